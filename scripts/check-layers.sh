@@ -1,0 +1,23 @@
+#!/bin/bash
+# The pure core must not call anything with side effects beyond what path
+# resolution needs (lstat, readlink). Inspect its undefined symbols.
+build=${1:-build}
+cd "$(dirname "$0")/.." || exit 1
+lib="$build/libmoat_core.a"
+[ -f "$lib" ] || { echo "missing $lib"; exit 1; }
+forbidden='^(creat|write|pwrite|unlink|unlinkat|rename|renameat|mkdir|mkdirat|rmdir|fork|vfork|clone|clone3|execve|execv|execvp|execl|execlp|execvpe|kill|mount|umount|umount2|unshare|setns|socket|connect|bind|syscall|prctl|ptrace|seccomp_.*|fopen|fopen64|fwrite|printf|fprintf|puts|fputs|perror|getenv|secure_getenv|setenv|putenv|chdir|chmod|chown|link|symlink|truncate|ftruncate)$'
+bad=$(nm -u "$lib" 2>/dev/null | awk '{print $2}' | sed 's/@.*//' | sort -u | grep -E "$forbidden")
+if [ -n "$bad" ]; then
+	echo "core calls functions with side effects:"
+	for s in $bad; do
+		echo "  $s: $(nm -A -u "$lib" | grep -w "$s" | cut -d: -f2 | sort -u | tr '\n' ' ')"
+	done
+	exit 1
+fi
+base="$build/libmoat_base.a"
+bad=$(nm -u "$base" 2>/dev/null | awk '{print $2}' | sed 's/@.*//' | sort -u | grep -E "$forbidden")
+if [ -n "$bad" ]; then
+	echo "base calls functions with side effects: $bad"
+	exit 1
+fi
+exit 0

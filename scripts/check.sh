@@ -1,0 +1,70 @@
+#!/bin/bash
+# make check: build twice (normal and ASan+UBSan), run every suite in both,
+# replay the fuzz corpora (they are meson tests), run the static checks, and
+# finish with one line "N passed, M failed".
+set -u
+cd "$(dirname "$0")/.." || exit 1
+passed=0
+failed=0
+
+count() { # $1 = build dir: add its meson test results
+	local log="$1/meson-logs/testlog.json" p f
+	if [ ! -f "$log" ]; then failed=$((failed + 1)); return; fi
+	p=$(python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    r=json.loads(l)
+    n+= r["result"] in ("OK","EXPECTEDFAIL")
+print(n)' "$log")
+	f=$(python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    r=json.loads(l)
+    n+= r["result"] not in ("OK","EXPECTEDFAIL")
+print(n)' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+step() { # name, command...: a static check counted as one test
+	local name="$1"
+	shift
+	if "$@"; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL - $name"
+		failed=$((failed + 1))
+	fi
+}
+
+run_build() { # dir, meson options...
+	local dir="$1"
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null || { failed=$((failed + 1)); return 1; }
+	else
+		meson setup --reconfigure "$dir" "$@" >/dev/null || { failed=$((failed + 1)); return 1; }
+	fi
+	if ! ninja -C "$dir" >/dev/null; then
+		ninja -C "$dir" 2>&1 | tail -n 40
+		failed=$((failed + 1))
+		return 1
+	fi
+	rm -f "$dir/meson-logs/testlog.json"
+	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir/test-output.txt" 2>&1
+	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-output.txt" || true
+	grep -A60 -E '^(FAIL|ERROR|TIMEOUT)|not ok' "$dir/test-output.txt" | head -n 200 || true
+	count "$dir"
+}
+
+echo "== static checks"
+step "banned functions" scripts/check-banned.sh
+echo "== normal build"
+run_build build
+step "layering" scripts/check-layers.sh build
+echo "== ASan+UBSan build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,49 @@
+/* Small string and buffer helpers shared by every layer. Pure: no I/O. */
+#ifndef MOAT_BASE_STR_H
+#define MOAT_BASE_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Growable byte buffer, always NUL-terminated when data != NULL.
+ * On allocation failure the buffer sets oom and further appends are no-ops,
+ * so callers may check once at the end. */
+struct moat_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool oom;
+};
+
+#define MOAT_BUF_INIT {NULL, 0, 0, false}
+
+void moat_buf_init(struct moat_buf *b);
+void moat_buf_release(struct moat_buf *b);
+void moat_buf_reset(struct moat_buf *b);
+int moat_buf_reserve(struct moat_buf *b, size_t extra);
+int moat_buf_append(struct moat_buf *b, const void *s, size_t n);
+int moat_buf_puts(struct moat_buf *b, const char *s);
+int moat_buf_putc(struct moat_buf *b, char c);
+int moat_buf_printf(struct moat_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s as a JSON string literal (with quotes), escaping as RFC 8259 requires. */
+int moat_buf_json_str(struct moat_buf *b, const char *s, size_t n);
+/* Hand over the heap string (never NULL unless oom); the buffer is reset. */
+char *moat_buf_steal(struct moat_buf *b);
+
+/* strlcpy semantics: always terminates, returns strlen(src). */
+size_t moat_strlcpy(char *dst, const char *src, size_t size);
+char *moat_strdup(const char *s);
+char *moat_strndup(const char *s, size_t n);
+bool moat_str_has_prefix(const char *s, const char *prefix);
+bool moat_str_has_suffix(const char *s, const char *suffix);
+/* Strict decimal parse of a whole string into [min,max]. 0 or -EINVAL/-ERANGE. */
+int moat_parse_long(const char *s, long min, long max, long *ret);
+/* true when [s, s+n) is valid UTF-8 without NUL bytes and without overlongs/surrogates */
+bool moat_utf8_valid(const char *s, size_t n);
+/* 64-bit FNV-1a */
+uint64_t moat_hash(const void *s, size_t n);
+
+#define MOAT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

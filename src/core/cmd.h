@@ -1,0 +1,94 @@
+/* Shell command analysis: what programs a command string would run.
+ *
+ * A command string is parsed as a POSIX/bash shell would read it (shell.h),
+ * then every simple command is turned into one or more views: the command as
+ * written and each unwrapped form of it (sudo/doas/env/command/builtin/exec/
+ * nohup/setsid/nice/ionice/chrt/taskset/timeout/stdbuf/time/xargs/busybox
+ * with their options peeled; eval and `sh|bash|zsh|dash|ksh -c BODY` parsed
+ * recursively up to MOAT_CMD_MAX_DEPTH; find -exec/-execdir/-ok bodies).
+ * The analysis also reports findings that do not depend on configuration:
+ * the unrecoverable-operation floor ("hardline:*") and shell writes into
+ * startup and credential files ("startup-write:*").
+ *
+ * Pure: no I/O. Linear in the input: no input makes it backtrack. */
+#ifndef MOAT_CORE_CMD_H
+#define MOAT_CORE_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <moat/error.h>
+
+#define MOAT_CMD_MAX_LEN (1u << 20)	/* 1 MiB of command text */
+#define MOAT_CMD_MAX_DEPTH 8		/* nested sh -c / eval / substitutions */
+#define MOAT_CMD_MAX_VIEWS 65536
+
+/* view flags */
+#define MOAT_VIEW_DYNAMIC 1u	  /* program cannot be known before running ($X, $(..) in command position) */
+#define MOAT_VIEW_UNWRAPPED 2u	  /* produced by peeling a wrapper or parsing sh -c / eval */
+#define MOAT_VIEW_SHELL_STDIN 4u  /* a shell (or interpreter) reading its script from stdin fed by a pipe, heredoc, herestring or <( ) */
+#define MOAT_VIEW_DYNAMIC_ARGS 8u /* some arguments are unknown (xargs input, expansions) */
+#define MOAT_VIEW_SUBST 16u	  /* runs inside $( ), backticks or <( ) */
+
+struct moat_cmdview {
+	const char *const *argv; /* words after quote removal; expansions kept verbatim */
+	size_t argc;
+	const char *prog;	 /* basename of argv[0] ("/usr/bin/rm" -> "rm") */
+	const char *text;	 /* prog and argv[1..] joined by single spaces, for command_rules */
+	unsigned flags;
+	int feeds_from;		 /* index of the view whose stdout reaches this view's stdin through a pipe, or -1 */
+	int depth;
+};
+
+#define MOAT_FINDING_DENY 1
+#define MOAT_FINDING_ASK 2
+
+struct moat_cmd_finding {
+	int verdict;		/* MOAT_FINDING_DENY or MOAT_FINDING_ASK */
+	char rule[64];		/* stable id, e.g. "hardline:rm-root", "startup-write:~/.bashrc" */
+	char reason[256];	/* human sentence */
+	size_t view;		/* the view it is about */
+};
+
+struct moat_cmd_analysis {
+	struct moat_cmdview *views;
+	size_t nviews;
+	struct moat_cmd_finding *findings;
+	size_t nfindings;
+	bool dynamic;	/* some view has MOAT_VIEW_DYNAMIC or MOAT_VIEW_SHELL_STDIN with unknown input */
+	void *priv;	/* arena owning all strings */
+};
+
+struct moat_cmd_opts {
+	const char *home;	/* home directory for ~ and $HOME, may be NULL */
+	bool hardline;		/* check the unrecoverable-operation floor */
+};
+
+/* Parse and analyse. Unparseable input (unterminated quote, unbalanced
+ * parenthesis, input over MOAT_CMD_MAX_LEN, NUL bytes) returns -EINVAL with
+ * err describing where: callers must treat that as DENY. */
+int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *opts,
+		     struct moat_cmd_analysis **ret, struct moat_error *err);
+struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a);
+
+/* Denied-command patterns, matched by structure, not substring.
+ * The pattern is itself parsed as a shell command:
+ *  - "prog a b": a view whose prog matches (glob on the basename) and whose
+ *    arguments include each of a, b in order; short-flag clusters compare as
+ *    sets with long forms normalised ("-rf" matches "-r -f", "-fr",
+ *    "--recursive --force", "-R"); a word ending in '=' matches as a prefix
+ *    ("dd if=").
+ *  - "a | b": a view matching a feeds (directly or through more pipes) a
+ *    view matching b; sh/bash/zsh/dash/ksh on the right match any shell.
+ *  - "> /dev/sda": a redirection writing to that target.
+ *  - the fork-bomb shape ":(){ :|:& };:" matches any function that pipes
+ *    into itself in the background. */
+struct moat_cmdpat;
+int moat_cmdpat_compile(const char *pattern, struct moat_cmdpat **ret, struct moat_error *err);
+/* Returns true when the pattern matches the analysis; *ret_view (may be NULL) is the view. */
+bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
+		       size_t *ret_view);
+const char *moat_cmdpat_source(const struct moat_cmdpat *p);
+struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p);
+
+#endif

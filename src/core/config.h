@@ -1,0 +1,131 @@
+/* The configuration model: plain data built from defaults, one user file,
+ * flags, and (separately) a project file that may only tighten.
+ *
+ * Loading is strict: JSON with duplicate keys, unknown keys, wrong types,
+ * invalid globs or regexes is refused with file:line:column and the key path.
+ * Pure: no I/O here (the file reader lives in src/lib/). */
+#ifndef MOAT_CORE_CONFIG_H
+#define MOAT_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <moat/policy.h>
+
+#include "base/str.h"
+
+#define MOAT_CONFIG_MAX_BYTES (16u << 20) /* 16 MiB */
+#define MOAT_CONFIG_MAX_DEPTH 32
+#define MOAT_CONFIG_MAX_RULES 100000
+#define MOAT_CONFIG_MAX_STRING 4096
+
+/* Where a value came from, for error messages. file is owned by the config. */
+struct moat_loc {
+	const char *file;
+	int line;
+	int column;
+};
+
+struct moat_strlist {
+	char **v;
+	struct moat_loc *loc;
+	size_t n;
+};
+
+struct moat_path_rule {
+	char *pattern;
+	bool allow_read;
+	bool allow_write;
+	struct moat_loc loc;
+};
+
+struct moat_cmd_rule {
+	char *pattern;
+	enum moat_verdict decision;
+	bool is_regex;
+	struct moat_loc loc;
+};
+
+#define MOAT_EFFECT_READ 1u
+#define MOAT_EFFECT_WRITE 2u
+#define MOAT_EFFECT_EXECUTE 4u
+#define MOAT_EFFECT_NETWORK 8u
+
+struct moat_tool_decl {
+	char *name;
+	unsigned effects;
+	struct moat_strlist path_args;
+	char *command_arg; /* may be NULL */
+	char *url_arg;	   /* may be NULL */
+	struct moat_loc loc;
+};
+
+enum moat_sandbox_mode {
+	MOAT_SANDBOX_LOCAL = 0,
+	MOAT_SANDBOX_LINUX,
+	MOAT_SANDBOX_AUTO,
+};
+
+struct moat_config {
+	bool read_only;
+	bool require_approval_for_writes;
+	bool require_approval_for_execute;
+	bool log_all_commands;
+	bool hardline;		   /* unrecoverable-operation floor; only "hardline": false drops it */
+	bool default_denied_paths;   /* false only by explicit "default_denied_paths": false */
+	bool default_denied_commands; /* false only by explicit "default_denied_commands": false */
+
+	struct moat_path_rule *path_rules;
+	size_t npath_rules;
+	struct moat_strlist denied_paths;    /* user additions; defaults are added at compile */
+	struct moat_strlist allowed_paths;   /* empty: no allow-list */
+	bool allowed_paths_set;		     /* an allow-list was given (even if empty) */
+	struct moat_strlist read_only_paths;
+	struct moat_cmd_rule *command_rules;
+	size_t ncommand_rules;
+	struct moat_strlist denied_commands; /* user additions */
+
+	struct moat_tool_decl *tools;
+	size_t ntools;
+
+	/* web_fetch and later the network sandbox */
+	struct moat_strlist allow_domains; /* empty: any public host */
+	struct moat_strlist block_domains;
+	bool allow_local_network;	   /* loopback/link-local/metadata: default false */
+
+	enum moat_sandbox_mode sandbox_mode;
+	char *sandbox_workspace;	/* NULL: cwd */
+	long max_memory_mb;		/* 0: profile default */
+
+	/* every file name a location points to */
+	struct moat_strlist files;
+};
+
+/* Defaults (Aar's PolicyConfig defaults: nothing read-only, no approvals,
+ * default deny lists on, hardline on, sandbox mode local). */
+int moat_config_init(struct moat_config *c);
+void moat_config_release(struct moat_config *c);
+
+/* The built-in lists, NULL-terminated. */
+extern const char *const moat_default_denied_paths[];
+extern const char *const moat_default_denied_commands[];
+
+/* Environment lookup used for ~, $HOME, ${VAR} in path lists (tests inject one). */
+typedef const char *(*moat_getenv_fn)(const char *name, void *ud);
+void moat_config_set_env(moat_getenv_fn fn, void *ud);
+/* Look a variable up through the installed lookup (NULL when none is installed). */
+const char *moat_config_env(const char *name);
+
+/* Expand ~, ~/..., $HOME, ${VAR}, $VAR in a path entry. -EINVAL for an unset variable. */
+int moat_config_expand(const char *in, struct moat_buf *out, struct moat_error *err);
+
+/* Flag helpers (CLI). csv: comma-separated globs. Appends never shrink defaults. */
+int moat_config_add_denied_paths_csv(struct moat_config *c, const char *csv, struct moat_error *err);
+int moat_config_set_allowed_paths_csv(struct moat_config *c, const char *csv, struct moat_error *err);
+int moat_config_strlist_add(struct moat_config *c, struct moat_strlist *l, const char *s,
+			    const struct moat_loc *loc);
+
+/* Strict JSON helpers shared with the tool-argument parser. */
+struct json_t;
+
+#endif

@@ -1,0 +1,1088 @@
+/* The policy engine: one tool call in, one decision out (ALLOW, DENY, ASK),
+ * with a stable rule id and a human reason.
+ *
+ * Order (seed 000), hard steps first: read-only mode; path rules; denied
+ * paths; allowed paths (and read-only paths); URL checks; command rules and
+ * the unrecoverable-operation floor; denied commands; then the soft steps:
+ * forced ASK for the shell when allowed_paths is set but the sandbox mode
+ * cannot enforce it; approval requirements; otherwise ALLOW.
+ *
+ * A project layer (.moat/config.json) is a second, independent set of rules
+ * evaluated the same way; the stricter verdict wins, so a project file can
+ * only tighten. A compiled policy is immutable: checks are thread-safe.
+ *
+ * Pure: no output, no writes. It reads the filesystem only to resolve
+ * symlinks (core/path.c). On any error the answer is DENY. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "base/json.h"
+#include "base/str.h"
+#include "core/cmd.h"
+#include "core/config.h"
+#include "core/glob.h"
+#include "core/path.h"
+#include "core/policy_check.h"
+#include "core/url.h"
+
+#define ACCESS_READ 1u
+#define ACCESS_WRITE 2u
+
+struct cmd_rule {
+	char *pattern;
+	enum moat_verdict decision;
+	pcre2_code *re; /* NULL for a glob rule */
+};
+
+struct layer {
+	const char *prefix; /* "" or "project:" */
+	bool read_only, req_writes, req_execute, hardline, forced_ask;
+
+	struct moat_globset *path_rules;
+	bool *path_rule_read, *path_rule_write;
+	struct moat_globset *denied_paths;
+	struct moat_globset *allowed_paths; /* NULL: no allow-list */
+	struct moat_globset *read_only_paths;
+
+	struct cmd_rule *cmd_rules;
+	size_t ncmd_rules;
+	struct moat_globset *cmd_globs; /* glob rules, text mode */
+	size_t *cmd_glob_rule;		/* glob index -> rule index */
+	size_t *cmd_regex_rule;		/* regex rules in order */
+	size_t ncmd_regex;
+	struct moat_cmdpat **denied_cmds;
+	size_t ndenied_cmds;
+
+	char **allow_domains, **block_domains;
+	size_t nallow_domains, nblock_domains;
+	bool allow_local;
+};
+
+struct tool_decl {
+	char *name;
+	unsigned effects;
+	char **path_args;
+	size_t npath_args;
+	char *command_arg;
+	char *url_arg;
+};
+
+struct moat_policy {
+	struct layer layers[2];
+	size_t nlayers;
+	struct tool_decl *tools;
+	size_t ntools;
+	bool log_all_commands;
+	char cwd[MOAT_PATH_MAX];
+	char home[MOAT_PATH_MAX];
+};
+
+static const struct {
+	const char *name;
+	unsigned effects;
+	const char *command_arg;
+	const char *url_arg;
+} builtin_tools[] = {
+	{"read_file", MOAT_EFFECT_READ, NULL, NULL},
+	{"list_directory", MOAT_EFFECT_READ, NULL, NULL},
+	{"write_file", MOAT_EFFECT_WRITE, NULL, NULL},
+	{"edit_file", MOAT_EFFECT_WRITE, NULL, NULL},
+	{"bash", MOAT_EFFECT_EXECUTE, "command", NULL},
+	{"run_shell_command", MOAT_EFFECT_EXECUTE, "command", NULL},
+	{"web_fetch", MOAT_EFFECT_NETWORK, NULL, "url"},
+};
+
+const char *moat_verdict_name(enum moat_verdict v)
+{
+	switch (v) {
+	case MOAT_ALLOW:
+		return "allow";
+	case MOAT_ASK:
+		return "ask";
+	case MOAT_DENY:
+	default:
+		return "deny";
+	}
+}
+
+/* ---- compile ---------------------------------------------------------- */
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void layer_release(struct layer *l)
+{
+	moat_globset_free(l->path_rules);
+	free(l->path_rule_read);
+	free(l->path_rule_write);
+	moat_globset_free(l->denied_paths);
+	moat_globset_free(l->allowed_paths);
+	moat_globset_free(l->read_only_paths);
+	for (size_t i = 0; i < l->ncmd_rules; i++) {
+		free(l->cmd_rules[i].pattern);
+		if (l->cmd_rules[i].re)
+			pcre2_code_free(l->cmd_rules[i].re);
+	}
+	free(l->cmd_rules);
+	moat_globset_free(l->cmd_globs);
+	free(l->cmd_glob_rule);
+	free(l->cmd_regex_rule);
+	for (size_t i = 0; i < l->ndenied_cmds; i++)
+		moat_cmdpat_free(l->denied_cmds[i]);
+	free(l->denied_cmds);
+	free_strv(l->allow_domains, l->nallow_domains);
+	free_strv(l->block_domains, l->nblock_domains);
+	memset(l, 0, sizeof(*l));
+}
+
+struct moat_policy *moat_policy_free(struct moat_policy *p)
+{
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->nlayers; i++)
+		layer_release(&p->layers[i]);
+	for (size_t i = 0; i < p->ntools; i++) {
+		free(p->tools[i].name);
+		free_strv(p->tools[i].path_args, p->tools[i].npath_args);
+		free(p->tools[i].command_arg);
+		free(p->tools[i].url_arg);
+	}
+	free(p->tools);
+	free(p);
+	return NULL;
+}
+
+static void loc_error(struct moat_error *err, const struct moat_loc *loc)
+{
+	if (err && loc && loc->file)
+		moat_error_set_where(err, loc->file, loc->line, loc->column);
+}
+
+/* Turn a configured path pattern into the absolute glob the policy matches:
+ * "<cwd>" expands to the working directory; a pattern without any '/' is a
+ * name anywhere ("*.pem" -> "**\/ *.pem" without the space); a relative
+ * pattern is relative to the working directory; Windows drive letters are
+ * lower-cased as the path normalizer does. */
+static int absolute_pattern(const struct moat_policy *p, const char *pat, struct moat_buf *out)
+{
+	moat_buf_reset(out);
+	if (moat_str_has_prefix(pat, "<cwd>")) {
+		moat_buf_puts(out, strcmp(p->cwd, "/") ? p->cwd : "");
+		moat_buf_puts(out, pat + 5);
+	} else if (pat[0] == '/' || moat_str_has_prefix(pat, "**")) {
+		moat_buf_puts(out, pat);
+	} else if (((pat[0] | 0x20) >= 'a' && (pat[0] | 0x20) <= 'z') && pat[1] == ':') {
+		moat_buf_putc(out, (char)(pat[0] | 0x20));
+		moat_buf_puts(out, pat + 1);
+	} else if (!strchr(pat, '/')) {
+		moat_buf_puts(out, "**/");
+		moat_buf_puts(out, pat);
+	} else {
+		moat_buf_puts(out, strcmp(p->cwd, "/") ? p->cwd : "");
+		moat_buf_putc(out, '/');
+		moat_buf_puts(out, pat[0] == '.' && pat[1] == '/' ? pat + 2 : pat);
+	}
+	return out->oom ? -ENOMEM : 0;
+}
+
+static int add_path_glob(const struct moat_policy *p, struct moat_globset *set, const char *pat,
+			 const struct moat_loc *loc, struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	long r;
+
+	if (absolute_pattern(p, pat, &b) < 0)
+		return -ENOMEM;
+	r = moat_globset_add(set, b.data, err);
+	moat_buf_release(&b);
+	if (r < 0) {
+		loc_error(err, loc);
+		return (int)r;
+	}
+	return 0;
+}
+
+static int build_pathset(const struct moat_policy *p, struct moat_globset **ret,
+			 const struct moat_strlist *user, const char *const *defaults,
+			 struct moat_error *err)
+{
+	struct moat_globset *set;
+	int r;
+
+	r = moat_globset_new(MOAT_GLOB_PATH, &set);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; defaults && defaults[i]; i++) {
+		r = add_path_glob(p, set, defaults[i], NULL, err);
+		if (r < 0)
+			goto fail;
+	}
+	for (size_t i = 0; user && i < user->n; i++) {
+		r = add_path_glob(p, set, user->v[i], user->loc ? &user->loc[i] : NULL, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = moat_globset_build(set);
+	if (r < 0)
+		goto fail;
+	*ret = set;
+	return 0;
+fail:
+	moat_globset_free(set);
+	return r;
+}
+
+static int dup_strlist(const struct moat_strlist *l, char ***ret, size_t *ret_n)
+{
+	char **v;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!l->n)
+		return 0;
+	v = calloc(l->n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		v[i] = moat_strdup(l->v[i]);
+		if (!v[i]) {
+			free_strv(v, i);
+			return -ENOMEM;
+		}
+	}
+	*ret = v;
+	*ret_n = l->n;
+	return 0;
+}
+
+static int compile_cmd_rules(struct layer *l, const struct moat_config *c, struct moat_error *err)
+{
+	size_t nglob = 0;
+	int r;
+
+	l->cmd_rules = calloc(c->ncommand_rules + 1, sizeof(*l->cmd_rules));
+	l->cmd_glob_rule = calloc(c->ncommand_rules + 1, sizeof(size_t));
+	l->cmd_regex_rule = calloc(c->ncommand_rules + 1, sizeof(size_t));
+	if (!l->cmd_rules || !l->cmd_glob_rule || !l->cmd_regex_rule)
+		return -ENOMEM;
+	r = moat_globset_new(MOAT_GLOB_TEXT, &l->cmd_globs);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < c->ncommand_rules; i++) {
+		const struct moat_cmd_rule *cr = &c->command_rules[i];
+		struct cmd_rule *rule = &l->cmd_rules[l->ncmd_rules];
+
+		rule->pattern = moat_strdup(cr->pattern);
+		rule->decision = cr->decision;
+		if (!rule->pattern)
+			return -ENOMEM;
+		l->ncmd_rules++;
+		if (cr->is_regex) {
+			int ecode;
+			PCRE2_SIZE eoff;
+
+			rule->re = pcre2_compile((PCRE2_SPTR)cr->pattern, PCRE2_ZERO_TERMINATED,
+						 PCRE2_UTF | PCRE2_NO_UTF_CHECK * 0, &ecode, &eoff,
+						 NULL);
+			if (!rule->re) {
+				PCRE2_UCHAR msg[256];
+
+				pcre2_get_error_message(ecode, msg, sizeof(msg));
+				moat_error_set(err, "invalid regex at offset %zu: %s", (size_t)eoff,
+					       (const char *)msg);
+				loc_error(err, &cr->loc);
+				return -EINVAL;
+			}
+			pcre2_jit_compile(rule->re, PCRE2_JIT_COMPLETE);
+			l->cmd_regex_rule[l->ncmd_regex++] = i;
+		} else {
+			long gi = moat_globset_add(l->cmd_globs, cr->pattern, err);
+
+			if (gi < 0) {
+				loc_error(err, &cr->loc);
+				return (int)gi;
+			}
+			l->cmd_glob_rule[nglob++] = i;
+		}
+	}
+	return moat_globset_build(l->cmd_globs);
+}
+
+static int compile_denied_cmds(struct layer *l, const struct moat_config *c, bool defaults,
+			       struct moat_error *err)
+{
+	size_t ndef = 0, cap;
+
+	while (defaults && moat_default_denied_commands[ndef])
+		ndef++;
+	cap = ndef + c->denied_commands.n;
+	l->denied_cmds = calloc(cap + 1, sizeof(*l->denied_cmds));
+	if (!l->denied_cmds)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++) {
+		const char *src =
+			i < ndef ? moat_default_denied_commands[i] : c->denied_commands.v[i - ndef];
+		int r = moat_cmdpat_compile(src, &l->denied_cmds[l->ndenied_cmds], err);
+
+		if (r < 0) {
+			if (i >= ndef && c->denied_commands.loc)
+				loc_error(err, &c->denied_commands.loc[i - ndef]);
+			return r;
+		}
+		l->ndenied_cmds++;
+	}
+	return 0;
+}
+
+static int compile_layer(struct moat_policy *p, struct layer *l, const struct moat_config *c,
+			 bool project, struct moat_error *err)
+{
+	struct moat_strlist rules = {0};
+	int r;
+
+	l->prefix = project ? "project:" : "";
+	l->read_only = c->read_only;
+	l->req_writes = c->require_approval_for_writes;
+	l->req_execute = c->require_approval_for_execute;
+	/* SECURITY: the floor stays on in the project layer whatever it says. */
+	l->hardline = project ? true : c->hardline;
+	/* Forced ASK: an allow-list is set but the sandbox cannot enforce it. */
+	l->forced_ask = !project && c->allowed_paths_set && c->sandbox_mode == MOAT_SANDBOX_LOCAL;
+	l->allow_local = project ? false : c->allow_local_network;
+
+	/* path rules */
+	r = moat_globset_new(MOAT_GLOB_PATH, &l->path_rules);
+	if (r < 0)
+		return r;
+	l->path_rule_read = calloc(c->npath_rules + 1, sizeof(bool));
+	l->path_rule_write = calloc(c->npath_rules + 1, sizeof(bool));
+	if (!l->path_rule_read || !l->path_rule_write)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->npath_rules; i++) {
+		r = add_path_glob(p, l->path_rules, c->path_rules[i].pattern, &c->path_rules[i].loc,
+				  err);
+		if (r < 0)
+			return r;
+		l->path_rule_read[i] = c->path_rules[i].allow_read;
+		l->path_rule_write[i] = c->path_rules[i].allow_write;
+	}
+	r = moat_globset_build(l->path_rules);
+	if (r < 0)
+		return r;
+	(void)rules;
+
+	r = build_pathset(p, &l->denied_paths, &c->denied_paths,
+			  (!project && c->default_denied_paths) ? moat_default_denied_paths : NULL,
+			  err);
+	if (r < 0)
+		return r;
+	if (c->allowed_paths_set) {
+		r = build_pathset(p, &l->allowed_paths, &c->allowed_paths, NULL, err);
+		if (r < 0)
+			return r;
+	}
+	r = build_pathset(p, &l->read_only_paths, &c->read_only_paths, NULL, err);
+	if (r < 0)
+		return r;
+	r = compile_cmd_rules(l, c, err);
+	if (r < 0)
+		return r;
+	r = compile_denied_cmds(l, c, !project && c->default_denied_commands, err);
+	if (r < 0)
+		return r;
+	r = dup_strlist(&c->allow_domains, &l->allow_domains, &l->nallow_domains);
+	if (r < 0)
+		return r;
+	return dup_strlist(&c->block_domains, &l->block_domains, &l->nblock_domains);
+}
+
+static int compile_tools(struct moat_policy *p, const struct moat_config *c)
+{
+	if (!c->ntools)
+		return 0;
+	p->tools = calloc(c->ntools, sizeof(*p->tools));
+	if (!p->tools)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->ntools; i++) {
+		struct tool_decl *t = &p->tools[p->ntools++];
+		const struct moat_tool_decl *d = &c->tools[i];
+
+		t->name = moat_strdup(d->name);
+		t->effects = d->effects;
+		t->command_arg = d->command_arg ? moat_strdup(d->command_arg) : NULL;
+		t->url_arg = d->url_arg ? moat_strdup(d->url_arg) : NULL;
+		if (!t->name || (d->command_arg && !t->command_arg) || (d->url_arg && !t->url_arg))
+			return -ENOMEM;
+		if (dup_strlist(&d->path_args, &t->path_args, &t->npath_args) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int moat_policy_new(const struct moat_config *user, const struct moat_config *project,
+		    const char *cwd, struct moat_policy **ret, struct moat_error *err)
+{
+	struct moat_policy *p;
+	const char *home;
+	int r;
+
+	if (!user || !cwd || !ret)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r = moat_path_normalize(cwd, strlen(cwd), "/", p->cwd, sizeof(p->cwd));
+	if (r < 0 || p->cwd[0] != '/') {
+		moat_error_set(err, "working directory '%s' is not a usable absolute path", cwd);
+		moat_policy_free(p);
+		return -EINVAL;
+	}
+	home = moat_config_env("HOME");
+	if (home && home[0] == '/')
+		moat_path_normalize(home, strlen(home), "/", p->home, sizeof(p->home));
+	p->log_all_commands = user->log_all_commands;
+	r = compile_layer(p, &p->layers[0], user, false, err);
+	p->nlayers = 1;
+	if (r >= 0 && project) {
+		p->nlayers = 2;
+		r = compile_layer(p, &p->layers[1], project, true, err);
+	}
+	if (r >= 0)
+		r = compile_tools(p, user);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			moat_error_set(err, "out of memory");
+		moat_policy_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+bool moat_policy_logs_commands(const struct moat_policy *p)
+{
+	return p->log_all_commands;
+}
+
+/* ---- decide ----------------------------------------------------------- */
+
+/* Verdict strictness: DENY > ASK > ALLOW. */
+static int strictness(enum moat_verdict v)
+{
+	return v == MOAT_DENY ? 2 : v == MOAT_ASK ? 1 : 0;
+}
+
+/* The running result for one layer. */
+struct verdict {
+	enum moat_verdict v;
+	bool hard;
+	bool set;
+	char rule[160];
+	char reason[512];
+};
+
+__attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum moat_verdict v,
+						       bool hard, const char *rule,
+						       const char *fmt, ...)
+{
+	va_list ap;
+
+	/* keep the first, strictest answer */
+	if (out->set && strictness(out->v) >= strictness(v))
+		return;
+	out->v = v;
+	out->hard = hard;
+	out->set = true;
+	moat_strlcpy(out->rule, rule, sizeof(out->rule));
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	va_end(ap);
+}
+
+static const struct tool_decl *find_decl(const struct moat_policy *p, const char *tool)
+{
+	for (size_t i = 0; i < p->ntools; i++)
+		if (!strcmp(p->tools[i].name, tool))
+			return &p->tools[i];
+	return NULL;
+}
+
+unsigned moat_policy_tool_effects(const struct moat_policy *p, const char *tool)
+{
+	const struct tool_decl *d = find_decl(p, tool);
+
+	if (d)
+		return d->effects;
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(builtin_tools); i++)
+		if (!strcmp(builtin_tools[i].name, tool))
+			return builtin_tools[i].effects;
+	return 0;
+}
+
+struct call {
+	const struct moat_policy *p;
+	const char *tool;
+	unsigned effects;
+	bool declared;
+	unsigned access; /* ACCESS_* for path arguments */
+	const char *command;
+	size_t command_len;
+	const char *url;
+	struct verdict lv[2]; /* per layer */
+	bool path_done[2];    /* a path rule decided this path for the layer */
+};
+
+static void rule_id(char *out, size_t n, const struct layer *l, const char *kind,
+		    const char *pattern)
+{
+	if (pattern)
+		snprintf(out, n, "%s%s:%s", l->prefix, kind, pattern);
+	else
+		snprintf(out, n, "%s%s", l->prefix, kind);
+}
+
+/* Check one path (the argument itself or a symlink hop/target) in one layer. */
+static void check_path_layer(struct call *c, size_t li, const char *path, bool is_link)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	size_t len = strlen(path);
+	char rule[160];
+	const char *via = is_link ? " (through a symbolic link)" : "";
+	long i;
+
+	if (out->set && out->v == MOAT_DENY)
+		return;
+	/* 2. path rules: first match wins, its answer is final for this path */
+	i = moat_globset_first(l->path_rules, path, len);
+	if (i >= 0) {
+		bool ok = ((c->access & ACCESS_READ) ? l->path_rule_read[i] : true) &&
+			  ((c->access & ACCESS_WRITE) ? l->path_rule_write[i] : true);
+
+		if (!ok) {
+			rule_id(rule, sizeof(rule), l, "path_rules",
+				moat_globset_pattern(l->path_rules, (size_t)i));
+			vset(out, MOAT_DENY, true, rule, "path rule forbids %s of %s%s",
+			     (c->access & ACCESS_WRITE) ? "writing" : "reading", path, via);
+		}
+		return;
+	}
+	/* 3. denied paths */
+	i = moat_globset_first(l->denied_paths, path, len);
+	if (i >= 0) {
+		rule_id(rule, sizeof(rule), l, "denied_paths",
+			moat_globset_pattern(l->denied_paths, (size_t)i));
+		vset(out, MOAT_DENY, true, rule, "%s is a denied path%s", path, via);
+		return;
+	}
+	/* 4. read-only paths: readable, never writable */
+	i = moat_globset_first(l->read_only_paths, path, len);
+	if (i >= 0) {
+		if (c->access & ACCESS_WRITE) {
+			rule_id(rule, sizeof(rule), l, "read_only_paths",
+				moat_globset_pattern(l->read_only_paths, (size_t)i));
+			vset(out, MOAT_DENY, true, rule, "%s is read-only%s", path, via);
+		}
+		return;
+	}
+	/* 4. allowed paths: if set, everything else is outside */
+	if (l->allowed_paths && moat_globset_first(l->allowed_paths, path, len) < 0) {
+		rule_id(rule, sizeof(rule), l, "allowed_paths", NULL);
+		vset(out, MOAT_DENY, true, rule, "%s is outside the allowed paths%s", path, via);
+	}
+}
+
+struct visit_ctx {
+	struct call *c;
+	const char *original;
+};
+
+static int visit_path(const char *path, void *ud)
+{
+	struct visit_ctx *v = ud;
+	bool is_link = strcmp(path, v->original) != 0;
+	bool all_denied = true;
+
+	for (size_t li = 0; li < v->c->p->nlayers; li++) {
+		check_path_layer(v->c, li, path, is_link);
+		if (!(v->c->lv[li].set && v->c->lv[li].v == MOAT_DENY))
+			all_denied = false;
+	}
+	return all_denied ? 1 : 0;
+}
+
+static int check_path_value(struct call *c, const char *key, json_t *val, struct moat_error *err)
+{
+	char norm[MOAT_PATH_MAX];
+	const char *s = json_string_value(val);
+	size_t len = json_string_length(val);
+	struct visit_ctx v = {c, norm};
+	int r;
+
+	r = moat_path_normalize(s, len, c->p->cwd, norm, sizeof(norm));
+	if (r < 0) {
+		moat_error_set(err, "argument '%s' is not a usable path (%s)", key,
+			       r == -ENAMETOOLONG ? "too long" : "empty, NUL byte or invalid UTF-8");
+		return -EINVAL;
+	}
+	r = moat_path_resolve_each(norm, visit_path, &v);
+	if (r < 0) {
+		/* SECURITY: a path we cannot resolve is not allowed. */
+		for (size_t li = 0; li < c->p->nlayers; li++)
+			vset(&c->lv[li], MOAT_DENY, true, "path:unresolvable",
+			     "cannot resolve %s: %s", norm, strerror(-r));
+	}
+	return 0;
+}
+
+static bool is_path_key(const struct call *c, const char *key)
+{
+	const struct tool_decl *d = find_decl(c->p, c->tool);
+
+	if (moat_path_arg_name(key))
+		return true;
+	for (size_t i = 0; d && i < d->npath_args; i++)
+		if (!strcmp(d->path_args[i], key))
+			return true;
+	return false;
+}
+
+static bool is_paths_key(const char *key)
+{
+	return !strcmp(key, "paths") || moat_str_has_suffix(key, "_paths");
+}
+
+static int check_paths(struct call *c, json_t *args, struct moat_error *err)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach(args, key, val) {
+		if (is_path_key(c, key)) {
+			if (!json_is_string(val)) {
+				moat_error_set(err, "argument '%s' must be a string path", key);
+				return -EINVAL;
+			}
+			if (check_path_value(c, key, val, err) < 0)
+				return -EINVAL;
+		} else if (is_paths_key(key) && json_is_array(val)) {
+			size_t i;
+			json_t *el;
+
+			json_array_foreach(val, i, el) {
+				if (!json_is_string(el)) {
+					moat_error_set(err, "argument '%s' must hold string paths",
+						       key);
+					return -EINVAL;
+				}
+				if (check_path_value(c, key, el, err) < 0)
+					return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static void check_url(struct call *c, size_t li)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	struct moat_url u;
+	struct moat_error e;
+	enum moat_host_class hc;
+	char rule[160];
+
+	if (moat_url_parse(c->url, strlen(c->url), &u, &e) < 0) {
+		rule_id(rule, sizeof(rule), l, "url:invalid", NULL);
+		vset(out, MOAT_DENY, true, rule, "the URL cannot be parsed safely: %s", e.msg);
+		return;
+	}
+	if (strcmp(u.scheme, "http") != 0 && strcmp(u.scheme, "https") != 0) {
+		rule_id(rule, sizeof(rule), l, "url:scheme", u.scheme);
+		vset(out, MOAT_DENY, true, rule, "only http and https URLs may be fetched, not %s",
+		     u.scheme);
+		return;
+	}
+	for (size_t i = 0; i < l->nblock_domains; i++) {
+		if (moat_domain_match(u.host, l->block_domains[i])) {
+			rule_id(rule, sizeof(rule), l, "network.block_domains", l->block_domains[i]);
+			vset(out, MOAT_DENY, true, rule, "%s is a blocked domain", u.host);
+			return;
+		}
+	}
+	hc = moat_host_classify(u.host, u.host_is_ip);
+	if (hc != MOAT_HOST_PUBLIC && hc != MOAT_HOST_PRIVATE && !l->allow_local) {
+		rule_id(rule, sizeof(rule), l, "url", moat_host_class_name(hc));
+		vset(out, MOAT_DENY, true, rule,
+		     "%s is a %s address; fetching it could reach services on this machine or "
+		     "its cloud metadata",
+		     u.host, moat_host_class_name(hc));
+		return;
+	}
+	if (l->nallow_domains) {
+		bool ok = false;
+
+		for (size_t i = 0; i < l->nallow_domains && !ok; i++)
+			ok = moat_domain_match(u.host, l->allow_domains[i]);
+		if (!ok) {
+			rule_id(rule, sizeof(rule), l, "network.allow_domains", NULL);
+			vset(out, MOAT_DENY, true, rule, "%s is not in the allowed domains",
+			     u.host);
+			return;
+		}
+	}
+	if (hc == MOAT_HOST_PRIVATE && !l->allow_local) {
+		rule_id(rule, sizeof(rule), l, "url", "private");
+		vset(out, MOAT_ASK, false, rule, "%s is a private network address", u.host);
+	}
+}
+
+static _Thread_local pcre2_match_data *tl_md;
+
+/* First command rule matching one view's text; -1 if none. */
+static long first_cmd_rule(const struct layer *l, const char *text)
+{
+	size_t len = strlen(text);
+	long best = -1, gi;
+
+	if (!l->ncmd_rules)
+		return -1;
+	gi = moat_globset_first(l->cmd_globs, text, len);
+	if (gi >= 0)
+		best = (long)l->cmd_glob_rule[gi];
+	if (l->ncmd_regex && !tl_md)
+		tl_md = pcre2_match_data_create(1, NULL);
+	for (size_t k = 0; k < l->ncmd_regex; k++) {
+		size_t ri = l->cmd_regex_rule[k];
+
+		if (best >= 0 && ri > (size_t)best)
+			break;
+		if (tl_md && pcre2_match(l->cmd_rules[ri].re, (PCRE2_SPTR)text, len, 0, 0, tl_md,
+					 NULL) >= 0) {
+			best = (long)ri;
+			break;
+		}
+	}
+	return best;
+}
+
+/* A view whose program, or whose script, cannot be known before it runs. */
+static bool view_unknown(const struct moat_cmdview *v)
+{
+	return (v->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_SHELL_STDIN)) != 0;
+}
+
+static void check_command_layer(struct call *c, size_t li, const struct moat_cmd_analysis *a)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	char rule[160];
+	bool all_allowed = a->nviews > 0;
+	long first_allow = -1;
+	long *decided;
+
+	/* the floor first: no rule lifts it */
+	for (size_t i = 0; i < a->nfindings; i++) {
+		const struct moat_cmd_finding *f = &a->findings[i];
+
+		if (f->verdict != MOAT_FINDING_DENY || !l->hardline)
+			continue;
+		rule_id(rule, sizeof(rule), l, f->rule, NULL);
+		vset(out, MOAT_DENY, true, rule, "%s", f->reason);
+		return;
+	}
+	decided = calloc(a->nviews + 1, sizeof(long));
+	if (!decided) {
+		vset(out, MOAT_DENY, true, "internal:oom", "out of memory while deciding");
+		return;
+	}
+	/* 5. command rules, per program invocation; first match wins */
+	for (size_t i = 0; i < a->nviews; i++) {
+		long ri = first_cmd_rule(l, a->views[i].text);
+
+		/* SECURITY: a program or script unknown before running is never
+		 * allowed by a rule; a deny or ask rule still applies to it. */
+		if (ri >= 0 && l->cmd_rules[ri].decision == MOAT_ALLOW && view_unknown(&a->views[i]))
+			ri = -1;
+		decided[i] = ri;
+		if (ri < 0) {
+			all_allowed = false;
+			continue;
+		}
+		rule_id(rule, sizeof(rule), l, "command_rules", l->cmd_rules[ri].pattern);
+		switch (l->cmd_rules[ri].decision) {
+		case MOAT_DENY:
+			vset(out, MOAT_DENY, true, rule, "a command rule denies '%s'",
+			     a->views[i].text);
+			break;
+		case MOAT_ASK:
+			all_allowed = false;
+			vset(out, MOAT_ASK, false, rule, "a command rule asks before '%s'",
+			     a->views[i].text);
+			break;
+		case MOAT_ALLOW:
+			if (first_allow < 0)
+				first_allow = ri;
+			break;
+		}
+	}
+	/* 6. denied commands, by structure; an explicit rule for the view wins */
+	for (size_t k = 0; k < l->ndenied_cmds; k++) {
+		size_t vi = 0;
+
+		if (!moat_cmdpat_match(l->denied_cmds[k], a, &vi))
+			continue;
+		if (vi < a->nviews && decided[vi] >= 0)
+			continue;
+		rule_id(rule, sizeof(rule), l, "denied_commands",
+			moat_cmdpat_source(l->denied_cmds[k]));
+		vset(out, MOAT_DENY, true, rule, "'%s' matches a denied command",
+		     vi < a->nviews ? a->views[vi].text : c->command);
+	}
+	/* configuration-independent asks: startup-file writes, unknown programs */
+	for (size_t i = 0; i < a->nfindings; i++) {
+		const struct moat_cmd_finding *f = &a->findings[i];
+
+		if (f->verdict == MOAT_FINDING_ASK && !(f->view < a->nviews && decided[f->view] >= 0)) {
+			rule_id(rule, sizeof(rule), l, f->rule, NULL);
+			vset(out, MOAT_ASK, false, rule, "%s", f->reason);
+			all_allowed = false;
+		}
+	}
+	for (size_t i = 0; i < a->nviews; i++) {
+		const struct moat_cmdview *v = &a->views[i];
+
+		if (decided[i] >= 0 && l->cmd_rules[decided[i]].decision == MOAT_ALLOW)
+			continue;
+		if (v->flags & MOAT_VIEW_DYNAMIC) {
+			rule_id(rule, sizeof(rule), l, "command:dynamic", NULL);
+			vset(out, MOAT_ASK, false, rule,
+			     "the program '%s' cannot be known before the command runs", v->text);
+			all_allowed = false;
+		} else if (v->flags & MOAT_VIEW_SHELL_STDIN) {
+			rule_id(rule, sizeof(rule), l, "command:shell-stdin", NULL);
+			vset(out, MOAT_ASK, false, rule,
+			     "'%s' runs a script fed through its input, which cannot be checked "
+			     "before it runs",
+			     v->text);
+			all_allowed = false;
+		}
+	}
+	free(decided);
+	if (!out->set && all_allowed && first_allow >= 0) {
+		rule_id(rule, sizeof(rule), l, "command_rules", l->cmd_rules[first_allow].pattern);
+		vset(out, MOAT_ALLOW, false, rule, "command rules allow every program it runs");
+	}
+}
+
+static void check_command(struct call *c)
+{
+	struct moat_cmd_analysis *a = NULL;
+	struct moat_cmd_opts opts = {
+		.home = c->p->home[0] ? c->p->home : NULL,
+		.hardline = true,
+	};
+	struct moat_error e;
+	int r;
+
+	moat_error_clear(&e);
+	r = moat_cmd_analyze(c->command, c->command_len, &opts, &a, &e);
+	if (r < 0) {
+		for (size_t li = 0; li < c->p->nlayers; li++) {
+			char rule[160];
+
+			rule_id(rule, sizeof(rule), &c->p->layers[li], "command:unparseable", NULL);
+			vset(&c->lv[li], MOAT_DENY, true, rule,
+			     "the command cannot be parsed as the shell would read it: %s", e.msg);
+		}
+		return;
+	}
+	for (size_t li = 0; li < c->p->nlayers; li++)
+		if (!(c->lv[li].set && c->lv[li].v == MOAT_DENY))
+			check_command_layer(c, li, a);
+	moat_cmd_analysis_free(a);
+}
+
+/* Steps 1-8 for one layer (paths and command checks were done before). */
+static void finish_layer(struct call *c, size_t li)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	char rule[160];
+
+	if (out->set && (out->v == MOAT_DENY || out->v == MOAT_ALLOW))
+		return;
+	if (out->set) /* an ASK from the hard steps stands */
+		return;
+	if (!c->declared) {
+		rule_id(rule, sizeof(rule), l, "tool:undeclared", c->tool);
+		vset(out, MOAT_ASK, false, rule,
+		     "'%s' is not a known tool; declare its effects under \"tools\" to decide "
+		     "without asking",
+		     c->tool);
+		return;
+	}
+	/* 7. forced approval: the boundary cannot be enforced on the shell */
+	if ((c->effects & MOAT_EFFECT_EXECUTE) && l->forced_ask) {
+		rule_id(rule, sizeof(rule), l, "sandbox:forced-ask", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "allowed_paths is set but sandbox mode 'local' cannot enforce it on a shell "
+		     "command");
+		return;
+	}
+	/* 8. approval requirements */
+	if ((c->effects & MOAT_EFFECT_WRITE) && l->req_writes) {
+		rule_id(rule, sizeof(rule), l, "require_approval_for_writes", NULL);
+		vset(out, MOAT_ASK, false, rule, "writes need approval");
+		return;
+	}
+	if ((c->effects & MOAT_EFFECT_EXECUTE) && l->req_execute) {
+		rule_id(rule, sizeof(rule), l, "require_approval_for_execute", NULL);
+		vset(out, MOAT_ASK, false, rule, "shell commands need approval");
+		return;
+	}
+	/* 9. */
+	vset(out, MOAT_ALLOW, false, "default", "no rule objects");
+}
+
+static void decide_fail(struct moat_decision *ret, const char *rule, const char *reason)
+{
+	ret->verdict = MOAT_DENY;
+	ret->hard = true;
+	moat_strlcpy(ret->rule, rule, sizeof(ret->rule));
+	moat_strlcpy(ret->reason, reason, sizeof(ret->reason));
+}
+
+int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t *args,
+			   struct moat_decision *ret, struct moat_error *err)
+{
+	struct call c;
+	const struct tool_decl *d;
+	const char *command_arg = NULL, *url_arg = NULL;
+	size_t best = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.p = p;
+	c.tool = tool;
+	if (!tool || !*tool || strlen(tool) > 128 || !moat_utf8_valid(tool, strlen(tool))) {
+		moat_error_set(err, "the tool name is empty, too long or not UTF-8");
+		decide_fail(ret, "input:invalid", "the tool name is empty, too long or not UTF-8");
+		return -EINVAL;
+	}
+	if (!json_is_object(args)) {
+		moat_error_set(err, "tool arguments must be a JSON object");
+		decide_fail(ret, "input:invalid", "tool arguments must be a JSON object");
+		return -EINVAL;
+	}
+	d = find_decl(p, tool);
+	if (d) {
+		c.effects = d->effects;
+		c.declared = true;
+		command_arg = d->command_arg;
+		url_arg = d->url_arg;
+	} else {
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(builtin_tools); i++) {
+			if (!strcmp(builtin_tools[i].name, tool)) {
+				c.effects = builtin_tools[i].effects;
+				c.declared = true;
+				command_arg = builtin_tools[i].command_arg;
+				url_arg = builtin_tools[i].url_arg;
+			}
+		}
+	}
+	/* An undeclared tool is checked as if it wrote: its effects are unknown. */
+	c.access = (c.effects & MOAT_EFFECT_WRITE) || !c.declared ? ACCESS_WRITE : ACCESS_READ;
+	if (command_arg) {
+		json_t *v = json_object_get(args, command_arg);
+
+		if (!json_is_string(v)) {
+			moat_error_set(err, "argument '%s' must be a string", command_arg);
+			decide_fail(ret, "input:invalid", err ? err->msg : "bad command argument");
+			return -EINVAL;
+		}
+		c.command = json_string_value(v);
+		c.command_len = json_string_length(v);
+	}
+	if (url_arg) {
+		json_t *v = json_object_get(args, url_arg);
+
+		if (!json_is_string(v)) {
+			moat_error_set(err, "argument '%s' must be a string URL", url_arg);
+			decide_fail(ret, "input:invalid", err ? err->msg : "bad url argument");
+			return -EINVAL;
+		}
+		c.url = json_string_value(v);
+	}
+
+	/* 1. read-only mode */
+	for (size_t li = 0; li < p->nlayers; li++) {
+		const struct layer *l = &p->layers[li];
+		char rule[160];
+
+		if (l->read_only &&
+		    ((c.effects & (MOAT_EFFECT_WRITE | MOAT_EFFECT_EXECUTE)) || !c.declared)) {
+			rule_id(rule, sizeof(rule), l, "read_only", NULL);
+			vset(&c.lv[li], MOAT_DENY, true, rule,
+			     "read-only mode blocks tools that write or execute");
+		}
+	}
+	/* 2-4. every path-like argument, and every symlink on its way */
+	if (check_paths(&c, args, err) < 0) {
+		decide_fail(ret, "input:invalid", err ? err->msg : "bad path argument");
+		return -EINVAL;
+	}
+	for (size_t li = 0; li < p->nlayers; li++)
+		if (c.url && !(c.lv[li].set && c.lv[li].v == MOAT_DENY))
+			check_url(&c, li);
+	/* 5-6. commands */
+	if (c.command) {
+		bool need = false;
+
+		for (size_t li = 0; li < p->nlayers; li++)
+			need |= !(c.lv[li].set && c.lv[li].v == MOAT_DENY);
+		if (need)
+			check_command(&c);
+	}
+	/* 7-9. */
+	for (size_t li = 0; li < p->nlayers; li++)
+		finish_layer(&c, li);
+
+	for (size_t li = 1; li < p->nlayers; li++)
+		if (strictness(c.lv[li].v) > strictness(c.lv[best].v))
+			best = li;
+	ret->verdict = c.lv[best].v;
+	ret->hard = c.lv[best].hard;
+	moat_strlcpy(ret->rule, c.lv[best].rule, sizeof(ret->rule));
+	moat_strlcpy(ret->reason, c.lv[best].reason, sizeof(ret->reason));
+	return 0;
+}
+
+int moat_policy_check(const struct moat_policy *p, const char *tool, const char *args_json,
+		      size_t args_len, struct moat_decision *ret, struct moat_error *err)
+{
+	json_t *args = NULL;
+	int r;
+
+	r = moat_json_parse_object(args_json, args_len, "arguments", MOAT_ARGS_MAX_BYTES, &args,
+				   err);
+	if (r < 0) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "invalid tool arguments: %s", err ? err->msg : "");
+		decide_fail(ret, "input:invalid", msg);
+		return r;
+	}
+	r = moat_policy_check_args(p, tool, args, ret, err);
+	json_decref(args);
+	return r;
+}

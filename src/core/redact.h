@@ -1,0 +1,24 @@
+/* Secret redaction for logs and audit records. Pure: no I/O.
+ *
+ * Replaces secrets with "[REDACTED]" while keeping the surrounding text:
+ * key=value / key: value for api_key, token, secret, password, passwd, pwd,
+ * bearer, authorization, auth, access_key, private_key (any case); flags
+ * --api-key/--token/--password/--bearer/--auth/--secret and -p for mysql;
+ * "Authorization: Bearer|Basic X"; URL userinfo passwords
+ * (scheme://user:pass@host); curl -u/--user user:pass; well-known key shapes
+ * (sk-, sk-ant-, AKIA/ASIA, ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, xox?-, AIza,
+ * glpat-, JWTs, PEM private key blocks); and bare opaque tokens of 32+
+ * characters mixing letters and digits. Ordinary text stays untouched. */
+#ifndef MOAT_CORE_REDACT_H
+#define MOAT_CORE_REDACT_H
+
+#include <stddef.h>
+
+#include "base/str.h"
+
+#define MOAT_REDACTED "[REDACTED]"
+
+/* Append the redacted form of [in, in+len) to out. Linear time. */
+int moat_redact(const char *in, size_t len, struct moat_buf *out);
+
+#endif

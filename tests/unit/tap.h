@@ -1,0 +1,53 @@
+/* A tiny TAP test harness: one binary per module, checks print
+ * "ok N - what" / "not ok N - what" and the plan at the end; the exit status
+ * is non-zero when any check failed. Header-only. */
+#ifndef MOAT_TEST_TAP_H
+#define MOAT_TEST_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+__attribute__((format(printf, 2, 3), unused)) static int tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	printf("%s %d - ", cond ? "ok" : "not ok", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!cond)
+		tap_failed++;
+	return cond;
+}
+
+#define CHECK(cond) tap_ok(!!(cond), "%s:%d: %s", __FILE__, __LINE__, #cond)
+#define CHECKF(cond, ...) tap_ok(!!(cond), __VA_ARGS__)
+#define CHECK_INT(a, b)                                                                         \
+	do {                                                                                    \
+		long long tap_a_ = (long long)(a), tap_b_ = (long long)(b);                     \
+		tap_ok(tap_a_ == tap_b_, "%s:%d: %s == %s (%lld vs %lld)", __FILE__, __LINE__, \
+		       #a, #b, tap_a_, tap_b_);                                                 \
+	} while (0)
+#define CHECK_STR(a, b)                                                                      \
+	do {                                                                                 \
+		const char *tap_a_ = (a), *tap_b_ = (b);                                     \
+		tap_ok(tap_a_ && tap_b_ && strcmp(tap_a_, tap_b_) == 0,                      \
+		       "%s:%d: %s == \"%s\" (got \"%s\")", __FILE__, __LINE__, #a,            \
+		       tap_b_ ? tap_b_ : "(null)", tap_a_ ? tap_a_ : "(null)");               \
+	} while (0)
+
+__attribute__((unused)) static int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	if (tap_failed)
+		fprintf(stderr, "%d of %d checks failed\n", tap_failed, tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+#endif
