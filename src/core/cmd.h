@@ -30,6 +30,8 @@
 #define MOAT_VIEW_DYNAMIC_ARGS 8u /* some arguments are unknown (xargs input, expansions) */
 #define MOAT_VIEW_SUBST 16u	  /* runs inside $( ), backticks or <( ) */
 
+/* argv[argc] is NULL. A command made only of redirections ("> f") still has a
+ * view (argc 0, prog and text "") so that its redirections belong to one. */
 struct moat_cmdview {
 	const char *const *argv; /* words after quote removal; expansions kept verbatim */
 	size_t argc;
@@ -38,6 +40,25 @@ struct moat_cmdview {
 	unsigned flags;
 	int feeds_from;		 /* index of the view whose stdout reaches this view's stdin through a pipe, or -1 */
 	int depth;
+	/* additions (cmd.c) */
+	int feeds_first; /* with feeds_from: views [feeds_first, feeds_from] make up the command
+			  * feeding this one (a pipeline stage, a <( ) or the $( ) a shell -c
+			  * body comes from); -1 when feeds_from is -1 */
+	int parent;	 /* the view this one was unwrapped from, or -1 */
+};
+
+/* A file redirection of a command (here-documents and descriptor duplications
+ * are not listed). */
+#define MOAT_CMD_REDIR_WRITE 1u	  /* >, >>, >|, &>, &>>, <>, >&FILE */
+#define MOAT_CMD_REDIR_READ 2u	  /* <, <> */
+#define MOAT_CMD_REDIR_APPEND 4u  /* >>, &>> */
+#define MOAT_CMD_REDIR_DYNAMIC 8u /* the target contains expansions */
+
+struct moat_cmd_redir {
+	const char *target; /* after quote removal, expansions verbatim */
+	size_t view;	    /* the command it belongs to (for a compound command: its first view) */
+	int fd;		    /* explicit descriptor or -1 */
+	unsigned flags;
 };
 
 #define MOAT_FINDING_DENY 1
@@ -57,6 +78,12 @@ struct moat_cmd_analysis {
 	size_t nfindings;
 	bool dynamic;	/* some view has MOAT_VIEW_DYNAMIC or MOAT_VIEW_SHELL_STDIN with unknown input */
 	void *priv;	/* arena owning all strings */
+	/* additions (cmd.c) */
+	struct moat_cmd_redir *redirs;
+	size_t nredirs;
+	int fork_bomb;	  /* a view in a function that calls itself through a pipe or in the
+			   * background (":(){ :|:& };:"), or -1; set whatever opts->hardline */
+	const char *home; /* opts->home without trailing slash, or NULL */
 };
 
 struct moat_cmd_opts {
@@ -70,6 +97,9 @@ struct moat_cmd_opts {
 int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *opts,
 		     struct moat_cmd_analysis **ret, struct moat_error *err);
 struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a);
+
+/* True for the names of POSIX-family shells (sh, bash, zsh, dash, ksh, ash, mksh, ...). */
+bool moat_cmd_is_shell(const char *prog);
 
 /* Denied-command patterns, matched by structure, not substring.
  * The pattern is itself parsed as a shell command:

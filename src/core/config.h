@@ -18,6 +18,12 @@
 #define MOAT_CONFIG_MAX_DEPTH 32
 #define MOAT_CONFIG_MAX_RULES 100000
 #define MOAT_CONFIG_MAX_STRING 4096
+#define MOAT_CONFIG_MAX_VAR_NAME 255u	   /* ${NAME} in path lists */
+#define MOAT_CONFIG_MAX_DOMAIN 253u	   /* network.allow_domains / block_domains entries */
+#define MOAT_CONFIG_MAX_TOOL_NAME 64u	   /* tools: NAME and argument names */
+#define MOAT_CONFIG_MAX_TOOL_ARGS 64u	   /* tools: entries of effects / path_args */
+#define MOAT_CONFIG_MAX_TOOLS 4096u	   /* tools: declarations */
+#define MOAT_CONFIG_MAX_MEMORY_MB 1048576u /* sandbox.linux.max_memory_mb */
 
 /* Where a value came from, for error messages. file is owned by the config. */
 struct moat_loc {
@@ -26,6 +32,8 @@ struct moat_loc {
 	int column;
 };
 
+/* Grown only through moat_config_strlist_add (capacity is implied by n);
+ * shrinking n (and freeing the dropped strings) is fine. */
 struct moat_strlist {
 	char **v;
 	struct moat_loc *loc;
@@ -116,7 +124,16 @@ void moat_config_set_env(moat_getenv_fn fn, void *ud);
 /* Look a variable up through the installed lookup (NULL when none is installed). */
 const char *moat_config_env(const char *name);
 
-/* Expand ~, ~/..., $HOME, ${VAR}, $VAR in a path entry. -EINVAL for an unset variable. */
+/* Expand ~, ~/..., $HOME, ${VAR}, $VAR in a path entry (out is reset first).
+ * -EINVAL for an unset or empty variable, "~user", a malformed ${...}, or a
+ * result over MOAT_CONFIG_MAX_STRING. A backslash escapes the next character.
+ * With MOAT_EXPAND_GLOB the result is a glob: substituted values have their
+ * glob characters escaped (a value is data, never a pattern) and backslash
+ * escapes are kept for the glob; without it the result is a plain path and
+ * escapes are removed. moat_config_expand is the glob form. */
+#define MOAT_EXPAND_GLOB 1u
+int moat_config_expand_ex(const char *in, unsigned flags, struct moat_buf *out,
+			  struct moat_error *err);
 int moat_config_expand(const char *in, struct moat_buf *out, struct moat_error *err);
 
 /* Flag helpers (CLI). csv: comma-separated globs. Appends never shrink defaults. */

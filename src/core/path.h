@@ -23,8 +23,14 @@
 #define MOAT_PATH_MAX PATH_MAX
 #define MOAT_SYMLINK_MAX 40
 
+/* '\\' is a separator only in drive ("X:\\", "X:/") and UNC ("\\\\") input,
+ * and in relative input against such a cwd; "//x" is Unix ("/x"). "\\\\?\\"
+ * and "\\\\.\\" are unwrapped for drives and "UNC\\"; drive-relative "C:x",
+ * device paths and a UNC path without server or share are -EINVAL. out is
+ * written only on success; cwd may be NULL when in is absolute. */
 int moat_path_normalize(const char *in, size_t len, const char *cwd, char *out, size_t outsz);
-/* visit returns 0 to continue, non-zero to stop (that value is returned).
+/* normalized must come from moat_path_normalize (a leading "//" means UNC).
+ * visit returns 0 to continue, non-zero to stop (that value is returned).
  * Returns 0, a visit() value, or a negative errno (-ELOOP past MOAT_SYMLINK_MAX). */
 int moat_path_resolve_each(const char *normalized, int (*visit)(const char *path, void *ud),
 			   void *ud);
@@ -32,14 +38,14 @@ int moat_path_resolve_each(const char *normalized, int (*visit)(const char *path
  * directory, cwd, and any name ending in "_path" or "_dir" (ASCII case
  * ignored). "paths" arrays are the policy's business. */
 bool moat_path_arg_name(const char *name);
-/* true when p equals dir or lies beneath it (component-wise, "/ws" vs "/ws_evil"). */
+/* true when p equals dir or lies beneath it (component-wise, "/ws" vs
+ * "/ws_evil"); "/" holds everything. Both normalized. */
 bool moat_path_within(const char *p, const char *dir);
 
 /* The path as the Linux kernel reads it: '\\' and "C:" are ordinary
  * characters, so "C:\\x" is a relative file name. Same checks and errors as
  * moat_path_normalize; cwd (when needed) must be a Unix absolute path. */
-int moat_path_normalize_posix(const char *in, size_t len, const char *cwd, char *out,
-			      size_t outsz);
+int moat_path_normalize_posix(const char *in, size_t len, const char *cwd, char *out, size_t outsz);
 /* true when a normalized path is in drive ("c:/...") or UNC ("//server/share") form */
 bool moat_path_is_windows_form(const char *normalized);
 /* Normalize `in` into ret_norm (as moat_path_normalize), then visit every path

@@ -1078,7 +1078,7 @@ int moat_policy_check(const struct moat_policy *p, const char *tool, const char 
 	if (r < 0) {
 		char msg[512];
 
-		snprintf(msg, sizeof(msg), "invalid tool arguments: %s", err ? err->msg : "");
+		snprintf(msg, sizeof(msg), "invalid tool arguments: %.400s", err ? err->msg : "");
 		decide_fail(ret, "input:invalid", msg);
 		return r;
 	}

@@ -1,4 +1,4 @@
-/* Table-driven policy cases (in the spirit of libseccomp's tests/*.tests).
+/* Table-driven policy cases (in the spirit of libseccomp's test tables).
  *
  * Each *.cases file holds directives and rows:
  *   config: {JSON}        the user configuration for the rows that follow
@@ -31,13 +31,11 @@ static const char *fake_env(const char *name, void *ud)
 	return NULL;
 }
 
-static void result(int ok, const char *file, int line, const char *fmt, const char *a,
+static void result(int ok, const char *file, int line, const char *what, const char *a,
 		   const char *b)
 {
 	n++;
-	printf("%s %d - %s:%d ", ok ? "ok" : "not ok", n, file, line);
-	printf(fmt, a, b);
-	printf("\n");
+	printf("%s %d - %s:%d %s%s%s\n", ok ? "ok" : "not ok", n, file, line, what, a, b);
 	if (!ok)
 		failed++;
 }
@@ -114,14 +112,14 @@ static int run_file(const char *path, const char *name)
 				char buf[1024];
 
 				moat_error_format(&err, buf, sizeof(buf));
-				result(0, name, lineno, "config failed: %s%s", buf, "");
+				result(0, name, lineno, "config failed: ", buf, "");
 				p = NULL;
 			}
 			dirty = false;
 		}
 		arrow = strstr(s, " -> ");
 		if (!arrow) {
-			result(0, name, lineno, "malformed row: %s%s", s, "");
+			result(0, name, lineno, "malformed row: ", s, "");
 			continue;
 		}
 		*arrow = '\0';
@@ -137,7 +135,7 @@ static int run_file(const char *path, const char *name)
 			rule = trim(rule);
 		}
 		if (!p) {
-			result(0, name, lineno, "no policy for row %s%s", tool, "");
+			result(0, name, lineno, "no policy for row ", tool, "");
 			continue;
 		}
 		moat_error_clear(&err);
@@ -145,7 +143,7 @@ static int run_file(const char *path, const char *name)
 		{
 			const char *got = moat_verdict_name(d.verdict);
 			bool ok = !strcmp(got, verdict);
-			char want[512], have[512];
+			char want[1024], have[1024];
 
 			if (ok && rule) {
 				size_t rl = strlen(rule);
@@ -155,9 +153,9 @@ static int run_file(const char *path, const char *name)
 				else
 					ok = !strcmp(d.rule, rule);
 			}
-			snprintf(want, sizeof(want), "%s %s {%s}", tool, args, verdict);
-			snprintf(have, sizeof(have), "%s %s (%s)", got, d.rule, d.reason);
-			result(ok, name, lineno, "%s -> %s", ok ? want : want, have);
+			snprintf(want, sizeof(want), "%.100s %.600s {%.10s}", tool, args, verdict);
+			snprintf(have, sizeof(have), "%s %.160s (%.512s)", got, d.rule, d.reason);
+			result(ok, name, lineno, want, " -> ", have);
 			if (!ok && rule)
 				printf("#   wanted rule %s\n", rule);
 		}

@@ -1,0 +1,15 @@
+#!/bin/bash
+# make bench: run every benchmark side by side and print markdown. To refresh
+# docs/benchmarks.md, paste the output under the matching heading.
+set -eu
+build=${1:-build}
+cd "$(dirname "$0")/.."
+echo "## Policy (bench/policy.sh)"
+echo
+bench/policy.sh "$build"
+if [ -x bench/sandbox.sh ]; then
+	echo
+	echo "## Sandbox start-up (bench/sandbox.sh)"
+	echo
+	bench/sandbox.sh "$build"
+fi

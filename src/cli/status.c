@@ -1,0 +1,152 @@
+/* moat status: what this kernel can enforce, requested versus enforced
+ * (seed 003), feature by feature, with a hint for each missing one.
+ *
+ *   moat status [--json] [--profile NAME] [--net MODE]
+ *
+ * It probes thoroughly (creates a throw-away user namespace) and builds the
+ * plan `moat run` would build in the current directory, without running
+ * anything. It must never change the system. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "cli/cli.h"
+#include "core/config.h"
+#include "core/plan.h"
+#include "sandbox/sandbox.h"
+
+static const char status_help[] =
+	"usage: moat status [--json] [--profile NAME] [--net MODE]\n"
+	"\n"
+	"Show what this system can enforce for a profile (default workspace-write),\n"
+	"feature by feature: requested, enforced, how, and a hint for each gap.\n"
+	"Exit status: 0 when everything requested is enforced, 1 otherwise.\n";
+
+int cmd_status(int argc, char **argv)
+{
+	struct moat_kfeatures kf;
+	struct moat_profile prof, over;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_error err;
+	const char *profile = NULL, *home = getenv("HOME");
+	char cwd[PATH_MAX];
+	bool json = false;
+	size_t gaps;
+	int r;
+
+	moat_error_clear(&err);
+	moat_profile_init(&over, "flags");
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
+			profile = argv[++i];
+		} else if (!strcmp(argv[i], "--net") && i + 1 < argc) {
+			if (moat_parse_net(argv[++i], &over, &err) < 0) {
+				fprintf(stderr, "moat status: %s\n", err.msg);
+				return MOAT_EXIT_USAGE;
+			}
+		} else if (cli_is_help(argv[i])) {
+			fputs(status_help, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "moat status: unknown argument '%s' (see 'moat status --help')\n",
+				argv[i]);
+			return MOAT_EXIT_USAGE;
+		}
+	}
+	if (moat_profile_builtin(profile, &prof) < 0) {
+		fprintf(stderr, "moat status: unknown profile '%s'\n", profile);
+		return MOAT_EXIT_USAGE;
+	}
+	if (moat_profile_layer(&prof, &over, &err) < 0) {
+		fprintf(stderr, "moat status: %s\n", err.msg);
+		moat_profile_release(&prof);
+		return MOAT_EXIT_USAGE;
+	}
+	moat_probe_thorough(&kf);
+	char here[PATH_MAX];
+
+	if (!getcwd(here, sizeof(here)) || !realpath(here, cwd) || !strcmp(cwd, "/"))
+		moat_strlcpy(cwd, "/tmp", sizeof(cwd));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.workspace = cwd;
+	ctx.cwd = cwd;
+	ctx.home = home && home[0] == '/' ? home : NULL;
+	ctx.denied = moat_default_denied_paths;
+	r = moat_plan_build(&prof, &ctx, &kf, &plan, &err);
+	if (r < 0) {
+		fprintf(stderr, "moat status: cannot plan: %s\n", err.msg);
+		moat_profile_release(&prof);
+		moat_profile_release(&over);
+		return 1;
+	}
+	gaps = moat_plan_gaps(plan, NULL, 0);
+	if (json) {
+		struct moat_buf b = MOAT_BUF_INIT;
+		bool first = true;
+
+		moat_buf_puts(&b, "{\"kernel\": ");
+		moat_kfeatures_to_json(&kf, &b);
+		moat_buf_puts(&b, ", \"profile\": ");
+		moat_buf_json_str(&b, plan->profile, strlen(plan->profile));
+		moat_buf_printf(&b, ", \"network\": \"%s\", \"gaps\": %zu, \"features\": {",
+				moat_net_mode_name(plan->net), gaps);
+		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+			const struct moat_plan_feature *x = &plan->feat[f];
+			const char *name = moat_feature_name((enum moat_feature)f);
+
+			moat_buf_puts(&b, first ? "\n  " : ",\n  ");
+			first = false;
+			moat_buf_json_str(&b, name, strlen(name));
+			moat_buf_printf(&b, ": {\"requested\": %s, \"enforced\": %s, \"via\": ",
+					x->requested ? "true" : "false",
+					x->enforced ? "true" : "false");
+			moat_buf_json_str(&b, x->mechanism, strlen(x->mechanism));
+			moat_buf_puts(&b, ", \"hint\": ");
+			moat_buf_json_str(&b, x->hint, strlen(x->hint));
+			moat_buf_putc(&b, '}');
+		}
+		moat_buf_puts(&b, "\n}}\n");
+		if (!b.oom)
+			fputs(b.data, stdout);
+		moat_buf_release(&b);
+	} else {
+		printf("kernel %u.%u: landlock %s, user namespaces %s, seccomp %s, cgroup v2 %s\n",
+		       kf.kernel_major, kf.kernel_minor,
+		       kf.landlock_abi ? "yes" : "no", kf.userns ? "yes" : "no",
+		       kf.seccomp ? "yes" : "no", kf.cgroup ? "delegated" : "not delegated");
+		if (kf.landlock_abi)
+			printf("landlock abi %d\n", kf.landlock_abi);
+		if (!kf.userns)
+			printf("user namespaces: %s\n", kf.userns_why);
+		if (!kf.cgroup)
+			printf("cgroup: %s (limits fall back to rlimits)\n", kf.cgroup_why);
+		printf("profile %s (network %s), running as %s\n\n", plan->profile,
+		       moat_net_mode_name(plan->net), kf.is_root ? "root" : "a regular user");
+		printf("%-16s %-9s %-8s %s\n", "feature", "requested", "enforced", "via / hint");
+		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+			const struct moat_plan_feature *x = &plan->feat[f];
+
+			printf("%-16s %-9s %-8s %s\n", moat_feature_name((enum moat_feature)f),
+			       x->requested ? "yes" : "no",
+			       !x->requested ? "-" : x->enforced ? "yes" : "NO",
+			       !x->requested ? moat_feature_summary((enum moat_feature)f)
+			       : x->enforced ? x->mechanism
+					     : x->hint);
+		}
+		if (gaps)
+			printf("\n%zu requested protection(s) cannot be enforced here; `moat run` "
+			       "refuses unless --fallback warn\n",
+			       gaps);
+	}
+	moat_plan_free(plan);
+	moat_profile_release(&prof);
+	moat_profile_release(&over);
+	return gaps ? 1 : 0;
+}

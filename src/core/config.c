@@ -1,0 +1,2023 @@
+/* The configuration model: defaults, the strict loader for JSON documents,
+ * ~/$VAR expansion in path lists, the flag helpers, and the effective
+ * configuration printed back as JSON.
+ *
+ * Loading is all or nothing: a document is applied to a private copy of the
+ * configuration and the copy replaces the original only when every key
+ * passed. Every error names file:line:column (found by the scanner in
+ * base/json.c, in one linear pass for the whole walk) and the key path
+ * ("safety.path_rules[2].allow_write").
+ *
+ * A project file (MOAT_CONFIG_PROJECT) may only tighten: keys that could
+ * loosen the policy are refused outright, so a cloned repository cannot
+ * grant itself access.
+ *
+ * Pure: never does I/O, never prints, never reads the process environment (it
+ * comes through moat_config_set_env). */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "base/json.h"
+#include "core/glob.h"
+
+/* Seed 000's table, in its order, then additions (docs/configuration.md). */
+const char *const moat_default_denied_paths[] = {
+    /* Unix system files */
+    "/etc/shadow",
+    "/etc/passwd",
+    "/etc/sudoers",
+    "/etc/sudoers.d/**",
+    /* environment files */
+    "**/.env",
+    "**/.env.*",
+    /* credentials */
+    "**/credentials",
+    "**/credentials.*",
+    "**/secrets",
+    "**/secrets.*",
+    /* key material */
+    "**/*.pem",
+    "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    /* SSH */
+    "**/.ssh/**",
+    "**/id_rsa",
+    "**/id_dsa",
+    "**/id_ecdsa",
+    "**/id_ed25519",
+    /* cloud providers */
+    "**/.aws/**",
+    "**/.azure/**",
+    "**/.config/gcloud/**",
+    /* package manager tokens */
+    "**/.netrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    /* moat additions: more credential stores of the same kind */
+    "**/.gnupg/**",
+    "**/.kube/config",
+    "**/.docker/config.json",
+    "**/.git-credentials",
+    "**/.pgpass",
+    NULL,
+};
+
+/* Seed 000's table verbatim. The policy matches them by structure (core/cmd.h),
+ * not as substrings. */
+const char *const moat_default_denied_commands[] = {
+    /* filesystem destruction */
+    "rm -rf /",
+    "rm -rf /*",
+    "rm -rf ~",
+    "mkfs",
+    "dd if=",
+    "> /dev/sda",
+    /* system control */
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+    "init 0",
+    "init 6",
+    /* fork bomb */
+    ":(){:|:&};:",
+    /* permission escalation */
+    "chmod 777",
+    "chmod -R 777",
+    /* remote code execution */
+    "curl|sh",
+    "curl | sh",
+    "curl|bash",
+    "curl | bash",
+    "wget|sh",
+    "wget | sh",
+    "wget|bash",
+    "wget | bash",
+    /* reverse shell */
+    "nc -e",
+    "ncat -e",
+    /* history wipe */
+    "history -c",
+    NULL,
+};
+
+/* ---- environment -------------------------------------------------------- */
+
+/* Installed once at startup by the program's edge (the CLI); none by default,
+ * so that the pure core never reads the process environment by itself. */
+static moat_getenv_fn env_fn;
+static void *env_ud;
+
+void moat_config_set_env(moat_getenv_fn fn, void *ud)
+{
+	env_fn = fn;
+	env_ud = ud;
+}
+
+const char *moat_config_env(const char *name)
+{
+	return env_fn && name ? env_fn(name, env_ud) : NULL;
+}
+
+/* ---- lists -------------------------------------------------------------- */
+
+/* Arrays grow in powers of two from 8; the capacity is implied by the count,
+ * so the public structs need no capacity field. Only the helpers below may
+ * grow an array. */
+static size_t implied_cap(size_t n)
+{
+	size_t c = 8;
+
+	if (!n)
+		return 0;
+	while (c < n)
+		c <<= 1;
+	return c;
+}
+
+/* Make room for element n (0-based) of an array of n elements. */
+static int grow(void **p, size_t n, size_t elsize)
+{
+	size_t cap = implied_cap(n), want;
+	void *q;
+
+	if (n < cap)
+		return 0;
+	want = implied_cap(n + 1);
+	if (want > SIZE_MAX / elsize)
+		return -ENOMEM;
+	q = realloc(*p, want * elsize);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	return 0;
+}
+
+static void strlist_release(struct moat_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	free(l->loc);
+	l->v = NULL;
+	l->loc = NULL;
+	l->n = 0;
+}
+
+/* Append s (taken over; freed on failure). */
+static int strlist_push(struct moat_strlist *l, char *s, const struct moat_loc *loc)
+{
+	if (!s || grow((void **)&l->v, l->n, sizeof(*l->v)) < 0 ||
+	    grow((void **)&l->loc, l->n, sizeof(*l->loc)) < 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	l->v[l->n] = s;
+	if (loc)
+		l->loc[l->n] = *loc;
+	else
+		l->loc[l->n] = (struct moat_loc){NULL, 0, 0};
+	l->n++;
+	return 0;
+}
+
+/* The file names that locations point to live in c->files, once each. */
+static const char *intern_file(struct moat_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->files.n; i++)
+		if (!strcmp(c->files.v[i], name))
+			return c->files.v[i];
+	if (strlist_push(&c->files, moat_strdup(name), NULL) < 0)
+		return NULL;
+	return c->files.v[c->files.n - 1];
+}
+
+int moat_config_strlist_add(struct moat_config *c, struct moat_strlist *l, const char *s,
+			    const struct moat_loc *loc)
+{
+	struct moat_loc copy = {NULL, 0, 0};
+
+	if (!c || !l || !s)
+		return -EINVAL;
+	if (l->n >= MOAT_CONFIG_MAX_RULES)
+		return -E2BIG;
+	if (loc) {
+		copy = *loc;
+		if (loc->file && l != &c->files) {
+			copy.file = intern_file(c, loc->file);
+			if (!copy.file)
+				return -ENOMEM;
+		}
+	}
+	return strlist_push(l, moat_strdup(s), &copy);
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+int moat_config_init(struct moat_config *c)
+{
+	if (!c)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->hardline = true;
+	c->default_denied_paths = true;
+	c->default_denied_commands = true;
+	c->sandbox_mode = MOAT_SANDBOX_LOCAL;
+	return 0;
+}
+
+static void tool_release(struct moat_tool_decl *t)
+{
+	free(t->name);
+	strlist_release(&t->path_args);
+	free(t->command_arg);
+	free(t->url_arg);
+	memset(t, 0, sizeof(*t));
+}
+
+void moat_config_release(struct moat_config *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->npath_rules; i++)
+		free(c->path_rules[i].pattern);
+	free(c->path_rules);
+	strlist_release(&c->denied_paths);
+	strlist_release(&c->allowed_paths);
+	strlist_release(&c->read_only_paths);
+	for (size_t i = 0; i < c->ncommand_rules; i++)
+		free(c->command_rules[i].pattern);
+	free(c->command_rules);
+	strlist_release(&c->denied_commands);
+	for (size_t i = 0; i < c->ntools; i++)
+		tool_release(&c->tools[i]);
+	free(c->tools);
+	strlist_release(&c->allow_domains);
+	strlist_release(&c->block_domains);
+	free(c->sandbox_workspace);
+	strlist_release(&c->files);
+	moat_config_init(c);
+}
+
+int moat_config_new(struct moat_config **ret)
+{
+	struct moat_config *c;
+
+	if (!ret)
+		return -EINVAL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	moat_config_init(c);
+	*ret = c;
+	return 0;
+}
+
+struct moat_config *moat_config_free(struct moat_config *c)
+{
+	if (c) {
+		moat_config_release(c);
+		free(c);
+	}
+	return NULL;
+}
+
+/* ---- deep copy (loading works on a copy: all or nothing) ---------------- */
+
+static struct moat_loc remap_loc(const struct moat_config *src, const struct moat_config *dst,
+				 struct moat_loc loc)
+{
+	const char *f = loc.file;
+
+	loc.file = NULL;
+	for (size_t i = 0; f && i < src->files.n; i++)
+		if (src->files.v[i] == f)
+			loc.file = dst->files.v[i];
+	return loc;
+}
+
+static int strlist_copy(const struct moat_config *src, const struct moat_config *dst,
+			const struct moat_strlist *from, struct moat_strlist *to)
+{
+	memset(to, 0, sizeof(*to));
+	for (size_t i = 0; i < from->n; i++) {
+		struct moat_loc loc = {NULL, 0, 0};
+
+		if (from->loc)
+			loc = dst ? remap_loc(src, dst, from->loc[i]) : from->loc[i];
+		if (strlist_push(to, moat_strdup(from->v[i]), &loc) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = moat_strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+static int config_copy(const struct moat_config *src, struct moat_config *dst)
+{
+	bool oom = false;
+	int r;
+
+	*dst = *src;
+	/* nothing below is shared with src */
+	memset(&dst->files, 0, sizeof(dst->files));
+	dst->path_rules = NULL;
+	dst->npath_rules = 0;
+	memset(&dst->denied_paths, 0, sizeof(dst->denied_paths));
+	memset(&dst->allowed_paths, 0, sizeof(dst->allowed_paths));
+	memset(&dst->read_only_paths, 0, sizeof(dst->read_only_paths));
+	dst->command_rules = NULL;
+	dst->ncommand_rules = 0;
+	memset(&dst->denied_commands, 0, sizeof(dst->denied_commands));
+	dst->tools = NULL;
+	dst->ntools = 0;
+	memset(&dst->allow_domains, 0, sizeof(dst->allow_domains));
+	memset(&dst->block_domains, 0, sizeof(dst->block_domains));
+	dst->sandbox_workspace = NULL;
+
+	r = strlist_copy(src, NULL, &src->files, &dst->files);
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < src->npath_rules; i++) {
+		struct moat_path_rule *pr;
+
+		if (grow((void **)&dst->path_rules, dst->npath_rules, sizeof(*pr)) < 0)
+			goto fail;
+		pr = &dst->path_rules[dst->npath_rules];
+		*pr = src->path_rules[i];
+		pr->loc = remap_loc(src, dst, pr->loc);
+		pr->pattern = dup_or_null(src->path_rules[i].pattern, &oom);
+		dst->npath_rules++;
+		if (oom)
+			goto fail;
+	}
+	for (size_t i = 0; i < src->ncommand_rules; i++) {
+		struct moat_cmd_rule *cr;
+
+		if (grow((void **)&dst->command_rules, dst->ncommand_rules, sizeof(*cr)) < 0)
+			goto fail;
+		cr = &dst->command_rules[dst->ncommand_rules];
+		*cr = src->command_rules[i];
+		cr->loc = remap_loc(src, dst, cr->loc);
+		cr->pattern = dup_or_null(src->command_rules[i].pattern, &oom);
+		dst->ncommand_rules++;
+		if (oom)
+			goto fail;
+	}
+	for (size_t i = 0; i < src->ntools; i++) {
+		const struct moat_tool_decl *s = &src->tools[i];
+		struct moat_tool_decl *t;
+
+		if (grow((void **)&dst->tools, dst->ntools, sizeof(*t)) < 0)
+			goto fail;
+		t = &dst->tools[dst->ntools++];
+		memset(t, 0, sizeof(*t));
+		t->effects = s->effects;
+		t->loc = remap_loc(src, dst, s->loc);
+		t->name = dup_or_null(s->name, &oom);
+		t->command_arg = dup_or_null(s->command_arg, &oom);
+		t->url_arg = dup_or_null(s->url_arg, &oom);
+		if (oom || strlist_copy(src, dst, &s->path_args, &t->path_args) < 0)
+			goto fail;
+	}
+	if (strlist_copy(src, dst, &src->denied_paths, &dst->denied_paths) < 0 ||
+	    strlist_copy(src, dst, &src->allowed_paths, &dst->allowed_paths) < 0 ||
+	    strlist_copy(src, dst, &src->read_only_paths, &dst->read_only_paths) < 0 ||
+	    strlist_copy(src, dst, &src->denied_commands, &dst->denied_commands) < 0 ||
+	    strlist_copy(src, dst, &src->allow_domains, &dst->allow_domains) < 0 ||
+	    strlist_copy(src, dst, &src->block_domains, &dst->block_domains) < 0)
+		goto fail;
+	dst->sandbox_workspace = dup_or_null(src->sandbox_workspace, &oom);
+	if (oom)
+		goto fail;
+	return 0;
+fail:
+	moat_config_release(dst);
+	return -ENOMEM;
+}
+
+/* ---- expansion ---------------------------------------------------------- */
+
+static bool name_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool name_char(char c)
+{
+	return name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Characters a glob gives meaning to, plus '$' and '~' so that the expanded
+ * text expands to itself again (moat_config_to_json round-trips). */
+static bool glob_special(char c)
+{
+	return strchr("\\*?[]{},$~", c) != NULL;
+}
+
+static int put_value(struct moat_buf *out, const char *name, const char *val, unsigned flags,
+		     struct moat_error *err)
+{
+	/* SECURITY: an unset or empty variable is an error, never "": with X
+	 * empty, "$X/<star><star>" would become "/<star><star>", every path. */
+	if (!val) {
+		moat_error_set(err, "environment variable %s is not set", name);
+		return -EINVAL;
+	}
+	if (!val[0]) {
+		moat_error_set(err, "environment variable %s is empty", name);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "HOME") && val[0] != '/') {
+		moat_error_set(err, "HOME is not an absolute path");
+		return -EINVAL;
+	}
+	for (const char *p = val; *p; p++) {
+		/* SECURITY: a value is data, not a pattern: "/home/a*" must
+		 * not match /home/alice. */
+		if ((flags & MOAT_EXPAND_GLOB) && glob_special(*p))
+			moat_buf_putc(out, '\\');
+		moat_buf_putc(out, *p);
+	}
+	return 0;
+}
+
+int moat_config_expand_ex(const char *in, unsigned flags, struct moat_buf *out,
+			  struct moat_error *err)
+{
+	char name[MOAT_CONFIG_MAX_VAR_NAME + 1];
+	size_t i = 0;
+	int r;
+
+	if (!in || !out)
+		return -EINVAL;
+	moat_buf_reset(out);
+	if (in[0] == '~') {
+		if (in[1] != '\0' && in[1] != '/') {
+			moat_error_set(err,
+				       "~user is not supported (use an absolute path or $HOME)");
+			return -EINVAL;
+		}
+		r = put_value(out, "HOME", moat_config_env("HOME"), flags, err);
+		if (r < 0)
+			return r;
+		i = 1;
+	}
+	while (in[i]) {
+		char c = in[i];
+		size_t n = 0;
+
+		if (c == '\\') {
+			/* an escaped character is never expanded; a glob keeps
+			 * the backslash (the glob removes it), a plain path
+			 * drops it */
+			if (flags & MOAT_EXPAND_GLOB)
+				moat_buf_putc(out, c);
+			if (in[i + 1]) {
+				moat_buf_putc(out, in[i + 1]);
+				i += 2;
+			} else {
+				if (!(flags & MOAT_EXPAND_GLOB))
+					moat_buf_putc(out, c);
+				i++;
+			}
+			continue;
+		}
+		if (c != '$' || (in[i + 1] != '{' && !name_start(in[i + 1]))) {
+			moat_buf_putc(out, c);
+			i++;
+			continue;
+		}
+		if (in[i + 1] == '{') {
+			const char *s = in + i + 2;
+
+			while (name_char(s[n]) && n < MOAT_CONFIG_MAX_VAR_NAME)
+				n++;
+			if (!n || !name_start(s[0]) || s[n] != '}') {
+				moat_error_set(err,
+					       "invalid variable reference (expected ${NAME})");
+				return -EINVAL;
+			}
+			memcpy(name, s, n);
+			i += n + 3;
+		} else {
+			const char *s = in + i + 1;
+
+			while (name_char(s[n]) && n < MOAT_CONFIG_MAX_VAR_NAME)
+				n++;
+			if (name_char(s[n])) {
+				moat_error_set(err, "variable name too long");
+				return -EINVAL;
+			}
+			memcpy(name, s, n);
+			i += n + 1;
+		}
+		name[n] = '\0';
+		r = put_value(out, name, moat_config_env(name), flags, err);
+		if (r < 0)
+			return r;
+		if (out->len > MOAT_CONFIG_MAX_STRING)
+			break;
+	}
+	if (out->oom) {
+		moat_error_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (out->len > MOAT_CONFIG_MAX_STRING) {
+		moat_error_set(err, "expanded path longer than %d bytes", MOAT_CONFIG_MAX_STRING);
+		return -EINVAL;
+	}
+	if (!out->data)
+		moat_buf_reserve(out, 0);
+	return out->oom ? -ENOMEM : 0;
+}
+
+int moat_config_expand(const char *in, struct moat_buf *out, struct moat_error *err)
+{
+	return moat_config_expand_ex(in, MOAT_EXPAND_GLOB, out, err);
+}
+
+/* ---- validation shared by the loader and the flag helpers --------------- */
+
+static int check_glob(const char *pattern, unsigned mode, struct moat_error *err)
+{
+	struct moat_glob *g = NULL;
+	struct moat_error gerr;
+	int r;
+
+	moat_error_clear(&gerr);
+	r = moat_glob_compile(pattern, mode, &g, &gerr);
+	moat_glob_free(g);
+	if (r == -ENOMEM) {
+		moat_error_set(err, "out of memory");
+		return r;
+	}
+	if (r < 0) {
+		/* the glob module usually says "invalid glob: ..." itself */
+		if (moat_str_has_prefix(gerr.msg, "invalid glob"))
+			moat_error_set(err, "%s", gerr.msg);
+		else
+			moat_error_set(err, "invalid glob: %s", gerr.msg[0] ? gerr.msg : "error");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_regex(const char *pattern, struct moat_error *err)
+{
+	PCRE2_UCHAR msg[256];
+	PCRE2_SIZE eoff = 0;
+	int ecode = 0;
+	pcre2_code *re;
+
+	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ecode, &eoff,
+			   NULL);
+	if (re) {
+		pcre2_code_free(re);
+		return 0;
+	}
+	if (ecode == PCRE2_ERROR_HEAPLIMIT || ecode == PCRE2_ERROR_NOMEMORY) {
+		moat_error_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (pcre2_get_error_message(ecode, msg, sizeof(msg)) < 0)
+		moat_strlcpy((char *)msg, "error", sizeof(msg));
+	moat_error_set(err, "invalid regex at offset %zu: %s", (size_t)eoff, (const char *)msg);
+	return -EINVAL;
+}
+
+/* Expand a path-list entry and check that it compiles as a glob. */
+static int path_pattern(const char *in, char **ret, struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	int r;
+
+	r = moat_config_expand_ex(in, MOAT_EXPAND_GLOB, &b, err);
+	if (r >= 0)
+		r = check_glob(b.data, MOAT_GLOB_PATH, err);
+	if (r < 0) {
+		moat_buf_release(&b);
+		return r;
+	}
+	*ret = moat_buf_steal(&b);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- the loader --------------------------------------------------------- */
+
+#define WALK_MAX_DEPTH 16
+
+struct key_spec;
+
+struct walker {
+	const char *text;
+	size_t len;
+	const char *name; /* for messages */
+	const char *file; /* interned in c->files, for locations */
+	bool project;
+	bool wrapped; /* {"safety": {...}} rather than a bare safety object */
+	struct moat_config *c;
+	struct moat_error *err;
+	struct moat_json_pos pos;
+	const struct key_spec *safety; /* for hints at the top level */
+	size_t nsafety;
+	size_t ntools_before; /* tools declared by earlier documents */
+	const char *comp[WALK_MAX_DEPTH];
+	char idx[WALK_MAX_DEPTH][24];
+	size_t depth;
+};
+
+static void push_key(struct walker *w, const char *key)
+{
+	if (w->depth < WALK_MAX_DEPTH)
+		w->comp[w->depth] = key;
+	w->depth++;
+}
+
+static void push_index(struct walker *w, size_t i)
+{
+	if (w->depth < WALK_MAX_DEPTH) {
+		snprintf(w->idx[w->depth], sizeof(w->idx[0]), "[%zu]", i);
+		w->comp[w->depth] = w->idx[w->depth];
+	}
+	w->depth++;
+}
+
+static void pop(struct walker *w)
+{
+	w->depth--;
+}
+
+/* "safety.path_rules[2].pattern"; a bare document still reads "safety.". */
+static void key_path(const struct walker *w, char *out, size_t outsz)
+{
+	size_t o = 0, n = w->depth < WALK_MAX_DEPTH ? w->depth : WALK_MAX_DEPTH;
+
+	out[0] = '\0';
+	if (!w->depth)
+		return; /* the document itself */
+	if (!w->wrapped)
+		o = moat_strlcpy(out, "safety", outsz);
+	for (size_t i = 0; i < n && o + 1 < outsz; i++) {
+		const char *s = w->comp[i];
+
+		if (s != w->idx[i] && o > 0)
+			out[o++] = '.';
+		for (; *s && o + 1 < outsz; s++) {
+			unsigned char ch = (unsigned char)*s;
+
+			out[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+		}
+		out[o] = '\0';
+	}
+	if (o >= outsz)
+		out[outsz - 1] = '\0';
+}
+
+__attribute__((format(printf, 3, 4))) static int fail_at(struct walker *w, size_t off,
+							 const char *fmt, ...)
+{
+	char key[sizeof(w->err->key)];
+	va_list ap;
+	int line, col;
+
+	if (!w->err)
+		return -EINVAL;
+	moat_json_linecol(w->text, w->len, off, &line, &col);
+	moat_error_set_where(w->err, w->name, line, col);
+	key_path(w, key, sizeof(key));
+	moat_error_set_key(w->err, key);
+	va_start(ap, fmt);
+	vsnprintf(w->err->msg, sizeof(w->err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* An error already described in w->err->msg (by a helper): add the place. */
+static int fail_keep_msg(struct walker *w, size_t off, int r)
+{
+	char msg[MOAT_ERROR_MSG_MAX];
+
+	if (!w->err)
+		return r;
+	moat_strlcpy(msg, w->err->msg, sizeof(msg));
+	fail_at(w, off, "%s", msg);
+	return r;
+}
+
+static int fail_internal(struct walker *w, size_t off)
+{
+	return fail_at(w, off, "internal error: the document and its parse disagree");
+}
+
+static struct moat_loc loc_at(struct walker *w, size_t off)
+{
+	struct moat_loc loc = {w->file, 0, 0};
+
+	moat_json_pos_seek(&w->pos, w->text, w->len, off, &loc.line, &loc.column);
+	return loc;
+}
+
+static int expect_type(struct walker *w, json_t *v, size_t off, json_type t)
+{
+	static const char *const names[] = {
+	    [JSON_OBJECT] = "object",	[JSON_ARRAY] = "array", [JSON_STRING] = "string",
+	    [JSON_INTEGER] = "integer", [JSON_REAL] = "number", [JSON_TRUE] = "boolean",
+	    [JSON_FALSE] = "boolean",	[JSON_NULL] = "null",
+	};
+	json_type have = json_typeof(v);
+
+	if (have == t || (t == JSON_TRUE && have == JSON_FALSE))
+		return 0;
+	return fail_at(w, off, "expected %s, got %s", names[t], moat_json_type_name(v));
+}
+
+/* A non-empty string of bounded length. what names it in messages. */
+static int get_string(struct walker *w, json_t *v, size_t off, const char *what, const char **ret)
+{
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	if (json_string_length(v) == 0)
+		return fail_at(w, off, "empty %s", what);
+	if (json_string_length(v) > MOAT_CONFIG_MAX_STRING)
+		return fail_at(w, off, "%s longer than %d bytes", what, MOAT_CONFIG_MAX_STRING);
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int check_count(struct walker *w, size_t off, size_t have, size_t add)
+{
+	if (have + add > MOAT_CONFIG_MAX_RULES)
+		return fail_at(w, off, "too many entries (limit %d)", MOAT_CONFIG_MAX_RULES);
+	return 0;
+}
+
+static int oom(struct walker *w, size_t off)
+{
+	fail_at(w, off, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- key tables ----- */
+
+enum project_rule {
+	P_ANY,	     /* any value tightens or is neutral */
+	P_TRUE_ONLY, /* boolean that may only be switched on */
+	P_NEVER,     /* could loosen the policy */
+};
+
+struct key_spec;
+typedef int (*key_fn)(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+		      void *target);
+
+struct key_spec {
+	const char *name;
+	key_fn fn;
+	enum project_rule project;
+	bool required;
+	size_t field; /* offsetof() into the target, for the generic handlers */
+};
+
+#define FIELD(type, member) offsetof(type, member)
+
+/* Edit distance for "did you mean" (short keys only). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[40];
+
+	if (la >= 39 || lb >= 39)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static int fail_unknown(struct walker *w, size_t koff, const char *key,
+			const struct key_spec *specs, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = distance(key, specs[i].name);
+
+		if (d < bestd) {
+			bestd = d;
+			best = specs[i].name;
+		}
+	}
+	if (best)
+		return fail_at(w, koff, "unknown key (did you mean \"%s\"?)", best);
+	if (w->wrapped && w->depth == 1) {
+		for (size_t i = 0; i < w->nsafety; i++)
+			if (!strcmp(key, w->safety[i].name))
+				return fail_at(
+				    w, koff, "unknown key (safety keys belong inside \"safety\")");
+	}
+	return fail_at(w, koff, "unknown key");
+}
+
+/* Visit the members of an object in text order, next to jansson's view of
+ * them (jansson keeps insertion order, and duplicates were refused, so the
+ * two agree). cb gets the key, value, and both offsets. */
+typedef int (*member_fn)(struct walker *w, const char *key, json_t *v, size_t koff, size_t voff,
+			 void *ud);
+
+static int walk_members(struct walker *w, json_t *obj, size_t off, member_fn cb, void *ud)
+{
+	struct moat_json_iter it;
+	void *ji = json_object_iter(obj);
+	size_t koff, voff;
+	int r;
+
+	if (moat_json_iter_init(&it, w->text, w->len, off) < 0)
+		return fail_internal(w, off);
+	while ((r = moat_json_iter_next(&it, &koff, &voff)) > 0) {
+		const char *key;
+		json_t *v;
+
+		if (!ji)
+			return fail_internal(w, koff);
+		key = json_object_iter_key(ji);
+		v = json_object_iter_value(ji);
+		ji = json_object_iter_next(obj, ji);
+		if (!moat_json_string_equals(w->text, w->len, koff, key))
+			return fail_internal(w, koff);
+		push_key(w, key);
+		r = cb(w, key, v, koff, voff, ud);
+		pop(w);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0 || ji)
+		return fail_internal(w, off);
+	return 0;
+}
+
+typedef int (*element_fn)(struct walker *w, size_t i, json_t *v, size_t voff, void *ud);
+
+static int walk_elements(struct walker *w, json_t *arr, size_t off, element_fn cb, void *ud)
+{
+	struct moat_json_iter it;
+	size_t voff, i = 0;
+	int r;
+
+	if (moat_json_iter_init(&it, w->text, w->len, off) < 0)
+		return fail_internal(w, off);
+	while ((r = moat_json_iter_next(&it, NULL, &voff)) > 0) {
+		json_t *v = json_array_get(arr, i);
+
+		if (!v)
+			return fail_internal(w, voff);
+		push_index(w, i);
+		r = cb(w, i, v, voff, ud);
+		pop(w);
+		if (r < 0)
+			return r;
+		i++;
+	}
+	if (r < 0 || i != json_array_size(arr))
+		return fail_internal(w, off);
+	return 0;
+}
+
+struct object_ctx {
+	const struct key_spec *specs;
+	size_t n;
+	void *target;
+	uint64_t seen;
+};
+
+static int object_member(struct walker *w, const char *key, json_t *v, size_t koff, size_t voff,
+			 void *ud)
+{
+	struct object_ctx *o = ud;
+	const struct key_spec *s = NULL;
+	size_t i;
+
+	for (i = 0; i < o->n; i++) {
+		if (!strcmp(o->specs[i].name, key)) {
+			s = &o->specs[i];
+			break;
+		}
+	}
+	if (!s)
+		return fail_unknown(w, koff, key, o->specs, o->n);
+	o->seen |= 1ull << i;
+	if (w->project) {
+		/* SECURITY: a project file comes with the repository; it may
+		 * only tighten what the user configured. */
+		if (s->project == P_NEVER)
+			return fail_at(
+			    w, koff, "not allowed in a project config: it could loosen the policy");
+		if (s->project == P_TRUE_ONLY && json_is_false(v))
+			return fail_at(w, voff,
+				       "false is not allowed in a project config: it could "
+				       "loosen the policy");
+	}
+	return s->fn(w, s, v, voff, o->target);
+}
+
+/* Walk an object against a key table: unknown keys are errors, required
+ * keys must be present. */
+static int walk_object(struct walker *w, json_t *obj, size_t off, const struct key_spec *specs,
+		       size_t n, void *target)
+{
+	struct object_ctx o = {specs, n, target, 0};
+	int r = expect_type(w, obj, off, JSON_OBJECT);
+
+	if (r < 0)
+		return r;
+	r = walk_members(w, obj, off, object_member, &o);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		if (specs[i].required && !(o.seen & (1ull << i))) {
+			push_key(w, specs[i].name);
+			r = fail_at(w, off, "missing required key \"%s\"", specs[i].name);
+			pop(w);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- generic handlers ----- */
+
+static int h_bool(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	int r = expect_type(w, v, off, JSON_TRUE);
+
+	if (r < 0)
+		return r;
+	*(bool *)((char *)t + s->field) = json_is_true(v);
+	return 0;
+}
+
+static int h_ignore(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return 0;
+}
+
+/* Aar's sub-objects for other platforms: accepted when they are objects. */
+static int h_ignore_object(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	return expect_type(w, v, off, JSON_OBJECT);
+}
+
+/* ---- path lists ----- */
+
+struct list_ctx {
+	struct moat_strlist *list;
+};
+
+static int pathlist_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct list_ctx *lc = ud;
+	const char *s;
+	char *pat;
+	struct moat_loc loc;
+	int r = get_string(w, v, off, "pattern", &s);
+
+	if (r < 0)
+		return r;
+	r = path_pattern(s, &pat, w->err);
+	if (r < 0)
+		return fail_keep_msg(w, off, r);
+	loc = loc_at(w, off);
+	if (strlist_push(lc->list, pat, &loc) < 0)
+		return oom(w, off);
+	return 0;
+}
+
+static int pathlist_fill(struct walker *w, json_t *v, size_t off, struct moat_strlist *l)
+{
+	struct list_ctx lc = {l};
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, l->n, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, pathlist_element, &lc);
+}
+
+/* denied_paths, read_only_paths: appended */
+static int h_pathlist(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return pathlist_fill(w, v, off, (struct moat_strlist *)((char *)t + s->field));
+}
+
+/* allowed_paths: replaces any earlier value; null removes the allow-list */
+static int h_allowed_paths(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	struct moat_config *c = t;
+
+	if (json_is_null(v)) {
+		if (w->project)
+			return fail_at(w, off,
+				       "null is not allowed in a project config: it could "
+				       "loosen the policy");
+		strlist_release(&c->allowed_paths);
+		c->allowed_paths_set = false;
+		return 0;
+	}
+	if (json_is_array(v)) {
+		strlist_release(&c->allowed_paths);
+		c->allowed_paths_set = true;
+	}
+	return pathlist_fill(w, v, off, &c->allowed_paths);
+}
+
+/* ---- path_rules ----- */
+
+static int h_rule_path_pattern(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			       void *t)
+{
+	struct moat_path_rule *pr = t;
+	const char *str;
+	int r = get_string(w, v, off, "pattern", &str);
+
+	if (r < 0)
+		return r;
+	r = path_pattern(str, &pr->pattern, w->err);
+	return r < 0 ? fail_keep_msg(w, off, r) : 0;
+}
+
+static const struct key_spec path_rule_specs[] = {
+    {"pattern", h_rule_path_pattern, P_ANY, true, 0},
+    {"allow_read", h_bool, P_ANY, false, FIELD(struct moat_path_rule, allow_read)},
+    {"allow_write", h_bool, P_ANY, false, FIELD(struct moat_path_rule, allow_write)},
+};
+
+static int path_rule_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_config *c = ud;
+	struct moat_path_rule *pr;
+
+	if (grow((void **)&c->path_rules, c->npath_rules, sizeof(*pr)) < 0)
+		return oom(w, off);
+	pr = &c->path_rules[c->npath_rules++];
+	pr->pattern = NULL;
+	pr->allow_read = true;
+	pr->allow_write = false;
+	pr->loc = loc_at(w, off);
+	return walk_object(w, v, off, path_rule_specs, MOAT_ARRAY_SIZE(path_rule_specs), pr);
+}
+
+static int h_path_rules(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, c->npath_rules, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, path_rule_element, c);
+}
+
+/* ---- command_rules ----- */
+
+struct cmd_rule_ctx {
+	struct moat_cmd_rule *rule;
+	size_t pattern_off;
+};
+
+static int h_cmd_pattern(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct cmd_rule_ctx *cc = t;
+	const char *str;
+	int r = get_string(w, v, off, "pattern", &str);
+
+	if (r < 0)
+		return r;
+	cc->rule->pattern = moat_strdup(str);
+	if (!cc->rule->pattern)
+		return oom(w, off);
+	cc->pattern_off = off;
+	return 0;
+}
+
+static int h_cmd_decision(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct cmd_rule_ctx *cc = t;
+	const char *str;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	str = json_string_value(v);
+	if (!strcmp(str, "allow"))
+		cc->rule->decision = MOAT_ALLOW;
+	else if (!strcmp(str, "deny"))
+		cc->rule->decision = MOAT_DENY;
+	else if (!strcmp(str, "ask"))
+		cc->rule->decision = MOAT_ASK;
+	else
+		return fail_at(w, off, "expected \"allow\", \"deny\" or \"ask\"");
+	return 0;
+}
+
+static int h_cmd_is_regex(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct cmd_rule_ctx *cc = t;
+	int r = expect_type(w, v, off, JSON_TRUE);
+
+	if (r < 0)
+		return r;
+	cc->rule->is_regex = json_is_true(v);
+	return 0;
+}
+
+static const struct key_spec cmd_rule_specs[] = {
+    {"pattern", h_cmd_pattern, P_ANY, true, 0},
+    {"decision", h_cmd_decision, P_ANY, true, 0},
+    {"is_regex", h_cmd_is_regex, P_ANY, false, 0},
+};
+
+static int cmd_rule_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_config *c = ud;
+	struct cmd_rule_ctx cc;
+	int r;
+
+	if (grow((void **)&c->command_rules, c->ncommand_rules, sizeof(*cc.rule)) < 0)
+		return oom(w, off);
+	cc.rule = &c->command_rules[c->ncommand_rules++];
+	memset(cc.rule, 0, sizeof(*cc.rule));
+	cc.rule->decision = MOAT_DENY;
+	cc.rule->loc = loc_at(w, off);
+	cc.pattern_off = off;
+	r = walk_object(w, v, off, cmd_rule_specs, MOAT_ARRAY_SIZE(cmd_rule_specs), &cc);
+	if (r < 0)
+		return r;
+	/* is_regex may follow the pattern: check the pattern last */
+	push_key(w, "pattern");
+	if (cc.rule->is_regex)
+		r = check_regex(cc.rule->pattern, w->err);
+	else
+		r = check_glob(cc.rule->pattern, MOAT_GLOB_TEXT, w->err);
+	if (r < 0)
+		r = fail_keep_msg(w, cc.pattern_off, r);
+	pop(w);
+	return r;
+}
+
+static int h_command_rules(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	struct moat_config *c = t;
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, c->ncommand_rules, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, cmd_rule_element, c);
+}
+
+/* ---- plain string lists (denied_commands) ----- */
+
+static int cmdlist_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct list_ctx *lc = ud;
+	const char *s;
+	struct moat_loc loc;
+	int r = get_string(w, v, off, "pattern", &s);
+
+	if (r < 0)
+		return r;
+	loc = loc_at(w, off);
+	if (strlist_push(lc->list, moat_strdup(s), &loc) < 0)
+		return oom(w, off);
+	return 0;
+}
+
+static int h_cmdlist(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct list_ctx lc = {(struct moat_strlist *)((char *)t + s->field)};
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, lc.list->n, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, cmdlist_element, &lc);
+}
+
+/* ---- network ----- */
+
+static int domain_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct list_ctx *lc = ud;
+	const char *s;
+	char *d;
+	struct moat_loc loc;
+	int r = get_string(w, v, off, "domain", &s);
+
+	if (r < 0)
+		return r;
+	if (strlen(s) > MOAT_CONFIG_MAX_DOMAIN)
+		return fail_at(w, off, "domain longer than %u bytes", MOAT_CONFIG_MAX_DOMAIN);
+	for (const char *p = s; *p; p++) {
+		char ch = *p;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || strchr(".-_*:[]", ch)))
+			return fail_at(
+			    w, off,
+			    "invalid domain (expected a host name such as "
+			    "\"example.com\" or \".example.com\", without scheme or path)");
+	}
+	d = moat_strdup(s);
+	if (!d)
+		return oom(w, off);
+	/* host names compare without case: store them lower-cased */
+	for (char *p = d; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	loc = loc_at(w, off);
+	if (strlist_push(lc->list, d, &loc) < 0)
+		return oom(w, off);
+	return 0;
+}
+
+static int h_domains(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct list_ctx lc = {(struct moat_strlist *)((char *)t + s->field)};
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, lc.list->n, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, domain_element, &lc);
+}
+
+static const struct key_spec network_specs[] = {
+    {"allow_domains", h_domains, P_ANY, false, FIELD(struct moat_config, allow_domains)},
+    {"block_domains", h_domains, P_ANY, false, FIELD(struct moat_config, block_domains)},
+    {"allow_local", h_bool, P_NEVER, false, FIELD(struct moat_config, allow_local_network)},
+};
+
+static int h_network(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return walk_object(w, v, off, network_specs, MOAT_ARRAY_SIZE(network_specs), t);
+}
+
+/* ---- sandbox ----- */
+
+static int h_sandbox_mode(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct moat_config *c = t;
+	const char *m;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	m = json_string_value(v);
+	if (!strcmp(m, "local"))
+		c->sandbox_mode = MOAT_SANDBOX_LOCAL;
+	else if (!strcmp(m, "linux"))
+		c->sandbox_mode = MOAT_SANDBOX_LINUX;
+	else if (!strcmp(m, "auto"))
+		c->sandbox_mode = MOAT_SANDBOX_AUTO;
+	else if (!strcmp(m, "windows") || !strcmp(m, "wsl"))
+		return fail_at(w, off,
+			       "mode \"%s\" is not available in moat (expected \"local\", "
+			       "\"linux\" or \"auto\")",
+			       m);
+	else
+		return fail_at(w, off, "expected \"local\", \"linux\" or \"auto\"");
+	return 0;
+}
+
+static int h_workspace(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *str;
+	int r;
+
+	if (json_is_null(v)) {
+		free(c->sandbox_workspace);
+		c->sandbox_workspace = NULL;
+		return 0;
+	}
+	r = get_string(w, v, off, "path", &str);
+	if (r < 0)
+		return r;
+	r = moat_config_expand_ex(str, 0, &b, w->err);
+	if (r < 0) {
+		moat_buf_release(&b);
+		return fail_keep_msg(w, off, r);
+	}
+	free(c->sandbox_workspace);
+	c->sandbox_workspace = moat_buf_steal(&b);
+	return c->sandbox_workspace ? 0 : oom(w, off);
+}
+
+static int h_max_memory(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	json_int_t mb;
+	int r;
+
+	if (json_is_null(v)) {
+		c->max_memory_mb = 0;
+		return 0;
+	}
+	r = expect_type(w, v, off, JSON_INTEGER);
+	if (r < 0)
+		return r;
+	mb = json_integer_value(v);
+	if (mb < 1 || mb > MOAT_CONFIG_MAX_MEMORY_MB)
+		return fail_at(w, off, "expected an integer from 1 to %u, got %lld",
+			       MOAT_CONFIG_MAX_MEMORY_MB, (long long)mb);
+	c->max_memory_mb = (long)mb;
+	return 0;
+}
+
+static const struct key_spec sandbox_linux_specs[] = {
+    {"workspace", h_workspace, P_NEVER, false, 0},
+    {"max_memory_mb", h_max_memory, P_NEVER, false, 0},
+};
+
+static int h_sandbox_linux(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	return walk_object(w, v, off, sandbox_linux_specs, MOAT_ARRAY_SIZE(sandbox_linux_specs), t);
+}
+
+/* HOOK (sandbox profiles): the sandbox module adds its keys here, e.g.
+ * "profiles", "profile", "fallback", with handlers above and fields in
+ * struct moat_config. Until then unknown keys under "sandbox" are errors.
+ * Keys that choose or weaken confinement must be P_NEVER for project files. */
+static const struct key_spec sandbox_specs[] = {
+    {"mode", h_sandbox_mode, P_NEVER, false, 0},
+    {"linux", h_sandbox_linux, P_ANY, false, 0},
+    /* Aar compatibility: settings for other platforms, ignored */
+    {"local", h_ignore_object, P_ANY, false, 0},
+    {"windows", h_ignore_object, P_ANY, false, 0},
+    {"wsl", h_ignore_object, P_ANY, false, 0},
+};
+
+static int h_sandbox(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return walk_object(w, v, off, sandbox_specs, MOAT_ARRAY_SIZE(sandbox_specs), t);
+}
+
+/* ---- tools ----- */
+
+static int effect_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_tool_decl *d = ud;
+	const char *e;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	e = json_string_value(v);
+	if (!strcmp(e, "read"))
+		d->effects |= MOAT_EFFECT_READ;
+	else if (!strcmp(e, "write"))
+		d->effects |= MOAT_EFFECT_WRITE;
+	else if (!strcmp(e, "execute"))
+		d->effects |= MOAT_EFFECT_EXECUTE;
+	else if (!strcmp(e, "network"))
+		d->effects |= MOAT_EFFECT_NETWORK;
+	else
+		return fail_at(w, off, "expected \"read\", \"write\", \"execute\" or \"network\"");
+	return 0;
+}
+
+static int h_effects(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	if (json_array_size(v) > MOAT_CONFIG_MAX_TOOL_ARGS)
+		return fail_at(w, off, "too many entries (limit %u)", MOAT_CONFIG_MAX_TOOL_ARGS);
+	return walk_elements(w, v, off, effect_element, t);
+}
+
+/* Argument names: what a tool call's JSON object uses as keys. */
+static int arg_name(struct walker *w, json_t *v, size_t off, const char **ret)
+{
+	int r = get_string(w, v, off, "argument name", ret);
+
+	if (r < 0)
+		return r;
+	if (strlen(*ret) > MOAT_CONFIG_MAX_TOOL_NAME)
+		return fail_at(w, off, "argument name longer than %u bytes",
+			       MOAT_CONFIG_MAX_TOOL_NAME);
+	return 0;
+}
+
+static int path_arg_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_tool_decl *d = ud;
+	const char *s;
+	struct moat_loc loc;
+	int r = arg_name(w, v, off, &s);
+
+	if (r < 0)
+		return r;
+	loc = loc_at(w, off);
+	if (strlist_push(&d->path_args, moat_strdup(s), &loc) < 0)
+		return oom(w, off);
+	return 0;
+}
+
+static int h_path_args(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	if (json_array_size(v) > MOAT_CONFIG_MAX_TOOL_ARGS)
+		return fail_at(w, off, "too many entries (limit %u)", MOAT_CONFIG_MAX_TOOL_ARGS);
+	return walk_elements(w, v, off, path_arg_element, t);
+}
+
+static int h_tool_arg(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	char **field = (char **)((char *)t + s->field);
+	const char *str;
+	int r;
+
+	if (json_is_null(v)) {
+		free(*field);
+		*field = NULL;
+		return 0;
+	}
+	r = arg_name(w, v, off, &str);
+	if (r < 0)
+		return r;
+	free(*field);
+	*field = moat_strdup(str);
+	return *field ? 0 : oom(w, off);
+}
+
+static const struct key_spec tool_specs[] = {
+    {"effects", h_effects, P_ANY, true, 0},
+    {"path_args", h_path_args, P_ANY, false, 0},
+    {"command_arg", h_tool_arg, P_ANY, false, FIELD(struct moat_tool_decl, command_arg)},
+    {"url_arg", h_tool_arg, P_ANY, false, FIELD(struct moat_tool_decl, url_arg)},
+};
+
+static bool valid_tool_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > MOAT_CONFIG_MAX_TOOL_NAME)
+		return false;
+	for (; *s; s++) {
+		char ch = *s;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int tool_member(struct walker *w, const char *key, json_t *v, size_t koff, size_t voff,
+		       void *ud)
+{
+	struct moat_config *c = ud;
+	struct moat_tool_decl *d = NULL;
+
+	if (!valid_tool_name(key))
+		return fail_at(w, koff,
+			       "invalid tool name (expected 1 to %u characters of "
+			       "A-Z a-z 0-9 _ . -)",
+			       MOAT_CONFIG_MAX_TOOL_NAME);
+	/* A later declaration of the same tool replaces the earlier one. Names
+	 * are unique within one document (duplicate keys are refused), so only
+	 * the tools of earlier documents need looking at. */
+	for (size_t i = 0; i < w->ntools_before; i++) {
+		if (!strcmp(c->tools[i].name, key)) {
+			d = &c->tools[i];
+			tool_release(d);
+			break;
+		}
+	}
+	if (!d) {
+		if (c->ntools >= MOAT_CONFIG_MAX_TOOLS)
+			return fail_at(w, koff, "too many tools (limit %u)", MOAT_CONFIG_MAX_TOOLS);
+		if (grow((void **)&c->tools, c->ntools, sizeof(*d)) < 0)
+			return oom(w, koff);
+		d = &c->tools[c->ntools++];
+		memset(d, 0, sizeof(*d));
+	}
+	d->name = moat_strdup(key);
+	if (!d->name)
+		return oom(w, koff);
+	d->loc = loc_at(w, koff);
+	return walk_object(w, v, voff, tool_specs, MOAT_ARRAY_SIZE(tool_specs), d);
+}
+
+static int h_tools(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	int r = expect_type(w, v, off, JSON_OBJECT);
+
+	if (r < 0)
+		return r;
+	return walk_members(w, v, off, tool_member, t);
+}
+
+/* ---- safety and the document ----- */
+
+static const struct key_spec safety_specs[] = {
+    {"read_only", h_bool, P_TRUE_ONLY, false, FIELD(struct moat_config, read_only)},
+    {"require_approval_for_writes", h_bool, P_TRUE_ONLY, false,
+     FIELD(struct moat_config, require_approval_for_writes)},
+    {"require_approval_for_execute", h_bool, P_TRUE_ONLY, false,
+     FIELD(struct moat_config, require_approval_for_execute)},
+    {"path_rules", h_path_rules, P_ANY, false, 0},
+    {"denied_paths", h_pathlist, P_ANY, false, FIELD(struct moat_config, denied_paths)},
+    {"default_denied_paths", h_bool, P_NEVER, false,
+     FIELD(struct moat_config, default_denied_paths)},
+    {"allowed_paths", h_allowed_paths, P_ANY, false, 0},
+    {"read_only_paths", h_pathlist, P_ANY, false, FIELD(struct moat_config, read_only_paths)},
+    {"command_rules", h_command_rules, P_ANY, false, 0},
+    {"denied_commands", h_cmdlist, P_ANY, false, FIELD(struct moat_config, denied_commands)},
+    {"default_denied_commands", h_bool, P_NEVER, false,
+     FIELD(struct moat_config, default_denied_commands)},
+    {"log_all_commands", h_bool, P_ANY, false, FIELD(struct moat_config, log_all_commands)},
+    {"hardline", h_bool, P_NEVER, false, FIELD(struct moat_config, hardline)},
+    {"network", h_network, P_ANY, false, 0},
+    {"sandbox", h_sandbox, P_ANY, false, 0},
+    {"tools", h_tools, P_NEVER, false, 0},
+};
+static const size_t nsafety_specs = MOAT_ARRAY_SIZE(safety_specs);
+
+static int h_safety(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return walk_object(w, v, off, safety_specs, nsafety_specs, t);
+}
+
+/* An Aar AgentConfig: "safety" is ours, the agent's own keys are ignored. */
+static const struct key_spec document_specs[] = {
+    {"safety", h_safety, P_ANY, false, 0},     {"provider", h_ignore, P_ANY, false, 0},
+    {"model", h_ignore, P_ANY, false, 0},      {"max_steps", h_ignore, P_ANY, false, 0},
+    {"timeout", h_ignore, P_ANY, false, 0},    {"system_prompt", h_ignore, P_ANY, false, 0},
+    {"max_tokens", h_ignore, P_ANY, false, 0}, {"temperature", h_ignore, P_ANY, false, 0},
+};
+
+static int walk_document(struct walker *w, json_t *root)
+{
+	size_t off;
+	const char *key;
+	json_t *v;
+
+	if (moat_json_root(w->text, w->len, &off) < 0)
+		return fail_internal(w, 0);
+	if (!json_is_object(root))
+		return fail_at(w, off, "expected object, got %s", moat_json_type_name(root));
+	/* wrapped when any top-level key is an AgentConfig key */
+	json_object_foreach(root, key, v)
+	{
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(document_specs); i++)
+			if (!strcmp(key, document_specs[i].name))
+				w->wrapped = true;
+	}
+	if (w->wrapped)
+		return walk_object(w, root, off, document_specs, MOAT_ARRAY_SIZE(document_specs),
+				   w->c);
+	return walk_object(w, root, off, safety_specs, nsafety_specs, w->c);
+}
+
+int moat_config_load_string(struct moat_config *c, const char *json, size_t len, const char *name,
+			    unsigned flags, struct moat_error *err)
+{
+	struct moat_config tmp;
+	struct walker w;
+	json_t *root;
+	int r;
+
+	if (!c || (!json && len))
+		return -EINVAL;
+	if (!json)
+		json = "";
+	if (!name)
+		name = "<config>";
+	r = moat_json_parse(json, len, name, MOAT_CONFIG_MAX_BYTES, MOAT_CONFIG_MAX_DEPTH, &root,
+			    err);
+	if (r < 0)
+		return r;
+	r = config_copy(c, &tmp);
+	if (r < 0) {
+		json_decref(root);
+		moat_error_set(err, "out of memory");
+		return r;
+	}
+	memset(&w, 0, sizeof(w));
+	w.text = json;
+	w.len = len;
+	w.name = name;
+	w.project = flags & MOAT_CONFIG_PROJECT;
+	w.c = &tmp;
+	w.err = err;
+	w.safety = safety_specs;
+	w.nsafety = nsafety_specs;
+	w.ntools_before = tmp.ntools;
+	moat_json_pos_init(&w.pos);
+	w.file = intern_file(&tmp, name);
+	r = w.file ? walk_document(&w, root) : oom(&w, 0);
+	json_decref(root);
+	if (r < 0) {
+		moat_config_release(&tmp);
+		return r;
+	}
+	moat_config_release(c);
+	*c = tmp;
+	return 0;
+}
+
+/* ---- flag helpers ------------------------------------------------------- */
+
+/* Split a flag value at commas outside braces ("{a,b}" stays whole), trim
+ * blanks, refuse empty entries; expand and check each as a path glob. */
+static int parse_csv(const char *csv, struct moat_strlist *out, struct moat_error *err)
+{
+	const char *p = csv;
+
+	if (!csv)
+		return -EINVAL;
+	for (;;) {
+		const char *s = p, *e;
+		int depth = 0;
+		char *entry, *pat;
+		int r;
+
+		while (*p && !(*p == ',' && depth == 0)) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '{')
+				depth++;
+			else if (*p == '}' && depth > 0)
+				depth--;
+			p++;
+		}
+		e = p;
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (s == e) {
+			moat_error_set(err, "empty entry in comma-separated list");
+			return -EINVAL;
+		}
+		if ((size_t)(e - s) > MOAT_CONFIG_MAX_STRING) {
+			moat_error_set(err, "entry longer than %d bytes", MOAT_CONFIG_MAX_STRING);
+			return -EINVAL;
+		}
+		if (out->n >= MOAT_CONFIG_MAX_RULES) {
+			moat_error_set(err, "too many entries (limit %d)", MOAT_CONFIG_MAX_RULES);
+			return -EINVAL;
+		}
+		entry = moat_strndup(s, (size_t)(e - s));
+		if (!entry)
+			return -ENOMEM;
+		r = path_pattern(entry, &pat, err);
+		if (r < 0) {
+			char msg[MOAT_ERROR_MSG_MAX];
+
+			moat_strlcpy(msg, err ? err->msg : "", sizeof(msg));
+			moat_error_set(err, "\"%.200s\": %s", entry, msg);
+			free(entry);
+			return r;
+		}
+		free(entry);
+		if (strlist_push(out, pat, NULL) < 0)
+			return -ENOMEM;
+		if (!*p)
+			return 0;
+		p++;
+	}
+}
+
+int moat_config_add_denied_paths_csv(struct moat_config *c, const char *csv, struct moat_error *err)
+{
+	struct moat_strlist l;
+	int r;
+
+	if (!c || !csv)
+		return -EINVAL;
+	r = strlist_copy(c, NULL, &c->denied_paths, &l);
+	if (r >= 0)
+		r = parse_csv(csv, &l, err);
+	if (r >= 0 && l.n > MOAT_CONFIG_MAX_RULES) {
+		moat_error_set(err, "too many entries (limit %d)", MOAT_CONFIG_MAX_RULES);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		if (r == -ENOMEM)
+			moat_error_set(err, "out of memory");
+		strlist_release(&l);
+		return r;
+	}
+	strlist_release(&c->denied_paths);
+	c->denied_paths = l;
+	return 0;
+}
+
+int moat_config_set_allowed_paths_csv(struct moat_config *c, const char *csv,
+				      struct moat_error *err)
+{
+	struct moat_strlist l = {0};
+	int r;
+
+	if (!c || !csv)
+		return -EINVAL;
+	r = parse_csv(csv, &l, err);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			moat_error_set(err, "out of memory");
+		strlist_release(&l);
+		return r;
+	}
+	strlist_release(&c->allowed_paths);
+	c->allowed_paths = l;
+	c->allowed_paths_set = true;
+	return 0;
+}
+
+/* ---- effective configuration as JSON ------------------------------------ */
+
+static void put_indent(struct moat_buf *b, int level)
+{
+	for (int i = 0; i < level; i++)
+		moat_buf_puts(b, "  ");
+}
+
+static void put_str(struct moat_buf *b, const char *s)
+{
+	moat_buf_json_str(b, s, strlen(s));
+}
+
+static void put_key(struct moat_buf *b, int level, const char *key)
+{
+	put_indent(b, level);
+	put_str(b, key);
+	moat_buf_puts(b, ": ");
+}
+
+static void put_bool(struct moat_buf *b, int level, const char *key, bool v, bool last)
+{
+	put_key(b, level, key);
+	moat_buf_puts(b, v ? "true" : "false");
+	moat_buf_puts(b, last ? "\n" : ",\n");
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* A string array; defaults (may be NULL) first, then the user's entries
+ * that do not repeat a default (so that loading the output again yields the
+ * same output). */
+static void put_list(struct moat_buf *b, int level, const char *key, const char *const *defaults,
+		     const struct moat_strlist *l, bool last)
+{
+	bool any = false;
+
+	put_key(b, level, key);
+	moat_buf_putc(b, '[');
+	for (size_t i = 0; defaults && defaults[i]; i++) {
+		moat_buf_puts(b, any ? ",\n" : "\n");
+		put_indent(b, level + 1);
+		put_str(b, defaults[i]);
+		any = true;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		if (defaults && in_list(defaults, l->v[i]))
+			continue;
+		moat_buf_puts(b, any ? ",\n" : "\n");
+		put_indent(b, level + 1);
+		put_str(b, l->v[i]);
+		any = true;
+	}
+	if (any) {
+		moat_buf_putc(b, '\n');
+		put_indent(b, level);
+	}
+	moat_buf_puts(b, last ? "]\n" : "],\n");
+}
+
+/* A plain path (not a glob) written so that loading expands it to itself. */
+static void put_plain_path(struct moat_buf *b, const char *s)
+{
+	struct moat_buf e = MOAT_BUF_INIT;
+
+	for (size_t i = 0; s[i]; i++) {
+		if (s[i] == '\\' || s[i] == '$' || (i == 0 && s[i] == '~'))
+			moat_buf_putc(&e, '\\');
+		moat_buf_putc(&e, s[i]);
+	}
+	if (e.oom)
+		b->oom = true;
+	else
+		moat_buf_json_str(b, e.data ? e.data : "", e.len);
+	moat_buf_release(&e);
+}
+
+/* The names command_rules use (moat_verdict_name lives in the policy). */
+static const char *decision_name(enum moat_verdict v)
+{
+	return v == MOAT_ALLOW ? "allow" : v == MOAT_ASK ? "ask" : "deny";
+}
+
+static void put_opt_str(struct moat_buf *b, const char *s)
+{
+	if (s)
+		put_str(b, s);
+	else
+		moat_buf_puts(b, "null");
+}
+
+char *moat_config_to_json(const struct moat_config *c)
+{
+	static const char *const modes[] = {"local", "linux", "auto"};
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} effects[] = {{MOAT_EFFECT_READ, "read"},
+		       {MOAT_EFFECT_WRITE, "write"},
+		       {MOAT_EFFECT_EXECUTE, "execute"},
+		       {MOAT_EFFECT_NETWORK, "network"}};
+	struct moat_buf b = MOAT_BUF_INIT;
+
+	if (!c)
+		return NULL;
+	moat_buf_puts(&b, "{\n  \"safety\": {\n");
+	put_bool(&b, 2, "read_only", c->read_only, false);
+	put_bool(&b, 2, "require_approval_for_writes", c->require_approval_for_writes, false);
+	put_bool(&b, 2, "require_approval_for_execute", c->require_approval_for_execute, false);
+	put_bool(&b, 2, "log_all_commands", c->log_all_commands, false);
+	put_bool(&b, 2, "hardline", c->hardline, false);
+	put_bool(&b, 2, "default_denied_paths", c->default_denied_paths, false);
+	put_bool(&b, 2, "default_denied_commands", c->default_denied_commands, false);
+
+	put_key(&b, 2, "path_rules");
+	moat_buf_putc(&b, '[');
+	for (size_t i = 0; i < c->npath_rules; i++) {
+		const struct moat_path_rule *pr = &c->path_rules[i];
+
+		moat_buf_puts(&b, i ? ",\n" : "\n");
+		put_indent(&b, 3);
+		moat_buf_puts(&b, "{\"pattern\": ");
+		put_str(&b, pr->pattern ? pr->pattern : "");
+		moat_buf_printf(&b, ", \"allow_read\": %s, \"allow_write\": %s}",
+				pr->allow_read ? "true" : "false",
+				pr->allow_write ? "true" : "false");
+	}
+	if (c->npath_rules) {
+		moat_buf_putc(&b, '\n');
+		put_indent(&b, 2);
+	}
+	moat_buf_puts(&b, "],\n");
+
+	put_list(&b, 2, "denied_paths", c->default_denied_paths ? moat_default_denied_paths : NULL,
+		 &c->denied_paths, false);
+	if (c->allowed_paths_set) {
+		put_list(&b, 2, "allowed_paths", NULL, &c->allowed_paths, false);
+	} else {
+		put_key(&b, 2, "allowed_paths");
+		moat_buf_puts(&b, "null,\n");
+	}
+	put_list(&b, 2, "read_only_paths", NULL, &c->read_only_paths, false);
+
+	put_key(&b, 2, "command_rules");
+	moat_buf_putc(&b, '[');
+	for (size_t i = 0; i < c->ncommand_rules; i++) {
+		const struct moat_cmd_rule *cr = &c->command_rules[i];
+
+		moat_buf_puts(&b, i ? ",\n" : "\n");
+		put_indent(&b, 3);
+		moat_buf_puts(&b, "{\"pattern\": ");
+		put_str(&b, cr->pattern ? cr->pattern : "");
+		moat_buf_printf(&b, ", \"decision\": \"%s\", \"is_regex\": %s}",
+				decision_name(cr->decision), cr->is_regex ? "true" : "false");
+	}
+	if (c->ncommand_rules) {
+		moat_buf_putc(&b, '\n');
+		put_indent(&b, 2);
+	}
+	moat_buf_puts(&b, "],\n");
+	put_list(&b, 2, "denied_commands",
+		 c->default_denied_commands ? moat_default_denied_commands : NULL,
+		 &c->denied_commands, false);
+
+	moat_buf_puts(&b, "    \"network\": {\n");
+	put_list(&b, 3, "allow_domains", NULL, &c->allow_domains, false);
+	put_list(&b, 3, "block_domains", NULL, &c->block_domains, false);
+	put_bool(&b, 3, "allow_local", c->allow_local_network, true);
+	moat_buf_puts(&b, "    },\n");
+
+	moat_buf_puts(&b, "    \"sandbox\": {\n");
+	put_key(&b, 3, "mode");
+	put_str(&b, (unsigned)c->sandbox_mode < MOAT_ARRAY_SIZE(modes) ? modes[c->sandbox_mode]
+								       : "local");
+	moat_buf_puts(&b, ",\n");
+	put_key(&b, 3, "linux");
+	moat_buf_puts(&b, "{\"workspace\": ");
+	if (c->sandbox_workspace)
+		put_plain_path(&b, c->sandbox_workspace);
+	else
+		moat_buf_puts(&b, "null");
+	if (c->max_memory_mb > 0)
+		moat_buf_printf(&b, ", \"max_memory_mb\": %ld}\n", c->max_memory_mb);
+	else
+		moat_buf_puts(&b, ", \"max_memory_mb\": null}\n");
+	moat_buf_puts(&b, "    },\n");
+
+	put_key(&b, 2, "tools");
+	moat_buf_putc(&b, '{');
+	for (size_t i = 0; i < c->ntools; i++) {
+		const struct moat_tool_decl *d = &c->tools[i];
+		bool first = true;
+
+		moat_buf_puts(&b, i ? ",\n" : "\n");
+		put_key(&b, 3, d->name);
+		moat_buf_puts(&b, "{\"effects\": [");
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(effects); k++) {
+			if (!(d->effects & effects[k].bit))
+				continue;
+			moat_buf_puts(&b, first ? "" : ", ");
+			put_str(&b, effects[k].name);
+			first = false;
+		}
+		moat_buf_puts(&b, "], \"path_args\": [");
+		for (size_t k = 0; k < d->path_args.n; k++) {
+			moat_buf_puts(&b, k ? ", " : "");
+			put_str(&b, d->path_args.v[k]);
+		}
+		moat_buf_puts(&b, "], \"command_arg\": ");
+		put_opt_str(&b, d->command_arg);
+		moat_buf_puts(&b, ", \"url_arg\": ");
+		put_opt_str(&b, d->url_arg);
+		moat_buf_putc(&b, '}');
+	}
+	if (c->ntools) {
+		moat_buf_putc(&b, '\n');
+		put_indent(&b, 2);
+	}
+	moat_buf_puts(&b, "}\n  }\n}\n");
+	return moat_buf_steal(&b);
+}

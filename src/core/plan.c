@@ -1,0 +1,1617 @@
+/* The sandbox plan: profiles, their layering, and the pure construction of
+ * the plan that src/sandbox/ applies. See plan.h for the model.
+ *
+ * Everything here is decided from data: the profile, the call's context and
+ * the kernel features (a struct that tests fake). The plan never loosens a
+ * request to fit the kernel; it records the gap and the caller's fallback
+ * policy decides (seed 004: deny by default).
+ *
+ * Pure: no I/O, no getenv, no printing; it must never call into the kernel. */
+#include "core/plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/path.h"
+
+/* ------------------------------------------------------------------ */
+/* Landlock ABI degradation                                            */
+/* ------------------------------------------------------------------ */
+
+#define LL_FS_ALL                                                                               \
+	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR | \
+	 MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_CHAR |                  \
+	 MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_MAKE_SOCK | MOAT_LL_FS_MAKE_FIFO | \
+	 MOAT_LL_FS_MAKE_BLOCK | MOAT_LL_FS_MAKE_SYM | MOAT_LL_FS_REFER | MOAT_LL_FS_TRUNCATE |   \
+	 MOAT_LL_FS_IOCTL_DEV)
+
+void moat_landlock_masks(int abi, struct moat_ll_masks *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (abi <= 0)
+		return;
+	if (abi > MOAT_LL_ABI_MAX)
+		abi = MOAT_LL_ABI_MAX; /* rights we do not know are never handled */
+	ret->abi = abi;
+	ret->fs = LL_FS_ALL;
+	ret->net = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
+	ret->scoped = MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET | MOAT_LL_SCOPE_SIGNAL;
+	ret->restrict_flags = MOAT_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
+			      MOAT_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON |
+			      MOAT_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF;
+	/* Each case removes what its ABI lacks and falls through to the older
+	 * ones, as the kernel's sample sandboxer does. */
+	switch (abi) {
+	case 1:
+		/* ABI 1 cannot express REFER: moving or linking a file to another
+		 * directory is always denied (EXDEV) inside the sandbox. */
+		ret->fs &= ~MOAT_LL_FS_REFER;
+		__attribute__((fallthrough));
+	case 2:
+		/* ABI 2 cannot restrict truncate(2) and O_TRUNC. */
+		ret->fs &= ~MOAT_LL_FS_TRUNCATE;
+		__attribute__((fallthrough));
+	case 3:
+		/* ABI 3 has no TCP rules. */
+		ret->net = 0;
+		__attribute__((fallthrough));
+	case 4:
+		/* ABI 4 cannot restrict ioctls on device files. */
+		ret->fs &= ~MOAT_LL_FS_IOCTL_DEV;
+		__attribute__((fallthrough));
+	case 5:
+		/* ABI 5 has no scopes (abstract unix sockets, signals). */
+		ret->scoped = 0;
+		__attribute__((fallthrough));
+	case 6:
+		/* ABI 6 takes no logging flags. */
+		ret->restrict_flags = 0;
+		__attribute__((fallthrough));
+	default:
+		break;
+	}
+}
+
+uint64_t moat_landlock_access(unsigned fs_rights, const struct moat_ll_masks *m)
+{
+	uint64_t a = 0;
+
+	if (fs_rights & MOAT_FS_READ)
+		a |= MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR;
+	if (fs_rights & MOAT_FS_EXEC)
+		a |= MOAT_LL_FS_EXECUTE;
+	/* SECURITY: device nodes are never creatable, even in the workspace. */
+	if (fs_rights & MOAT_FS_WRITE)
+		a |= MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE |
+		     MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_MAKE_SOCK |
+		     MOAT_LL_FS_MAKE_FIFO | MOAT_LL_FS_MAKE_SYM | MOAT_LL_FS_REFER |
+		     MOAT_LL_FS_TRUNCATE;
+	if (fs_rights & MOAT_FS_DEV)
+		a |= MOAT_LL_FS_IOCTL_DEV;
+	return a & m->fs;
+}
+
+void moat_kfeatures_full(struct moat_kfeatures *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->landlock_abi = MOAT_LL_ABI_MAX;
+	ret->userns = true;
+	ret->seccomp = true;
+	ret->pidns_pid_max = true;
+	ret->kernel_major = 6;
+	ret->kernel_minor = 18;
+	moat_strlcpy(ret->cgroup_why, "no delegated cgroup v2 subtree", sizeof(ret->cgroup_why));
+}
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+int moat_plan_normpath(const char *in, char *out, size_t outsz)
+{
+	size_t o = 0;
+	const char *p = in;
+
+	if (!in || in[0] != '/' || outsz < 2)
+		return -EINVAL;
+	while (*p) {
+		const char *s;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - s);
+		if (n == 0 || (n == 1 && s[0] == '.'))
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--; /* the slash; "/a/.." becomes "" then "/" */
+			continue;
+		}
+		if (o + 1 + n + 1 > outsz)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, s, n);
+		o += n;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[{") != NULL;
+}
+
+void moat_profile_init(struct moat_profile *p, const char *name)
+{
+	memset(p, 0, sizeof(*p));
+	moat_strlcpy(p->name, name ? name : "", sizeof(p->name));
+}
+
+static void strv_release(struct moat_strv *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+	l->replace = false;
+}
+
+void moat_profile_release(struct moat_profile *p)
+{
+	if (!p)
+		return;
+	strv_release(&p->ro);
+	strv_release(&p->rw);
+	strv_release(&p->mask);
+	strv_release(&p->protect);
+	strv_release(&p->sockets);
+	strv_release(&p->env_pass);
+}
+
+int moat_strv_add(struct moat_strv *l, const char *s)
+{
+	char **nv, *c;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return 0; /* a set: duplicates are dropped */
+	if (l->n >= MOAT_PLAN_MAX_PATHS)
+		return -E2BIG;
+	c = moat_strdup(s);
+	if (!c)
+		return -ENOMEM;
+	nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+	if (!nv) {
+		free(c);
+		return -ENOMEM;
+	}
+	nv[l->n++] = c;
+	l->v = nv;
+	return 0;
+}
+
+static int strv_extend(struct moat_strv *dst, const struct moat_strv *src)
+{
+	if (src->replace)
+		strv_release(dst);
+	for (size_t i = 0; i < src->n; i++) {
+		int r = moat_strv_add(dst, src->v[i]);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* built-in profiles                                                   */
+/* ------------------------------------------------------------------ */
+
+const char *const moat_profile_builtin_names[] = {
+	"readonly",
+	"workspace-write",
+	"workspace-write-no-network",
+	NULL,
+};
+
+/* Inside a writable workspace these stay read-only: code that runs later,
+ * outside the sandbox (hooks, editor tasks, shell startup files, MCP server
+ * lists) and moat's own project policy (seed 002: the agent must not be able
+ * to relax its own profile). */
+static const char *const default_protect[] = {
+	".git/hooks", ".git/config", ".gitmodules", ".mcp.json", ".vscode", ".idea", ".moat",
+	".envrc", ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv",
+	".zprofile", ".zlogin", NULL,
+};
+
+#define DEFAULT_MEM_MB 2048
+#define DEFAULT_PIDS 512
+#define DEFAULT_FSIZE_MB 4096
+#define DEFAULT_NOFILE 8192
+#define DEFAULT_CPU_S 3600
+
+int moat_profile_builtin(const char *name, struct moat_profile *p)
+{
+	int r;
+
+	if (!name)
+		name = MOAT_PROFILE_DEFAULT;
+	if (strcmp(name, "readonly") && strcmp(name, "workspace-write") &&
+	    strcmp(name, "workspace-write-no-network"))
+		return -ENOENT;
+	moat_profile_init(p, name);
+	p->set = MOAT_PF_WORKSPACE | MOAT_PF_PROTECT | MOAT_PF_NET | MOAT_PF_MEM | MOAT_PF_PIDS |
+		 MOAT_PF_CPU | MOAT_PF_FSIZE | MOAT_PF_NOFILE | MOAT_PF_ENV | MOAT_PF_FALLBACK |
+		 MOAT_PF_TIMEOUT;
+	p->mem_mb = DEFAULT_MEM_MB;
+	p->pids = DEFAULT_PIDS;
+	p->fsize_mb = DEFAULT_FSIZE_MB;
+	p->nofile = DEFAULT_NOFILE;
+	p->cpu_s = DEFAULT_CPU_S;
+	p->timeout_s = 0;
+	p->env = MOAT_ENV_RESTRICTED;
+	p->fallback = MOAT_FALLBACK_DENY;
+	for (size_t i = 0; default_protect[i]; i++) {
+		r = moat_strv_add(&p->protect, default_protect[i]);
+		if (r < 0) {
+			moat_profile_release(p);
+			return r;
+		}
+	}
+	if (!strcmp(name, "readonly")) {
+		p->workspace = MOAT_WS_RO;
+		p->net = MOAT_NET_DENY;
+		/* seed 004: an immutable dimension cannot be loosened by a later layer */
+		p->immutable = MOAT_DIM_FS | MOAT_DIM_NET;
+	} else if (!strcmp(name, "workspace-write")) {
+		p->workspace = MOAT_WS_RW;
+		p->net = MOAT_NET_ALLOW; /* seed 002: the default for development */
+	} else {
+		p->workspace = MOAT_WS_RW;
+		p->net = MOAT_NET_DENY;
+		p->immutable = MOAT_DIM_NET;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* layering (seed 003) with immutable dimensions (seed 004)            */
+/* ------------------------------------------------------------------ */
+
+static bool limit_tightens(long oldv, long newv)
+{
+	if (newv <= 0)
+		return oldv <= 0;
+	return oldv <= 0 || newv <= oldv;
+}
+
+static bool ports_subset(const struct moat_profile *a, const struct moat_profile *b)
+{
+	/* every port of b is in a */
+	for (size_t i = 0; i < b->nports; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < a->nports && !found; j++)
+			found = a->ports[j] == b->ports[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static int refuse(struct moat_error *err, const struct moat_profile *base, const char *what,
+		  const char *dim)
+{
+	moat_error_set(err,
+		       "profile '%s' makes the %s dimension immutable: %s cannot loosen it "
+		       "(pick another profile)",
+		       base->name, dim, what);
+	return -EPERM;
+}
+
+int moat_profile_layer(struct moat_profile *base, const struct moat_profile *over,
+		       struct moat_error *err)
+{
+	unsigned s = over->set;
+	bool fs_imm = base->immutable & MOAT_DIM_FS, net_imm = base->immutable & MOAT_DIM_NET;
+	bool proc_imm = base->immutable & MOAT_DIM_PROC, env_imm = base->immutable & MOAT_DIM_ENV;
+	int r;
+
+	/* check everything before changing anything: a refused layer leaves base intact */
+	if (fs_imm) {
+		if ((s & MOAT_PF_WORKSPACE) && over->workspace > base->workspace)
+			return refuse(err, base, "a wider workspace access", "filesystem");
+		if ((s & MOAT_PF_RW) && (over->rw.n || over->rw.replace))
+			return refuse(err, base, "a read-write path", "filesystem");
+		if ((s & MOAT_PF_RO) && (over->ro.n || over->ro.replace))
+			return refuse(err, base, "a read-only path", "filesystem");
+		if ((s & MOAT_PF_MASK) && over->mask.replace)
+			return refuse(err, base, "replacing the masked paths", "filesystem");
+		if ((s & MOAT_PF_PROTECT) && over->protect.replace)
+			return refuse(err, base, "replacing the protected paths", "filesystem");
+		if ((s & MOAT_PF_SOCKETS) && (over->sockets.n || over->sockets.replace))
+			return refuse(err, base, "a host socket", "filesystem");
+	}
+	if (net_imm && (s & MOAT_PF_NET)) {
+		bool ok = over->net < base->net ||
+			  (over->net == base->net &&
+			   (over->net != MOAT_NET_PORTS || ports_subset(base, over)));
+
+		if (!ok)
+			return refuse(err, base, "--net", "network");
+	}
+	if (proc_imm) {
+		if ((s & MOAT_PF_TIMEOUT) && !limit_tightens(base->timeout_s, over->timeout_s))
+			return refuse(err, base, "a longer timeout", "process");
+		if ((s & MOAT_PF_MEM) && !limit_tightens(base->mem_mb, over->mem_mb))
+			return refuse(err, base, "more memory", "process");
+		if ((s & MOAT_PF_PIDS) && !limit_tightens(base->pids, over->pids))
+			return refuse(err, base, "more processes", "process");
+		if ((s & MOAT_PF_CPU) && !limit_tightens(base->cpu_s, over->cpu_s))
+			return refuse(err, base, "more cpu time", "process");
+		if ((s & MOAT_PF_FSIZE) && !limit_tightens(base->fsize_mb, over->fsize_mb))
+			return refuse(err, base, "a larger file size", "process");
+		if ((s & MOAT_PF_NOFILE) && !limit_tightens(base->nofile, over->nofile))
+			return refuse(err, base, "more open files", "process");
+	}
+	if (env_imm) {
+		if ((s & MOAT_PF_ENV) && over->env > base->env)
+			return refuse(err, base, "a wider environment", "environment");
+		if ((s & MOAT_PF_ENV_PASS) && (over->env_pass.n || over->env_pass.replace))
+			return refuse(err, base, "passing a secret variable", "environment");
+	}
+
+	if (s & MOAT_PF_WORKSPACE)
+		base->workspace = over->workspace;
+	if ((s & MOAT_PF_RO) && (r = strv_extend(&base->ro, &over->ro)) < 0)
+		goto fail;
+	if ((s & MOAT_PF_RW) && (r = strv_extend(&base->rw, &over->rw)) < 0)
+		goto fail;
+	if ((s & MOAT_PF_MASK) && (r = strv_extend(&base->mask, &over->mask)) < 0)
+		goto fail;
+	if ((s & MOAT_PF_PROTECT) && (r = strv_extend(&base->protect, &over->protect)) < 0)
+		goto fail;
+	if ((s & MOAT_PF_SOCKETS) && (r = strv_extend(&base->sockets, &over->sockets)) < 0)
+		goto fail;
+	if ((s & MOAT_PF_ENV_PASS) && (r = strv_extend(&base->env_pass, &over->env_pass)) < 0)
+		goto fail;
+	if (s & MOAT_PF_NET) {
+		base->net = over->net;
+		memcpy(base->ports, over->ports, sizeof(base->ports));
+		base->nports = over->nports;
+	}
+	if (s & MOAT_PF_TIMEOUT)
+		base->timeout_s = over->timeout_s;
+	if (s & MOAT_PF_MEM)
+		base->mem_mb = over->mem_mb;
+	if (s & MOAT_PF_PIDS)
+		base->pids = over->pids;
+	if (s & MOAT_PF_CPU)
+		base->cpu_s = over->cpu_s;
+	if (s & MOAT_PF_FSIZE)
+		base->fsize_mb = over->fsize_mb;
+	if (s & MOAT_PF_NOFILE)
+		base->nofile = over->nofile;
+	if (s & MOAT_PF_ENV)
+		base->env = over->env;
+	if (s & MOAT_PF_FALLBACK)
+		base->fallback = over->fallback;
+	base->set |= s;
+	base->immutable |= over->immutable; /* a layer may add immutability, never remove it */
+	return 0;
+fail:
+	moat_error_set(err, "profile '%s': %s", base->name,
+		       r == -E2BIG ? "too many paths in one list" : "out of memory");
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* parsing of flag values                                              */
+/* ------------------------------------------------------------------ */
+
+int moat_parse_net(const char *s, struct moat_profile *p, struct moat_error *err)
+{
+	const char *q = s;
+
+	if (!strcmp(s, "deny") || !strcmp(s, "none")) {
+		p->net = MOAT_NET_DENY;
+		p->nports = 0;
+	} else if (!strcmp(s, "allow")) {
+		p->net = MOAT_NET_ALLOW;
+		p->nports = 0;
+	} else {
+		size_t n = 0;
+
+		while (*q) {
+			char buf[8];
+			size_t len = strcspn(q, ",");
+			long port;
+
+			if (len == 0 || len >= sizeof(buf)) {
+				moat_error_set(err, "bad --net value '%s': use deny, allow or a "
+						    "comma-separated list of ports",
+					       s);
+				return -EINVAL;
+			}
+			memcpy(buf, q, len);
+			buf[len] = '\0';
+			if (moat_parse_long(buf, 1, 65535, &port) < 0) {
+				moat_error_set(err, "bad port '%s' in --net: ports are 1 to 65535",
+					       buf);
+				return -EINVAL;
+			}
+			if (n >= MOAT_PLAN_MAX_PORTS) {
+				moat_error_set(err, "too many ports in --net (at most %d)",
+					       MOAT_PLAN_MAX_PORTS);
+				return -E2BIG;
+			}
+			p->ports[n++] = (uint16_t)port;
+			q += len;
+			if (*q == ',') {
+				q++;
+				if (!*q) {
+					moat_error_set(err, "bad --net value '%s': trailing comma",
+						       s);
+					return -EINVAL;
+				}
+			}
+		}
+		if (n == 0) {
+			moat_error_set(err, "empty --net value");
+			return -EINVAL;
+		}
+		p->net = MOAT_NET_PORTS;
+		p->nports = n;
+	}
+	p->set |= MOAT_PF_NET;
+	return 0;
+}
+
+int moat_parse_env_mode(const char *s, enum moat_env_mode *ret)
+{
+	if (!strcmp(s, "none"))
+		*ret = MOAT_ENV_NONE;
+	else if (!strcmp(s, "restricted"))
+		*ret = MOAT_ENV_RESTRICTED;
+	else if (!strcmp(s, "full"))
+		*ret = MOAT_ENV_FULL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int moat_parse_fallback(const char *s, enum moat_fallback *ret)
+{
+	if (!strcmp(s, "deny"))
+		*ret = MOAT_FALLBACK_DENY;
+	else if (!strcmp(s, "ask"))
+		*ret = MOAT_FALLBACK_ASK;
+	else if (!strcmp(s, "warn"))
+		*ret = MOAT_FALLBACK_WARN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *moat_net_mode_name(enum moat_net_mode m)
+{
+	switch (m) {
+	case MOAT_NET_DENY:
+		return "deny";
+	case MOAT_NET_PORTS:
+		return "ports";
+	case MOAT_NET_ALLOW:
+		return "allow";
+	}
+	return "?";
+}
+
+const char *moat_env_mode_name(enum moat_env_mode m)
+{
+	switch (m) {
+	case MOAT_ENV_NONE:
+		return "none";
+	case MOAT_ENV_RESTRICTED:
+		return "restricted";
+	case MOAT_ENV_FULL:
+		return "full";
+	}
+	return "?";
+}
+
+const char *moat_fallback_name(enum moat_fallback f)
+{
+	switch (f) {
+	case MOAT_FALLBACK_DENY:
+		return "deny";
+	case MOAT_FALLBACK_ASK:
+		return "ask";
+	case MOAT_FALLBACK_WARN:
+		return "warn";
+	}
+	return "?";
+}
+
+const char *moat_limit_mech_name(enum moat_limit_mech m)
+{
+	switch (m) {
+	case MOAT_LIMIT_NONE:
+		return "none";
+	case MOAT_LIMIT_CGROUP:
+		return "cgroup";
+	case MOAT_LIMIT_PIDNS:
+		return "pidns";
+	case MOAT_LIMIT_RLIMIT:
+		return "rlimit";
+	}
+	return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* environment classification                                          */
+/* ------------------------------------------------------------------ */
+
+static bool icontains(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++) {
+		size_t i = 0;
+
+		while (i < n && hay[i] && toupper((unsigned char)hay[i]) == needle[i])
+			i++;
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+static bool isuffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	if (b > a)
+		return false;
+	for (size_t i = 0; i < b; i++)
+		if (toupper((unsigned char)s[a - b + i]) != suffix[i])
+			return false;
+	return true;
+}
+
+static bool prefix_run(const char *v, const char *prefix, size_t min_tail)
+{
+	size_t n = strlen(prefix), t = 0;
+
+	if (strncmp(v, prefix, n))
+		return false;
+	for (v += n; *v && (isalnum((unsigned char)*v) || *v == '_' || *v == '-'); v++)
+		t++;
+	return t >= min_tail;
+}
+
+bool moat_env_is_secret(const char *name, const char *value)
+{
+	/* by name: the usual words for credentials */
+	static const char *const words[] = {
+		"SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
+		"ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH_KEY", "SESSION_KEY", "CLIENT_KEY",
+		"SIGNING_KEY", "ENCRYPTION_KEY", "MASTER_KEY", "WEBHOOK", NULL,
+	};
+	static const char *const suffixes[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "_COOKIE", NULL};
+
+	if (name) {
+		for (size_t i = 0; words[i]; i++)
+			if (icontains(name, words[i]))
+				return true;
+		for (size_t i = 0; suffixes[i]; i++)
+			if (isuffix(name, suffixes[i]))
+				return true;
+		if (!strncmp(name, "AWS_", 4) && !strcmp(name, "AWS_SESSION_TOKEN"))
+			return true;
+	}
+	/* by value: well-known token shapes, and URLs with a password */
+	if (value) {
+		const char *at, *scheme;
+
+		if (prefix_run(value, "ghp_", 20) || prefix_run(value, "gho_", 20) ||
+		    prefix_run(value, "ghs_", 20) || prefix_run(value, "ghu_", 20) ||
+		    prefix_run(value, "github_pat_", 20) || prefix_run(value, "glpat-", 16) ||
+		    prefix_run(value, "sk-", 20) || prefix_run(value, "xoxb-", 10) ||
+		    prefix_run(value, "xoxp-", 10) || prefix_run(value, "xoxa-", 10) ||
+		    prefix_run(value, "npm_", 30) || prefix_run(value, "AKIA", 16) ||
+		    prefix_run(value, "ASIA", 16) || prefix_run(value, "AIza", 30) ||
+		    prefix_run(value, "hf_", 30))
+			return true;
+		if (strstr(value, "-----BEGIN ") && strstr(value, "PRIVATE KEY"))
+			return true;
+		scheme = strstr(value, "://");
+		at = scheme ? strchr(scheme + 3, '@') : NULL;
+		if (at) {
+			const char *colon = memchr(scheme + 3, ':', (size_t)(at - scheme - 3));
+			const char *slash = memchr(scheme + 3, '/', (size_t)(at - scheme - 3));
+
+			if (colon && !slash && colon + 1 < at)
+				return true;
+		}
+	}
+	return false;
+}
+
+bool moat_env_is_safe(const char *name)
+{
+	static const char *const safe[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG",
+					   "LANGUAGE", "TERM", "TZ", NULL};
+
+	for (size_t i = 0; safe[i]; i++)
+		if (!strcmp(name, safe[i]))
+			return true;
+	return !strncmp(name, "LC_", 3);
+}
+
+/* ------------------------------------------------------------------ */
+/* seccomp rows                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Namespace flags, as in <linux/sched.h>; CLONE_NEWTIME only for unshare
+ * (in clone(2) its bit is part of the exit signal byte). */
+#define NS_CLONE_FLAGS 0x7e020000ULL /* NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
+#define NS_UNSHARE_FLAGS (NS_CLONE_FLAGS | 0x80ULL)
+#define X_TIOCSTI 0x5412ULL
+#define X_TIOCLINUX 0x541cULL
+#define X_MFD_EXEC 0x10ULL
+#define X_MFD_NOEXEC_SEAL 0x8ULL
+#define X_AT_EMPTY_PATH 0x1000ULL
+#define E_PERM 1
+#define E_NOSYS 38
+
+/* SECURITY: the deny list. EPERM rather than a kill, so a denied call is an
+ * error the command can report; the arch check (x32 and i386 calls on
+ * x86_64 get EPERM) is added by src/sandbox/seccomp.c. */
+const struct moat_sc_rule moat_seccomp_rules[] = {
+	{"ptrace", E_PERM, MOAT_SC_ALWAYS, 0, 0, "tracing other processes"},
+	{"process_vm_readv", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reading another process's memory"},
+	{"process_vm_writev", E_PERM, MOAT_SC_ALWAYS, 0, 0, "writing another process's memory"},
+	{"pidfd_getfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "stealing another process's descriptors"},
+	{"keyctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+	{"add_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+	{"request_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+	{"bpf", E_PERM, MOAT_SC_ALWAYS, 0, 0, "eBPF programs and maps"},
+	{"perf_event_open", E_PERM, MOAT_SC_ALWAYS, 0, 0, "performance counters (side channels)"},
+	{"userfaultfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "race amplification for kernel exploits"},
+	{"io_uring_setup", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+	{"io_uring_enter", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+	{"io_uring_register", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+	{"kexec_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
+	{"kexec_file_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
+	{"init_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+	{"finit_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+	{"delete_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+	{"mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "mounts would undo the masks"},
+	{"umount2", E_PERM, MOAT_SC_ALWAYS, 0, 0, "unmounting would reveal masked secrets"},
+	{"pivot_root", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing the root"},
+	{"move_mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"open_tree", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"fsopen", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"fsmount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"fsconfig", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"fspick", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+	{"mount_setattr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing mount flags (read-only masks)"},
+	{"open_tree_attr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API (Linux 6.15)"},
+	{"setns", E_PERM, MOAT_SC_ALWAYS, 0, 0, "joining other namespaces"},
+	{"unshare", E_PERM, MOAT_SC_ARG_HAS, 0, NS_UNSHARE_FLAGS, "new namespaces"},
+	{"clone", E_PERM, MOAT_SC_ARG_HAS, 0, NS_CLONE_FLAGS, "new namespaces"},
+	/* clone3 passes its flags in memory a filter cannot read: ENOSYS makes
+	 * libc fall back to clone(2), whose flags are checked above. */
+	{"clone3", E_NOSYS, MOAT_SC_ALWAYS, 0, 0, "flags unreadable: libc falls back to clone"},
+	/* personality(2): PER_LINUX (0) passes, the query (0xffffffff) passes
+	 * logged (libseccomp cannot add an allow rule to an allow-by-default
+	 * filter), anything else (exec domains, ADDR_NO_RANDOMIZE,
+	 * READ_IMPLIES_EXEC...) is EPERM. err 0 means "allow, logged". */
+	{"personality", 0, MOAT_SC_ARG_EQ, 0, MOAT_SC_PERSONALITY_OK_2, "the personality query"},
+	{"personality", E_PERM, MOAT_SC_ARG_NE, 0, MOAT_SC_PERSONALITY_OK_1,
+	 "execution domains and ASLR changes"},
+	{"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCSTI, "typing into the terminal (TIOCSTI)"},
+	{"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCLINUX, "console tricks (TIOCLINUX)"},
+	{"open_by_handle_at", E_PERM, MOAT_SC_ALWAYS, 0, 0, "opening files by handle escapes paths"},
+	{"acct", E_PERM, MOAT_SC_ALWAYS, 0, 0, "process accounting"},
+	{"swapon", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
+	{"swapoff", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
+	{"reboot", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reboot"},
+	{"syslog", E_PERM, MOAT_SC_ALWAYS, 0, 0, "the kernel log"},
+	{"quotactl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "disk quotas"},
+	{"uselib", E_PERM, MOAT_SC_ALWAYS, 0, 0, "obsolete loader"},
+	/* Anonymous memory files: code that never touched a path cannot be
+	 * confined by path rules. A memfd asked for as executable is refused;
+	 * one created without MFD_NOEXEC_SEAL gets ENOSYS, so callers take
+	 * their pre-memfd fallback (a file in /tmp, which Landlock governs).
+	 * fexecve (execveat with AT_EMPTY_PATH) is refused outright. */
+	{"memfd_create", E_PERM, MOAT_SC_ARG_HAS, 1, X_MFD_EXEC, "executable anonymous memory"},
+	{"memfd_create", E_NOSYS, MOAT_SC_ARG_NOT_HAS, 1, X_MFD_NOEXEC_SEAL,
+	 "anonymous memory files must be sealed non-executable"},
+	{"execveat", E_PERM, MOAT_SC_ARG_HAS, 4, X_AT_EMPTY_PATH, "executing a descriptor (fexecve)"},
+	{NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+};
+
+#define X_AF_INET 2
+#define X_AF_INET6 10
+#define X_AF_PACKET 17
+
+/* Without a network namespace, "deny" closes the IP socket families. */
+const struct moat_sc_rule moat_seccomp_rules_no_inet[] = {
+	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "network denied: IPv4"},
+	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "network denied: IPv6"},
+	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_PACKET, "network denied: raw packets"},
+	{NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+};
+
+/* ------------------------------------------------------------------ */
+/* features                                                            */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	const char *summary;
+} feature_info[MOAT_FEAT__COUNT] = {
+	[MOAT_FEAT_FS_WRITE] = {"filesystem", "writes only inside the workspace and rw paths"},
+	[MOAT_FEAT_TRUNCATE] = {"truncate", "truncating files outside the workspace is blocked"},
+	[MOAT_FEAT_SECRETS] = {"secrets", "denied paths (keys, tokens, .env) are masked"},
+	[MOAT_FEAT_PRIVATE_TMP] = {"private-tmp", "a private /tmp and /dev/shm"},
+	[MOAT_FEAT_PROTECTED] = {"protected-paths",
+				 "hooks, editor and shell startup files stay read-only"},
+	[MOAT_FEAT_HOST_SOCKETS] = {"host-sockets",
+				    "host unix sockets (/run, /tmp) are unreachable"},
+	[MOAT_FEAT_NETWORK] = {"network", "the network mode of the profile"},
+	[MOAT_FEAT_SCOPES] = {"scopes", "abstract unix sockets and signals stay inside"},
+	[MOAT_FEAT_SECCOMP] = {"seccomp", "dangerous system calls fail with EPERM"},
+	[MOAT_FEAT_PIDNS] = {"pid-namespace", "host processes are invisible"},
+	[MOAT_FEAT_MEM] = {"memory-limit", "memory is capped"},
+	[MOAT_FEAT_PIDS] = {"process-limit", "the number of processes is capped"},
+	[MOAT_FEAT_RLIMITS] = {"rlimits", "cpu time, file size, open files; no core dumps"},
+};
+
+const char *moat_feature_name(enum moat_feature f)
+{
+	return (unsigned)f < MOAT_FEAT__COUNT ? feature_info[f].name : "?";
+}
+
+const char *moat_feature_summary(enum moat_feature f)
+{
+	return (unsigned)f < MOAT_FEAT__COUNT ? feature_info[f].summary : "?";
+}
+
+__attribute__((format(printf, 4, 5))) static void feat(struct moat_plan *p, enum moat_feature f,
+						      bool enforced, const char *mech_fmt, ...)
+{
+	va_list ap;
+
+	p->feat[f].requested = true;
+	p->feat[f].enforced = enforced;
+	va_start(ap, mech_fmt);
+	vsnprintf(p->feat[f].mechanism, sizeof(p->feat[f].mechanism), mech_fmt, ap);
+	va_end(ap);
+}
+
+static void hint(struct moat_plan *p, enum moat_feature f, const char *h)
+{
+	moat_strlcpy(p->feat[f].hint, h, sizeof(p->feat[f].hint));
+}
+
+/* ------------------------------------------------------------------ */
+/* plan construction                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Device nodes the sandbox may use under /dev; everything else there
+ * (disks, /dev/mem, consoles) stays unreachable even for uid 0. */
+static const char *const plan_devices[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
+};
+
+/* Denied paths that are never masked because the C library needs them to
+ * work at all; the policy still refuses tool calls that read them. */
+static const char *const mask_exempt[] = {
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", NULL,
+};
+
+static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool optional,
+		    const char *origin, struct moat_error *err)
+{
+	char norm[PATH_MAX];
+	struct moat_fs_rule *nv;
+	int r;
+
+	r = moat_plan_normpath(path, norm, sizeof(norm));
+	if (r < 0) {
+		moat_error_set(err, "%s path '%s' must be absolute", origin, path);
+		return r;
+	}
+	for (size_t i = 0; i < p->nfs; i++) {
+		if (!strcmp(p->fs[i].path, norm)) {
+			p->fs[i].access |= access;
+			p->fs[i].optional = p->fs[i].optional && optional;
+			return 0;
+		}
+	}
+	if (p->nfs >= MOAT_PLAN_MAX_PATHS) {
+		moat_error_set(err, "too many filesystem rules (at most %d)", MOAT_PLAN_MAX_PATHS);
+		return -E2BIG;
+	}
+	nv = realloc(p->fs, (p->nfs + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	p->fs = nv;
+	memset(&nv[p->nfs], 0, sizeof(nv[p->nfs]));
+	nv[p->nfs].path = moat_strdup(norm);
+	if (!nv[p->nfs].path)
+		return -ENOMEM;
+	nv[p->nfs].access = access;
+	nv[p->nfs].optional = optional;
+	moat_strlcpy(nv[p->nfs].origin, origin, sizeof(nv[p->nfs].origin));
+	p->nfs++;
+	return 0;
+}
+
+/* Expand "~" and "~/x" with home; join a relative path to base. */
+static int expand_path(const char *in, const char *home, const char *base, char *out,
+		       size_t outsz)
+{
+	char tmp[PATH_MAX];
+	int n;
+
+	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0')) {
+		if (!home)
+			return -ENOENT;
+		n = snprintf(tmp, sizeof(tmp), "%s%s", home, in + 1);
+	} else if (in[0] == '/') {
+		n = snprintf(tmp, sizeof(tmp), "%s", in);
+	} else {
+		if (!base)
+			return -EINVAL;
+		n = snprintf(tmp, sizeof(tmp), "%s/%s", base, in);
+	}
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	return moat_plan_normpath(tmp, out, outsz);
+}
+
+static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kind kind,
+		    const char *origin, struct moat_error *err)
+{
+	struct moat_mask *nv;
+
+	for (size_t i = 0; i < p->nmasks; i++)
+		if (p->masks[i].kind == kind && !strcmp(p->masks[i].pattern, pattern))
+			return 0;
+	if (p->nmasks >= MOAT_PLAN_MAX_PATHS) {
+		moat_error_set(err, "too many masked paths (at most %d)", MOAT_PLAN_MAX_PATHS);
+		return -E2BIG;
+	}
+	nv = realloc(p->masks, (p->nmasks + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	p->masks = nv;
+	memset(&nv[p->nmasks], 0, sizeof(nv[p->nmasks]));
+	nv[p->nmasks].pattern = moat_strdup(pattern);
+	if (!nv[p->nmasks].pattern)
+		return -ENOMEM;
+	nv[p->nmasks].kind = kind;
+	moat_strlcpy(nv[p->nmasks].origin, origin, sizeof(nv[p->nmasks].origin));
+	p->nmasks++;
+	return 0;
+}
+
+static bool is_exempt(const char *path)
+{
+	for (size_t i = 0; mask_exempt[i]; i++)
+		if (!strcmp(path, mask_exempt[i]))
+			return true;
+	return false;
+}
+
+/* Strip one trailing globstar component (a directory and all beneath:
+ * the directory itself is what gets masked). */
+static void strip_globstar(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > 3 && !strcmp(s + n - 3, "/**"))
+		s[n - 3] = '\0';
+}
+
+/* Turn one denied-path pattern into masks. "**" patterns cannot be resolved
+ * on the whole filesystem: they are masked in the workspace (scanned) and at
+ * the home directory (the well-known places: ~/.ssh, ~/.aws, ~ / NAME.pem). */
+static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *origin,
+			     struct moat_error *err)
+{
+	char path[PATH_MAX], tail[PATH_MAX];
+	int r, n;
+
+	if (!*pat)
+		return 0;
+	if (!strncmp(pat, "**/", 3)) {
+		moat_strlcpy(tail, pat + 3, sizeof(tail));
+		strip_globstar(tail);
+		if (!*tail || !strcmp(tail, "**"))
+			return 0; /* a bare globstar: nothing sensible to mask */
+		/* in the workspace: every match, found by a bounded scan */
+		r = add_mask(p, pat, MOAT_MASK_WORKSPACE_NAME, origin, err);
+		if (r < 0)
+			return r;
+		if (!p->home)
+			return 0;
+		n = snprintf(path, sizeof(path), "%s/%s", p->home, tail);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return 0;
+		if (moat_path_within(path, p->workspace))
+			return 0; /* the scan covers it */
+		return add_mask(p, path, has_glob(tail) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
+				err);
+	}
+	r = expand_path(pat, p->home, p->workspace, path, sizeof(path));
+	if (r == -ENOENT)
+		return 0; /* "~" without a home: nothing of the user's to mask */
+	if (r < 0) {
+		moat_error_set(err, "%s: cannot use '%s' as a masked path", origin, pat);
+		return r;
+	}
+	strip_globstar(path);
+	if (is_exempt(path)) {
+		return moat_strv_add(&p->mask_exempt, path);
+	}
+	if (!strcmp(path, "/") || moat_path_within(p->workspace, path)) {
+		moat_error_set(err,
+			       "%s: masking '%s' would hide the workspace '%s' (remove that entry)",
+			       origin, pat, p->workspace);
+		return -EINVAL;
+	}
+	return add_mask(p, path, has_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin, err);
+}
+
+static int valid_protect(const char *s)
+{
+	/* relative, no "..", no empty components */
+	if (!*s || s[0] == '/')
+		return -EINVAL;
+	for (const char *c = s; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 2 && c[0] == '.' && c[1] == '.') || (n == 1 && c[0] == '.'))
+			return -EINVAL;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return 0;
+}
+
+static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
+			   const struct moat_plan_context *ctx, const struct moat_kfeatures *kf,
+			   struct moat_error *err)
+{
+	char path[PATH_MAX];
+	int r;
+
+	/* reads: the whole tree except /dev (expanded by the sandbox layer),
+	 * which gets only the harmless device nodes */
+	r = add_rule(p, "/", MOAT_FS_READ | MOAT_FS_EXEC, false, "system", err);
+	if (r < 0)
+		return r;
+	p->devices = plan_devices;
+
+	p->ws_access = pr->workspace;
+	if (pr->workspace == MOAT_WS_RW)
+		r = add_rule(p, p->workspace, MOAT_FS_READ | MOAT_FS_EXEC | MOAT_FS_WRITE, false,
+			     "workspace", err);
+	else if (pr->workspace == MOAT_WS_RO)
+		r = add_rule(p, p->workspace, MOAT_FS_READ | MOAT_FS_EXEC, false, "workspace",
+			     err);
+	if (r < 0)
+		return r;
+
+	for (size_t i = 0; i < pr->ro.n; i++) {
+		r = expand_path(pr->ro.v[i], p->home, p->cwd, path, sizeof(path));
+		if (r < 0 || has_glob(path)) {
+			moat_error_set(err, "read-only path '%s' must be a path (absolute, ~ or "
+					    "relative to the working directory), not a glob",
+				       pr->ro.v[i]);
+			return -EINVAL;
+		}
+		r = add_rule(p, path, MOAT_FS_READ | MOAT_FS_EXEC, false, "--ro", err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < pr->rw.n; i++) {
+		r = expand_path(pr->rw.v[i], p->home, p->cwd, path, sizeof(path));
+		if (r < 0 || has_glob(path)) {
+			moat_error_set(err, "read-write path '%s' must be a path (absolute, ~ or "
+					    "relative to the working directory), not a glob",
+				       pr->rw.v[i]);
+			return -EINVAL;
+		}
+		r = add_rule(p, path, MOAT_FS_READ | MOAT_FS_EXEC | MOAT_FS_WRITE, false, "--rw",
+			     err);
+		if (r < 0)
+			return r;
+	}
+
+	/* private /tmp and /dev/shm: a fresh tmpfs on the host's directories;
+	 * the rule on the host inode covers what is mounted there */
+	p->private_tmp = p->mntns;
+	p->hide_run = p->mntns;
+	if (p->mntns) {
+		r = add_rule(p, "/tmp", MOAT_FS_READ | MOAT_FS_EXEC | MOAT_FS_WRITE, false,
+			     "private-tmp", err);
+		if (r == 0)
+			r = add_rule(p, "/dev/shm", MOAT_FS_READ | MOAT_FS_WRITE, true,
+				     "private-tmp", err);
+		if (r < 0)
+			return r;
+	} else {
+		/* SECURITY: without a mount namespace /tmp is the host's: it stays
+		 * read-only and the command gets its own scratch directory (TMPDIR) */
+		p->scratch_tmp = true;
+	}
+
+	/* masks: the policy's denied paths, then the profile's */
+	for (size_t i = 0; ctx->denied && ctx->denied[i]; i++) {
+		r = plan_mask_pattern(p, ctx->denied[i], "denied_paths", err);
+		if (r < 0)
+			return r;
+	}
+	if (ctx->denied_extra) {
+		for (size_t i = 0; i < ctx->denied_extra->n; i++) {
+			r = plan_mask_pattern(p, ctx->denied_extra->v[i], "denied_paths", err);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; i < pr->mask.n; i++) {
+		r = plan_mask_pattern(p, pr->mask.v[i], "--mask", err);
+		if (r < 0)
+			return r;
+	}
+
+	/* protected names inside a writable workspace */
+	if (pr->workspace == MOAT_WS_RW) {
+		for (size_t i = 0; i < pr->protect.n; i++) {
+			if (valid_protect(pr->protect.v[i]) < 0) {
+				moat_error_set(err,
+					       "protected path '%s' must be relative to the "
+					       "workspace, without '.' or '..'",
+					       pr->protect.v[i]);
+				return -EINVAL;
+			}
+			r = moat_strv_add(&p->protect, pr->protect.v[i]);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; i < pr->sockets.n; i++) {
+		r = expand_path(pr->sockets.v[i], p->home, NULL, path, sizeof(path));
+		if (r < 0) {
+			moat_error_set(err, "socket '%s' must be an absolute path", pr->sockets.v[i]);
+			return -EINVAL;
+		}
+		r = moat_strv_add(&p->sockets, path);
+		if (r < 0)
+			return r;
+	}
+
+	/* requested versus enforced */
+	if (p->landlock)
+		feat(p, MOAT_FEAT_FS_WRITE, true, "landlock abi %d", p->ll.abi);
+	else
+		feat(p, MOAT_FEAT_FS_WRITE, false, "none");
+	if (!p->landlock)
+		hint(p, MOAT_FEAT_FS_WRITE,
+		     kf->landlock_errno == 95 /* EOPNOTSUPP */
+			     ? "Landlock is built in but disabled: add 'landlock' to the lsm= "
+			       "kernel command line"
+			     : "needs Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK=y and 'landlock' "
+			       "in lsm=");
+	feat(p, MOAT_FEAT_TRUNCATE, p->landlock && (p->ll.fs & MOAT_LL_FS_TRUNCATE),
+	     "%s", (p->ll.fs & MOAT_LL_FS_TRUNCATE) ? "landlock truncate" : "none");
+	if (!(p->ll.fs & MOAT_LL_FS_TRUNCATE))
+		hint(p, MOAT_FEAT_TRUNCATE, "needs Landlock ABI 3 (Linux >= 6.2)");
+	feat(p, MOAT_FEAT_PRIVATE_TMP, p->mntns, "%s",
+	     p->mntns ? "tmpfs in a mount namespace" : "scratch TMPDIR only; /tmp read-only");
+	if (!p->mntns)
+		hint(p, MOAT_FEAT_PRIVATE_TMP,
+		     "needs a mount namespace: enable unprivileged user namespaces; until then the "
+		     "command gets a scratch TMPDIR and /tmp stays read-only");
+	if (p->nmasks) {
+		feat(p, MOAT_FEAT_SECRETS, p->mntns, "%s",
+		     p->mntns ? "empty read-only mounts" : "none");
+		if (!p->mntns)
+			hint(p, MOAT_FEAT_SECRETS,
+			     "masking needs a mount namespace: enable unprivileged user namespaces");
+	}
+	if (p->protect.n) {
+		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
+		     p->mntns ? "read-only bind mounts" : "none");
+		if (!p->mntns)
+			hint(p, MOAT_FEAT_PROTECTED,
+			     "needs a mount namespace: enable unprivileged user namespaces, or use "
+			     "--profile readonly");
+	}
+	feat(p, MOAT_FEAT_HOST_SOCKETS, p->mntns, "%s",
+	     p->mntns ? "tmpfs over /run and /tmp" : "none");
+	if (!p->mntns)
+		hint(p, MOAT_FEAT_HOST_SOCKETS,
+		     "needs a mount namespace: enable unprivileged user namespaces");
+	return 0;
+}
+
+static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
+			 const struct moat_kfeatures *kf)
+{
+	bool ll_net = p->landlock && p->ll.net;
+
+	p->net = pr->net;
+	memcpy(p->ports, pr->ports, sizeof(p->ports));
+	p->nports = pr->nports;
+	switch (pr->net) {
+	case MOAT_NET_DENY:
+		p->netns = p->userns;
+		/* SECURITY: TCP is also denied by Landlock where it can be, so a
+		 * namespace bug alone does not open the network */
+		if (ll_net)
+			p->ll_net_handled = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
+		if (!p->netns && p->seccomp)
+			p->seccomp_no_inet = true;
+		feat(p, MOAT_FEAT_NETWORK, p->netns || p->seccomp_no_inet,
+		     "deny: %s%s", p->netns ? "network namespace (loopback only)" :
+		     p->seccomp_no_inet ? "seccomp (no IP sockets)" : "none",
+		     ll_net ? " + landlock tcp" : "");
+		if (!p->netns && !p->seccomp_no_inet)
+			hint(p, MOAT_FEAT_NETWORK,
+			     "needs user namespaces or seccomp to deny the network");
+		break;
+	case MOAT_NET_PORTS:
+		if (ll_net)
+			p->ll_net_handled = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
+		feat(p, MOAT_FEAT_NETWORK, ll_net, "%s",
+		     ll_net ? "ports: landlock tcp connect rules (udp not filtered)" : "none");
+		if (!ll_net)
+			hint(p, MOAT_FEAT_NETWORK,
+			     "per-port rules need Landlock ABI 4 (Linux >= 6.7); use --net deny or "
+			     "--net allow");
+		break;
+	case MOAT_NET_ALLOW:
+		feat(p, MOAT_FEAT_NETWORK, true, "allow: host network");
+		break;
+	}
+
+	/* scopes: Landlock ABI 6, or the namespaces that give the same effect
+	 * (abstract sockets live in a network namespace, signals reach only a
+	 * PID namespace's members) */
+	if (p->landlock && p->ll.scoped)
+		p->ll_scoped = p->ll.scoped;
+	{
+		bool abstract_ok = p->ll_scoped || p->netns;
+		bool signal_ok = p->ll_scoped || p->pidns;
+
+		feat(p, MOAT_FEAT_SCOPES, abstract_ok && signal_ok, "%s",
+		     p->ll_scoped ? "landlock scopes"
+		     : (abstract_ok && signal_ok) ? "network and pid namespaces"
+						  : "none");
+		if (!(abstract_ok && signal_ok))
+			hint(p, MOAT_FEAT_SCOPES,
+			     "needs Landlock ABI 6 (Linux >= 6.12), or --net deny with user "
+			     "namespaces");
+	}
+	(void)kf;
+}
+
+static void plan_limits(struct moat_plan *p, const struct moat_profile *pr,
+			const struct moat_kfeatures *kf)
+{
+	p->mem_bytes = pr->mem_mb > 0 ? (uint64_t)pr->mem_mb << 20 : 0;
+	p->pids = pr->pids > 0 ? pr->pids : 0;
+	p->cpu_s = pr->cpu_s > 0 ? pr->cpu_s : 0;
+	p->fsize_bytes = pr->fsize_mb > 0 ? (uint64_t)pr->fsize_mb << 20 : 0;
+	p->nofile = pr->nofile > 0 ? pr->nofile : 0;
+	p->timeout_s = pr->timeout_s > 0 ? pr->timeout_s : 0;
+
+	if (p->mem_bytes) {
+		if (kf->cgroup) {
+			p->mem_mech = MOAT_LIMIT_CGROUP;
+			feat(p, MOAT_FEAT_MEM, true, "cgroup memory.max");
+		} else {
+			/* RLIMIT_AS would count reservations (Java, Go, node reserve
+			 * gigabytes they never touch); RLIMIT_DATA counts writable
+			 * private memory, i.e. what can actually be used. */
+			p->mem_mech = MOAT_LIMIT_RLIMIT;
+			feat(p, MOAT_FEAT_MEM, true, "rlimit data (per process; reservations free)");
+		}
+	}
+	if (p->pids) {
+		if (kf->cgroup) {
+			p->pids_mech = MOAT_LIMIT_CGROUP;
+			feat(p, MOAT_FEAT_PIDS, true, "cgroup pids.max");
+		} else if (p->pidns && kf->pidns_pid_max && p->pids + 1 >= MOAT_PLAN_MIN_PID_MAX) {
+			/* the sandbox's own PID namespace gets pid_max = pids + 1:
+			 * at most pids tasks, whoever the user is */
+			p->pids_mech = MOAT_LIMIT_PIDNS;
+			feat(p, MOAT_FEAT_PIDS, true, "pid namespace pid_max%s",
+			     kf->is_root ? "" : " + rlimit nproc");
+		} else if (!kf->is_root) {
+			/* RLIMIT_NPROC counts the user's processes in the user
+			 * namespace; without one, all of the user's processes (the
+			 * sandbox layer adds the current count) */
+			p->pids_mech = MOAT_LIMIT_RLIMIT;
+			feat(p, MOAT_FEAT_PIDS, true, "rlimit nproc%s",
+			     p->userns ? " (per user namespace)" : " (counts all the user's processes)");
+		} else {
+			/* root ignores RLIMIT_NPROC */
+			p->pids_mech = MOAT_LIMIT_NONE;
+			feat(p, MOAT_FEAT_PIDS, false, "none");
+			hint(p, MOAT_FEAT_PIDS,
+			     "as root, needs a delegated cgroup v2 subtree or user namespaces on "
+			     "Linux >= 6.14 (and --pids >= 300); or run as a regular user");
+		}
+	}
+	feat(p, MOAT_FEAT_RLIMITS, true, "rlimit cpu %ld s, fsize %llu MiB, nofile %ld, core 0",
+	     p->cpu_s, (unsigned long long)(p->fsize_bytes >> 20), p->nofile);
+}
+
+static int plan_env(struct moat_plan *p, const struct moat_profile *pr)
+{
+	p->env = pr->env;
+	for (size_t i = 0; i < pr->env_pass.n; i++) {
+		const char *n = pr->env_pass.v[i];
+
+		if (!*n || strchr(n, '='))
+			return -EINVAL;
+		if (p->env_pass.n >= MOAT_PLAN_MAX_ENV_NAMES)
+			return -E2BIG;
+		int r = moat_strv_add(&p->env_pass, n);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_context *ctx,
+		    const struct moat_kfeatures *kf, struct moat_plan **ret, struct moat_error *err)
+{
+	struct moat_plan *p;
+	char buf[PATH_MAX];
+	int r;
+
+	if (!ctx->workspace || moat_plan_normpath(ctx->workspace, buf, sizeof(buf)) < 0) {
+		moat_error_set(err, "the workspace must be an absolute path");
+		return -EINVAL;
+	}
+	if (!strcmp(buf, "/")) {
+		moat_error_set(err, "the workspace cannot be '/' (everything would be writable)");
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	moat_strlcpy(p->profile, pr->name, sizeof(p->profile));
+	p->workspace = moat_strdup(buf);
+	p->tmp_workspace = ctx->tmp_workspace;
+	p->argv = ctx->argv;
+	if (!p->workspace) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (!ctx->cwd || moat_plan_normpath(ctx->cwd, buf, sizeof(buf)) < 0) {
+		moat_error_set(err, "the working directory must be an absolute path");
+		r = -EINVAL;
+		goto fail;
+	}
+	/* SECURITY: seed 000's workspace-escape guard */
+	if (!moat_path_within(buf, p->workspace)) {
+		moat_error_set(err,
+			       "the working directory '%s' is outside the workspace '%s' (cd into "
+			       "it, or pass --workspace)",
+			       buf, p->workspace);
+		r = -EINVAL;
+		goto fail;
+	}
+	p->cwd = moat_strdup(buf);
+	if (!p->cwd) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (ctx->home && ctx->home[0] == '/' &&
+	    moat_plan_normpath(ctx->home, buf, sizeof(buf)) == 0 && strcmp(buf, "/")) {
+		p->home = moat_strdup(buf);
+		if (!p->home) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+
+	/* mechanisms available */
+	p->landlock = kf->landlock_abi > 0;
+	moat_landlock_masks(kf->landlock_abi, &p->ll);
+	p->userns = kf->userns;
+	p->mntns = p->pidns = p->ipcns = p->userns;
+	p->fresh_proc = p->pidns && p->mntns;
+	p->seccomp = kf->seccomp;
+	p->drop_caps = true;
+	p->fallback = pr->fallback;
+
+	r = plan_filesystem(p, pr, ctx, kf, err);
+	if (r < 0)
+		goto fail;
+	plan_network(p, pr, kf);
+
+	feat(p, MOAT_FEAT_SECCOMP, p->seccomp, "%s", p->seccomp ? "libseccomp filter" : "none");
+	if (!p->seccomp)
+		hint(p, MOAT_FEAT_SECCOMP, "needs CONFIG_SECCOMP_FILTER=y");
+	feat(p, MOAT_FEAT_PIDNS, p->pidns, "%s", p->pidns ? "pid namespace with its own /proc" : "none");
+	if (!p->pidns)
+		hint(p, MOAT_FEAT_PIDNS,
+		     "needs user namespaces; without them host processes are visible in /proc "
+		     "(but Landlock still blocks ptrace and, with ABI 6, signals)");
+	if (!p->userns && kf->userns_why[0]) {
+		/* say why namespaces are missing on each namespace-backed gap */
+		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+			if (p->feat[f].requested && !p->feat[f].enforced && f != MOAT_FEAT_FS_WRITE &&
+			    f != MOAT_FEAT_TRUNCATE && f != MOAT_FEAT_SECCOMP && f != MOAT_FEAT_PIDS &&
+			    !strstr(p->feat[f].hint, kf->userns_why)) {
+				char h[256];
+
+				snprintf(h, sizeof(h), "%s (%s)", p->feat[f].hint, kf->userns_why);
+				hint(p, (enum moat_feature)f, h);
+			}
+		}
+	}
+
+	plan_limits(p, pr, kf);
+	r = plan_env(p, pr);
+	if (r < 0) {
+		moat_error_set(err, "bad --env name list");
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	if (r == -ENOMEM && !err->msg[0])
+		moat_error_set(err, "out of memory");
+	moat_plan_free(p);
+	return r;
+}
+
+struct moat_plan *moat_plan_free(struct moat_plan *p)
+{
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->nfs; i++)
+		free(p->fs[i].path);
+	free(p->fs);
+	for (size_t i = 0; i < p->nmasks; i++)
+		free(p->masks[i].pattern);
+	free(p->masks);
+	strv_release(&p->mask_exempt);
+	strv_release(&p->protect);
+	strv_release(&p->sockets);
+	strv_release(&p->env_pass);
+	free(p->workspace);
+	free(p->cwd);
+	free(p->home);
+	free(p);
+	return NULL;
+}
+
+size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz)
+{
+	size_t n = 0, o = 0;
+
+	if (out && outsz)
+		out[0] = '\0';
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+		if (!p->feat[f].requested || p->feat[f].enforced)
+			continue;
+		if (out && o < outsz) {
+			int w = snprintf(out + o, outsz - o, "%s%s", n ? ", " : "",
+					 moat_feature_name((enum moat_feature)f));
+			if (w > 0)
+				o += (size_t)w;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                */
+/* ------------------------------------------------------------------ */
+
+static void js(struct moat_buf *b, const char *s)
+{
+	if (!s)
+		moat_buf_puts(b, "null");
+	else
+		moat_buf_json_str(b, s, strlen(s));
+}
+
+static void js_strv(struct moat_buf *b, const struct moat_strv *l)
+{
+	moat_buf_putc(b, '[');
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			moat_buf_puts(b, ", ");
+		js(b, l->v[i]);
+	}
+	moat_buf_putc(b, ']');
+}
+
+static const char *mask_kind_name(enum moat_mask_kind k)
+{
+	switch (k) {
+	case MOAT_MASK_PATH:
+		return "path";
+	case MOAT_MASK_GLOB:
+		return "glob";
+	case MOAT_MASK_WORKSPACE_NAME:
+		return "workspace-scan";
+	}
+	return "?";
+}
+
+static void js_access(struct moat_buf *b, unsigned a)
+{
+	moat_buf_printf(b, "\"%s%s%s%s\"", (a & MOAT_FS_READ) ? "r" : "", (a & MOAT_FS_WRITE) ? "w" : "",
+			(a & MOAT_FS_EXEC) ? "x" : "", (a & MOAT_FS_DEV) ? "d" : "");
+}
+
+int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *b)
+{
+	moat_buf_printf(b,
+			"{\"kernel\": \"%u.%u\", \"landlock_abi\": %d, \"user_namespaces\": %s, "
+			"\"seccomp\": %s, \"cgroup_v2_delegated\": %s, \"pidns_pid_max\": %s, "
+			"\"root\": %s",
+			kf->kernel_major, kf->kernel_minor, kf->landlock_abi,
+			kf->userns ? "true" : "false", kf->seccomp ? "true" : "false",
+			kf->cgroup ? "true" : "false", kf->pidns_pid_max ? "true" : "false",
+			kf->is_root ? "true" : "false");
+	if (!kf->userns) {
+		moat_buf_puts(b, ", \"user_namespaces_why\": ");
+		js(b, kf->userns_why);
+	}
+	if (kf->cgroup) {
+		moat_buf_puts(b, ", \"cgroup_dir\": ");
+		js(b, kf->cgroup_dir);
+	} else {
+		moat_buf_puts(b, ", \"cgroup_why\": ");
+		js(b, kf->cgroup_why);
+	}
+	moat_buf_putc(b, '}');
+	return b->oom ? -ENOMEM : 0;
+}
+
+int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
+{
+	moat_buf_puts(b, "{\n  \"profile\": ");
+	js(b, p->profile);
+	moat_buf_puts(b, ",\n  \"workspace\": ");
+	js(b, p->workspace);
+	moat_buf_printf(b, ",\n  \"workspace_access\": \"%s\"",
+			p->ws_access == MOAT_WS_RW ? "rw" : p->ws_access == MOAT_WS_RO ? "ro" : "none");
+	moat_buf_printf(b, ",\n  \"tmp_workspace\": %s", p->tmp_workspace ? "true" : "false");
+	moat_buf_puts(b, ",\n  \"cwd\": ");
+	js(b, p->cwd);
+	moat_buf_puts(b, ",\n  \"command\": [");
+	for (size_t i = 0; p->argv && p->argv[i]; i++) {
+		if (i)
+			moat_buf_puts(b, ", ");
+		js(b, p->argv[i]);
+	}
+	moat_buf_puts(b, "],\n  \"filesystem\": {\n    \"rules\": [");
+	for (size_t i = 0; i < p->nfs; i++) {
+		moat_buf_puts(b, i ? ",\n      {\"path\": " : "\n      {\"path\": ");
+		js(b, p->fs[i].path);
+		moat_buf_puts(b, ", \"access\": ");
+		js_access(b, p->fs[i].access);
+		moat_buf_puts(b, ", \"origin\": ");
+		js(b, p->fs[i].origin);
+		moat_buf_putc(b, '}');
+	}
+	moat_buf_puts(b, "],\n    \"devices\": [");
+	for (size_t i = 0; p->devices && p->devices[i]; i++) {
+		if (i)
+			moat_buf_puts(b, ", ");
+		js(b, p->devices[i]);
+	}
+	moat_buf_puts(b, "],\n    \"masks\": [");
+	for (size_t i = 0; i < p->nmasks; i++) {
+		moat_buf_puts(b, i ? ",\n      {\"pattern\": " : "\n      {\"pattern\": ");
+		js(b, p->masks[i].pattern);
+		moat_buf_printf(b, ", \"kind\": \"%s\", \"origin\": ", mask_kind_name(p->masks[i].kind));
+		js(b, p->masks[i].origin);
+		moat_buf_putc(b, '}');
+	}
+	moat_buf_puts(b, "],\n    \"never_masked\": ");
+	js_strv(b, &p->mask_exempt);
+	moat_buf_puts(b, ",\n    \"protected\": ");
+	js_strv(b, &p->protect);
+	moat_buf_puts(b, ",\n    \"host_sockets_allowed\": ");
+	js_strv(b, &p->sockets);
+	moat_buf_printf(b,
+			",\n    \"private_tmp\": %s, \"hide_run\": %s, \"fresh_proc\": %s, "
+			"\"scratch_tmpdir\": %s\n  }",
+			p->private_tmp ? "true" : "false", p->hide_run ? "true" : "false",
+			p->fresh_proc ? "true" : "false", p->scratch_tmp ? "true" : "false");
+	moat_buf_printf(b,
+			",\n  \"namespaces\": {\"user\": %s, \"mount\": %s, \"pid\": %s, \"net\": %s, "
+			"\"ipc\": %s}",
+			p->userns ? "true" : "false", p->mntns ? "true" : "false",
+			p->pidns ? "true" : "false", p->netns ? "true" : "false",
+			p->ipcns ? "true" : "false");
+	moat_buf_printf(b, ",\n  \"network\": {\"mode\": \"%s\", \"ports\": [", moat_net_mode_name(p->net));
+	for (size_t i = 0; i < p->nports; i++)
+		moat_buf_printf(b, "%s%u", i ? ", " : "", p->ports[i]);
+	moat_buf_puts(b, "]}");
+	moat_buf_printf(b,
+			",\n  \"landlock\": {\"enabled\": %s, \"abi\": %d, \"handled_fs\": \"0x%llx\", "
+			"\"handled_net\": \"0x%llx\", \"scoped\": \"0x%llx\", \"restrict_flags\": "
+			"\"0x%x\"}",
+			p->landlock ? "true" : "false", p->ll.abi, (unsigned long long)p->ll.fs,
+			(unsigned long long)p->ll_net_handled, (unsigned long long)p->ll_scoped,
+			p->ll_restrict_flags);
+	moat_buf_printf(b, ",\n  \"seccomp\": {\"enabled\": %s, \"deny_ip_sockets\": %s, \"rules\": %zu}",
+			p->seccomp ? "true" : "false", p->seccomp_no_inet ? "true" : "false",
+			MOAT_ARRAY_SIZE(moat_seccomp_rules) - 1 +
+				(p->seccomp_no_inet ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_inet) - 1 : 0));
+	moat_buf_printf(b,
+			",\n  \"process\": {\"no_new_privs\": true, \"drop_capabilities\": %s, "
+			"\"die_with_parent\": true, \"timeout_s\": %ld}",
+			p->drop_caps ? "true" : "false", p->timeout_s);
+	moat_buf_printf(b,
+			",\n  \"limits\": {\"memory_bytes\": %llu, \"memory_via\": \"%s\", "
+			"\"pids\": %ld, \"pids_via\": \"%s\", \"cpu_s\": %ld, \"fsize_bytes\": %llu, "
+			"\"nofile\": %ld, \"core\": 0}",
+			(unsigned long long)p->mem_bytes, moat_limit_mech_name(p->mem_mech), p->pids,
+			moat_limit_mech_name(p->pids_mech), p->cpu_s,
+			(unsigned long long)p->fsize_bytes, p->nofile);
+	moat_buf_printf(b, ",\n  \"environment\": {\"mode\": \"%s\", \"pass\": ",
+			moat_env_mode_name(p->env));
+	js_strv(b, &p->env_pass);
+	moat_buf_puts(b, "}");
+	moat_buf_printf(b, ",\n  \"fallback\": \"%s\",\n  \"features\": {", moat_fallback_name(p->fallback));
+	{
+		bool first = true;
+
+		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+			const struct moat_plan_feature *x = &p->feat[f];
+
+			if (!x->requested)
+				continue;
+			moat_buf_puts(b, first ? "\n    " : ",\n    ");
+			first = false;
+			js(b, moat_feature_name((enum moat_feature)f));
+			moat_buf_printf(b, ": {\"requested\": true, \"enforced\": %s, \"via\": ",
+					x->enforced ? "true" : "false");
+			js(b, x->mechanism);
+			if (!x->enforced) {
+				moat_buf_puts(b, ", \"hint\": ");
+				js(b, x->hint);
+			}
+			moat_buf_putc(b, '}');
+		}
+	}
+	moat_buf_puts(b, "\n  }\n}\n");
+	return b->oom ? -ENOMEM : 0;
+}

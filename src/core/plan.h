@@ -1,0 +1,406 @@
+/* The sandbox plan: what `moat run` will enforce, as plain data.
+ *
+ * Three inputs, one output:
+ *   profile   the capabilities asked for (seed 004's four dimensions:
+ *             filesystem, network, process, environment), itself the merge of
+ *             layers (built-in profile, config profile, flags) with seed 003's
+ *             rule "a set field replaces, an unset field inherits" and seed
+ *             004's immutable dimensions;
+ *   context   facts about this call (workspace, cwd, home, denied paths);
+ *   features  what this kernel can do, probed once (src/sandbox/probe.c) or
+ *             faked by tests.
+ * The plan records every rule, every mechanism chosen, and for every
+ * protection whether it was requested and whether it will be enforced
+ * (seed 003's requested versus enabled), with a hint for each gap.
+ *
+ * Pure: no I/O, no getenv, no printing. Only src/sandbox/ applies a plan. */
+#ifndef MOAT_CORE_PLAN_H
+#define MOAT_CORE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <moat/error.h>
+
+#include "base/str.h"
+
+/* ---- limits on user-controllable sizes (each tested at the boundary) ---- */
+#define MOAT_PLAN_MAX_PATHS 256	   /* entries in any one path list (rules, masks, protect) */
+#define MOAT_PLAN_MAX_PORTS 64	   /* --net PORTS */
+#define MOAT_PLAN_MAX_ENV_NAMES 128 /* --env NAME entries */
+#define MOAT_PLAN_MAX_NAME 63	   /* profile names */
+#define MOAT_PLAN_MAX_MEM_MB (1L << 22) /* 4 TiB */
+#define MOAT_PLAN_MAX_PIDS 4194304L
+#define MOAT_PLAN_MAX_TIMEOUT_S (365L * 24 * 3600)
+#define MOAT_PLAN_MIN_PID_MAX 301 /* the kernel's floor for kernel.pid_max */
+
+/* ---- Landlock vocabulary (kernel uapi values, carried here because older
+ * distribution headers stop at ABI 2 or 3) ---- */
+#define MOAT_LL_FS_EXECUTE (1ULL << 0)
+#define MOAT_LL_FS_WRITE_FILE (1ULL << 1)
+#define MOAT_LL_FS_READ_FILE (1ULL << 2)
+#define MOAT_LL_FS_READ_DIR (1ULL << 3)
+#define MOAT_LL_FS_REMOVE_DIR (1ULL << 4)
+#define MOAT_LL_FS_REMOVE_FILE (1ULL << 5)
+#define MOAT_LL_FS_MAKE_CHAR (1ULL << 6)
+#define MOAT_LL_FS_MAKE_DIR (1ULL << 7)
+#define MOAT_LL_FS_MAKE_REG (1ULL << 8)
+#define MOAT_LL_FS_MAKE_SOCK (1ULL << 9)
+#define MOAT_LL_FS_MAKE_FIFO (1ULL << 10)
+#define MOAT_LL_FS_MAKE_BLOCK (1ULL << 11)
+#define MOAT_LL_FS_MAKE_SYM (1ULL << 12)
+#define MOAT_LL_FS_REFER (1ULL << 13)	  /* ABI 2 */
+#define MOAT_LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
+#define MOAT_LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define MOAT_LL_NET_BIND_TCP (1ULL << 0)  /* ABI 4 */
+#define MOAT_LL_NET_CONNECT_TCP (1ULL << 1)
+#define MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define MOAT_LL_SCOPE_SIGNAL (1ULL << 1)
+#define MOAT_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0) /* ABI 7 */
+#define MOAT_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+#define MOAT_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
+#define MOAT_LL_ABI_MAX 7 /* the newest ABI this code knows */
+
+/* What one Landlock ABI can express. */
+struct moat_ll_masks {
+	int abi;		 /* the ABI used (clamped to MOAT_LL_ABI_MAX); 0: no Landlock */
+	uint64_t fs;		 /* handled filesystem rights */
+	uint64_t net;		 /* handled network rights */
+	uint64_t scoped;	 /* scopes */
+	uint32_t restrict_flags; /* flags accepted by landlock_restrict_self */
+};
+
+/* The ABI -> rights degradation, one pure table-tested function.
+ * abi <= 0 (no Landlock) yields all zero; abi above MOAT_LL_ABI_MAX is
+ * treated as MOAT_LL_ABI_MAX (rights we do not know are never handled). */
+void moat_landlock_masks(int abi, struct moat_ll_masks *ret);
+
+/* ---- kernel features: probed once, faked by tests ---- */
+struct moat_kfeatures {
+	int landlock_abi;     /* 0: none */
+	int landlock_errno;   /* why none: ENOSYS (not built), EOPNOTSUPP (disabled at boot) */
+	bool userns;	      /* a user namespace (and with it mount/pid/net) can be created */
+	char userns_why[160]; /* when false: the reason ("sysctl user.max_user_namespaces is 0") */
+	bool seccomp;	      /* seccomp filters with SECCOMP_RET_ERRNO */
+	bool cgroup;	      /* a delegated cgroup v2 subtree with memory and pids */
+	char cgroup_dir[256]; /* where leaves would be created, "" when !cgroup */
+	char cgroup_why[160];
+	bool pidns_pid_max; /* kernel.pid_max is per PID namespace (Linux >= 6.14) */
+	bool is_root;	    /* effective uid 0 */
+	unsigned kernel_major, kernel_minor;
+};
+
+/* A kernel with everything (ABI 7, user namespaces, seccomp, no cgroup): the
+ * base that tests start from before taking features away. */
+void moat_kfeatures_full(struct moat_kfeatures *ret);
+
+/* ---- profiles: seed 004's capabilities, layered as seed 003 describes ---- */
+enum moat_ws_access {
+	MOAT_WS_NONE = 0, /* the workspace is not specially granted */
+	MOAT_WS_RO,
+	MOAT_WS_RW,
+};
+
+enum moat_net_mode {
+	MOAT_NET_DENY = 0, /* own network namespace (only loopback), no TCP */
+	MOAT_NET_PORTS,	   /* host network, TCP connect only to the listed ports */
+	MOAT_NET_ALLOW,	   /* host network */
+};
+
+enum moat_env_mode {
+	MOAT_ENV_NONE = 0,
+	MOAT_ENV_RESTRICTED, /* PATH HOME USER LANG TERM TZ (+ LC_*, named ones) */
+	MOAT_ENV_FULL,
+};
+
+enum moat_fallback {
+	MOAT_FALLBACK_DENY = 0, /* refuse to run (default) */
+	MOAT_FALLBACK_ASK,	/* ask on the terminal; no terminal: deny */
+	MOAT_FALLBACK_WARN,	/* run with what is enforceable, say what is missing */
+};
+
+/* Which fields a profile layer sets (an unset field inherits). */
+#define MOAT_PF_WORKSPACE (1u << 0)
+#define MOAT_PF_RO (1u << 1)
+#define MOAT_PF_RW (1u << 2)
+#define MOAT_PF_MASK (1u << 3)
+#define MOAT_PF_PROTECT (1u << 4)
+#define MOAT_PF_NET (1u << 5)
+#define MOAT_PF_TIMEOUT (1u << 6)
+#define MOAT_PF_MEM (1u << 7)
+#define MOAT_PF_PIDS (1u << 8)
+#define MOAT_PF_CPU (1u << 9)
+#define MOAT_PF_FSIZE (1u << 10)
+#define MOAT_PF_NOFILE (1u << 11)
+#define MOAT_PF_ENV (1u << 12)
+#define MOAT_PF_ENV_PASS (1u << 13)
+#define MOAT_PF_FALLBACK (1u << 14)
+#define MOAT_PF_SOCKETS (1u << 15)
+
+/* Seed 004's dimensions, for immutability. */
+#define MOAT_DIM_FS (1u << 0)
+#define MOAT_DIM_NET (1u << 1)
+#define MOAT_DIM_PROC (1u << 2)
+#define MOAT_DIM_ENV (1u << 3)
+
+/* A list of strings owned by its profile. A layer's list extends the
+ * inherited one, unless replace is set (seed 003's "restrictions" versus
+ * "extra"). */
+struct moat_strv {
+	char **v;
+	size_t n;
+	bool replace;
+};
+
+struct moat_profile {
+	char name[MOAT_PLAN_MAX_NAME + 1];
+	unsigned set;	    /* MOAT_PF_* fields this layer defines */
+	unsigned immutable; /* MOAT_DIM_* a later layer may only tighten */
+
+	/* filesystem */
+	enum moat_ws_access workspace;
+	struct moat_strv ro;	  /* extra read-only paths */
+	struct moat_strv rw;	  /* extra read-write paths */
+	struct moat_strv mask;	  /* extra masked paths (on top of the policy's denied paths) */
+	struct moat_strv protect; /* read-only names inside a writable workspace */
+	struct moat_strv sockets; /* host unix sockets left reachable */
+	/* network */
+	enum moat_net_mode net;
+	uint16_t ports[MOAT_PLAN_MAX_PORTS];
+	size_t nports;
+	/* process; 0 means "no limit" for each */
+	long timeout_s;
+	long mem_mb;
+	long pids;
+	long cpu_s;
+	long fsize_mb;
+	long nofile;
+	/* environment */
+	enum moat_env_mode env;
+	struct moat_strv env_pass; /* names passed even if they look secret */
+	/* enforcement */
+	enum moat_fallback fallback;
+};
+
+void moat_profile_init(struct moat_profile *p, const char *name);
+void moat_profile_release(struct moat_profile *p);
+/* Append a string to one of p's lists (copied). -E2BIG past MOAT_PLAN_MAX_PATHS. */
+int moat_strv_add(struct moat_strv *l, const char *s);
+
+/* The built-in profiles (seed 002, for Linux): "readonly", "workspace-write"
+ * (the default; network allowed), "workspace-write-no-network". */
+#define MOAT_PROFILE_DEFAULT "workspace-write"
+extern const char *const moat_profile_builtin_names[];
+/* Fill p with a built-in profile; -ENOENT for an unknown name (fail closed:
+ * the caller refuses to run, seed 002). */
+int moat_profile_builtin(const char *name, struct moat_profile *p);
+/* Layer over onto base (seed 003): fields set in over replace, lists extend
+ * (or replace). A field of a dimension immutable in base may only tighten;
+ * otherwise -EPERM with err naming the field. base keeps its name. */
+int moat_profile_layer(struct moat_profile *base, const struct moat_profile *over,
+		       struct moat_error *err);
+
+/* Parse "--net" values: "deny", "allow", or a comma list of ports 1..65535. */
+int moat_parse_net(const char *s, struct moat_profile *p, struct moat_error *err);
+int moat_parse_env_mode(const char *s, enum moat_env_mode *ret);
+int moat_parse_fallback(const char *s, enum moat_fallback *ret);
+const char *moat_net_mode_name(enum moat_net_mode m);
+const char *moat_env_mode_name(enum moat_env_mode m);
+const char *moat_fallback_name(enum moat_fallback f);
+
+/* Does an environment variable look like a secret (by name, or by value for
+ * well-known token shapes)? Used in every environment mode. */
+bool moat_env_is_secret(const char *name, const char *value);
+/* Is the name one of the restricted mode's safe variables? */
+bool moat_env_is_safe(const char *name);
+
+/* ---- the plan ---- */
+
+/* Plan vocabulary for filesystem rights (translated to Landlock by
+ * src/sandbox/landlock.c through moat_landlock_access). */
+#define MOAT_FS_READ 1u	 /* read files, list directories */
+#define MOAT_FS_EXEC 2u	 /* execute files */
+#define MOAT_FS_WRITE 4u /* write, create, remove, rename, truncate */
+#define MOAT_FS_DEV 8u	 /* ioctls on devices (terminals) */
+
+/* Landlock rights for plan rights, limited to what masks.fs handles. */
+uint64_t moat_landlock_access(unsigned fs_rights, const struct moat_ll_masks *m);
+
+struct moat_fs_rule {
+	char *path;	/* absolute, normalized */
+	unsigned access; /* MOAT_FS_* */
+	bool optional;	/* skip quietly when it does not exist (system paths) */
+	char origin[48]; /* "system", "workspace", "--rw", "profile:NAME" */
+};
+
+enum moat_mask_kind {
+	MOAT_MASK_PATH = 0,	 /* one literal path: masked when it exists */
+	MOAT_MASK_GLOB,		 /* an absolute glob: every match is masked */
+	MOAT_MASK_WORKSPACE_NAME, /* "**" patterns: matched by a bounded scan of the workspace */
+};
+
+struct moat_mask {
+	char *pattern;	  /* expanded (~ and **) pattern or path */
+	enum moat_mask_kind kind;
+	char origin[48]; /* "denied_paths", "--mask", "profile:NAME" */
+};
+
+/* Every protection moat knows, for requested versus enforced. */
+enum moat_feature {
+	MOAT_FEAT_FS_WRITE = 0, /* writes only in the workspace and rw paths (Landlock) */
+	MOAT_FEAT_TRUNCATE,	/* truncation outside blocked (Landlock ABI 3) */
+	MOAT_FEAT_SECRETS,	/* denied paths masked (mount namespace) */
+	MOAT_FEAT_PRIVATE_TMP,	/* private /tmp and /dev/shm (mount namespace) */
+	MOAT_FEAT_PROTECTED,	/* protected paths read-only inside the workspace */
+	MOAT_FEAT_HOST_SOCKETS, /* host unix sockets under /run and /tmp hidden */
+	MOAT_FEAT_NETWORK,	/* the network mode */
+	MOAT_FEAT_SCOPES,	/* abstract unix sockets and signals scoped */
+	MOAT_FEAT_SECCOMP,	/* the syscall filter */
+	MOAT_FEAT_PIDNS,	/* own PID namespace: host processes invisible */
+	MOAT_FEAT_MEM,		/* memory limit */
+	MOAT_FEAT_PIDS,		/* process limit */
+	MOAT_FEAT_RLIMITS,	/* cpu, file size, open files, no core dumps */
+	MOAT_FEAT__COUNT,
+};
+
+struct moat_plan_feature {
+	bool requested;
+	bool enforced;
+	char mechanism[96]; /* how ("landlock abi 7", "cgroup v2", "rlimit data") or "" */
+	char hint[256];	    /* for a gap: how to get it */
+};
+
+const char *moat_feature_name(enum moat_feature f);
+/* One line saying what the feature protects, for status. */
+const char *moat_feature_summary(enum moat_feature f);
+
+enum moat_limit_mech {
+	MOAT_LIMIT_NONE = 0,
+	MOAT_LIMIT_CGROUP,
+	MOAT_LIMIT_PIDNS,  /* kernel.pid_max inside the sandbox's PID namespace */
+	MOAT_LIMIT_RLIMIT, /* RLIMIT_DATA for memory, RLIMIT_NPROC for processes */
+};
+const char *moat_limit_mech_name(enum moat_limit_mech m);
+
+/* The seccomp rule vocabulary: one row per syscall rule. */
+enum moat_sc_cmp {
+	MOAT_SC_ALWAYS = 0, /* every call */
+	MOAT_SC_ARG_HAS,    /* (arg & value) != 0, low 32 bits */
+	MOAT_SC_ARG_EQ,	    /* (arg & 0xffffffff) == value */
+	MOAT_SC_ARG_NOT_HAS, /* (arg & value) == 0, low 32 bits */
+	MOAT_SC_ARG_NE,	     /* (arg & 0xffffffff) != value */
+};
+
+struct moat_sc_rule {
+	const char *syscall;
+	int err;	/* errno returned; 0: allowed but logged */
+	enum moat_sc_cmp cmp;
+	unsigned arg;
+	uint64_t value;
+	const char *why; /* one phrase for the golden file and docs */
+};
+
+/* The rows (defined in plan.c; NULL-terminated by syscall == NULL). */
+extern const struct moat_sc_rule moat_seccomp_rules[];
+/* Extra rows when the network is denied without a network namespace. */
+extern const struct moat_sc_rule moat_seccomp_rules_no_inet[];
+/* personality(2): only these values pass (PER_LINUX and the query). */
+#define MOAT_SC_PERSONALITY_OK_1 0x0u
+#define MOAT_SC_PERSONALITY_OK_2 0xffffffffu
+
+/* Inputs that are facts about this call, not capabilities. */
+struct moat_plan_context {
+	const char *workspace;	   /* absolute; the workspace directory */
+	bool tmp_workspace;	   /* the workspace was created for this call */
+	const char *cwd;	   /* absolute; must lie inside the workspace */
+	const char *home;	   /* absolute or NULL: for ~ in masks */
+	const char *const *denied; /* the policy's denied paths (globs), NULL-terminated */
+	const struct moat_strv *denied_extra; /* more denied paths (config), may be NULL */
+	char *const *argv;	   /* the command, borrowed */
+};
+
+struct moat_plan {
+	char profile[MOAT_PLAN_MAX_NAME + 1];
+	char *workspace;
+	bool tmp_workspace;
+	char *cwd;
+	char *home;
+
+	/* filesystem */
+	enum moat_ws_access ws_access;
+	struct moat_fs_rule *fs;
+	size_t nfs;
+	const char *const *devices; /* device nodes readable/writable under /dev */
+	struct moat_mask *masks;
+	size_t nmasks;
+	struct moat_strv mask_exempt; /* denied paths never masked (libc needs them) */
+	struct moat_strv protect;     /* relative to the workspace */
+	struct moat_strv sockets;     /* host sockets kept reachable */
+	bool private_tmp;	      /* tmpfs on /tmp and /dev/shm */
+	bool hide_run;		      /* tmpfs on /run (host sockets) */
+	bool fresh_proc;	      /* a procfs of the sandbox's PID namespace */
+	bool scratch_tmp;	      /* no mount namespace: a per-call TMPDIR instead of /tmp */
+
+	/* namespaces */
+	bool userns, mntns, pidns, netns, ipcns;
+
+	/* network */
+	enum moat_net_mode net;
+	uint16_t ports[MOAT_PLAN_MAX_PORTS];
+	size_t nports;
+
+	/* Landlock */
+	bool landlock;
+	struct moat_ll_masks ll;
+	uint64_t ll_net_handled;
+	uint64_t ll_scoped;
+	uint32_t ll_restrict_flags;
+
+	/* seccomp */
+	bool seccomp;
+	bool seccomp_no_inet;
+
+	/* processes */
+	bool drop_caps;
+	long timeout_s;
+
+	/* limits; 0: none */
+	enum moat_limit_mech mem_mech, pids_mech;
+	uint64_t mem_bytes;
+	long pids;
+	long cpu_s;
+	uint64_t fsize_bytes;
+	long nofile;
+
+	/* environment */
+	enum moat_env_mode env;
+	struct moat_strv env_pass;
+
+	/* requested versus enforced */
+	struct moat_plan_feature feat[MOAT_FEAT__COUNT];
+	enum moat_fallback fallback;
+
+	char *const *argv;
+};
+
+/* Build the plan. Never loosens what was asked: a protection that cannot be
+ * enforced is recorded as a gap (feat[i].requested && !feat[i].enforced),
+ * and the caller applies the fallback policy. -EINVAL (with err) for a
+ * broken profile or context (cwd outside the workspace, relative paths...). */
+int moat_plan_build(const struct moat_profile *profile, const struct moat_plan_context *ctx,
+		    const struct moat_kfeatures *kf, struct moat_plan **ret, struct moat_error *err);
+struct moat_plan *moat_plan_free(struct moat_plan *p);
+/* Number of gaps; fills names (comma separated) into out when non-NULL. */
+size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz);
+/* The plan as a JSON object (for --print-plan and the audit record). */
+int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *out);
+/* The kernel features as a JSON object. */
+int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *out);
+
+/* Normalize an absolute path purely (no symlinks resolved): collapse "//",
+ * drop ".", resolve ".." lexically (clamped at "/"), drop a trailing "/".
+ * -EINVAL for relative paths or NUL-free empty input; -ENAMETOOLONG. */
+int moat_plan_normpath(const char *in, char *out, size_t outsz);
+
+#endif

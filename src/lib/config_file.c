@@ -1,0 +1,86 @@
+/* Reading a configuration file: the only place the configuration code
+ * touches the filesystem. It reads at most MOAT_CONFIG_MAX_BYTES (a FIFO or a
+ * device cannot make it read forever) and hands the text to the pure loader,
+ * which names the file in every error.
+ *
+ * Library glue: never prints. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <moat/policy.h>
+
+#include "base/str.h"
+#include "core/config.h"
+
+static int read_error(struct moat_error *err, const char *path, int e)
+{
+	char buf[256];
+	/* GNU strerror_r (thread-safe): returns the message, maybe not in buf */
+	const char *msg = strerror_r(e, buf, sizeof(buf));
+
+	moat_error_set_where(err, path, 0, 0);
+	moat_error_set(err, "cannot read config: %s", msg);
+	return -e;
+}
+
+int moat_config_load_file(struct moat_config *c, const char *path, unsigned flags,
+			  struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	struct stat st;
+	char chunk[65536];
+	int fd, r;
+
+	if (!c || !path)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return read_error(err, path, errno);
+	if (fstat(fd, &st) < 0) {
+		r = errno;
+		close(fd);
+		return read_error(err, path, r);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return read_error(err, path, EISDIR);
+	}
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = errno;
+			close(fd);
+			moat_buf_release(&b);
+			return read_error(err, path, r);
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > MOAT_CONFIG_MAX_BYTES) {
+			close(fd);
+			moat_buf_release(&b);
+			moat_error_set_where(err, path, 0, 0);
+			moat_error_set(err, "cannot read config: larger than %u bytes",
+				       MOAT_CONFIG_MAX_BYTES);
+			return -EFBIG;
+		}
+		moat_buf_append(&b, chunk, (size_t)n);
+		if (b.oom) {
+			close(fd);
+			moat_buf_release(&b);
+			moat_error_set_where(err, path, 0, 0);
+			moat_error_set(err, "cannot read config: out of memory");
+			return -ENOMEM;
+		}
+	}
+	close(fd);
+	r = moat_config_load_string(c, b.data ? b.data : "", b.len, path, flags, err);
+	moat_buf_release(&b);
+	return r;
+}

@@ -1,0 +1,104 @@
+/* The command's environment: none, restricted (PATH HOME USER LOGNAME LANG
+ * LANGUAGE LC_* TERM TZ) or full; in every mode a variable whose name or
+ * value looks like a secret is dropped unless the profile names it
+ * (--env NAME). The classification is pure (moat_env_is_secret in
+ * src/core/plan.c); this file only copies.
+ *
+ * The result is one heap block (pointer array followed by the strings) so
+ * the child never allocates and the parent frees it with one free(). This
+ * file must never pass a variable it was not asked to pass. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/path.h"
+#include "sandbox/sandbox.h"
+
+static bool named(const struct moat_plan *p, const char *name, size_t nlen)
+{
+	for (size_t i = 0; i < p->env_pass.n; i++)
+		if (strlen(p->env_pass.v[i]) == nlen && !memcmp(p->env_pass.v[i], name, nlen))
+			return true;
+	return false;
+}
+
+/* Should the variable "name=value" pass? */
+static bool keep(const struct moat_plan *p, const char *var)
+{
+	const char *eq = strchr(var, '=');
+	char name[256];
+	size_t nlen;
+
+	if (!eq || eq == var)
+		return false;
+	nlen = (size_t)(eq - var);
+	if (nlen >= sizeof(name))
+		return false;
+	memcpy(name, var, nlen);
+	name[nlen] = '\0';
+	if (named(p, name, nlen))
+		return true; /* explicitly asked for, even if it looks secret */
+	/* with a private /tmp the host's TMPDIR (often under /tmp or /run) is
+	 * not there; without one moat sets its own scratch TMPDIR */
+	if (!strcmp(name, "TMPDIR"))
+		return false;
+	switch (p->env) {
+	case MOAT_ENV_NONE:
+		return false;
+	case MOAT_ENV_RESTRICTED:
+		if (!moat_env_is_safe(name))
+			return false;
+		break;
+	case MOAT_ENV_FULL:
+		break;
+	}
+	/* SECURITY: secrets never pass by default, whatever the mode */
+	return !moat_env_is_secret(name, eq + 1);
+}
+
+int moat_env_build(const struct moat_plan *p, char *const *parent_env, const char *scratch,
+		   char ***ret, size_t *ret_dropped)
+{
+	size_t n = 0, bytes = 0, kept = 0, dropped = 0;
+	char **v, *s;
+	static const char tmpdir[] = "TMPDIR=";
+
+	for (size_t i = 0; parent_env && parent_env[i]; i++) {
+		if (keep(p, parent_env[i])) {
+			n++;
+			bytes += strlen(parent_env[i]) + 1;
+		} else {
+			dropped++;
+		}
+	}
+	if (scratch && *scratch) {
+		n++;
+		bytes += sizeof(tmpdir) + strlen(scratch);
+	}
+	v = malloc((n + 1) * sizeof(*v) + bytes);
+	if (!v)
+		return -ENOMEM;
+	s = (char *)(v + n + 1);
+	for (size_t i = 0; parent_env && parent_env[i]; i++) {
+		size_t l;
+
+		if (!keep(p, parent_env[i]))
+			continue;
+		l = strlen(parent_env[i]) + 1;
+		memcpy(s, parent_env[i], l);
+		v[kept++] = s;
+		s += l;
+	}
+	if (scratch && *scratch) {
+		size_t l = strlen(scratch) + 1;
+
+		memcpy(s, tmpdir, sizeof(tmpdir) - 1);
+		memcpy(s + sizeof(tmpdir) - 1, scratch, l);
+		v[kept++] = s;
+	}
+	v[kept] = NULL;
+	*ret = v;
+	if (ret_dropped)
+		*ret_dropped = dropped;
+	return 0;
+}

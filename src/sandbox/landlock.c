@@ -1,0 +1,274 @@
+/* Landlock: raw syscalls and the ruleset of a plan.
+ *
+ * The ruleset is built in the parent, where a missing path is an ordinary
+ * error with a message; the child only calls landlock_restrict_self on the
+ * inherited descriptor. Rights come from the plan through the pure
+ * moat_landlock_access, already limited to what the kernel's ABI handles.
+ *
+ * The structures and syscall numbers are carried here because distribution
+ * headers lag the kernel (Debian 12 stops at ABI 2). This file must never
+ * grant a right the plan did not ask for: when in doubt it fails. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "sandbox/sandbox.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+/* Rights that make sense on a file (not a directory) beneath-rule. */
+#define LL_FILE_RIGHTS                                                                       \
+	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_TRUNCATE | \
+	 MOAT_LL_FS_IOCTL_DEV)
+
+int moat_landlock_abi(int *ret_errno)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+
+	if (abi < 0) {
+		if (ret_errno)
+			*ret_errno = errno;
+		return 0;
+	}
+	if (ret_errno)
+		*ret_errno = 0;
+	return (int)abi;
+}
+
+static int add_fd_rule(int ruleset, int fd, uint64_t access, bool is_dir)
+{
+	struct ll_path_beneath_attr a;
+
+	if (!is_dir)
+		access &= LL_FILE_RIGHTS;
+	if (!access)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.allowed_access = access;
+	a.parent_fd = fd;
+	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &a, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t access, bool optional,
+			 struct moat_error *err)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		if (optional && (r == -ENOENT || r == -ENOTDIR || r == -EACCES))
+			return 0;
+		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		moat_error_set(err, "cannot stat '%s': %s", path, strerror(-r));
+		return r;
+	}
+	r = add_fd_rule(ruleset, fd, access, S_ISDIR(st.st_mode));
+	close(fd);
+	if (r < 0)
+		moat_error_set(err, "landlock refused a rule for '%s': %s", path, strerror(-r));
+	return r;
+}
+
+/* "/" readable: every top-level entry except /dev, whose device nodes are
+ * granted one by one. SECURITY: a rule on "/" itself would make every disk
+ * and /dev/mem-like node readable to a uid that owns them (root). */
+static int add_root_rule(int ruleset, uint64_t access, struct moat_error *err)
+{
+	DIR *d = opendir("/");
+	struct dirent *e;
+	int root, r = 0;
+
+	if (!d) {
+		r = -errno;
+		moat_error_set(err, "cannot list '/': %s", strerror(-r));
+		return r;
+	}
+	root = dirfd(d);
+	while ((e = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		bool is_dir = e->d_type == DT_DIR;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "dev"))
+			continue;
+		if (e->d_type == DT_LNK)
+			continue; /* /bin -> usr/bin: the target has its own rule */
+		fd = openat(root, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* vanished or unreadable: nothing to grant */
+		if (e->d_type == DT_UNKNOWN) {
+			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+				close(fd);
+				continue;
+			}
+			is_dir = S_ISDIR(st.st_mode);
+		}
+		r = add_fd_rule(ruleset, fd, access, is_dir);
+		close(fd);
+		if (r < 0) {
+			moat_error_set(err, "landlock refused a rule for '/%s': %s", e->d_name,
+				       strerror(-r));
+			break;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret_fd,
+			struct moat_error *err)
+{
+	struct ll_ruleset_attr attr;
+	uint64_t dev_rights;
+	int fd, r = 0;
+
+	*ret_fd = -1;
+	if (!p->landlock)
+		return 0;
+	memset(&attr, 0, sizeof(attr));
+	attr.handled_access_fs = p->ll.fs;
+	attr.handled_access_net = p->ll_net_handled;
+	attr.scoped = p->ll_scoped;
+	/* older kernels accept the larger struct as long as the unknown tail is zero */
+	fd = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0) {
+		r = -errno;
+		moat_error_set(err, "cannot create a landlock ruleset: %s", strerror(-r));
+		return r;
+	}
+
+	for (size_t i = 0; i < p->nfs && r == 0; i++) {
+		const struct moat_fs_rule *fr = &p->fs[i];
+		uint64_t a = moat_landlock_access(fr->access, &p->ll);
+
+		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
+			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
+		if (!strcmp(fr->path, "/"))
+			r = add_root_rule(fd, a, err);
+		else
+			r = add_path_rule(fd, AT_FDCWD, fr->path, a, fr->optional, err);
+	}
+	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
+	if (r == 0)
+		r = add_path_rule(fd, AT_FDCWD, "/dev", MOAT_LL_FS_READ_DIR & p->ll.fs, true, err);
+	dev_rights = moat_landlock_access(MOAT_FS_READ | MOAT_FS_DEV, &p->ll) |
+		     ((MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE) & p->ll.fs);
+	for (size_t i = 0; p->devices && p->devices[i] && r == 0; i++)
+		r = add_path_rule(fd, AT_FDCWD, p->devices[i], dev_rights, true, err);
+	if (r == 0 && scratch && *scratch)
+		r = add_path_rule(fd, AT_FDCWD, scratch,
+				  moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC,
+						       &p->ll),
+				  false, err);
+	/* network: connect only to the listed TCP ports; binding stays denied */
+	if (r == 0 && p->net == MOAT_NET_PORTS && (p->ll_net_handled & MOAT_LL_NET_CONNECT_TCP)) {
+		for (size_t i = 0; i < p->nports; i++) {
+			struct ll_net_port_attr na = {MOAT_LL_NET_CONNECT_TCP, p->ports[i]};
+
+			if (syscall(__NR_landlock_add_rule, fd, LL_RULE_NET_PORT, &na, 0) < 0) {
+				r = -errno;
+				moat_error_set(err, "landlock refused a rule for port %u: %s",
+					       p->ports[i], strerror(-r));
+				break;
+			}
+		}
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static uint64_t plan_access_of(const struct moat_plan *p, const char *path)
+{
+	uint64_t a = 0;
+
+	for (size_t i = 0; i < p->nfs; i++)
+		if (!strcmp(p->fs[i].path, path))
+			a |= moat_landlock_access(p->fs[i].access, &p->ll);
+	return a;
+}
+
+int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *late, int max)
+{
+	uint64_t root = plan_access_of(p, "/");
+	int n = 0;
+
+	if (!p->landlock || !p->mntns)
+		return 0;
+	/* SECURITY: only what the plan grants: /tmp and /dev/shm their own
+	 * rules, /run and /proc what "/" grants (read) */
+	if (p->private_tmp && n < max)
+		late[n++] = (struct moat_ll_late){"/tmp", plan_access_of(p, "/tmp")};
+	if (p->private_tmp && n < max && plan_access_of(p, "/dev/shm"))
+		late[n++] = (struct moat_ll_late){"/dev/shm", plan_access_of(p, "/dev/shm")};
+	if (p->hide_run && n < max)
+		late[n++] = (struct moat_ll_late){"/run", root & ~MOAT_LL_FS_EXECUTE};
+	if (p->fresh_proc && n < max)
+		late[n++] = (struct moat_ll_late){"/proc", root};
+	return n;
+}
+
+int moat_landlock_add_dir(int ruleset_fd, const char *path, uint64_t access)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = add_fd_rule(ruleset_fd, fd, access, true);
+	close(fd);
+	return r;
+}
+
+int moat_landlock_enforce(int ruleset_fd, uint32_t flags)
+{
+	if (syscall(__NR_landlock_restrict_self, ruleset_fd, flags) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,965 @@
+/* Namespaces and mounts.
+ *
+ * What a mount namespace is for here, and nothing more (Landlock already
+ * confines reads and writes, so the root is not rebuilt): a private /tmp and
+ * /dev/shm, /run hidden (host unix sockets), secrets masked by empty
+ * read-only mounts, protected paths made read-only inside a writable
+ * workspace, and a /proc of the sandbox's own PID namespace.
+ *
+ * The parent turns the plan into an ordered list of mount operations
+ * (moat_ns_prepare: stat, scan, open O_PATH descriptors for paths a tmpfs
+ * will hide). The child applies the list (moat_ns_child_*), inside the new
+ * user and mount namespaces, before anything else can run: those functions
+ * run between clone and exec in a child that shares the parent's memory, so
+ * they must not allocate, print, or take locks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "core/glob.h"
+#include "core/path.h"
+#include "sandbox/sandbox.h"
+
+/* the new mount API, by number (unified across architectures since 5.1) */
+#define X_NR_open_tree 428
+#define X_NR_move_mount 429
+#define X_NR_fsopen 430
+#define X_NR_fsconfig 431
+#define X_NR_fsmount 432
+#define X_NR_mount_setattr 442
+#define X_OPEN_TREE_CLONE 1
+#define X_AT_RECURSIVE 0x8000
+#define X_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define X_FSOPEN_CLOEXEC 1
+#define X_FSCONFIG_SET_STRING 1
+#define X_FSCONFIG_CMD_CREATE 6
+#define X_FSMOUNT_CLOEXEC 1
+#define X_MOUNT_ATTR_RDONLY 0x1
+#define X_MOUNT_ATTR_NOSUID 0x2
+#define X_MOUNT_ATTR_NODEV 0x4
+#define X_MOUNT_ATTR_NOEXEC 0x8
+
+struct x_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* ------------------------------------------------------------------ */
+/* parent side: the list of operations                                 */
+/* ------------------------------------------------------------------ */
+
+static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *target, int fd,
+		  bool is_dir, bool readonly, const char *data, unsigned long flags)
+{
+	struct moat_mount_op *nv;
+
+	if (m->n >= MOAT_MASK_MAX_MOUNTS)
+		return -E2BIG;
+	nv = realloc(m->ops, (m->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	m->ops = nv;
+	nv[m->n].kind = kind;
+	nv[m->n].target = moat_strdup(target);
+	if (!nv[m->n].target)
+		return -ENOMEM;
+	nv[m->n].fd = fd;
+	nv[m->n].is_dir = is_dir;
+	nv[m->n].readonly = readonly;
+	nv[m->n].data = data;
+	nv[m->n].flags = flags;
+	m->n++;
+	return 0;
+}
+
+static bool op_exists(const struct moat_mounts *m, enum moat_mount_kind kind, const char *t)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->ops[i].kind == kind && !strcmp(m->ops[i].target, t))
+			return true;
+	return false;
+}
+
+void moat_mounts_release(struct moat_mounts *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->ops[i].target);
+		if (m->ops[i].fd >= 0)
+			close(m->ops[i].fd);
+	}
+	free(m->ops);
+	for (size_t i = 0; i < m->nprotected_missing; i++)
+		free(m->protected_missing[i]);
+	free(m->protected_missing);
+	free(m->scan_note);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The directories a tmpfs will cover in the sandbox. */
+struct hidden {
+	const char *v[4];
+	size_t n;
+};
+
+static bool within_hidden(const struct hidden *h, const char *path)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (moat_path_within(path, h->v[i]))
+			return true;
+	return false;
+}
+
+/* Paths a tmpfs will hide but the sandbox must still see. */
+struct keep {
+	char *path;
+	bool readonly;
+};
+
+static int keep_add(struct keep *k, size_t *n, size_t cap, const char *path, bool readonly)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (!strcmp(k[i].path, path)) {
+			k[i].readonly = k[i].readonly && readonly;
+			return 0;
+		}
+	}
+	if (*n >= cap)
+		return -E2BIG;
+	k[*n].path = moat_strdup(path);
+	if (!k[*n].path)
+		return -ENOMEM;
+	k[*n].readonly = readonly;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_keep(const void *a, const void *b)
+{
+	size_t la = strlen(((const struct keep *)a)->path), lb = strlen(((const struct keep *)b)->path);
+
+	return la < lb ? -1 : la > lb;
+}
+
+/* ---- masks ---- */
+
+struct scan {
+	struct moat_mounts *m;
+	struct moat_glob **globs;
+	size_t nglobs;
+	size_t entries;
+	bool incomplete;
+	char rel[PATH_MAX];
+	const char *ws;
+	const struct moat_plan *plan;
+	const struct hidden *hid;
+	struct moat_error *err;
+};
+
+static bool is_exempt(const struct moat_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->mask_exempt.n; i++)
+		if (!strcmp(p->mask_exempt.v[i], path))
+			return true;
+	return !strcmp(path, "/etc/passwd") || !strcmp(path, "/etc/group") ||
+	       !strcmp(path, "/etc/nsswitch.conf") || !strcmp(path, "/etc/resolv.conf") ||
+	       !strcmp(path, "/etc/hosts");
+}
+
+/* Mask one existing path (symlinks resolved: the real file is what gets
+ * covered). */
+static int mask_one(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+		    const char *path, struct moat_error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	/* most denied paths do not exist: one stat decides, before realpath */
+	if (stat(path, &st) < 0)
+		return 0; /* gone, dangling or unreadable: nothing to hide */
+	if (!realpath(path, real))
+		return 0;
+	if (is_exempt(p, real))
+		return 0;
+	if (!strcmp(real, "/") || moat_path_within(p->workspace, real)) {
+		moat_error_set(err, "masking '%s' would hide the workspace '%s'", path,
+			       p->workspace);
+		return -EINVAL;
+	}
+	if (hid && within_hidden(hid, real)) {
+		/* under a tmpfs already, unless a kept path brings it back */
+		bool kept = false;
+
+		for (size_t i = 0; i < m->n && !kept; i++)
+			kept = m->ops[i].kind == MOAT_MNT_KEEP &&
+			       moat_path_within(real, m->ops[i].target);
+		if (!kept)
+			return 0;
+	}
+	if (op_exists(m, MOAT_MNT_MASK_DIR, real) || op_exists(m, MOAT_MNT_MASK_FILE, real))
+		return 0;
+	m->nmasks_found++;
+	return add_op(m, S_ISDIR(st.st_mode) ? MOAT_MNT_MASK_DIR : MOAT_MNT_MASK_FILE, real, -1,
+		      S_ISDIR(st.st_mode), true, NULL, 0);
+}
+
+static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > MOAT_MASK_SCAN_MAX_DEPTH) {
+		s->incomplete = true;
+		close(dfd);
+		return 0;
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((e = readdir(d)) && r == 0) {
+		size_t nl = strlen(e->d_name), len;
+		bool matched = false;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (++s->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
+			s->incomplete = true;
+			break;
+		}
+		if (rel_len + 1 + nl + 1 > sizeof(s->rel))
+			continue;
+		len = rel_len;
+		if (len)
+			s->rel[len++] = '/';
+		memcpy(s->rel + len, e->d_name, nl + 1);
+		len += nl;
+		for (size_t i = 0; i < s->nglobs && !matched; i++)
+			matched = moat_glob_match(s->globs[i], s->rel, len);
+		if (matched) {
+			char full[PATH_MAX];
+
+			if ((size_t)snprintf(full, sizeof(full), "%s/%s", s->ws, s->rel) <
+			    sizeof(full))
+				r = mask_one(s->plan, s->m, s->hid, full, s->err);
+			continue;
+		}
+		if (e->d_type == DT_DIR ||
+		    (e->d_type == DT_UNKNOWN && !strchr(e->d_name, '.'))) {
+			int cfd;
+
+			/* version control data and dependency trees are not
+			 * scanned (docs/sandbox.md: masks) */
+			if (!strcmp(e->d_name, ".git") || !strcmp(e->d_name, "node_modules"))
+				continue;
+			cfd = openat(dirfd(d), e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd >= 0)
+				r = scan_dir(s, cfd, len, depth + 1);
+		}
+		s->rel[rel_len] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
+			  const struct hidden *hid, struct moat_error *err)
+{
+	struct scan s;
+	struct moat_glob *globs[MOAT_PLAN_MAX_PATHS];
+	int fd, r = 0;
+
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
+		if (p->masks[i].kind != MOAT_MASK_WORKSPACE_NAME)
+			continue;
+		r = moat_glob_compile(p->masks[i].pattern, MOAT_GLOB_PATH, &globs[s.nglobs], err);
+		if (r == 0)
+			s.nglobs++;
+	}
+	if (r < 0 || s.nglobs == 0)
+		goto out;
+	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto out;
+	s.m = m;
+	s.globs = globs;
+	s.ws = p->workspace;
+	s.plan = p;
+	s.hid = hid;
+	s.err = err;
+	r = scan_dir(&s, fd, 0, 0);
+	if (s.incomplete) {
+		char note[256];
+
+		snprintf(note, sizeof(note),
+			 "the workspace scan for secrets stopped after %d entries or %d levels; "
+			 "files beyond were not checked",
+			 MOAT_MASK_SCAN_MAX_ENTRIES, MOAT_MASK_SCAN_MAX_DEPTH);
+		free(m->scan_note);
+		m->scan_note = moat_strdup(note);
+	}
+out:
+	for (size_t i = 0; i < s.nglobs; i++)
+		moat_glob_free(globs[i]);
+	return r;
+}
+
+/* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
+ * directory once and match every name pattern against its entries; other
+ * globs go through glob(3). */
+static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+		      struct moat_error *err)
+{
+	bool done[MOAT_PLAN_MAX_PATHS] = {false};
+	int r = 0;
+
+	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
+		const char *pat = p->masks[i].pattern, *slash = strrchr(pat, '/');
+		size_t dlen;
+		char dir[PATH_MAX];
+		DIR *d;
+		struct dirent *e;
+
+		if (p->masks[i].kind != MOAT_MASK_GLOB || done[i])
+			continue;
+		dlen = slash ? (size_t)(slash - pat) : 0;
+		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) || memchr(pat, '?', dlen) ||
+		    memchr(pat, '[', dlen) || memchr(pat, '{', dlen)) {
+			glob_t g;
+
+			done[i] = true;
+			memset(&g, 0, sizeof(g));
+			if (glob(pat, GLOB_NOSORT | GLOB_BRACE, NULL, &g) == 0)
+				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
+					r = mask_one(p, m, hid, g.gl_pathv[k], err);
+			globfree(&g);
+			continue;
+		}
+		memcpy(dir, pat, dlen);
+		dir[dlen] = '\0';
+		d = opendir(dlen ? dir : "/");
+		if (!d) {
+			for (size_t j = i; j < p->nmasks; j++)
+				if (p->masks[j].kind == MOAT_MASK_GLOB &&
+				    !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
+				    !strchr(p->masks[j].pattern + dlen + 1, '/'))
+					done[j] = true;
+			continue;
+		}
+		while ((e = readdir(d)) && r == 0) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			for (size_t j = i; j < p->nmasks && r == 0; j++) {
+				const char *pj = p->masks[j].pattern;
+				char full[PATH_MAX];
+
+				if (p->masks[j].kind != MOAT_MASK_GLOB || strncmp(pj, pat, dlen + 1) ||
+				    strchr(pj + dlen + 1, '/') ||
+				    fnmatch(pj + dlen + 1, e->d_name, 0) != 0)
+					continue;
+				if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, e->d_name) <
+				    sizeof(full))
+					r = mask_one(p, m, hid, full, err);
+				break;
+			}
+		}
+		closedir(d);
+		for (size_t j = i; j < p->nmasks; j++)
+			if (p->masks[j].kind == MOAT_MASK_GLOB && !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
+			    !strchr(p->masks[j].pattern + dlen + 1, '/'))
+				done[j] = true;
+	}
+	return r;
+}
+
+/* Drop masks under another masked directory (the outer one hides them, and
+ * the inner target would not exist any more when its turn came). */
+static void prune_nested_masks(struct moat_mounts *m, size_t from)
+{
+	size_t o = from;
+
+	for (size_t i = from; i < m->n; i++) {
+		bool nested = false;
+
+		for (size_t j = from; j < m->n && !nested; j++)
+			nested = j != i && m->ops[j].kind == MOAT_MNT_MASK_DIR &&
+				 strcmp(m->ops[i].target, m->ops[j].target) &&
+				 moat_path_within(m->ops[i].target, m->ops[j].target);
+		if (nested) {
+			free(m->ops[i].target);
+			m->nmasks_found--;
+			continue;
+		}
+		m->ops[o++] = m->ops[i];
+	}
+	m->n = o;
+}
+
+/* ---- protected paths ---- */
+
+static int protect_paths(const struct moat_plan *p, struct moat_mounts *m,
+			 struct moat_error *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int r;
+
+	/* ancestors first (a self-bind makes a directory a mount point, which
+	 * cannot be renamed or removed, so ".git" cannot be swapped for a
+	 * planted copy); then the items themselves, read-only */
+	for (size_t i = 0; i < p->protect.n; i++) {
+		const char *name = p->protect.v[i];
+
+		for (const char *c = strchr(name, '/'); c; c = strchr(c + 1, '/')) {
+			int n = snprintf(path, sizeof(path), "%s/%.*s", p->workspace,
+					 (int)(c - name), name);
+
+			if (n < 0 || (size_t)n >= sizeof(path))
+				break;
+			if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+				break;
+			if (!op_exists(m, MOAT_MNT_SELF_BIND, path)) {
+				r = add_op(m, MOAT_MNT_SELF_BIND, path, -1, true, false, NULL, 0);
+				if (r < 0)
+					return r;
+			}
+		}
+	}
+	for (size_t i = 0; i < p->protect.n; i++) {
+		int n = snprintf(path, sizeof(path), "%s/%s", p->workspace, p->protect.v[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		if (lstat(path, &st) < 0) {
+			char **nv = realloc(m->protected_missing,
+					    (m->nprotected_missing + 1) * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			m->protected_missing = nv;
+			nv[m->nprotected_missing] = moat_strdup(p->protect.v[i]);
+			if (!nv[m->nprotected_missing])
+				return -ENOMEM;
+			m->nprotected_missing++;
+			continue;
+		}
+		r = add_op(m, MOAT_MNT_RO_BIND, path, -1, S_ISDIR(st.st_mode), true, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	/* read-only rules inside a writable one: Landlock cannot carve them */
+	for (size_t i = 0; i < p->nfs; i++) {
+		const struct moat_fs_rule *ro = &p->fs[i];
+
+		if ((ro->access & MOAT_FS_WRITE) || !strcmp(ro->path, "/"))
+			continue;
+		for (size_t j = 0; j < p->nfs; j++) {
+			const struct moat_fs_rule *rw = &p->fs[j];
+
+			if (!(rw->access & MOAT_FS_WRITE) || !strcmp(rw->path, ro->path) ||
+			    !moat_path_within(ro->path, rw->path))
+				continue;
+			if (stat(ro->path, &st) < 0)
+				break;
+			if (!op_exists(m, MOAT_MNT_RO_BIND, ro->path)) {
+				r = add_op(m, MOAT_MNT_RO_BIND, ro->path, -1, S_ISDIR(st.st_mode),
+					   true, NULL, 0);
+				if (r < 0)
+					return r;
+			}
+			break;
+		}
+	}
+	(void)err;
+	return 0;
+}
+
+int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moat_error *err)
+{
+	struct hidden hid = {{NULL}, 0};
+	struct keep keep[MOAT_PLAN_MAX_PATHS + 8];
+	size_t nkeep = 0, mask_start;
+	struct stat st;
+	char real[PATH_MAX];
+	int r = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (!p->mntns)
+		return 0;
+
+	/* 1. what the tmpfs mounts will cover */
+	if (p->private_tmp) {
+		hid.v[hid.n++] = "/tmp";
+		if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
+			hid.v[hid.n++] = "/dev/shm";
+	}
+	if (p->hide_run) {
+		if (stat("/run", &st) == 0 && S_ISDIR(st.st_mode))
+			hid.v[hid.n++] = "/run";
+		if (lstat("/var/run", &st) == 0 && S_ISDIR(st.st_mode))
+			hid.v[hid.n++] = "/var/run"; /* a real directory, not the usual link */
+	}
+
+	/* 2. hidden paths the sandbox must still see: workspace, rules, home,
+	 * allowed sockets, the resolver configuration */
+	for (size_t i = 0; i < p->nfs && r == 0; i++) {
+		const char *path = p->fs[i].path;
+
+		if (!strcmp(path, "/") || !strcmp(path, "/tmp") || !strcmp(path, "/dev/shm"))
+			continue;
+		if (within_hidden(&hid, path))
+			r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), path,
+				     !(p->fs[i].access & MOAT_FS_WRITE));
+	}
+	if (r == 0 && p->home && within_hidden(&hid, p->home))
+		r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), p->home, true);
+	for (size_t i = 0; i < p->sockets.n && r == 0; i++)
+		if (within_hidden(&hid, p->sockets.v[i]))
+			r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), p->sockets.v[i], true);
+	if (r == 0 && p->net != MOAT_NET_DENY && realpath("/etc/resolv.conf", real) &&
+	    within_hidden(&hid, real))
+		r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), real, true);
+	if (r < 0) {
+		moat_error_set(err, "too many paths to keep visible");
+		goto fail;
+	}
+	/* outer paths first; an inner path is carried by its outer bind */
+	qsort(keep, nkeep, sizeof(keep[0]), cmp_keep);
+
+	/* 3. the operations, in the order the child applies them */
+	if (p->private_tmp) {
+		r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, "mode=1777",
+			   MS_NOSUID | MS_NODEV);
+		if (r == 0 && hid.n > 1 && !strcmp(hid.v[1], "/dev/shm"))
+			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, "mode=1777",
+				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	}
+	for (size_t i = 0; i < hid.n && r == 0; i++)
+		if (!strcmp(hid.v[i], "/run") || !strcmp(hid.v[i], "/var/run"))
+			r = add_op(m, MOAT_MNT_TMPFS, hid.v[i], -1, true, false, "mode=0755",
+				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	for (size_t i = 0; i < nkeep && r == 0; i++) {
+		bool inner = false;
+
+		for (size_t j = 0; j < i && !inner; j++)
+			inner = moat_path_within(keep[i].path, keep[j].path) &&
+				keep[j].readonly == keep[i].readonly;
+		if (inner)
+			continue;
+		/* the child clones the tree itself (open_tree) before the tmpfs
+		 * hides it: a descriptor from our namespace cannot be mounted in
+		 * the child's */
+		if (stat(keep[i].path, &st) < 0) {
+			r = -errno;
+			moat_error_set(err, "cannot use '%s': %s", keep[i].path, strerror(-r));
+			break;
+		}
+		r = add_op(m, MOAT_MNT_KEEP, keep[i].path, -1, S_ISDIR(st.st_mode), keep[i].readonly,
+			   NULL, 0);
+	}
+	if (r < 0)
+		goto fail;
+
+	/* protected ancestors before masks (a later bind would hide a mask) */
+	mask_start = m->n;
+	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
+		switch (p->masks[i].kind) {
+		case MOAT_MASK_PATH:
+			r = mask_one(p, m, &hid, p->masks[i].pattern, err);
+			break;
+		case MOAT_MASK_GLOB:
+		case MOAT_MASK_WORKSPACE_NAME:
+			break;
+		}
+	}
+	if (r == 0)
+		r = mask_globs(p, m, &hid, err);
+	if (r == 0)
+		r = scan_workspace(p, m, &hid, err);
+	if (r < 0)
+		goto fail;
+	prune_nested_masks(m, mask_start);
+	/* the self-binds must come before the masks: move them in front */
+	{
+		size_t before = m->n;
+
+		r = protect_paths(p, m, err);
+		if (r < 0)
+			goto fail;
+		/* protect_paths appended SELF_BINDs then RO_BINDs; rotate the
+		 * SELF_BINDs to mask_start so they precede the masks */
+		for (size_t i = before; i < m->n; i++) {
+			if (m->ops[i].kind != MOAT_MNT_SELF_BIND)
+				continue;
+			struct moat_mount_op op = m->ops[i];
+
+			memmove(&m->ops[mask_start + 1], &m->ops[mask_start],
+				(i - mask_start) * sizeof(op));
+			m->ops[mask_start++] = op;
+		}
+	}
+	if (p->fresh_proc)
+		r = add_op(m, MOAT_MNT_PROC, "/proc", -1, true, false, NULL,
+			   MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < nkeep; i++)
+		free(keep[i].path);
+	return 0;
+fail:
+	if (!err->msg[0])
+		moat_error_set(err, "cannot prepare the mounts: %s",
+			       r == -E2BIG ? "too many mounts" : strerror(-r));
+	for (size_t i = 0; i < nkeep; i++)
+		free(keep[i].path);
+	moat_mounts_release(m);
+	return r;
+}
+
+static const char *kind_name(enum moat_mount_kind k)
+{
+	switch (k) {
+	case MOAT_MNT_TMPFS:
+		return "tmpfs";
+	case MOAT_MNT_KEEP:
+		return "keep";
+	case MOAT_MNT_SELF_BIND:
+		return "pin";
+	case MOAT_MNT_MASK_DIR:
+		return "mask-dir";
+	case MOAT_MNT_MASK_FILE:
+		return "mask-file";
+	case MOAT_MNT_RO_BIND:
+		return "read-only";
+	case MOAT_MNT_PROC:
+		return "proc";
+	}
+	return "?";
+}
+
+int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *b)
+{
+	moat_buf_putc(b, '[');
+	for (size_t i = 0; i < m->n; i++) {
+		moat_buf_printf(b, "%s{\"op\": \"%s\", \"target\": ", i ? ",\n    " : "\n    ",
+				kind_name(m->ops[i].kind));
+		moat_buf_json_str(b, m->ops[i].target, strlen(m->ops[i].target));
+		if (m->ops[i].kind == MOAT_MNT_KEEP)
+			moat_buf_printf(b, ", \"readonly\": %s", m->ops[i].readonly ? "true" : "false");
+		moat_buf_putc(b, '}');
+	}
+	moat_buf_puts(b, m->n ? "\n  ]" : "]");
+	return b->oom ? -ENOMEM : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* child side: no allocation, no stdio, no locks                       */
+/* ------------------------------------------------------------------ */
+
+static void child_detail(struct moat_child_report *rep, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	for (; a && *a && n + 1 < sizeof(rep->detail); a++)
+		rep->detail[n++] = *a;
+	for (; b && *b && n + 1 < sizeof(rep->detail); b++)
+		rep->detail[n++] = *b;
+	rep->detail[n] = '\0';
+}
+
+static int child_fail(struct moat_child_report *rep, int step, int err, const char *a,
+		      const char *b)
+{
+	rep->step = step;
+	rep->err = err;
+	child_detail(rep, a, b);
+	return -err;
+}
+
+/* decimal of a non-negative number into buf, returns the length */
+static size_t fmt_ulong(char *buf, unsigned long v)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i] = '\0';
+	return i;
+}
+
+static int write_file(const char *path, const char *s, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep)
+{
+	char map[64];
+	size_t n;
+	int r;
+
+	/* "id id 1": the command keeps its identity; nothing else is mapped,
+	 * so it cannot become anyone else (setgroups is denied first, as the
+	 * kernel requires for an unprivileged gid map) */
+	r = write_file("/proc/self/setgroups", "deny", 4);
+	if (r < 0 && r != -ENOENT)
+		return child_fail(rep, MOAT_STEP_USERNS, -r, "/proc/self/setgroups", NULL);
+	n = fmt_ulong(map, uid);
+	map[n++] = ' ';
+	n += fmt_ulong(map + n, uid);
+	map[n++] = ' ';
+	map[n++] = '1';
+	r = write_file("/proc/self/uid_map", map, n);
+	if (r < 0)
+		return child_fail(rep, MOAT_STEP_USERNS, -r, "/proc/self/uid_map", NULL);
+	n = fmt_ulong(map, gid);
+	map[n++] = ' ';
+	n += fmt_ulong(map + n, gid);
+	map[n++] = ' ';
+	map[n++] = '1';
+	r = write_file("/proc/self/gid_map", map, n);
+	if (r < 0)
+		return child_fail(rep, MOAT_STEP_USERNS, -r, "/proc/self/gid_map", NULL);
+	return 0;
+}
+
+/* mkdir -p inside a fresh tmpfs for a kept path; the last component is a
+ * directory or an empty file, matching the source */
+static int make_mountpoint(const char *target, bool is_dir)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(target);
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, target, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char c = buf[i];
+
+		buf[i] = '\0';
+		if (c == '\0' && !is_dir) {
+			int fd = open(buf, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+			if (fd < 0 && errno != EEXIST)
+				return -errno;
+			if (fd >= 0)
+				close(fd);
+		} else if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+			return -errno;
+		}
+		buf[i] = c;
+	}
+	return 0;
+}
+
+static int set_readonly(int tree)
+{
+	struct x_mount_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.attr_set = X_MOUNT_ATTR_RDONLY;
+	if (syscall(X_NR_mount_setattr, tree, "", AT_EMPTY_PATH | X_AT_RECURSIVE, &a, sizeof(a)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* clone the tree at (dfd, path), optionally read-only, and attach it at target */
+static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly,
+			const char *target)
+{
+	int t = (int)syscall(X_NR_open_tree, dfd, path,
+			     X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE | extra);
+	int r = 0;
+
+	if (t < 0)
+		return -errno;
+	if (readonly)
+		r = set_readonly(t);
+	if (r == 0 && syscall(X_NR_move_mount, t, "", AT_FDCWD, target, X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		r = -errno;
+	close(t);
+	return r;
+}
+
+/* A detached, read-only tmpfs holding "d" (directory) and "f" (file), both
+ * mode 000: the source of every mask. */
+static int make_mask_source(void)
+{
+	int fs, mnt, f;
+
+	fs = (int)syscall(X_NR_fsopen, "tmpfs", X_FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (syscall(X_NR_fsconfig, fs, X_FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(X_NR_fsconfig, fs, X_FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+	    syscall(X_NR_fsconfig, fs, X_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+
+		close(fs);
+		return -e;
+	}
+	mnt = (int)syscall(X_NR_fsmount, fs, X_FSMOUNT_CLOEXEC,
+			   X_MOUNT_ATTR_NOSUID | X_MOUNT_ATTR_NODEV | X_MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (mnt < 0)
+		return -errno;
+	if (mkdirat(mnt, "d", 0) < 0)
+		goto fail;
+	f = openat(mnt, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (f < 0)
+		goto fail;
+	close(f);
+	if (fchmodat(mnt, "d", 0, 0) < 0 || fchmodat(mnt, "f", 0, 0) < 0)
+		goto fail;
+	if (set_readonly(mnt) < 0)
+		goto fail;
+	return mnt;
+fail:
+	{
+		int e = errno;
+
+		close(mnt);
+		return -e;
+	}
+}
+
+int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep)
+{
+	int trees[MOAT_MASK_MAX_MOUNTS];
+	int mask_src = -1, r = 0;
+
+	/* kept paths: clone their trees now, before a tmpfs hides them */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+
+		trees[i] = -1;
+		if (op->kind != MOAT_MNT_KEEP)
+			continue;
+		trees[i] = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
+					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE);
+		if (trees[i] < 0)
+			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ", op->target);
+		if (op->readonly && (r = set_readonly(trees[i])) < 0)
+			return child_fail(rep, MOAT_STEP_MOUNT, -r, "read-only ", op->target);
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+
+		switch (op->kind) {
+		case MOAT_MNT_TMPFS:
+			if (mount("tmpfs", op->target, "tmpfs", op->flags, op->data) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "tmpfs on ",
+						  op->target);
+			break;
+		case MOAT_MNT_KEEP:
+			r = make_mountpoint(op->target, op->is_dir);
+			if (r < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, -r, "mount point for ",
+						  op->target);
+			if (syscall(X_NR_move_mount, trees[i], "", AT_FDCWD, op->target,
+				    X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
+						  op->target);
+			close(trees[i]);
+			break;
+		case MOAT_MNT_SELF_BIND:
+			if (mount(op->target, op->target, NULL, MS_BIND | MS_REC, NULL) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "pinning ",
+						  op->target);
+			break;
+		case MOAT_MNT_MASK_DIR:
+		case MOAT_MNT_MASK_FILE:
+			if (mask_src < 0) {
+				mask_src = make_mask_source();
+				if (mask_src < 0)
+					return child_fail(rep, MOAT_STEP_MOUNT, -mask_src,
+							  "the mask tmpfs", NULL);
+			}
+			r = attach_clone(mask_src, op->kind == MOAT_MNT_MASK_DIR ? "d" : "f", 0,
+					 false, op->target);
+			if (r < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, -r, "masking ", op->target);
+			break;
+		case MOAT_MNT_RO_BIND:
+			r = attach_clone(AT_FDCWD, op->target, 0, true, op->target);
+			if (r < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, -r, "protecting ",
+						  op->target);
+			break;
+		case MOAT_MNT_PROC:
+			if (mount("proc", "/proc", "proc", op->flags, NULL) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "proc on ", "/proc");
+			break;
+		}
+	}
+	if (mask_src >= 0)
+		close(mask_src);
+	return 0;
+}
+
+int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
+{
+	char buf[24];
+	size_t n = fmt_ulong(buf, (unsigned long)pids + 1);
+	int r = write_file("/proc/sys/kernel/pid_max", buf, n);
+
+	if (r < 0)
+		return child_fail(rep, MOAT_STEP_PID_MAX, -r, "/proc/sys/kernel/pid_max", NULL);
+	return 0;
+}
+
+int moat_ns_child_loopback(struct moat_child_report *rep)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return child_fail(rep, MOAT_STEP_NETWORK, errno, "socket", NULL);
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
+		int e = errno;
+
+		close(fd);
+		return child_fail(rep, MOAT_STEP_NETWORK, e, "loopback up", NULL);
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* The kernel-facing layer: it applies a plan (src/core/plan.h) and nothing
+ * else decides anything here.
+ *
+ *   probe.c     what this kernel can do, once, into struct moat_kfeatures
+ *   landlock.c  raw Landlock syscalls: the ruleset is built in the parent
+ *   seccomp.c   the filter, compiled to BPF in the parent with libseccomp
+ *   ns.c        namespaces and mounts: prepared in the parent, applied in the child
+ *   limits.c    cgroup v2 leaf or rlimits
+ *   env.c       the command's environment
+ *   spawn.c     the one ordered child setup between clone and exec, and the
+ *               parent's wait, timeout and tree kill
+ *
+ * The parent prepares everything that can fail for an ordinary reason
+ * (paths that do not exist, a filter that does not compile) before the
+ * child exists; the child only performs the steps that must happen inside
+ * the new namespaces, and reports the first failure through a pipe. */
+#ifndef MOAT_SANDBOX_H
+#define MOAT_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <moat/error.h>
+
+#include "core/plan.h"
+
+/* ---- exit statuses of `moat run` (docs/sandbox.md) ---- */
+#define MOAT_RUN_EXIT_TIMEOUT 124 /* --timeout expired; the whole tree was killed */
+#define MOAT_RUN_EXIT_SETUP 125	  /* moat refused or could not set up the sandbox */
+#define MOAT_RUN_EXIT_NOEXEC 126  /* the command was found but could not be executed */
+#define MOAT_RUN_EXIT_NOTFOUND 127
+/* 128 + N: the command was killed by signal N (as a shell reports it) */
+
+/* ---- probe.c ---- */
+/* Fast probe for `moat run`: reads sysctls, asks Landlock and seccomp.
+ * MOAT_FAKE_NO_USERNS=1 in the environment (read only here) makes user
+ * namespaces look unavailable, for tests on hosts where they are. */
+int moat_probe(struct moat_kfeatures *ret);
+/* Thorough probe for `moat status`: also creates a user namespace. */
+int moat_probe_thorough(struct moat_kfeatures *ret);
+
+/* ---- landlock.c ---- */
+/* The kernel's Landlock ABI, or 0 with *ret_errno set. */
+int moat_landlock_abi(int *ret_errno);
+/* Build the ruleset for the plan in the calling (parent) process. scratch
+ * is the per-call TMPDIR when the plan has one, else NULL. Returns the
+ * ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has no Landlock. */
+int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret_fd,
+			struct moat_error *err);
+/* Rules for directories that get a fresh mount in the child (private /tmp,
+ * /dev/shm, /run, /proc): Landlock ignores rules on a covered mount point,
+ * so these are added by the child, on the new mounts, before enforcing. */
+struct moat_ll_late {
+	const char *path;
+	uint64_t access;
+};
+#define MOAT_LL_LATE_MAX 8
+/* Fill late[] for the plan; returns how many. */
+int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *late, int max);
+/* Child side: add one directory rule by path (no allocation). */
+int moat_landlock_add_dir(int ruleset_fd, const char *path, uint64_t access);
+/* Enforce (child side): landlock_restrict_self. */
+int moat_landlock_enforce(int ruleset_fd, uint32_t flags);
+
+/* ---- seccomp.c ---- */
+struct moat_bpf {
+	void *insns; /* struct sock_filter[] */
+	unsigned short len;
+	bool owned; /* insns is heap memory (else the precompiled filter) */
+};
+/* The plan's filter as BPF (parent side): on x86_64 the filter precompiled
+ * from the same rows (src/sandbox/seccomp_bpf.h), elsewhere compiled now. */
+int moat_seccomp_compile(const struct moat_plan *p, struct moat_bpf *ret, struct moat_error *err);
+/* Compile with libseccomp now, whatever the architecture. */
+int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_error *err);
+/* Write src/sandbox/seccomp_bpf.h (the precompiled x86_64 filters). */
+#include <stdio.h>
+int moat_seccomp_write_header(FILE *out, struct moat_error *err);
+/* Write the filter as libseccomp pseudo filter code (for the golden test). */
+int moat_seccomp_export_pfc(bool no_inet, int fd, struct moat_error *err);
+/* Load a compiled filter (child side; no_new_privs must be set). */
+int moat_seccomp_load(const struct moat_bpf *b);
+void moat_bpf_release(struct moat_bpf *b);
+
+/* What the child reports when a setup step fails. */
+struct moat_child_report {
+	int step; /* enum moat_step; 0: no failure */
+	int err;  /* errno */
+	char detail[256];
+};
+
+/* ---- ns.c ---- */
+enum moat_mount_kind {
+	MOAT_MNT_TMPFS = 0, /* an empty tmpfs (private /tmp, /dev/shm, /run) */
+	MOAT_MNT_KEEP,	    /* re-expose a host path hidden by a tmpfs (fd opened by the parent) */
+	MOAT_MNT_SELF_BIND, /* bind a directory onto itself: it can no longer be renamed away */
+	MOAT_MNT_MASK_DIR,  /* an empty, mode 000, read-only directory over a secret directory */
+	MOAT_MNT_MASK_FILE, /* an empty, mode 000, read-only file over a secret file */
+	MOAT_MNT_RO_BIND,   /* the path itself, read-only (protected paths, ro inside rw) */
+	MOAT_MNT_PROC,	    /* a procfs of the sandbox's PID namespace */
+};
+
+struct moat_mount_op {
+	enum moat_mount_kind kind;
+	char *target;
+	int fd;	       /* KEEP: O_PATH fd of the source, else -1 */
+	bool is_dir;   /* KEEP: the source is a directory */
+	bool readonly; /* KEEP: bind read-only */
+	const char *data; /* TMPFS: mount options */
+	unsigned long flags;
+};
+
+struct moat_mounts {
+	struct moat_mount_op *ops;
+	size_t n;
+	size_t nmasks_found; /* for the audit record and --print-plan */
+	size_t nprotected_missing;
+	char **protected_missing; /* protected names that did not exist (checked after the run) */
+	char *scan_note;	  /* set when the workspace scan was cut short */
+};
+
+/* Limits on the workspace scan for "**" masks. */
+#define MOAT_MASK_SCAN_MAX_ENTRIES 50000
+#define MOAT_MASK_SCAN_MAX_DEPTH 24
+#define MOAT_MASK_MAX_MOUNTS 512
+
+/* Resolve masks, protected paths and hidden-but-kept paths into an ordered
+ * list of mount operations (parent side: lstat, scan, open O_PATH). */
+int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct moat_error *err);
+void moat_mounts_release(struct moat_mounts *m);
+/* Child side (between clone and exec: no allocation, no stdio). Each
+ * returns 0 or -errno with rep filled. */
+int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep);
+int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep);
+int moat_ns_child_pid_max(long pids, struct moat_child_report *rep);
+int moat_ns_child_loopback(struct moat_child_report *rep);
+/* The mounts as a JSON array (after prepare), for --print-plan. */
+int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *out);
+
+/* ---- limits.c ---- */
+struct moat_cgroup {
+	int dir_fd;   /* the leaf, or -1 */
+	int procs_fd; /* leaf/cgroup.procs opened for writing, or -1 */
+	char path[512];
+};
+/* Create a leaf with memory.max/pids.max when the plan uses cgroups. */
+int moat_cgroup_create(const struct moat_plan *p, const struct moat_kfeatures *kf,
+		       struct moat_cgroup *ret, struct moat_error *err);
+/* Kill everything in the leaf (cgroup.kill), then remove it. */
+void moat_cgroup_kill(struct moat_cgroup *cg);
+void moat_cgroup_release(struct moat_cgroup *cg);
+
+struct moat_rlimits {
+	int n;
+	struct {
+		int resource;
+		uint64_t cur, max;
+	} v[8];
+};
+/* Decide the rlimits for the plan (parent side; clamps to the hard limits
+ * the process already has, since an unprivileged process cannot raise them). */
+int moat_rlimits_prepare(const struct moat_plan *p, const struct moat_kfeatures *kf,
+			 struct moat_rlimits *ret, struct moat_error *err);
+/* Apply (child side). Returns 0 or -errno with *ret_failed = the resource. */
+int moat_rlimits_apply(const struct moat_rlimits *r, int *ret_failed);
+
+/* ---- env.c ---- */
+/* Build the command's environment from the parent's (NULL-terminated).
+ * scratch: TMPDIR to set, or NULL. The result is one heap block (free it). */
+int moat_env_build(const struct moat_plan *p, char *const *parent_env, const char *scratch,
+		   char ***ret, size_t *ret_dropped);
+
+/* ---- spawn.c ---- */
+/* Steps of the child setup, in order; reported on failure (docs/sandbox.md). */
+enum moat_step {
+	MOAT_STEP_NONE = 0,
+	MOAT_STEP_PARENT,      /* die-with-parent */
+	MOAT_STEP_USERNS,      /* uid/gid maps of the new user namespace */
+	MOAT_STEP_MOUNT,       /* one of the mounts (detail says which) */
+	MOAT_STEP_PID_MAX,     /* the PID namespace's pid_max (process limit) */
+	MOAT_STEP_NETWORK,     /* bring up loopback in the new network namespace */
+	MOAT_STEP_CGROUP,      /* join the cgroup leaf */
+	MOAT_STEP_RLIMITS,     /* resource limits */
+	MOAT_STEP_CHDIR,       /* the working directory */
+	MOAT_STEP_FDS,	       /* closing inherited descriptors */
+	MOAT_STEP_SIGNALS,     /* default signal dispositions */
+	MOAT_STEP_CAPS,	       /* dropping capabilities */
+	MOAT_STEP_NO_NEW_PRIVS,
+	MOAT_STEP_LANDLOCK,
+	MOAT_STEP_SECCOMP,
+	MOAT_STEP_EXEC,
+	MOAT_STEP__COUNT,
+};
+const char *moat_step_name(enum moat_step s);
+
+struct moat_spawn {
+	const struct moat_plan *plan;
+	const struct moat_kfeatures *kf;
+	int ll_fd;
+	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];
+	int nll_late;
+	struct moat_bpf bpf;
+	struct moat_mounts mounts;
+	struct moat_rlimits rl;
+	struct moat_cgroup cg;
+	char **envp;
+	size_t env_dropped;
+	char scratch[256]; /* per-call TMPDIR (plans without a mount namespace), "" none */
+	uid_t uid;
+	gid_t gid;
+	int parent_pidfd;
+
+	/* results */
+	pid_t pid;
+	struct moat_child_report report;
+	bool timed_out;
+	int cancel_signal; /* a signal moat received and forwarded, 0 none */
+	int wait_status;   /* as from waitpid */
+	double elapsed_ms;
+	char protected_created[512]; /* protected names that appeared during the run */
+};
+
+/* Prepare everything in the parent: Landlock ruleset, seccomp BPF, mounts,
+ * rlimits, cgroup, environment. */
+int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
+		       const struct moat_kfeatures *kf, char *const *parent_env,
+		       struct moat_error *err);
+/* Clone, set up in the child, exec, wait (with the timeout), kill the tree.
+ * Returns the exit status moat should exit with (the command's, passed
+ * through; or one of MOAT_RUN_EXIT_*), with err filled when moat itself
+ * failed (report.step says where). -EAGAIN-like clone failures of user
+ * namespaces are returned as -EPERM so the caller can re-plan without them. */
+int moat_spawn_run(struct moat_spawn *s, struct moat_error *err);
+void moat_spawn_release(struct moat_spawn *s);
+/* Remove a directory tree without following symlinks. */
+void moat_rmtree(const char *path);
+
+#endif

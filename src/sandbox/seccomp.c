@@ -1,0 +1,278 @@
+/* seccomp: the plan's syscall rules (rows in src/core/plan.c) compiled with
+ * libseccomp, in the parent, to a BPF program the child loads with one
+ * syscall. Compiling once in the parent keeps libseccomp's allocations and
+ * its cost out of the window between clone and exec.
+ *
+ * Default action ALLOW, listed calls fail with their errno (EPERM, or ENOSYS
+ * where a fallback exists); calls from other architectures (i386 int 0x80,
+ * x32) fail with EPERM through the bad-architecture action. This file must
+ * never turn a rule it cannot express into nothing: an unknown syscall name
+ * is skipped only when the running architecture does not have it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp_bpf.h"
+
+/* Syscalls newer than the libseccomp we may be built against, by number
+ * on x86_64 (skipped elsewhere). */
+static const struct {
+	const char *name;
+	int nr;
+} newer_x86_64[] = {
+	{"open_tree_attr", 467},
+};
+
+static int resolve(const char *name)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr != __NR_SCMP_ERROR)
+		return nr;
+#if defined(__x86_64__)
+	for (size_t i = 0; i < sizeof(newer_x86_64) / sizeof(newer_x86_64[0]); i++)
+		if (!strcmp(newer_x86_64[i].name, name))
+			return newer_x86_64[i].nr;
+#endif
+	return __NR_SCMP_ERROR;
+}
+
+static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct moat_error *err)
+{
+	int nr = resolve(row->syscall);
+	uint32_t action = row->err ? SCMP_ACT_ERRNO((uint32_t)row->err) : SCMP_ACT_LOG;
+	int r = 0;
+
+	if (nr == __NR_SCMP_ERROR || nr < 0)
+		return 0; /* not a syscall on this architecture (a pseudo number) */
+	switch (row->cmp) {
+	case MOAT_SC_ALWAYS:
+		r = seccomp_rule_add_exact(ctx, action, nr, 0);
+		break;
+	case MOAT_SC_ARG_EQ:
+		r = seccomp_rule_add_exact(ctx, action, nr, 1,
+					   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL,
+						      row->value));
+		break;
+	case MOAT_SC_ARG_NE:
+		r = seccomp_rule_add_exact(ctx, action, nr, 1,
+					   SCMP_CMP32(row->arg, SCMP_CMP_NE, (uint32_t)row->value));
+		break;
+	case MOAT_SC_ARG_NOT_HAS:
+		r = seccomp_rule_add_exact(ctx, action, nr, 1,
+					   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, row->value, 0));
+		break;
+	case MOAT_SC_ARG_HAS:
+		/* "any of these bits": one rule per bit (a masked compare tests all) */
+		for (int bit = 0; bit < 32 && r == 0; bit++) {
+			uint64_t b = 1ULL << bit;
+
+			if (row->value & b)
+				r = seccomp_rule_add_exact(ctx, action, nr, 1,
+							   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ,
+								      b, b));
+		}
+		break;
+	}
+	if (r < 0)
+		moat_error_set(err, "seccomp: cannot add the rule for %s: %s", row->syscall,
+			       strerror(-r));
+	return r;
+}
+
+static int build_ctx(bool no_inet, scmp_filter_ctx *ret, struct moat_error *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r;
+
+	if (!ctx) {
+		moat_error_set(err, "seccomp: cannot create a filter");
+		return -ENOMEM;
+	}
+	/* SECURITY: syscalls of any other architecture (i386 via int 0x80, x32)
+	 * fail: the rows below are checked against native numbers only */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* we set it ourselves */
+	/* a binary tree of syscall numbers: fewer instructions per call */
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (r < 0) {
+		moat_error_set(err, "seccomp: cannot set filter attributes: %s", strerror(-r));
+		seccomp_release(ctx);
+		return r;
+	}
+	for (size_t i = 0; moat_seccomp_rules[i].syscall && r == 0; i++)
+		r = add_row(ctx, &moat_seccomp_rules[i], err);
+	for (size_t i = 0; no_inet && moat_seccomp_rules_no_inet[i].syscall && r == 0; i++)
+		r = add_row(ctx, &moat_seccomp_rules_no_inet[i], err);
+	if (r < 0) {
+		seccomp_release(ctx);
+		return r;
+	}
+	*ret = ctx;
+	return 0;
+}
+
+int moat_seccomp_export_pfc(bool no_inet, int fd, struct moat_error *err)
+{
+	scmp_filter_ctx ctx;
+	int r = build_ctx(no_inet, &ctx, err);
+
+	if (r < 0)
+		return r;
+	r = seccomp_export_pfc(ctx, fd);
+	seccomp_release(ctx);
+	if (r < 0)
+		moat_error_set(err, "seccomp: cannot export the filter: %s", strerror(-r));
+	return r;
+}
+
+int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_error *err)
+{
+	scmp_filter_ctx ctx;
+	int pfd[2], r;
+	/* BPF_MAXINSNS bounds a filter: 4096 instructions of 8 bytes */
+	struct sock_filter *buf;
+	size_t got = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	r = build_ctx(no_inet, &ctx, err);
+	if (r < 0)
+		return r;
+	buf = malloc(BPF_MAXINSNS * sizeof(*buf));
+	if (!buf) {
+		seccomp_release(ctx);
+		return -ENOMEM;
+	}
+	/* libseccomp 2.5 exports only to a descriptor: a pipe holds a whole
+	 * filter (at most 32 KiB, the default pipe buffer is 64 KiB) */
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = seccomp_export_bpf(ctx, pfd[1]);
+	close(pfd[1]);
+	if (r == 0) {
+		for (;;) {
+			ssize_t n = read(pfd[0], (char *)buf + got, BPF_MAXINSNS * sizeof(*buf) - got);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			if (got == BPF_MAXINSNS * sizeof(*buf))
+				break;
+		}
+	}
+	close(pfd[0]);
+	if (r == 0 && (got == 0 || got % sizeof(*buf)))
+		r = -EIO;
+out:
+	seccomp_release(ctx);
+	if (r < 0) {
+		free(buf);
+		moat_error_set(err, "seccomp: cannot compile the filter: %s", strerror(-r));
+		return r;
+	}
+	ret->insns = buf;
+	ret->len = (unsigned short)(got / sizeof(*buf));
+	ret->owned = true;
+	return 0;
+}
+
+int moat_seccomp_compile(const struct moat_plan *p, struct moat_bpf *ret, struct moat_error *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (!p->seccomp)
+		return 0;
+#if defined(__x86_64__)
+	/* the filter compiled at development time from the same rows (the
+	 * unit test proves it matches libseccomp's output): no compile cost
+	 * per call */
+	if (p->seccomp_no_inet) {
+		ret->insns = (void *)moat_bpf_x86_64_no_inet;
+		ret->len = MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet);
+	} else {
+		ret->insns = (void *)moat_bpf_x86_64;
+		ret->len = MOAT_ARRAY_SIZE(moat_bpf_x86_64);
+	}
+	ret->owned = false;
+	return 0;
+#else
+	return moat_seccomp_compile_fresh(p->seccomp_no_inet, ret, err);
+#endif
+}
+
+static int print_array(FILE *out, const char *name, bool no_inet, struct moat_error *err)
+{
+	struct moat_bpf b;
+	const struct sock_filter *f;
+	int r = moat_seccomp_compile_fresh(no_inet, &b, err);
+
+	if (r < 0)
+		return r;
+	f = b.insns;
+	fprintf(out, "static const struct sock_filter %s[%u] = {\n", name, b.len);
+	for (unsigned i = 0; i < b.len; i++)
+		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", f[i].code, f[i].jt, f[i].jf, f[i].k);
+	fprintf(out, "};\n");
+	moat_bpf_release(&b);
+	return 0;
+}
+
+int moat_seccomp_write_header(FILE *out, struct moat_error *err)
+{
+	const struct scmp_version *v = seccomp_version();
+	int r;
+
+	fprintf(out,
+		"/* GENERATED by tests/unit/test_seccomp_filter --regen from the rows in\n"
+		" * src/core/plan.c with libseccomp %u.%u.%u on x86_64: the sandbox loads\n"
+		" * these instead of compiling per call. Do not edit; the unit test fails\n"
+		" * when they no longer match the rows. */\n"
+		"#ifndef MOAT_SANDBOX_SECCOMP_BPF_H\n#define MOAT_SANDBOX_SECCOMP_BPF_H\n\n"
+		"#include <linux/filter.h>\n\n"
+		"#define MOAT_BPF_LIBSECCOMP_VERSION \"%u.%u.%u\"\n\n",
+		v->major, v->minor, v->micro, v->major, v->minor, v->micro);
+	r = print_array(out, "moat_bpf_x86_64", false, err);
+	if (r == 0) {
+		fputc('\n', out);
+		r = print_array(out, "moat_bpf_x86_64_no_inet", true, err);
+	}
+	fprintf(out, "\n#endif\n");
+	return r;
+}
+
+int moat_seccomp_load(const struct moat_bpf *b)
+{
+	struct sock_fprog prog;
+
+	if (!b->insns)
+		return 0;
+	prog.len = b->len;
+	prog.filter = b->insns;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -errno;
+	return 0;
+}
+
+void moat_bpf_release(struct moat_bpf *b)
+{
+	if (b->owned)
+		free(b->insns);
+	b->owned = false;
+	b->insns = NULL;
+	b->len = 0;
+}

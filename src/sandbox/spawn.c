@@ -1,0 +1,676 @@
+/* Spawn: the one ordered child setup between clone and exec, and the
+ * parent's side (wait, timeout, cancel, killing the whole tree).
+ *
+ * The child is created with clone(CLONE_VM | CLONE_VFORK) and the new
+ * namespaces: it borrows the parent's memory (no page-table copy) and the
+ * parent sleeps until it has exec'd or exited. Everything that can fail for
+ * an ordinary reason was prepared by the parent; the child only does what
+ * must happen inside the namespaces. It therefore must not allocate, print
+ * or take locks, and every failing step writes a report (step, errno,
+ * detail) to a close-on-exec pipe and _exits with a documented status: the
+ * command never runs half-confined.
+ *
+ * This file must never exec the command before every step of the plan has
+ * succeeded, and never leave a process of the sandbox running after moat
+ * returns. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/securebits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "core/path.h"
+#include "sandbox/sandbox.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#define X_NR_pidfd_open 434
+#define X_NR_close_range 436
+#define X_CLOSE_RANGE_CLOEXEC (1U << 2)
+#define CANCEL_GRACE_MS 2000
+
+static const char *const step_names[MOAT_STEP__COUNT] = {
+	[MOAT_STEP_NONE] = "none",
+	[MOAT_STEP_PARENT] = "die-with-parent",
+	[MOAT_STEP_USERNS] = "user namespace",
+	[MOAT_STEP_MOUNT] = "mount",
+	[MOAT_STEP_PID_MAX] = "process limit (pid_max)",
+	[MOAT_STEP_NETWORK] = "network namespace",
+	[MOAT_STEP_CGROUP] = "cgroup",
+	[MOAT_STEP_RLIMITS] = "resource limits",
+	[MOAT_STEP_CHDIR] = "working directory",
+	[MOAT_STEP_FDS] = "closing descriptors",
+	[MOAT_STEP_SIGNALS] = "signal mask",
+	[MOAT_STEP_CAPS] = "dropping capabilities",
+	[MOAT_STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[MOAT_STEP_LANDLOCK] = "landlock",
+	[MOAT_STEP_SECCOMP] = "seccomp",
+	[MOAT_STEP_EXEC] = "exec",
+};
+
+const char *moat_step_name(enum moat_step s)
+{
+	return (unsigned)s < MOAT_STEP__COUNT ? step_names[s] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* the child                                                           */
+/* ------------------------------------------------------------------ */
+
+struct child_args {
+	struct moat_spawn *s;
+	int report_fd;
+	sigset_t oldmask;
+	const char *search_path; /* PATH used to find argv[0] */
+};
+
+static void report_and_exit(struct child_args *a, struct moat_child_report *rep, int status)
+{
+	ssize_t n;
+
+	do
+		n = write(a->report_fd, rep, sizeof(*rep));
+	while (n < 0 && errno == EINTR);
+	_exit(status);
+}
+
+static void fail_step(struct child_args *a, int step, int err, const char *detail)
+{
+	struct moat_child_report rep;
+	size_t i = 0;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.step = step;
+	rep.err = err;
+	for (; detail && detail[i] && i + 1 < sizeof(rep.detail); i++)
+		rep.detail[i] = detail[i];
+	rep.detail[i] = '\0';
+	report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+}
+
+/* execvp without allocation: try each PATH entry, as a shell would.
+ * Returns the errno to report (EACCES if any candidate was not executable). */
+static int exec_search(char *const *argv, char *const *envp, const char *path)
+{
+	const char *name = argv[0];
+	char buf[PATH_MAX];
+	size_t nlen = strlen(name);
+	bool eacces = false;
+	int e = ENOENT;
+
+	if (strchr(name, '/')) {
+		execve(name, argv, envp);
+		return errno;
+	}
+	if (!*name)
+		return ENOENT;
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t dlen = end ? (size_t)(end - p) : strlen(p);
+
+		if (dlen + 1 + nlen + 1 <= sizeof(buf)) {
+			if (dlen == 0) {
+				buf[0] = '.';
+				dlen = 1;
+			} else {
+				memcpy(buf, p, dlen);
+			}
+			buf[dlen] = '/';
+			memcpy(buf + dlen + 1, name, nlen + 1);
+			execve(buf, argv, envp);
+			e = errno;
+			if (e == EACCES)
+				eacces = true;
+			else if (e != ENOENT && e != ENOTDIR && e != ELOOP && e != ENAMETOOLONG)
+				return e; /* found but broken (ENOEXEC, E2BIG...): stop here */
+		}
+		if (!end)
+			break;
+		p = end;
+	}
+	return eacces ? EACCES : e;
+}
+
+static int child_main(void *arg)
+{
+	struct child_args *a = arg;
+	struct moat_spawn *s = a->s;
+	const struct moat_plan *p = s->plan;
+	struct moat_child_report rep;
+	int r;
+
+	memset(&rep, 0, sizeof(rep));
+	/* The order, and why it is this order:
+	 *  1. die with the parent first: from here on a setup nobody waits
+	 *     for must not go on.
+	 *  2. user namespace maps: every later privileged step (mounts,
+	 *     loopback, pid_max) uses the capabilities the new user namespace
+	 *     grants, and files created below must carry our ids.
+	 *  3. mounts (private /tmp, /run hidden, kept paths, masks, protected
+	 *     paths), /proc last: the earlier ones still use the host's
+	 *     /proc/self/fd to reach hidden paths.
+	 *  4. pid_max (written through the new /proc, in the new PID
+	 *     namespace) and loopback in the new network namespace.
+	 *  5. cgroup, then rlimits: before the command can outrun them.
+	 *  6. chdir after the mounts, or the cwd would point into the old /tmp.
+	 *  7. descriptors: everything above 2 close-on-exec (ours too).
+	 *  8. the signal mask the parent blocked around clone, restored.
+	 *  9. capabilities: securebits so that uid 0 gains none at exec.
+	 * 10. no_new_privs: required by Landlock and seccomp; setuid programs
+	 *     gain nothing.
+	 * 11. Landlock, then seccomp last: the filter forbids the mount calls
+	 *     above, and after it only execve remains.
+	 * 12. exec. */
+
+	/* 1 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail_step(a, MOAT_STEP_PARENT, errno, "PR_SET_PDEATHSIG");
+	if (s->parent_pidfd >= 0) {
+		struct pollfd pf = {s->parent_pidfd, POLLIN, 0};
+
+		if (poll(&pf, 1, 0) > 0)
+			_exit(MOAT_RUN_EXIT_SETUP); /* the parent is gone: nobody to report to */
+	}
+	/* 2 */
+	if (p->userns && moat_ns_child_userns(s->uid, s->gid, &rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	/* 3 */
+	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	/* 4 */
+	if (p->pids_mech == MOAT_LIMIT_PIDNS && moat_ns_child_pid_max(p->pids, &rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	if (p->netns && moat_ns_child_loopback(&rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	/* 5 */
+	if (s->cg.procs_fd >= 0 && write(s->cg.procs_fd, "0", 1) != 1)
+		fail_step(a, MOAT_STEP_CGROUP, errno, s->cg.path);
+	{
+		int which = -1;
+
+		r = moat_rlimits_apply(&s->rl, &which);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_RLIMITS, -r,
+				  which == RLIMIT_NPROC  ? "RLIMIT_NPROC"
+				  : which == RLIMIT_DATA ? "RLIMIT_DATA"
+							 : "setrlimit");
+	}
+	/* 6 */
+	if (chdir(p->cwd) < 0)
+		fail_step(a, MOAT_STEP_CHDIR, errno, p->cwd);
+	/* 7 */
+	if (syscall(X_NR_close_range, 3U, ~0U, X_CLOSE_RANGE_CLOEXEC) < 0) {
+		/* before Linux 5.11: one by one */
+		for (int fd = 3; fd < 65536; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	/* 8 */
+	if (sigprocmask(SIG_SETMASK, &a->oldmask, NULL) < 0)
+		fail_step(a, MOAT_STEP_SIGNALS, errno, NULL);
+	/* 9 */
+	if (p->drop_caps && (p->userns || s->kf->is_root)) {
+		if (prctl(PR_SET_SECUREBITS,
+			  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+				  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+				  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+			  0, 0, 0) < 0)
+			fail_step(a, MOAT_STEP_CAPS, errno, "PR_SET_SECUREBITS");
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+			fail_step(a, MOAT_STEP_CAPS, errno, "PR_CAP_AMBIENT_CLEAR_ALL");
+	}
+	/* 10 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail_step(a, MOAT_STEP_NO_NEW_PRIVS, errno, NULL);
+	/* 11 */
+	for (int i = 0; i < s->nll_late && s->ll_fd >= 0; i++) {
+		r = moat_landlock_add_dir(s->ll_fd, s->ll_late[i].path, s->ll_late[i].access);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_LANDLOCK, -r, s->ll_late[i].path);
+	}
+	if (s->ll_fd >= 0) {
+		r = moat_landlock_enforce(s->ll_fd, p->ll_restrict_flags);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_LANDLOCK, -r, "landlock_restrict_self");
+	}
+	if (p->seccomp) {
+		r = moat_seccomp_load(&s->bpf);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_SECCOMP, -r, "SECCOMP_SET_MODE_FILTER");
+	}
+	/* 12 */
+	r = exec_search(p->argv, s->envp, a->search_path);
+	memset(&rep, 0, sizeof(rep));
+	rep.step = MOAT_STEP_EXEC;
+	rep.err = r;
+	for (size_t i = 0; p->argv[0][i] && i + 1 < sizeof(rep.detail); i++)
+		rep.detail[i] = p->argv[0][i];
+	report_and_exit(a, &rep,
+			r == ENOENT || r == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND : MOAT_RUN_EXIT_NOEXEC);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the parent                                                          */
+/* ------------------------------------------------------------------ */
+
+int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
+		       const struct moat_kfeatures *kf, char *const *parent_env,
+		       struct moat_error *err)
+{
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->plan = p;
+	s->kf = kf;
+	s->ll_fd = -1;
+	s->cg.dir_fd = s->cg.procs_fd = -1;
+	s->parent_pidfd = -1;
+	s->uid = getuid();
+	s->gid = getgid();
+
+	if (p->scratch_tmp) {
+		const char *base = "/tmp";
+
+		snprintf(s->scratch, sizeof(s->scratch), "%s/moat-tmp-XXXXXX", base);
+		if (!mkdtemp(s->scratch)) {
+			r = -errno;
+			moat_error_set(err, "cannot create a scratch directory in %s: %s", base,
+				       strerror(-r));
+			s->scratch[0] = '\0';
+			return r;
+		}
+	}
+	r = moat_ns_prepare(p, &s->mounts, err);
+	if (r == 0)
+		r = moat_landlock_build(p, s->scratch[0] ? s->scratch : NULL, &s->ll_fd, err);
+	if (r == 0)
+		s->nll_late = moat_landlock_late_rules(p, s->ll_late, MOAT_LL_LATE_MAX);
+	if (r == 0)
+		r = moat_seccomp_compile(p, &s->bpf, err);
+	if (r == 0)
+		r = moat_rlimits_prepare(p, kf, &s->rl, err);
+	if (r == 0)
+		r = moat_cgroup_create(p, kf, &s->cg, err);
+	if (r == 0) {
+		r = moat_env_build(p, parent_env, s->scratch[0] ? s->scratch : NULL, &s->envp,
+				   &s->env_dropped);
+		if (r < 0)
+			moat_error_set(err, "cannot build the environment: %s", strerror(-r));
+	}
+	if (r < 0) {
+		moat_spawn_release(s);
+		return r;
+	}
+	return 0;
+}
+
+/* Remove a directory tree without following symlinks (the sandbox may
+ * have planted some). */
+static void rmtree_at(int dfd, const char *name, int depth)
+{
+	int fd;
+	DIR *d;
+	struct dirent *e;
+
+	if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM) || depth > 256)
+		return;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rmtree_at(dirfd(d), e->d_name, depth + 1);
+	closedir(d);
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+void moat_rmtree(const char *path)
+{
+	rmtree_at(AT_FDCWD, path, 0);
+}
+
+void moat_spawn_release(struct moat_spawn *s)
+{
+	if (s->ll_fd >= 0)
+		close(s->ll_fd);
+	s->ll_fd = -1;
+	if (s->parent_pidfd >= 0)
+		close(s->parent_pidfd);
+	s->parent_pidfd = -1;
+	moat_bpf_release(&s->bpf);
+	moat_mounts_release(&s->mounts);
+	moat_cgroup_release(&s->cg);
+	free(s->envp);
+	s->envp = NULL;
+	if (s->scratch[0]) {
+		moat_rmtree(s->scratch);
+		s->scratch[0] = '\0';
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Our direct children (orphans of the sandbox are reparented to us, the
+ * subreaper), read from /proc/self/task/TID/children. */
+static size_t list_children(pid_t *out, size_t max)
+{
+	char path[64], buf[8192];
+	size_t n = 0;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	for (char *t = buf; *t && n < max;) {
+		long v = strtol(t, &t, 10);
+
+		if (v > 0)
+			out[n++] = (pid_t)v;
+		while (*t == ' ' || *t == '\n')
+			t++;
+	}
+	return n;
+}
+
+/* Kill everything the sandbox started. A PID namespace dies with its init;
+ * a cgroup has cgroup.kill; otherwise moat, the subreaper, kills its
+ * children generation by generation until none is left. */
+static void kill_tree(struct moat_spawn *s, bool main_alive)
+{
+	if (s->cg.dir_fd >= 0)
+		moat_cgroup_kill(&s->cg);
+	if (main_alive)
+		kill(s->pid, SIGKILL);
+	if (s->plan->pidns && s->cg.dir_fd < 0)
+		return; /* the kernel kills the namespace when its init dies */
+	for (int round = 0; round < 10000; round++) {
+		pid_t kids[512];
+		size_t n = list_children(kids, MOAT_ARRAY_SIZE(kids));
+		size_t others = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (kids[i] == s->pid && main_alive)
+				continue; /* reaped through its pidfd by the caller */
+			kill(kids[i], SIGKILL);
+			others++;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (kids[i] != s->pid || !main_alive)
+				waitpid(kids[i], NULL, 0);
+		if (!others)
+			break;
+	}
+}
+
+/* Does the process have a handler for sig (SigCgt in /proc/PID/status)? */
+static bool catches(pid_t pid, int sig)
+{
+	char path[64], buf[4096], *l;
+	unsigned long long mask;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	l = strstr(buf, "SigCgt:");
+	if (!l || sscanf(l + 7, "%llx", &mask) != 1)
+		return true;
+	return (mask >> (sig - 1)) & 1;
+}
+
+static int setup_error(struct moat_spawn *s, struct moat_error *err)
+{
+	const struct moat_child_report *rep = &s->report;
+
+	if (rep->step == MOAT_STEP_EXEC) {
+		moat_error_set(err, "cannot run '%s': %s", rep->detail, strerror(rep->err));
+		return rep->err == ENOENT || rep->err == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND
+								 : MOAT_RUN_EXIT_NOEXEC;
+	}
+	moat_error_set(err, "cannot set up the sandbox (%s%s%s): %s",
+		       moat_step_name((enum moat_step)rep->step), rep->detail[0] ? ": " : "",
+		       rep->detail, strerror(rep->err));
+	return MOAT_RUN_EXIT_SETUP;
+}
+
+/* 256 KiB for the child's setup, which borrows our memory */
+static char child_stack[256 * 1024] __attribute__((aligned(64)));
+
+int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
+{
+	const struct moat_plan *p = s->plan;
+	struct child_args a;
+	sigset_t all, cancel;
+	int rp[2], pidfd = -1, sfd = -1, flags, status = 0, ret;
+	double start, deadline = 0, grace = 0;
+	bool main_alive = true;
+	ssize_t n;
+	const char *search = NULL;
+
+	memset(&a, 0, sizeof(a));
+	memset(&s->report, 0, sizeof(s->report));
+	for (size_t i = 0; s->envp[i]; i++)
+		if (!strncmp(s->envp[i], "PATH=", 5))
+			search = s->envp[i] + 5;
+	if (!search)
+		search = getenv("PATH");
+	if (!search || !*search)
+		search = "/usr/local/bin:/usr/bin:/bin";
+	a.search_path = search;
+	a.s = s;
+
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
+		return MOAT_RUN_EXIT_SETUP;
+	}
+	a.report_fd = rp[1];
+	s->parent_pidfd = (int)syscall(X_NR_pidfd_open, getpid(), 0);
+	if (!p->pidns)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD;
+	if (p->userns)
+		flags |= CLONE_NEWUSER;
+	if (p->mntns)
+		flags |= CLONE_NEWNS;
+	if (p->pidns)
+		flags |= CLONE_NEWPID;
+	if (p->ipcns)
+		flags |= CLONE_NEWIPC;
+	if (p->netns)
+		flags |= CLONE_NEWNET;
+
+	/* no signal handler may run in the child while it borrows our memory */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &a.oldmask);
+	start = now_ms();
+	s->pid = clone(child_main, child_stack + sizeof(child_stack), flags, &a, &pidfd);
+	if (s->pid < 0) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &a.oldmask, NULL);
+		close(rp[0]);
+		close(rp[1]);
+		if (p->userns && (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL ||
+				  e == EACCES)) {
+			moat_error_set(err, "cannot create a user namespace: %s", strerror(e));
+			return -EPERM; /* the caller re-plans without namespaces */
+		}
+		moat_error_set(err, "cannot start the command: clone: %s", strerror(e));
+		return MOAT_RUN_EXIT_SETUP;
+	}
+	/* the child has exec'd or exited by now (CLONE_VFORK) */
+	close(rp[1]);
+	do
+		n = read(rp[0], &s->report, sizeof(s->report));
+	while (n < 0 && errno == EINTR);
+	close(rp[0]);
+
+	/* cancellation signals arrive through a signalfd; the rest as before */
+	sigemptyset(&cancel);
+	sigaddset(&cancel, SIGINT);
+	sigaddset(&cancel, SIGTERM);
+	sigaddset(&cancel, SIGHUP);
+	sigaddset(&cancel, SIGQUIT);
+	{
+		sigset_t m = a.oldmask;
+
+		sigaddset(&m, SIGINT);
+		sigaddset(&m, SIGTERM);
+		sigaddset(&m, SIGHUP);
+		sigaddset(&m, SIGQUIT);
+		sigprocmask(SIG_SETMASK, &m, NULL);
+	}
+	sfd = signalfd(-1, &cancel, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (n == (ssize_t)sizeof(s->report) && s->report.step != MOAT_STEP_NONE) {
+		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		main_alive = false;
+		kill_tree(s, false);
+		ret = setup_error(s, err);
+		goto out;
+	}
+
+	if (p->timeout_s > 0)
+		deadline = start + (double)p->timeout_s * 1000.0;
+	for (;;) {
+		struct pollfd pf[2] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}};
+		double t = now_ms(), until = 0;
+		int timeout = -1, pr;
+
+		if (deadline > 0)
+			until = deadline;
+		if (grace > 0 && (until == 0 || grace < until))
+			until = grace;
+		if (until > 0) {
+			if (t >= until) {
+				if (deadline > 0 && t >= deadline)
+					s->timed_out = true;
+				kill_tree(s, true);
+				deadline = grace = 0;
+				continue; /* now wait for the main child to be reaped */
+			}
+			timeout = (int)(until - t) + 1;
+		}
+		pr = poll(pf, sfd >= 0 ? 2 : 1, timeout);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0 && (pf[0].revents & (POLLIN | POLLHUP))) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) == 0) {
+				if (si.si_code == CLD_EXITED)
+					status = W_EXITCODE(si.si_status, 0);
+				else
+					status = si.si_status & 0x7f; /* WIFSIGNALED form */
+			}
+			main_alive = false;
+			break;
+		}
+		if (pr > 0 && sfd >= 0 && (pf[1].revents & POLLIN)) {
+			struct signalfd_siginfo ssi;
+
+			while (read(sfd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+				if (!s->cancel_signal)
+					s->cancel_signal = (int)ssi.ssi_signo;
+				/* a terminal's signal reached the command already
+				 * (same process group); one sent to moat is passed on */
+				if (ssi.ssi_code != SI_KERNEL)
+					kill(s->pid, (int)ssi.ssi_signo);
+				/* the init of a PID namespace ignores signals it has
+				 * no handler for: then there is nothing to wait for */
+				if (p->pidns && !catches(s->pid, (int)ssi.ssi_signo))
+					grace = now_ms();
+				else if (grace == 0)
+					grace = now_ms() + CANCEL_GRACE_MS;
+			}
+		}
+	}
+	s->elapsed_ms = now_ms() - start;
+	/* leftovers: background jobs the command did not wait for */
+	kill_tree(s, main_alive);
+	s->wait_status = status;
+	if (s->timed_out) {
+		moat_error_set(err, "timed out after %ld s; the command and all its processes were "
+				    "killed",
+			       p->timeout_s);
+		ret = MOAT_RUN_EXIT_TIMEOUT;
+	} else if (WIFEXITED(status)) {
+		ret = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		ret = 128 + WTERMSIG(status);
+	} else {
+		ret = MOAT_RUN_EXIT_SETUP;
+	}
+	if (s->cancel_signal && !WIFEXITED(status))
+		ret = 128 + s->cancel_signal;
+out:
+	/* protected paths that did not exist before and do now */
+	s->protected_created[0] = '\0';
+	for (size_t i = 0; i < s->mounts.nprotected_missing; i++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", p->workspace, s->mounts.protected_missing[i]);
+		if (lstat(path, &st) == 0) {
+			size_t l = strlen(s->protected_created);
+
+			snprintf(s->protected_created + l, sizeof(s->protected_created) - l, "%s%s",
+				 l ? ", " : "", s->mounts.protected_missing[i]);
+		}
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (pidfd >= 0)
+		close(pidfd);
+	sigprocmask(SIG_SETMASK, &a.oldmask, NULL);
+	if (!p->pidns)
+		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	return ret;
+}

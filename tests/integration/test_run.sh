@@ -1,0 +1,506 @@
+#!/bin/bash
+# Integration tests of `moat run`, looking from outside: canaries outside the
+# workspace, a loopback listener that records connections, host processes,
+# files left behind. TAP output.
+#
+#   MOAT=path/to/moat MOAT_SRC=repo bash tests/integration/test_run.sh
+#
+# Modes (test_run_nobody.sh and test_run_nouserns.sh set them):
+#   MOAT_TEST_AS=nobody     run moat as the user nobody (needs root to switch)
+#   MOAT_TEST_NOUSERNS=1    user namespaces unavailable: for real inside a
+#                           user namespace whose user.max_user_namespaces is 0
+#                           (needs root or unprivileged userns), else faked with
+#                           MOAT_FAKE_NO_USERNS=1
+# A missing kernel feature skips, unless MOAT_MUST_WORK=1 (CI): then it fails.
+set -u
+
+MOAT=${MOAT:-$(command -v moat)}
+AS=${MOAT_TEST_AS:-}
+NOUSERNS=${MOAT_TEST_NOUSERNS:-0}
+MUST=${MOAT_MUST_WORK:-0}
+n=0
+failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { # check DESC CMD...
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else
+		nok "$d"
+		return 1
+	fi
+}
+skip() {
+	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
+		n=$((n + 1))
+		echo "ok $n - # SKIP $*"
+	fi
+}
+bail() {
+	echo "1..$((n + 1))"
+	echo "not ok $((n + 1)) - $*"
+	exit 1
+}
+
+[ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+if [ -n "$AS" ] && [ "$(id -u)" != 0 ]; then
+	echo "1..1"
+	if [ "$MUST" = 1 ]; then echo "not ok 1 - running as $AS needs root"; exit 1; fi
+	echo "ok 1 - # SKIP running as $AS needs root"
+	exit 0
+fi
+
+T=$(mktemp -d /tmp/moat-it-XXXXXX) || bail "mktemp"
+chmod 755 "$T"
+cleanup() {
+	[ -n "${LISTENER_PID:-}" ] && kill "$LISTENER_PID" 2>/dev/null
+	[ -n "${ABS_PID:-}" ] && kill "$ABS_PID" 2>/dev/null
+	[ -n "${SOCK_PID:-}" ] && kill "$SOCK_PID" 2>/dev/null
+	[ -n "${HOSTPROC_PID:-}" ] && kill "$HOSTPROC_PID" 2>/dev/null
+	rm -rf "$T" "/run/moat-it-$$.sock" 2>/dev/null
+}
+trap cleanup EXIT
+
+WS=$T/ws
+OUT=$T/outside
+H=$T/home
+mkdir -p "$WS/sub" "$OUT" "$H/.ssh" "$H/.aws" "$H/.config/gcloud"
+echo "canary-content" >"$OUT/canary"
+echo "ssh-private-key-SECRET1" >"$H/.ssh/id_rsa"
+echo "aws-SECRET2" >"$H/.aws/credentials"
+echo "gcloud-SECRET3" >"$H/.config/gcloud/token"
+echo "pem-SECRET4" >"$H/server.pem"
+printf '[user]\n\tname = Moat Test\n\temail = moat@example.invalid\n[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n' >"$H/.gitconfig"
+echo "API_KEY=env-SECRET5" >"$WS/.env"
+echo "nested-SECRET6" >"$WS/sub/.env"
+echo "hello" >"$WS/readme.txt"
+(cd "$WS" && git init -q . && mkdir -p .git/hooks && git add readme.txt && git -c user.name=t -c user.email=t@t commit -qm init) ||
+	bail "git init in the workspace"
+cp "$WS/.git/config" "$T/git-config.orig"
+
+RUNAS=()
+if [ "$AS" = nobody ]; then
+	chown -R nobody:nogroup "$WS" "$H"
+	RUNAS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+fi
+
+NSWRAP=()
+FAKE=()
+if [ "$NOUSERNS" = 1 ]; then
+	# for real: a user namespace in which no further one may be created
+	if unshare --user --map-root-user sh -c 'echo 0 >/proc/sys/user/max_user_namespaces' 2>/dev/null; then
+		NSWRAP=(unshare --user --map-root-user --keep-caps sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh)
+	else
+		FAKE=(MOAT_FAKE_NO_USERNS=1)
+	fi
+fi
+
+# m ARGS...: run moat in the workspace with the test's environment
+m() {
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
+		${FAKE[@]+"${FAKE[@]}"} ${EXTRA_ENV[@]+"${EXTRA_ENV[@]}"} \
+		${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "$MOAT" run "$@")
+}
+EXTRA_ENV=()
+canary_ok() { [ "$(cat "$OUT/canary")" = canary-content ] && [ "$(ls "$OUT")" = canary ]; }
+
+# What does this system give us?
+status_json=$(cd "$WS" && env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "$MOAT" status --json 2>/dev/null)
+feature() { # feature NAME -> true/false (enforced)
+	python3 -c 'import json,sys; print(str(json.loads(sys.argv[1])["features"][sys.argv[2]]["enforced"]).lower())' "$status_json" "$1" 2>/dev/null
+}
+LANDLOCK=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["kernel"]["landlock_abi"])' "$status_json" 2>/dev/null || echo 0)
+USERNS=$(python3 -c 'import json,sys; print(str(json.loads(sys.argv[1])["kernel"]["user_namespaces"]).lower())' "$status_json" 2>/dev/null || echo false)
+
+if [ "${LANDLOCK:-0}" = 0 ]; then
+	if [ "$MUST" = 1 ]; then bail "Landlock unavailable but MOAT_MUST_WORK=1"; fi
+	echo "1..1"
+	echo "ok 1 - # SKIP Landlock unavailable on this kernel"
+	exit 0
+fi
+check "status --json parses and shows Landlock (abi $LANDLOCK)" [ "$LANDLOCK" -ge 1 ]
+
+if [ "$NOUSERNS" = 1 ]; then
+	check "status reports user namespaces unavailable" [ "$USERNS" = false ]
+	# fail closed: masks and the rest are requested but not enforceable
+	out=$(m -- true 2>&1)
+	rc=$?
+	check "refuses by default without user namespaces (exit 125)" [ $rc = 125 ]
+	check "the refusal names the missing protections and a hint" \
+		grep -q "cannot enforce secrets.*hint:" <<<"$out"
+	MODE=(--fallback warn)
+else
+	check "status reports user namespaces available" [ "$USERNS" = true ]
+	MODE=()
+fi
+# mr ARGS...: run with the mode's fallback (its warnings filtered out)
+mr() {
+	if [ ${#MODE[@]} = 0 ]; then
+		m "$@"
+		return
+	fi
+	local rc
+	{
+		m "${MODE[@]}" "$@" 2>&1 1>&3 3>&- | grep -v '^moat run: warning: ' >&2
+		rc=${PIPESTATUS[0]}
+	} 3>&1
+	return "$rc"
+}
+
+# ---- basics and exit statuses ----
+out=$(mr -- sh -c 'echo inside' 2>&1)
+check "runs a command (exit 0)" [ "$out" = inside ] || echo "# $out"
+mr -- sh -c 'exit 7' 2>/dev/null
+check "passes the exit status through (7)" [ $? = 7 ]
+mr -- /nonexistent-command 2>/dev/null
+check "a missing command exits 127" [ $? = 127 ]
+printf 'not executable' >"$WS/noexec"
+chmod 644 "$WS/noexec"
+mr -- ./noexec 2>/dev/null
+check "a non-executable file exits 126" [ $? = 126 ]
+rm -f "$WS/noexec"
+mr -- python3 -c 'import ctypes; ctypes.string_at(0)' 2>/dev/null
+check "a command killed by SIGSEGV exits 139 (128+11)" [ $? = 139 ]
+mr --profile no-such-profile -- true 2>"$T/err"
+rc=$?
+check "an unknown profile refuses (125)" [ $rc = 125 ] && grep -q "unknown profile" "$T/err"
+(cd / && env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} "$MOAT" run -- true 2>"$T/err")
+check "a workspace of / is refused (125)" [ $? = 125 ]
+mr --profile workspace-write-no-network --net allow -- true 2>"$T/err"
+check "an immutable network cannot be loosened by a flag (125)" [ $? = 125 ] &&
+	grep -q immutable "$T/err"
+plan=$(mr --print-plan -- true 2>/dev/null)
+check "--print-plan prints JSON with the profile" \
+	python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert p["profile"]=="workspace-write"' "$plan"
+
+# ---- filesystem: nothing outside the workspace changes ----
+mr -- sh -c "echo x > '$OUT/new'" 2>/dev/null
+check "creating a file outside fails" canary_ok
+mr -- sh -c "echo x > '$OUT/canary'" 2>/dev/null
+check "overwriting a file outside fails" canary_ok
+mr -- sh -c "truncate -s 0 '$OUT/canary'; : > '$OUT/canary'" 2>/dev/null
+check "truncating a file outside fails" canary_ok
+mr -- sh -c "mv '$OUT/canary' '$WS/stolen'" 2>/dev/null
+check "renaming a file from outside into the workspace fails" canary_ok
+mr -- sh -c "ln '$OUT/canary' '$WS/hard' && echo x >> '$WS/hard'" 2>/dev/null
+check "a hard link to an outside file cannot change it" canary_ok
+rm -f "$WS/hard"
+mr -- sh -c "ln -s '$OUT/canary' '$WS/soft'; echo x > '$WS/soft'; ln -s '$OUT' '$WS/dirlink'; echo y > '$WS/dirlink/new'" 2>/dev/null
+check "writing through symlinks to outside fails" canary_ok
+rm -f "$WS/soft" "$WS/dirlink"
+mr -- sh -c "mkdir '$OUT/d'; rm -f '$OUT/canary'; chmod 777 '$OUT/canary'" 2>/dev/null
+check "mkdir, rm and chmod outside fail" canary_ok
+mr -- sh -c "echo y > '$WS/sub/made'" 2>/dev/null
+check "writing inside the workspace works (seen from outside)" [ "$(cat "$WS/sub/made" 2>/dev/null)" = y ]
+mr --profile readonly -- sh -c "echo z > '$WS/ro-attempt'" 2>/dev/null
+check "readonly profile: the workspace is not writable" [ ! -e "$WS/ro-attempt" ]
+mark=moat-it-$$-$RANDOM
+mr -- sh -c "echo s > /tmp/$mark && cat /tmp/$mark" >"$T/o" 2>/dev/null
+if [ "$NOUSERNS" = 1 ]; then
+	check "without a mount namespace /tmp stays read-only" [ ! -e "/tmp/$mark" ]
+	out=$(mr -- sh -c 'echo s > "$TMPDIR/f" && cat "$TMPDIR/f"' 2>/dev/null)
+	check "... and the command gets a scratch TMPDIR" [ "$out" = s ]
+else
+	check "/tmp is private: scratch files work and do not land on the host" \
+		[ "$(cat "$T/o")" = s ] && [ ! -e "/tmp/$mark" ]
+	mr -- sh -c "echo s > /dev/shm/$mark" 2>/dev/null
+	check "/dev/shm is private" [ ! -e "/dev/shm/$mark" ]
+fi
+out=$(mr -- sh -c 'cat /dev/vda /dev/sda /dev/nvme0n1 /dev/mem 2>/dev/null | head -c 16 | wc -c')
+check "raw disks and /dev/mem are unreadable" [ "$out" = 0 ]
+
+# ---- secrets ----
+if [ "$NOUSERNS" = 1 ]; then
+	skip "masked secrets need a mount namespace (refusal tested above)"
+else
+	out=$(mr -- sh -c "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/gcloud/token ~/server.pem .env sub/.env; ls -la ~/.ssh ~/.aws" 2>&1)
+	check "masked secrets are unreadable (ssh, aws, gcloud, *.pem, .env, nested .env)" \
+		bash -c '! grep -q SECRET <<<"$1"' _ "$out"
+	out=$(mr -- sh -c 'cat .env' 2>&1)
+	check "reading a masked file fails with an error" grep -qi "denied\|not permitted" <<<"$out"
+	check "masks leave the files intact outside" grep -q SECRET5 "$WS/.env"
+	mr -- sh -c 'rm -f .env; echo pwned > .env' 2>/dev/null
+	check "a masked file cannot be replaced" grep -q SECRET5 "$WS/.env"
+fi
+
+# ---- protected paths ----
+if [ "$NOUSERNS" = 1 ]; then
+	skip "protected paths need a mount namespace"
+else
+	mr -- sh -c 'echo "rm -rf ~" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit' 2>/dev/null
+	check "a git hook cannot be planted" [ ! -e "$WS/.git/hooks/pre-commit" ]
+	mr -- sh -c 'git config core.hooksPath /tmp/evil; echo "[core] fsmonitor = evil" >> .git/config' 2>/dev/null
+	check ".git/config cannot be changed" cmp -s "$WS/.git/config" "$T/git-config.orig"
+	mr -- sh -c 'mv .git .git-moved; mkdir -p .git/hooks' 2>/dev/null
+	check ".git cannot be swapped for a planted copy" [ -d "$WS/.git/objects" ] && [ ! -e "$WS/.git-moved" ]
+	mr -- sh -c 'mkdir -p .vscode && echo "{}" > .vscode/tasks.json' 2>"$T/err"
+	check "creating a missing protected path is reported" grep -q "protected path" "$T/err"
+	rm -rf "$WS/.vscode"
+fi
+
+# ---- honest work ----
+out=$(mr -- sh -c 'git status --short >/dev/null && echo one > a.txt && git add a.txt && git commit -qm "from inside" && git log --oneline | wc -l && git diff HEAD~1 --stat | tail -1' 2>&1)
+check "git add, commit, log, diff work (user identity readable)" grep -q "^2$" <<<"$out" || echo "# $out"
+cat >"$WS/hello.c" <<'EOF'
+#include <stdio.h>
+int main(void) { puts("built"); return 0; }
+EOF
+printf 'all: hello\nhello: hello.c\n\tcc -O1 -o hello hello.c\n' >"$WS/Makefile"
+[ "$AS" = nobody ] && chown nobody:nogroup "$WS/hello.c" "$WS/Makefile"
+out=$(mr -- sh -c 'make -s -j4 && ./hello' 2>&1)
+check "gcc and make -j build and run" [ "$out" = built ] || echo "# $out"
+out=$(mr -- python3 -c 'import json, tempfile, os; f = tempfile.NamedTemporaryFile(delete=False); f.write(b"x"); f.close(); print(json.dumps({"ok": os.path.getsize(f.name)}))' 2>&1)
+check "python3 runs and uses tempfile" [ "$out" = '{"ok": 1}' ] || echo "# $out"
+out=$(mr -- sh -c 'seq 1 100 | sort -rn | head -1 | tr 0 x; (sleep 0.1; echo bg) & wait; echo $(echo sub)' 2>&1)
+check "pipelines, background jobs with wait, subshells" [ "$out" = "$(printf '1xx\nbg\nsub')" ] || echo "# $out"
+out=$(mr -- sh -c 'sleep 30 & p=$!; ps -o pid= -p $p >/dev/null && kill $p && wait $p; echo $?' 2>/dev/null)
+check "ps and kill of the command's own children" [ "$out" = 143 ] || echo "# $out"
+if command -v node >/dev/null; then
+	out=$(mr -- node -e 'console.log(require("os").tmpdir() && 42)' 2>&1)
+	check "node runs" [ "$out" = 42 ] || echo "# $out"
+fi
+if command -v java >/dev/null; then
+	mr -- java -version >/dev/null 2>&1
+	check "java starts under the memory limit (no RLIMIT_AS)" [ $? = 0 ]
+fi
+out=$(mr -- sh -c 'TZ=UTC date +%Z; LANG=C.UTF-8 printf "%s" "é"' 2>&1)
+check "locale and timezone" [ "$out" = "$(printf 'UTC\né')" ] || echo "# $out"
+
+# ---- environment ----
+EXTRA_ENV=(OPENAI_API_KEY=sk-test-0123456789abcdefghijkl GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 DATABASE_URL=postgres://u:pw@h/db HARMLESS=1)
+out=$(mr --env full -- env 2>&1)
+check "secret-looking variables are dropped even with --env full" \
+	bash -c '! grep -q "OPENAI_API_KEY\|GITHUB_TOKEN\|DATABASE_URL" <<<"$1" && grep -q HARMLESS <<<"$1"' _ "$out"
+out=$(mr -- env 2>&1)
+check "restricted environment passes only the safe variables" \
+	bash -c '! grep -q HARMLESS <<<"$1" && grep -q "^PATH=" <<<"$1" && grep -q "^HOME=" <<<"$1"' _ "$out"
+out=$(mr --env OPENAI_API_KEY -- env 2>&1)
+check "a variable named with --env passes" grep -q "^OPENAI_API_KEY=" <<<"$out"
+out=$(mr --env none -- env 2>&1 | grep -v '^TMPDIR=/tmp/moat-tmp-')
+check "--env none passes nothing (but a scratch TMPDIR)" [ -z "$out" ]
+EXTRA_ENV=()
+
+# ---- descriptors ----
+exec 7>"$T/leak" 8<"$OUT/canary"
+out=$(mr -- python3 -c 'import os; print(sorted(int(x) for x in os.listdir("/proc/self/fd")))' 2>&1)
+exec 7>&- 8<&-
+check "inherited descriptors are closed (only 0, 1, 2 reach the command)" [ "$out" = "[0, 1, 2, 3]" ] || echo "# $out"
+
+# ---- network ----
+PORT=$((20000 + RANDOM % 20000))
+python3 - "$PORT" "$T/conns" <<'EOF' &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+while True:
+    c, a = s.accept()
+    with open(sys.argv[2], "a") as f: f.write("conn\n")
+    c.close()
+EOF
+LISTENER_PID=$!
+for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
+: >"$T/conns"
+connect="import socket,sys
+try:
+    s=socket.socket(); s.settimeout(2)
+    s.connect(('127.0.0.1',$PORT)); print('connected')
+except Exception as e:
+    print('failed', e)"
+out=$(mr -- python3 -c "$connect" 2>&1)
+check "network allowed (default profile): the listener is reachable" [ "${out%% *}" = connected ]
+check "... and the listener saw it" [ "$(wc -l <"$T/conns")" = 1 ]
+: >"$T/conns"
+out=$(mr --profile workspace-write-no-network -- python3 -c "$connect" 2>&1)
+check "network denied: a loopback listener outside is unreachable" [ "${out%% *}" = failed ] || echo "# $out"
+out=$(mr --net deny -- python3 -c "import socket
+try:
+    s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b'x', ('127.0.0.1', $PORT)); print('sent')
+except OSError as e:
+    print('failed', e)" 2>&1)
+check "network denied: UDP to the host fails or goes nowhere" [ "$(wc -l <"$T/conns")" = 0 ]
+if [ "$LANDLOCK" -ge 4 ]; then
+	out=$(mr --net 443 -- python3 -c "$connect" 2>&1)
+	check "--net 443: other ports are unreachable" [ "${out%% *}" = failed ]
+	out=$(mr --net "$PORT" -- python3 -c "$connect" 2>&1)
+	check "--net PORT: the listed port is reachable" [ "${out%% *}" = connected ]
+else
+	skip "per-port rules need Landlock ABI 4"
+fi
+check "the listener saw no connection from a denied sandbox" [ "$(grep -c conn "$T/conns")" -le 1 ]
+
+# abstract unix socket outside
+ABS=moat-it-abs-$$
+python3 - "$ABS" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind("\0" + sys.argv[1]); s.listen(4)
+while True:
+    c, _ = s.accept(); c.close()
+EOF
+ABS_PID=$!
+sleep 0.3
+absconn="import socket
+try:
+    s=socket.socket(socket.AF_UNIX)
+    s.connect('\0$ABS'); print('connected')
+except Exception as e:
+    print('failed', e)"
+out=$(python3 -c "$absconn")
+check "(the abstract socket listener works from outside)" [ "${out%% *}" = connected ]
+out=$(mr -- python3 -c "$absconn" 2>&1)
+if [ "$LANDLOCK" -ge 6 ] || [ "$NOUSERNS" != 1 ]; then
+	if [ "$LANDLOCK" -ge 6 ]; then
+		check "abstract unix sockets outside are unreachable (network allowed)" [ "${out%% *}" = failed ]
+	fi
+	out=$(mr --net deny -- python3 -c "$absconn" 2>&1)
+	check "abstract unix sockets outside are unreachable (network denied)" [ "${out%% *}" = failed ]
+else
+	skip "abstract sockets: needs Landlock ABI 6 or namespaces"
+fi
+# a host unix socket under /run and one under /tmp
+python3 - "/run/moat-it-$$.sock" "$T/unix.sock" <<'EOF' &
+import socket, sys, os, select
+ss = []
+for p in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.bind(p); os.chmod(p, 0o777); s.listen(4); ss.append(s)
+    except OSError:
+        pass
+while True:
+    r, _, _ = select.select(ss, [], [])
+    for s in r:
+        c, _ = s.accept(); c.close()
+EOF
+SOCK_PID=$!
+sleep 0.3
+unixconn="import socket,sys
+for p in sys.argv[1:]:
+    s=socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(p); print('connected', p)
+    except Exception as e:
+        print('failed', p)"
+if [ "$NOUSERNS" = 1 ]; then
+	skip "host unix sockets need a mount namespace"
+else
+	out=$(mr -- python3 -c "$unixconn" "/run/moat-it-$$.sock" 2>&1)
+	check "a host unix socket under /run is unreachable" grep -q "^failed" <<<"$out"
+	out=$(mr --allow-socket "/run/moat-it-$$.sock" -- python3 -c "$unixconn" "/run/moat-it-$$.sock" 2>&1)
+	if [ -S "/run/moat-it-$$.sock" ] && [ -z "$AS" ]; then
+		check "--allow-socket keeps a named one reachable" grep -q "^connected" <<<"$out" || echo "# $out"
+	fi
+fi
+
+# ---- processes ----
+sleep 301.5 &
+HOSTPROC_PID=$!
+out=$(mr -- sh -c 'ps ax -o args | grep -c "sleep 30[1]"' 2>&1)
+if [ "$NOUSERNS" = 1 ]; then
+	skip "host processes are visible without a PID namespace"
+else
+	check "host processes are invisible" [ "$out" = 0 ] || echo "# $out"
+fi
+mr -- sh -c "kill -TERM $HOSTPROC_PID" 2>/dev/null
+check "host processes cannot be signalled" kill -0 "$HOSTPROC_PID"
+cat >"$T/sys.py" <<'EOF'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(x) for x in a])
+    return 0 if r >= 0 else ctypes.get_errno()
+res = {}
+res["ptrace"] = sc(101, 0, 0, 0, 0)              # PTRACE_TRACEME
+res["ptrace_attach"] = sc(101, 16, int(sys.argv[1]), 0, 0)
+res["process_vm_readv"] = sc(310, int(sys.argv[1]), 0, 0, 0, 0, 0)
+res["bpf"] = sc(321, 0, 0, 0)
+res["perf_event_open"] = sc(298, 0, 0, -1, -1, 0)
+res["userfaultfd"] = sc(323, 0)
+res["io_uring_setup"] = sc(425, 8, 0)
+res["keyctl"] = sc(250, 0, 0, 0, 0)
+res["add_key"] = sc(248, 0, 0, 0, 0, 0)
+res["mount"] = sc(165, 0, 0, 0, 0, 0)
+res["umount2"] = sc(166, 0, 0)
+res["fsopen"] = sc(430, 0, 0)
+res["unshare_user"] = sc(272, 0x10000000)
+res["unshare_ns"] = sc(272, 0x20000)
+res["setns"] = sc(308, 0, 0)
+res["clone3"] = sc(435, 0, 0)
+res["personality_32"] = sc(135, 8)
+res["personality_norandom"] = sc(135, 0x0040000)
+res["tiocsti"] = sc(16, 0, 0x5412, 0)
+res["tiocsti_high"] = sc(16, 0, 0x100005412, 0)
+res["memfd_create"] = sc(319, 0, 0)
+res["kexec_load"] = sc(246, 0, 0, 0, 0)
+res["init_module"] = sc(175, 0, 0, 0)
+res["open_by_handle_at"] = sc(304, 0, 0, 0)
+res["reboot"] = sc(169, 0, 0, 0, 0)
+res["getpid"] = sc(39)
+print(" ".join("%s=%s" % (k, errno.errorcode.get(v, v) if v else "0") for k, v in res.items()))
+EOF
+chmod 644 "$T/sys.py"
+out=$(mr --ro "$T" -- python3 "$T/sys.py" "$HOSTPROC_PID" 2>&1)
+echo "# $out"
+for want in ptrace=EPERM ptrace_attach=EPERM process_vm_readv=EPERM bpf=EPERM perf_event_open=EPERM \
+	userfaultfd=EPERM io_uring_setup=EPERM keyctl=EPERM add_key=EPERM mount=EPERM umount2=EPERM \
+	fsopen=EPERM unshare_user=EPERM unshare_ns=EPERM setns=EPERM clone3=ENOSYS personality_32=EPERM \
+	personality_norandom=EPERM tiocsti=EPERM tiocsti_high=EPERM memfd_create=ENOSYS kexec_load=EPERM \
+	init_module=EPERM open_by_handle_at=EPERM reboot=EPERM getpid=0; do
+	check "syscall ${want%%=*} -> ${want#*=}" grep -q "\b$want\b" <<<"$out"
+done
+out=$(mr -- sh -c 'unshare -U true && echo escaped; mount -t tmpfs none /mnt 2>/dev/null && echo mounted; echo done' 2>/dev/null)
+check "unshare and mount fail from a shell" [ "$out" = done ]
+
+# ---- limits ----
+out=$(mr -- python3 -c 'b = bytearray(4 << 30); print("allocated")' 2>&1)
+check "a 4 GiB allocation fails (memory limit)" bash -c '! grep -q allocated <<<"$1" && grep -q MemoryError <<<"$1"' _ "$out"
+out=$(mr --mem 0 -- python3 -c 'b = bytearray(64 << 20); print("ok")' 2>&1)
+check "--mem 0 lifts the memory limit" [ "$out" = ok ]
+pids_enforced=$(feature process-limit)
+if [ "$pids_enforced" = true ] && { [ "$NOUSERNS" != 1 ] || [ -n "$AS" ]; }; then
+	start=$(date +%s)
+	out=$(mr --pids 300 --timeout 60 -- python3 -c '
+import os, time
+n = 0
+try:
+    for i in range(5000):
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+        n += 1
+except OSError as e:
+    print("stopped", n, e.errno)
+' 2>&1)
+	end=$(date +%s)
+	cnt=$(awk '/stopped/ {print $2}' <<<"$out")
+	check "a fork loop is stopped by the process limit (got ${cnt:-none} of 5000)" [ -n "$cnt" ] && [ "$cnt" -lt 400 ]
+	check "the machine stayed responsive and the tree was reaped" [ $((end - start)) -lt 40 ] &&
+		[ "$(pgrep -fc 'time.sleep\(30\)' || true)" -lt 5 ]
+else
+	skip "process limit not enforceable here"
+fi
+mr --fsize 1 -- sh -c 'head -c 2000000 /dev/zero > big' 2>/dev/null
+check "--fsize caps file size" [ "$(stat -c %s "$WS/big" 2>/dev/null || echo 0)" -le 1048576 ]
+rm -f "$WS/big"
+
+# ---- timeout and the whole tree ----
+start=$(date +%s)
+mr --timeout 1 -- sh -c 'sleep 377.5 & (sleep 377.6 &) ; sleep 377.7' 2>"$T/err"
+rc=$?
+end=$(date +%s)
+sleep 0.3
+check "--timeout exits 124" [ $rc = 124 ]
+check "--timeout says so" grep -q "timed out" "$T/err"
+check "--timeout kills the whole tree (no leftover processes)" [ "$(pgrep -fc 'sleep 377\.' || true)" = 0 ]
+check "--timeout is prompt" [ $((end - start)) -le 4 ]
+mr -- sh -c '(sleep 388.5 &) ; echo left' >/dev/null 2>&1
+sleep 0.3
+check "background processes left behind are killed when the command exits" [ "$(pgrep -fc 'sleep 388\.' || true)" = 0 ]
+
+# ---- temporary workspace ----
+out=$(mr --tmp-workspace -- sh -c 'pwd; echo t > f; cat f' 2>&1)
+tws=$(head -1 <<<"$out")
+check "--tmp-workspace runs in a fresh directory" [ "$(tail -1 <<<"$out")" = t ] && case "$tws" in /tmp/moat-ws-*) true ;; *) false ;; esac
+check "--tmp-workspace is removed afterwards" [ ! -e "$tws" ]
+
+echo "1..$n"
+[ $failed = 0 ]

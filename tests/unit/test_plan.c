@@ -1,0 +1,681 @@
+/* The plan: profiles and their layering (seed 003/004), flag parsing, and
+ * plan construction from fake kernel features (no privilege, no kernel:
+ * this binary links only the pure core). */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan.h"
+#include "tap.h"
+
+static const char *const denied[] = {"/etc/shadow", "/etc/passwd", "**/.env", "**/*.pem",
+				     "**/.ssh/**", "**/.config/gcloud/**", "~/.aws/**", NULL};
+
+static struct moat_plan *build(const char *profile, const struct moat_kfeatures *kf,
+			       const struct moat_profile *over, int *ret_r)
+{
+	struct moat_profile p;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_error err;
+	/* the plan borrows argv: it must outlive it */
+	static char *argv[] = {"/bin/true", NULL};
+	int r;
+
+	moat_error_clear(&err);
+	r = moat_profile_builtin(profile, &p);
+	if (r == 0 && over)
+		r = moat_profile_layer(&p, over, &err);
+	if (r == 0) {
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.workspace = "/home/u/proj";
+		ctx.cwd = "/home/u/proj/src";
+		ctx.home = "/home/u";
+		ctx.denied = denied;
+		ctx.argv = argv;
+		r = moat_plan_build(&p, &ctx, kf, &plan, &err);
+	}
+	moat_profile_release(&p);
+	if (ret_r)
+		*ret_r = r;
+	return plan;
+}
+
+static const struct moat_fs_rule *rule(const struct moat_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->nfs; i++)
+		if (!strcmp(p->fs[i].path, path))
+			return &p->fs[i];
+	return NULL;
+}
+
+static const struct moat_mask *mask(const struct moat_plan *p, const char *pattern)
+{
+	for (size_t i = 0; i < p->nmasks; i++)
+		if (!strcmp(p->masks[i].pattern, pattern))
+			return &p->masks[i];
+	return NULL;
+}
+
+static bool gap(const struct moat_plan *p, enum moat_feature f)
+{
+	return p->feat[f].requested && !p->feat[f].enforced;
+}
+
+static void test_normpath(void)
+{
+	static const struct {
+		const char *in, *out;
+		int r;
+	} t[] = {
+		{"/", "/", 0},
+		{"//a//b/", "/a/b", 0},
+		{"/a/./b/.", "/a/b", 0},
+		{"/a/b/../c", "/a/c", 0},
+		{"/../../x", "/x", 0},
+		{"/a/..", "/", 0},
+		{"/a/b/..", "/a", 0},
+		{"/...", "/...", 0},
+		{"/a/..b", "/a/..b", 0},
+		{"relative", NULL, -EINVAL},
+		{"", NULL, -EINVAL},
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = moat_plan_normpath(t[i].in, out, sizeof(out));
+
+		CHECKF(r == t[i].r, "normpath(%s) = %d", t[i].in, r);
+		if (r == 0)
+			CHECK_STR(out, t[i].out);
+	}
+	/* boundary: the output buffer */
+	CHECK_INT(moat_plan_normpath("/abc", out, 5), 0);
+	CHECK_INT(moat_plan_normpath("/abcd", out, 5), -ENAMETOOLONG);
+}
+
+static void test_builtin(void)
+{
+	struct moat_profile p;
+
+	for (size_t i = 0; moat_profile_builtin_names[i]; i++) {
+		CHECK_INT(moat_profile_builtin(moat_profile_builtin_names[i], &p), 0);
+		CHECK_STR(p.name, moat_profile_builtin_names[i]);
+		CHECK(p.mem_mb == 2048 && p.pids == 512 && p.fsize_mb == 4096);
+		CHECK(p.fallback == MOAT_FALLBACK_DENY);
+		moat_profile_release(&p);
+	}
+	CHECK_INT(moat_profile_builtin("workspace-writ", &p), -ENOENT);
+	CHECK_INT(moat_profile_builtin("", &p), -ENOENT);
+	CHECK_INT(moat_profile_builtin(NULL, &p), 0);
+	CHECK_STR(p.name, "workspace-write");
+	CHECK(p.net == MOAT_NET_ALLOW && p.workspace == MOAT_WS_RW); /* seed 002 */
+	CHECK(p.protect.n > 5);
+	moat_profile_release(&p);
+	CHECK_INT(moat_profile_builtin("readonly", &p), 0);
+	CHECK(p.workspace == MOAT_WS_RO && p.net == MOAT_NET_DENY);
+	CHECK(p.immutable & MOAT_DIM_NET);
+	moat_profile_release(&p);
+	CHECK_INT(moat_profile_builtin("workspace-write-no-network", &p), 0);
+	CHECK(p.workspace == MOAT_WS_RW && p.net == MOAT_NET_DENY && (p.immutable & MOAT_DIM_NET));
+	moat_profile_release(&p);
+}
+
+static void test_layering(void)
+{
+	struct moat_profile base, over;
+	struct moat_error err;
+
+	/* seed 004: an immutable network cannot be loosened ... */
+	moat_profile_builtin("workspace-write-no-network", &base);
+	moat_profile_init(&over, "flags");
+	CHECK_INT(moat_parse_net("allow", &over, &err), 0);
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	CHECK(strstr(err.msg, "immutable") != NULL);
+	CHECK(base.net == MOAT_NET_DENY); /* a refused layer changes nothing */
+	CHECK_INT(moat_parse_net("443", &over, &err), 0);
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	/* ... but may be restated */
+	CHECK_INT(moat_parse_net("deny", &over, &err), 0);
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	moat_profile_release(&over);
+	moat_profile_release(&base);
+
+	/* a mutable one follows the layer (seed 003: set replaces) */
+	moat_profile_builtin("workspace-write", &base);
+	moat_profile_init(&over, "flags");
+	moat_parse_net("deny", &over, &err);
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	CHECK(base.net == MOAT_NET_DENY);
+	/* unset fields inherit */
+	CHECK(base.mem_mb == 2048 && base.workspace == MOAT_WS_RW);
+	moat_profile_release(&over);
+
+	/* lists extend; replace replaces */
+	moat_profile_init(&over, "flags");
+	moat_strv_add(&over.protect, ".github/workflows");
+	over.set |= MOAT_PF_PROTECT;
+	size_t before = base.protect.n;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	CHECK_INT(base.protect.n, before + 1);
+	over.protect.replace = true;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	CHECK_INT(base.protect.n, 1);
+	moat_profile_release(&over);
+	moat_profile_release(&base);
+
+	/* readonly: no rw paths, no wider workspace; masks still allowed */
+	moat_profile_builtin("readonly", &base);
+	moat_profile_init(&over, "flags");
+	moat_strv_add(&over.rw, "/data");
+	over.set |= MOAT_PF_RW;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	CHECK_INT((int)base.rw.n, 0);
+	moat_profile_release(&over);
+	moat_profile_init(&over, "flags");
+	over.workspace = MOAT_WS_RW;
+	over.set |= MOAT_PF_WORKSPACE;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	moat_profile_release(&over);
+	moat_profile_init(&over, "flags");
+	moat_strv_add(&over.mask, "~/secret");
+	over.set |= MOAT_PF_MASK;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	over.mask.replace = true; /* replacing the masks would loosen */
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	moat_profile_release(&over);
+	moat_profile_release(&base);
+
+	/* an immutable process dimension only tightens */
+	moat_profile_builtin("workspace-write", &base);
+	base.immutable |= MOAT_DIM_PROC | MOAT_DIM_ENV;
+	moat_profile_init(&over, "flags");
+	over.mem_mb = 4096;
+	over.set |= MOAT_PF_MEM;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	over.mem_mb = 0; /* "no limit" loosens */
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	over.mem_mb = 1024;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	CHECK(base.mem_mb == 1024);
+	moat_profile_release(&over);
+	moat_profile_init(&over, "flags");
+	over.env = MOAT_ENV_FULL;
+	over.set |= MOAT_PF_ENV;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	over.env = MOAT_ENV_NONE;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	moat_profile_release(&over);
+	/* a layer adds immutability, never removes it */
+	moat_profile_init(&over, "flags");
+	over.immutable = MOAT_DIM_NET;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0);
+	CHECK(base.immutable & MOAT_DIM_NET && base.immutable & MOAT_DIM_PROC);
+	moat_profile_release(&over);
+	moat_profile_release(&base);
+
+	/* boundary: list size */
+	moat_profile_init(&over, "flags");
+	for (int i = 0; i < MOAT_PLAN_MAX_PATHS; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "/p%d", i);
+		if (moat_strv_add(&over.ro, s) != 0)
+			break;
+	}
+	CHECK_INT((int)over.ro.n, MOAT_PLAN_MAX_PATHS);
+	CHECK_INT(moat_strv_add(&over.ro, "/one-more"), -E2BIG);
+	CHECK_INT(moat_strv_add(&over.ro, "/p0"), 0); /* a duplicate is not new */
+	moat_profile_release(&over);
+}
+
+static void test_parse(void)
+{
+	static const struct {
+		const char *s;
+		int r;
+		enum moat_net_mode m;
+		size_t n;
+	} t[] = {
+		{"deny", 0, MOAT_NET_DENY, 0},	 {"none", 0, MOAT_NET_DENY, 0},
+		{"allow", 0, MOAT_NET_ALLOW, 0}, {"443", 0, MOAT_NET_PORTS, 1},
+		{"80,443", 0, MOAT_NET_PORTS, 2}, {"1,65535", 0, MOAT_NET_PORTS, 2},
+		{"0", -EINVAL, 0, 0},		 {"65536", -EINVAL, 0, 0},
+		{"80,", -EINVAL, 0, 0},		 {",80", -EINVAL, 0, 0},
+		{"80,,443", -EINVAL, 0, 0},	 {"", -EINVAL, 0, 0},
+		{"abc", -EINVAL, 0, 0},		 {"-1", -EINVAL, 0, 0},
+		{"+80", -EINVAL, 0, 0},		 {"1234567", -EINVAL, 0, 0},
+		{"Allow", -EINVAL, 0, 0},
+	};
+	struct moat_profile p;
+	struct moat_error err;
+	char buf[1024];
+	enum moat_env_mode em;
+	enum moat_fallback fb;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r;
+
+		moat_profile_init(&p, "x");
+		r = moat_parse_net(t[i].s, &p, &err);
+		CHECKF(r == t[i].r, "--net %s -> %d (got %d)", t[i].s, t[i].r, r);
+		if (r == 0)
+			CHECKF(p.net == t[i].m && p.nports == t[i].n && (p.set & MOAT_PF_NET),
+			       "--net %s mode/ports", t[i].s);
+	}
+	/* boundary: the port count */
+	buf[0] = '\0';
+	for (int i = 1; i <= MOAT_PLAN_MAX_PORTS; i++) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, sizeof(buf) - l, "%s%d", i > 1 ? "," : "", i);
+	}
+	moat_profile_init(&p, "x");
+	CHECK_INT(moat_parse_net(buf, &p, &err), 0);
+	CHECK_INT((int)p.nports, MOAT_PLAN_MAX_PORTS);
+	strcat(buf, ",999");
+	CHECK_INT(moat_parse_net(buf, &p, &err), -E2BIG);
+
+	CHECK(moat_parse_env_mode("none", &em) == 0 && em == MOAT_ENV_NONE);
+	CHECK(moat_parse_env_mode("restricted", &em) == 0 && em == MOAT_ENV_RESTRICTED);
+	CHECK(moat_parse_env_mode("full", &em) == 0 && em == MOAT_ENV_FULL);
+	CHECK(moat_parse_env_mode("FULL", &em) == -EINVAL);
+	CHECK(moat_parse_fallback("deny", &fb) == 0 && fb == MOAT_FALLBACK_DENY);
+	CHECK(moat_parse_fallback("ask", &fb) == 0 && fb == MOAT_FALLBACK_ASK);
+	CHECK(moat_parse_fallback("warn", &fb) == 0 && fb == MOAT_FALLBACK_WARN);
+	CHECK(moat_parse_fallback("", &fb) == -EINVAL);
+}
+
+static void test_env(void)
+{
+	static const struct {
+		const char *name, *value;
+		bool secret;
+	} t[] = {
+		{"OPENAI_API_KEY", "x", true},
+		{"ANTHROPIC_API_KEY", "x", true},
+		{"GITHUB_TOKEN", "x", true},
+		{"GH_TOKEN", "x", true},
+		{"AWS_SECRET_ACCESS_KEY", "x", true},
+		{"AWS_SESSION_TOKEN", "x", true},
+		{"AWS_ACCESS_KEY_ID", "x", true},
+		{"DB_PASSWORD", "x", true},
+		{"npm_config__authToken", "x", true},
+		{"STRIPE_KEY", "x", true},
+		{"SENTRY_DSN", "x", true},
+		{"MY_SECRET", "x", true},
+		{"client_secret", "x", true},
+		{"HOME", "/home/u", false},
+		{"PATH", "/usr/bin:/bin", false},
+		{"LANG", "C.UTF-8", false},
+		{"KEYBOARD", "us", false},
+		{"TERM", "xterm", false},
+		/* by value */
+		{"SOMETHING", "ghp_0123456789abcdefghijABCDEFGHIJ", true},
+		{"X", "sk-proj-0123456789abcdefghij0123", true},
+		{"X", "AKIAIOSFODNN7EXAMPLE", true},
+		{"X", "xoxb-1234567890-abcdef", true},
+		{"DATABASE_URL", "postgres://user:hunter2@db:5432/x", true},
+		{"URL", "https://example.com/a@b", false},
+		{"X", "-----BEGIN OPENSSH PRIVATE KEY-----", true},
+		{"X", "sk-short", false},
+		{"EDITOR", "vim", false},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		CHECKF(moat_env_is_secret(t[i].name, t[i].value) == t[i].secret, "secret(%s=%s) = %d",
+		       t[i].name, t[i].value, t[i].secret);
+	CHECK(moat_env_is_safe("PATH") && moat_env_is_safe("TZ") && moat_env_is_safe("LC_ALL"));
+	CHECK(!moat_env_is_safe("LD_PRELOAD") && !moat_env_is_safe("SSH_AUTH_SOCK"));
+}
+
+static void test_plan_full(void)
+{
+	struct moat_kfeatures kf;
+	struct moat_plan *p;
+	const struct moat_fs_rule *r;
+	int rc;
+
+	moat_kfeatures_full(&kf);
+	p = build("workspace-write-no-network", &kf, NULL, &rc);
+	CHECK_INT(rc, 0);
+	if (!p)
+		return;
+	CHECK(p->userns && p->mntns && p->pidns && p->netns && p->ipcns);
+	CHECK(p->landlock && p->ll.abi == 7);
+	CHECK(p->ll_net_handled == (MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP));
+	CHECK(p->ll_scoped == (MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET | MOAT_LL_SCOPE_SIGNAL));
+	CHECK(p->seccomp && !p->seccomp_no_inet);
+	CHECK(p->private_tmp && p->hide_run && p->fresh_proc && !p->scratch_tmp);
+	CHECK_INT((int)moat_plan_gaps(p, NULL, 0), 0);
+	r = rule(p, "/");
+	CHECK(r && r->access == (MOAT_FS_READ | MOAT_FS_EXEC));
+	r = rule(p, "/home/u/proj");
+	CHECK(r && (r->access & MOAT_FS_WRITE));
+	r = rule(p, "/tmp");
+	CHECK(r && (r->access & MOAT_FS_WRITE));
+	CHECK(rule(p, "/etc") == NULL); /* nothing else writable */
+	for (size_t i = 0; i < p->nfs; i++)
+		if (p->fs[i].access & MOAT_FS_WRITE)
+			CHECKF(!strcmp(p->fs[i].path, "/home/u/proj") || !strcmp(p->fs[i].path, "/tmp") ||
+				       !strcmp(p->fs[i].path, "/dev/shm"),
+			       "writable: %s", p->fs[i].path);
+	/* masks: "**" patterns in the workspace (scan) and at home */
+	CHECK(mask(p, "**/.env") && mask(p, "**/.env")->kind == MOAT_MASK_WORKSPACE_NAME);
+	CHECK(mask(p, "/home/u/.env") && mask(p, "/home/u/.env")->kind == MOAT_MASK_PATH);
+	CHECK(mask(p, "/home/u/*.pem") && mask(p, "/home/u/*.pem")->kind == MOAT_MASK_GLOB);
+	CHECK(mask(p, "/home/u/.ssh") != NULL);
+	CHECK(mask(p, "/home/u/.config/gcloud") != NULL);
+	CHECK(mask(p, "/home/u/.aws") != NULL);
+	CHECK(mask(p, "/etc/shadow") != NULL);
+	/* libc needs these: never masked, and said so */
+	CHECK(mask(p, "/etc/passwd") == NULL);
+	CHECK(p->mask_exempt.n == 1 && !strcmp(p->mask_exempt.v[0], "/etc/passwd"));
+	CHECK(p->protect.n > 5);
+	CHECK(p->mem_mech == MOAT_LIMIT_RLIMIT && p->mem_bytes == 2048ULL << 20);
+	CHECK(p->pids_mech == MOAT_LIMIT_PIDNS && p->pids == 512);
+	CHECK(p->env == MOAT_ENV_RESTRICTED);
+	CHECK_STR(p->cwd, "/home/u/proj/src");
+	{
+		/* the JSON is valid and says what it should */
+		struct moat_buf b = MOAT_BUF_INIT;
+		json_error_t je;
+		json_t *j;
+
+		CHECK_INT(moat_plan_to_json(p, &b), 0);
+		j = json_loads(b.data, 0, &je);
+		CHECKF(j != NULL, "plan json parses (%s line %d)", je.text, je.line);
+		if (j) {
+			CHECK_STR(json_string_value(json_object_get(j, "profile")),
+				  "workspace-write-no-network");
+			CHECK_STR(json_string_value(
+					  json_object_get(json_object_get(j, "network"), "mode")),
+				  "deny");
+			CHECK(json_is_true(json_object_get(
+				json_object_get(json_object_get(j, "features"), "network"),
+				"enforced")));
+			CHECK(json_is_true(json_object_get(json_object_get(j, "namespaces"), "net")));
+			json_decref(j);
+		}
+		moat_buf_release(&b);
+	}
+	moat_plan_free(p);
+
+	/* the default profile: network allowed, no netns, no landlock tcp */
+	p = build(NULL, &kf, NULL, &rc);
+	CHECK(p && !p->netns && p->ll_net_handled == 0 && p->net == MOAT_NET_ALLOW);
+	moat_plan_free(p);
+
+	/* readonly: nothing writable but the private /tmp; no protected mounts needed */
+	p = build("readonly", &kf, NULL, &rc);
+	CHECK(p && p->ws_access == MOAT_WS_RO && p->protect.n == 0);
+	if (p)
+		for (size_t i = 0; i < p->nfs; i++)
+			if (p->fs[i].access & MOAT_FS_WRITE)
+				CHECKF(!strcmp(p->fs[i].path, "/tmp") ||
+					       !strcmp(p->fs[i].path, "/dev/shm"),
+				       "readonly writable: %s", p->fs[i].path);
+	moat_plan_free(p);
+
+	/* ports: landlock connect rules */
+	{
+		struct moat_profile o;
+		struct moat_error err;
+
+		moat_profile_init(&o, "flags");
+		moat_parse_net("443,80", &o, &err);
+		p = build("workspace-write", &kf, &o, &rc);
+		CHECK(p && p->net == MOAT_NET_PORTS && p->nports == 2 && !p->netns);
+		CHECK(p && (p->ll_net_handled & MOAT_LL_NET_CONNECT_TCP));
+		CHECK(p && !gap(p, MOAT_FEAT_NETWORK));
+		moat_plan_free(p);
+		moat_profile_release(&o);
+	}
+}
+
+static void test_plan_degraded(void)
+{
+	struct moat_kfeatures kf;
+	struct moat_plan *p;
+	char names[256];
+	int rc;
+
+	/* no user namespaces: Landlock and seccomp still confine; the rest are gaps */
+	moat_kfeatures_full(&kf);
+	kf.userns = false;
+	snprintf(kf.userns_why, sizeof(kf.userns_why), "faked");
+	p = build("workspace-write-no-network", &kf, NULL, &rc);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(!p->mntns && !p->pidns && !p->netns);
+		CHECK(p->seccomp_no_inet); /* network deny without a netns */
+		CHECK(!gap(p, MOAT_FEAT_NETWORK) && !gap(p, MOAT_FEAT_FS_WRITE));
+		CHECK(gap(p, MOAT_FEAT_SECRETS) && gap(p, MOAT_FEAT_PRIVATE_TMP));
+		CHECK(gap(p, MOAT_FEAT_PIDNS) && gap(p, MOAT_FEAT_HOST_SOCKETS));
+		CHECK(!gap(p, MOAT_FEAT_SCOPES)); /* landlock abi 6 scopes */
+		CHECK(p->scratch_tmp && rule(p, "/tmp") == NULL);
+		CHECK(p->pids_mech == MOAT_LIMIT_RLIMIT);
+		CHECK(strstr(p->feat[MOAT_FEAT_SECRETS].hint, "faked") != NULL);
+		CHECK(moat_plan_gaps(p, names, sizeof(names)) >= 4 && strstr(names, "secrets"));
+	}
+	moat_plan_free(p);
+
+	/* ... and as root, RLIMIT_NPROC means nothing: a gap */
+	kf.is_root = true;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && gap(p, MOAT_FEAT_PIDS) && p->pids_mech == MOAT_LIMIT_NONE);
+	moat_plan_free(p);
+
+	/* no landlock (errno faked): writes are not confined */
+	moat_kfeatures_full(&kf);
+	kf.landlock_abi = 0;
+	kf.landlock_errno = 95;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && !p->landlock && gap(p, MOAT_FEAT_FS_WRITE) && gap(p, MOAT_FEAT_TRUNCATE));
+	CHECK(p && strstr(p->feat[MOAT_FEAT_FS_WRITE].hint, "lsm=") != NULL);
+	moat_plan_free(p);
+
+	/* ABI 3: no TCP rules, no scopes. Deny still holds through the netns;
+	 * ports cannot be expressed; with the network allowed, abstract
+	 * sockets are not scoped */
+	moat_kfeatures_full(&kf);
+	kf.landlock_abi = 3;
+	p = build("workspace-write-no-network", &kf, NULL, &rc);
+	CHECK(p && p->netns && p->ll_net_handled == 0 && !gap(p, MOAT_FEAT_NETWORK));
+	CHECK(p && !gap(p, MOAT_FEAT_SCOPES)); /* namespaces stand in */
+	moat_plan_free(p);
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && gap(p, MOAT_FEAT_SCOPES));
+	moat_plan_free(p);
+	{
+		struct moat_profile o;
+		struct moat_error err;
+
+		moat_profile_init(&o, "flags");
+		moat_parse_net("443", &o, &err);
+		p = build("workspace-write", &kf, &o, &rc);
+		CHECK(p && gap(p, MOAT_FEAT_NETWORK));
+		moat_plan_free(p);
+		moat_profile_release(&o);
+	}
+	/* ABI 2: truncate is a gap; ABI 1: also REFER missing from the masks */
+	kf.landlock_abi = 2;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && gap(p, MOAT_FEAT_TRUNCATE) && !gap(p, MOAT_FEAT_FS_WRITE));
+	moat_plan_free(p);
+	kf.landlock_abi = 1;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && !(p->ll.fs & MOAT_LL_FS_REFER));
+	moat_plan_free(p);
+
+	/* a kernel without per-namespace pid_max: RLIMIT_NPROC in the userns */
+	moat_kfeatures_full(&kf);
+	kf.pidns_pid_max = false;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && p->pids_mech == MOAT_LIMIT_RLIMIT && !gap(p, MOAT_FEAT_PIDS));
+	moat_plan_free(p);
+	/* pid_max cannot go below 301: a smaller --pids uses RLIMIT_NPROC */
+	moat_kfeatures_full(&kf);
+	{
+		struct moat_profile o;
+
+		moat_profile_init(&o, "flags");
+		o.pids = 299;
+		o.set |= MOAT_PF_PIDS;
+		p = build("workspace-write", &kf, &o, &rc);
+		CHECK(p && p->pids_mech == MOAT_LIMIT_RLIMIT);
+		moat_plan_free(p);
+		o.pids = 300;
+		p = build("workspace-write", &kf, &o, &rc);
+		CHECK(p && p->pids_mech == MOAT_LIMIT_PIDNS);
+		moat_plan_free(p);
+		o.pids = 0; /* no limit asked: nothing planned */
+		p = build("workspace-write", &kf, &o, &rc);
+		CHECK(p && p->pids_mech == MOAT_LIMIT_NONE && !p->feat[MOAT_FEAT_PIDS].requested);
+		moat_plan_free(p);
+		moat_profile_release(&o);
+	}
+	/* a delegated cgroup wins */
+	kf.cgroup = true;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && p->mem_mech == MOAT_LIMIT_CGROUP && p->pids_mech == MOAT_LIMIT_CGROUP);
+	moat_plan_free(p);
+	/* no seccomp: a gap, and network deny without netns has nothing left */
+	moat_kfeatures_full(&kf);
+	kf.seccomp = false;
+	kf.userns = false;
+	p = build("workspace-write-no-network", &kf, NULL, &rc);
+	CHECK(p && gap(p, MOAT_FEAT_SECCOMP) && gap(p, MOAT_FEAT_NETWORK));
+	moat_plan_free(p);
+}
+
+static void test_plan_errors(void)
+{
+	struct moat_kfeatures kf;
+	struct moat_profile p, o;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_error err;
+	char *argv[] = {"x", NULL};
+
+	moat_kfeatures_full(&kf);
+	moat_profile_builtin(NULL, &p);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.argv = argv;
+	ctx.home = "/home/u";
+	ctx.denied = denied;
+
+	ctx.workspace = "/home/u/proj";
+	ctx.cwd = "/home/u/other"; /* seed 000: cwd outside the workspace */
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	CHECK(plan == NULL && strstr(err.msg, "outside the workspace"));
+	ctx.cwd = "/home/u/proj_evil"; /* a prefix is not "inside" */
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	ctx.cwd = "/home/u/proj/../other";
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	ctx.workspace = "/";
+	ctx.cwd = "/";
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	ctx.workspace = "proj";
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+
+	ctx.workspace = "/home/u/proj";
+	ctx.cwd = "/home/u/proj";
+	/* a mask that would hide the workspace */
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.mask, "~");
+	o.set |= MOAT_PF_MASK;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	CHECK(strstr(err.msg, "hide the workspace") != NULL);
+	moat_profile_release(&o);
+	moat_profile_release(&p);
+
+	/* protected names must stay inside the workspace */
+	moat_profile_builtin(NULL, &p);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.protect, "../outside");
+	o.set |= MOAT_PF_PROTECT;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	moat_profile_release(&o);
+	moat_profile_release(&p);
+	moat_profile_builtin(NULL, &p);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.protect, "/etc");
+	o.set |= MOAT_PF_PROTECT;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	moat_profile_release(&o);
+	moat_profile_release(&p);
+
+	/* rw paths: relative ones are joined to the cwd; globs are refused */
+	moat_profile_builtin(NULL, &p);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.rw, "build/../out");
+	moat_strv_add(&o.ro, "~/lib");
+	o.set |= MOAT_PF_RW | MOAT_PF_RO;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), 0);
+	CHECK(plan && rule(plan, "/home/u/proj/out") && rule(plan, "/home/u/lib"));
+	CHECK(plan && (rule(plan, "/home/u/proj/out")->access & MOAT_FS_WRITE));
+	CHECK(plan && !(rule(plan, "/home/u/lib")->access & MOAT_FS_WRITE));
+	plan = moat_plan_free(plan);
+	moat_profile_release(&o);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.rw, "/data/*");
+	o.set |= MOAT_PF_RW;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	moat_profile_release(&o);
+	moat_profile_release(&p);
+
+	/* no home: "~" masks are skipped, "**" ones still scan the workspace */
+	moat_profile_builtin(NULL, &p);
+	ctx.home = NULL;
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), 0);
+	CHECK(plan && mask(plan, "**/.env") && !mask(plan, "/home/u/.aws"));
+	plan = moat_plan_free(plan);
+	moat_profile_release(&p);
+	CHECK(moat_plan_free(NULL) == NULL);
+}
+
+static void test_seccomp_rows(void)
+{
+	static const char *const required[] = {
+		"ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key", "request_key",
+		"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+		"io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+		"delete_module", "mount", "umount2", "pivot_root", "move_mount", "open_tree",
+		"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "setns", "unshare",
+		"clone", "clone3", "personality", "ioctl", "open_by_handle_at", "acct", "swapon",
+		"swapoff", "reboot", "memfd_create", "execveat", NULL,
+	};
+
+	for (size_t i = 0; required[i]; i++) {
+		bool found = false;
+
+		for (const struct moat_sc_rule *r = moat_seccomp_rules; r->syscall && !found; r++)
+			found = !strcmp(r->syscall, required[i]);
+		CHECKF(found, "seccomp row for %s", required[i]);
+	}
+	for (const struct moat_sc_rule *r = moat_seccomp_rules; r->syscall; r++)
+		CHECKF(r->err == 1 || r->err == 38 || (r->err == 0 && !strcmp(r->syscall, "personality")),
+		       "%s returns EPERM or ENOSYS (never kills)", r->syscall);
+}
+
+int main(void)
+{
+	test_normpath();
+	test_builtin();
+	test_layering();
+	test_parse();
+	test_env();
+	test_plan_full();
+	test_plan_degraded();
+	test_plan_errors();
+	test_seccomp_rows();
+	return tap_done();
+}

@@ -1,0 +1,420 @@
+/* The seccomp filter, tested without loading it:
+ *  - golden: libseccomp's pseudo filter code equals tests/unit/seccomp_golden.pfc
+ *    (with another libseccomp version: every required syscall is present);
+ *  - semantics: the BPF program is run in a small interpreter for the calls
+ *    that must fail (and the ones that must not), including argument tricks
+ *    (high bits of ioctl commands, clone flags) and other architectures;
+ *  - the precompiled filter (src/sandbox/seccomp_bpf.h) behaves exactly as
+ *    a fresh libseccomp compile of the same rows.
+ *
+ * Regenerate: test_seccomp_filter --regen > src/sandbox/seccomp_bpf.h
+ *             test_seccomp_filter --regen-pfc > tests/unit/seccomp_golden.pfc */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp_bpf.h"
+#include "tap.h"
+
+/* ---- a classic BPF interpreter for seccomp programs ---- */
+
+struct sdata {
+	int nr;
+	uint32_t arch;
+	uint64_t ip;
+	uint64_t args[6];
+};
+
+static uint32_t load_word(const struct sdata *d, uint32_t off, int *bad)
+{
+	uint8_t raw[sizeof(struct sdata)];
+	uint32_t v;
+
+	if (off + 4 > sizeof(raw) || off % 4) {
+		*bad = 1;
+		return 0;
+	}
+	memcpy(raw, d, sizeof(raw));
+	memcpy(&v, raw + off, 4);
+	return v;
+}
+
+/* Returns the seccomp action word; 0xdeadbeef for a malformed program. */
+static uint32_t run_bpf(const struct sock_filter *f, unsigned len, const struct sdata *d)
+{
+	uint32_t A = 0, X = 0, M[16] = {0};
+	int bad = 0;
+
+	for (unsigned pc = 0; pc < len; pc++) {
+		const struct sock_filter *i = &f[pc];
+		uint32_t k = i->k, src;
+
+		switch (BPF_CLASS(i->code)) {
+		case BPF_LD:
+			if (BPF_MODE(i->code) == BPF_ABS)
+				A = load_word(d, k, &bad);
+			else if (BPF_MODE(i->code) == BPF_IMM)
+				A = k;
+			else if (BPF_MODE(i->code) == BPF_MEM && k < 16)
+				A = M[k];
+			else if (BPF_MODE(i->code) == BPF_LEN)
+				A = sizeof(*d);
+			else
+				bad = 1;
+			break;
+		case BPF_LDX:
+			if (BPF_MODE(i->code) == BPF_IMM)
+				X = k;
+			else if (BPF_MODE(i->code) == BPF_MEM && k < 16)
+				X = M[k];
+			else
+				bad = 1;
+			break;
+		case BPF_ST:
+			if (k < 16)
+				M[k] = A;
+			else
+				bad = 1;
+			break;
+		case BPF_STX:
+			if (k < 16)
+				M[k] = X;
+			else
+				bad = 1;
+			break;
+		case BPF_ALU:
+			src = BPF_SRC(i->code) == BPF_X ? X : k;
+			switch (BPF_OP(i->code)) {
+			case BPF_ADD: A += src; break;
+			case BPF_SUB: A -= src; break;
+			case BPF_AND: A &= src; break;
+			case BPF_OR: A |= src; break;
+			case BPF_XOR: A ^= src; break;
+			case BPF_LSH: A <<= (src & 31); break;
+			case BPF_RSH: A >>= (src & 31); break;
+			case BPF_NEG: A = -A; break;
+			case BPF_MUL: A *= src; break;
+			default: bad = 1;
+			}
+			break;
+		case BPF_JMP:
+			src = BPF_SRC(i->code) == BPF_X ? X : k;
+			switch (BPF_OP(i->code)) {
+			case BPF_JA: pc += k; break;
+			case BPF_JEQ: pc += (A == src) ? i->jt : i->jf; break;
+			case BPF_JGT: pc += (A > src) ? i->jt : i->jf; break;
+			case BPF_JGE: pc += (A >= src) ? i->jt : i->jf; break;
+			case BPF_JSET: pc += (A & src) ? i->jt : i->jf; break;
+			default: bad = 1;
+			}
+			break;
+		case BPF_RET:
+			return BPF_RVAL(i->code) == BPF_A ? A : k;
+		case BPF_MISC:
+			if (BPF_MISCOP(i->code) == BPF_TAX)
+				X = A;
+			else
+				A = X;
+			break;
+		}
+		if (bad)
+			return 0xdeadbeef;
+	}
+	return 0xdeadbeef; /* fell off the end */
+}
+
+#define ALLOW SECCOMP_RET_ALLOW
+#define LOG SECCOMP_RET_LOG
+#define ERR(e) (SECCOMP_RET_ERRNO | (e))
+
+static const struct sock_filter *g_f;
+static unsigned g_len;
+
+static uint32_t call(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		     uint64_t a4)
+{
+	struct sdata d;
+
+	memset(&d, 0, sizeof(d));
+	d.nr = nr;
+	d.arch = arch;
+	d.args[0] = a0;
+	d.args[1] = a1;
+	d.args[2] = a2;
+	d.args[3] = a3;
+	d.args[4] = a4;
+	return run_bpf(g_f, g_len, &d);
+}
+
+#define NR(name) seccomp_syscall_resolve_name(name)
+#define X64 AUDIT_ARCH_X86_64
+
+static void expect(const char *what, uint32_t got, uint32_t want)
+{
+	CHECKF(got == want, "%s: got 0x%08x want 0x%08x", what, got, want);
+}
+
+static void semantics(bool no_inet)
+{
+	const struct moat_sc_rule *r;
+
+	/* every ALWAYS row fails with its errno */
+	for (r = moat_seccomp_rules; r->syscall; r++) {
+		int nr = NR(r->syscall);
+
+		if (r->cmp != MOAT_SC_ALWAYS || nr < 0)
+			continue;
+		expect(r->syscall, call(X64, nr, 0, 0, 0, 0, 0), ERR((uint32_t)r->err));
+	}
+	/* ordinary calls pass */
+	expect("getpid", call(X64, NR("getpid"), 0, 0, 0, 0, 0), ALLOW);
+	expect("openat", call(X64, NR("openat"), 0, 0, 0, 0, 0), ALLOW);
+	expect("execve", call(X64, NR("execve"), 0, 0, 0, 0, 0), ALLOW);
+	/* namespaces */
+	expect("clone(SIGCHLD)", call(X64, NR("clone"), 0x11, 0, 0, 0, 0), ALLOW);
+	expect("clone(thread)", call(X64, NR("clone"), 0x3d0f00, 0, 0, 0, 0), ALLOW);
+	expect("clone(NEWUSER)", call(X64, NR("clone"), 0x10000000 | 0x11, 0, 0, 0, 0), ERR(EPERM));
+	expect("clone(NEWNS)", call(X64, NR("clone"), 0x20000, 0, 0, 0, 0), ERR(EPERM));
+	expect("clone(NEWNET)", call(X64, NR("clone"), 0x40000000, 0, 0, 0, 0), ERR(EPERM));
+	expect("unshare(NEWUSER)", call(X64, NR("unshare"), 0x10000000, 0, 0, 0, 0), ERR(EPERM));
+	expect("unshare(NEWTIME)", call(X64, NR("unshare"), 0x80, 0, 0, 0, 0), ERR(EPERM));
+	expect("unshare(FILES)", call(X64, NR("unshare"), 0x400, 0, 0, 0, 0), ALLOW);
+	expect("clone3", call(X64, NR("clone3"), 0, 0, 0, 0, 0), ERR(ENOSYS));
+	/* terminal injection, including high bits the kernel ignores */
+	expect("ioctl(TIOCSTI)", call(X64, NR("ioctl"), 0, 0x5412, 0, 0, 0), ERR(EPERM));
+	expect("ioctl(TIOCSTI|1<<32)", call(X64, NR("ioctl"), 0, 0x100005412ULL, 0, 0, 0),
+	       ERR(EPERM));
+	expect("ioctl(TIOCLINUX)", call(X64, NR("ioctl"), 0, 0x541c, 0, 0, 0), ERR(EPERM));
+	expect("ioctl(TCGETS)", call(X64, NR("ioctl"), 0, 0x5401, 0, 0, 0), ALLOW);
+	/* personality */
+	expect("personality(0)", call(X64, NR("personality"), 0, 0, 0, 0, 0), ALLOW);
+	expect("personality(query)", call(X64, NR("personality"), 0xffffffff, 0, 0, 0, 0), LOG);
+	expect("personality(LINUX32)", call(X64, NR("personality"), 8, 0, 0, 0, 0), ERR(EPERM));
+	expect("personality(NO_RANDOMIZE)", call(X64, NR("personality"), 0x0040000, 0, 0, 0, 0),
+	       ERR(EPERM));
+	/* memfd and fexecve */
+	expect("memfd_create(CLOEXEC)", call(X64, NR("memfd_create"), 0, 1, 0, 0, 0), ERR(ENOSYS));
+	expect("memfd_create(NOEXEC_SEAL)", call(X64, NR("memfd_create"), 0, 9, 0, 0, 0), ALLOW);
+	CHECKF(call(X64, NR("memfd_create"), 0, 0x10, 0, 0, 0) != ALLOW, "memfd_create(MFD_EXEC) fails");
+	expect("execveat(AT_EMPTY_PATH)", call(X64, NR("execveat"), 3, 0, 0, 0, 0x1000), ERR(EPERM));
+	expect("execveat(0)", call(X64, NR("execveat"), 3, 0, 0, 0, 0), ALLOW);
+	/* architecture tricks: x32 numbers and i386 calls fail */
+	expect("x32 getpid", call(X64, 0x40000000 | 39, 0, 0, 0, 0, 0), ERR(EPERM));
+	expect("x32 ptrace", call(X64, 0x40000000 | 521, 0, 0, 0, 0, 0), ERR(EPERM));
+	expect("i386 getpid", call(AUDIT_ARCH_I386, 20, 0, 0, 0, 0, 0), ERR(EPERM));
+	expect("i386 ptrace", call(AUDIT_ARCH_I386, 26, 0, 0, 0, 0, 0), ERR(EPERM));
+	/* sockets */
+	if (no_inet) {
+		expect("socket(AF_INET)", call(X64, NR("socket"), 2, 1, 0, 0, 0), ERR(EPERM));
+		expect("socket(AF_INET6)", call(X64, NR("socket"), 10, 2, 0, 0, 0), ERR(EPERM));
+		expect("socket(AF_PACKET)", call(X64, NR("socket"), 17, 3, 0, 0, 0), ERR(EPERM));
+	} else {
+		expect("socket(AF_INET) allowed", call(X64, NR("socket"), 2, 1, 0, 0, 0), ALLOW);
+	}
+	expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
+}
+
+/* Same verdict for every syscall number and a set of argument vectors. */
+static int equivalent(const struct sock_filter *a, unsigned alen, const struct sock_filter *b,
+		      unsigned blen)
+{
+	static const uint64_t vals[] = {0, 1, 8, 0x10, 0x11, 0x80, 0x400, 0x1000, 0x5401, 0x5412,
+					0x541c, 0x20000, 0x10000000, 0x40000000, 0xffffffff,
+					0x100005412ULL, 2, 10, 17};
+	static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0xc00000b7};
+	struct sdata d;
+
+	for (size_t ai = 0; ai < MOAT_ARRAY_SIZE(arches); ai++) {
+		for (int nr = 0; nr < 600; nr++) {
+			for (int x32 = 0; x32 < 2; x32++) {
+				for (size_t v = 0; v < MOAT_ARRAY_SIZE(vals); v++) {
+					memset(&d, 0, sizeof(d));
+					d.arch = arches[ai];
+					d.nr = nr | (x32 ? 0x40000000 : 0);
+					for (int k = 0; k < 6; k++)
+						d.args[k] = vals[(v + (size_t)k) % MOAT_ARRAY_SIZE(vals)];
+					if (run_bpf(a, alen, &d) != run_bpf(b, blen, &d))
+						return 0;
+				}
+			}
+		}
+	}
+	return 1;
+}
+
+static char *slurp_fd(int fd)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while (buf && (n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static char *pfc_text(bool no_inet)
+{
+	FILE *t = tmpfile();
+	struct moat_error err;
+	char *s;
+
+	if (!t)
+		return NULL;
+	moat_error_clear(&err);
+	if (moat_seccomp_export_pfc(no_inet, fileno(t), &err) < 0) {
+		fclose(t);
+		return NULL;
+	}
+	lseek(fileno(t), 0, SEEK_SET);
+	s = slurp_fd(fileno(t));
+	fclose(t);
+	return s;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+
+	if (!f)
+		return NULL;
+	s = slurp_fd(fileno(f));
+	fclose(f);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	struct moat_error err;
+	struct moat_bpf fresh, fresh_ni;
+	const struct scmp_version *v = seccomp_version();
+	char ver[32], *pfc, *golden;
+
+	moat_error_clear(&err);
+	if (argc > 1 && !strcmp(argv[1], "--regen"))
+		return moat_seccomp_write_header(stdout, &err) < 0;
+	if (argc > 1 && !strcmp(argv[1], "--regen-pfc")) {
+		pfc = pfc_text(false);
+		if (!pfc)
+			return 1;
+		fputs(pfc, stdout);
+		free(pfc);
+		return 0;
+	}
+	snprintf(ver, sizeof(ver), "%u.%u.%u", v->major, v->minor, v->micro);
+
+	/* a fresh compile, and its semantics */
+	CHECK(moat_seccomp_compile_fresh(false, &fresh, &err) == 0);
+	CHECK(moat_seccomp_compile_fresh(true, &fresh_ni, &err) == 0);
+	CHECK(fresh.len > 20 && fresh.len < BPF_MAXINSNS);
+	g_f = fresh.insns;
+	g_len = fresh.len;
+	semantics(false);
+	g_f = fresh_ni.insns;
+	g_len = fresh_ni.len;
+	semantics(true);
+
+#if defined(__x86_64__)
+	/* the precompiled filters */
+	g_f = moat_bpf_x86_64;
+	g_len = MOAT_ARRAY_SIZE(moat_bpf_x86_64);
+	semantics(false);
+	g_f = moat_bpf_x86_64_no_inet;
+	g_len = MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet);
+	semantics(true);
+	CHECKF(equivalent(moat_bpf_x86_64, MOAT_ARRAY_SIZE(moat_bpf_x86_64), fresh.insns, fresh.len),
+	       "precompiled filter behaves as libseccomp %s compiles the rows now (else run "
+	       "--regen)",
+	       ver);
+	CHECKF(equivalent(moat_bpf_x86_64_no_inet, MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet),
+			  fresh_ni.insns, fresh_ni.len),
+	       "precompiled no-inet filter behaves as a fresh compile");
+	if (!strcmp(ver, MOAT_BPF_LIBSECCOMP_VERSION))
+		CHECKF(fresh.len == MOAT_ARRAY_SIZE(moat_bpf_x86_64) &&
+			       !memcmp(fresh.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)),
+		       "precompiled filter is byte-identical with libseccomp %s", ver);
+	{
+		/* the plan for x86_64 uses the precompiled program */
+		struct moat_plan p;
+		struct moat_bpf b;
+
+		memset(&p, 0, sizeof(p));
+		p.seccomp = true;
+		CHECK(moat_seccomp_compile(&p, &b, &err) == 0);
+		CHECK(!b.owned && b.len == MOAT_ARRAY_SIZE(moat_bpf_x86_64) &&
+		      !memcmp(b.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)));
+		moat_bpf_release(&b);
+		p.seccomp = false;
+		CHECK(moat_seccomp_compile(&p, &b, &err) == 0 && b.insns == NULL);
+	}
+#endif
+
+	/* golden pseudo filter code */
+	pfc = pfc_text(false);
+	golden = read_file("unit/seccomp_golden.pfc");
+	CHECK(pfc != NULL);
+	CHECKF(golden != NULL, "tests/unit/seccomp_golden.pfc is readable");
+	if (pfc && golden) {
+		if (!strcmp(ver, "2.5.4")) {
+			CHECKF(!strcmp(pfc, golden),
+			       "filter matches seccomp_golden.pfc (regenerate with --regen-pfc "
+			       "after a deliberate change)");
+		} else {
+			/* another libseccomp formats differently: require every row */
+			for (const struct moat_sc_rule *r = moat_seccomp_rules; r->syscall; r++) {
+				char needle[80];
+
+				if (seccomp_syscall_resolve_name(r->syscall) < 0)
+					continue;
+				snprintf(needle, sizeof(needle), "\"%s\"", r->syscall);
+				CHECKF(strstr(pfc, needle) != NULL, "pfc names %s", r->syscall);
+			}
+		}
+		/* whatever the version: the filter names every required call */
+		static const char *const required[] = {
+			"ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key",
+			"request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
+			"io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load",
+			"init_module", "finit_module", "delete_module", "mount", "umount2",
+			"pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig",
+			"fspick", "mount_setattr", "setns", "unshare", "clone", "clone3",
+			"personality", "ioctl", "open_by_handle_at", "acct", "swapon", "swapoff",
+			"reboot", "memfd_create", "execveat", NULL,
+		};
+		for (size_t i = 0; required[i]; i++) {
+			char needle[80];
+
+			snprintf(needle, sizeof(needle), "\"%s\"", required[i]);
+			CHECKF(strstr(pfc, needle) != NULL, "filter covers %s", required[i]);
+		}
+		CHECKF(strstr(pfc, "invalid architecture action\naction ERRNO(1)") != NULL,
+		       "other architectures get EPERM");
+	}
+	free(pfc);
+	free(golden);
+	moat_bpf_release(&fresh);
+	moat_bpf_release(&fresh_ni);
+	return tap_done();
+}
