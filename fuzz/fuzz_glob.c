@@ -369,6 +369,74 @@ static bool ref_match(unsigned flags, const unsigned char *s, size_t sn)
 	return false;
 }
 
+/* A subject built from expansion e, steered by the choice bytes: likely to
+ * match, or to miss narrowly, so that both answers get compared. */
+static size_t make_sample(int e, const unsigned char *ch, size_t nch, unsigned char *out,
+			  size_t cap)
+{
+	const unsigned char *p = exps.s[e];
+	size_t pn = exps.len[e], n = 0, k = 0, i = 0, adv;
+
+#define CHOICE() (nch ? ch[k++ % nch] : (unsigned char)"a/b."[k++ % 4])
+#define PUT(c)                                                                                     \
+	do {                                                                                       \
+		if (n < cap)                                                                       \
+			out[n++] = (unsigned char)(c);                                             \
+	} while (0)
+	while (i < pn) {
+		unsigned char c = p[i];
+
+		if (c == '*') {
+			int extra = CHOICE() % 4;
+
+			while (i < pn && p[i] == '*')
+				i++;
+			for (int x = 0; x < extra; x++)
+				PUT(CHOICE());
+		} else if (c == '?') {
+			PUT(CHOICE());
+			i++;
+		} else if (c == '[') {
+			size_t j = i + 1, end = i + 1;
+			uint32_t cp = 'x';
+			bool hit;
+
+			if (j < pn && (p[j] == '!' || p[j] == '^'))
+				j++;
+			if (j < pn)
+				ref_member(p, pn, &j, &cp);
+			if (cp < 0x80) {
+				PUT(CHOICE() % 2 ? cp : cp + 1);
+			} else if (cp < 0x800) {
+				PUT(0xc0 | cp >> 6);
+				PUT(0x80 | (cp & 0x3f));
+			} else if (cp < 0x10000) {
+				PUT(0xe0 | cp >> 12);
+				PUT(0x80 | (cp >> 6 & 0x3f));
+				PUT(0x80 | (cp & 0x3f));
+			} else {
+				PUT(0xf0 | cp >> 18);
+				PUT(0x80 | (cp >> 12 & 0x3f));
+				PUT(0x80 | (cp >> 6 & 0x3f));
+				PUT(0x80 | (cp & 0x3f));
+			}
+			if (!ref_class(p, pn, i, 0, &hit, &end))
+				abort();
+			i = end;
+		} else {
+			size_t from = i + (c == '\\');
+
+			ref_decode(p + from, pn - from, &adv);
+			for (size_t q = from; q < from + adv; q++)
+				PUT(p[q]);
+			i = from + adv;
+		}
+	}
+#undef CHOICE
+#undef PUT
+	return n;
+}
+
 /* ---- harness ---- */
 
 static void check_set(const char *pat, size_t plen, unsigned flags, const char *s, size_t sn)
@@ -485,6 +553,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				flags ? "text" : "path", m, !m);
 			abort();
 		}
+		/* subjects built from the pattern itself */
+		if (moat_glob_compile_n(pat, plen, flags, &g, &err) < 0)
+			abort();
+		for (int e = 0; e < exps.n && e < 8; e++) {
+			unsigned char sample[REF_SUBJ];
+			size_t len =
+			    make_sample(e, (const unsigned char *)s, sn, sample, sizeof(sample));
+
+			if (moat_glob_match(g, (const char *)sample, len) !=
+			    ref_match(flags, sample, len)) {
+				fprintf(stderr,
+					"%s mode: glob and reference disagree on a sample\n",
+					flags ? "text" : "path");
+				abort();
+			}
+		}
+		moat_glob_free(g);
 	}
 	return 0;
 }

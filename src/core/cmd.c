@@ -155,9 +155,12 @@ static int new_view(struct an *an, const char *const *argv, const wref *vw, size
 	} else if (flags & MOAT_VIEW_DYNAMIC) {
 		prog = argv[0];
 	} else {
-		const char *sl = strrchr(argv[0], '/');
+		const char *a0 = argv[0];
+		size_t l0 = vw[0]->len;
 
-		prog = sl && sl[1] ? sl + 1 : argv[0];
+		while (l0 > 0 && a0[l0 - 1] != '/')
+			l0--;
+		prog = l0 > 0 && a0[l0] ? a0 + l0 : a0;
 	}
 	len = strlen(prog);
 	{
@@ -176,6 +179,8 @@ static int new_view(struct an *an, const char *const *argv, const wref *vw, size
 		len += vw[k]->len;
 	}
 	t[len] = '\0';
+	a->prog_first[(unsigned char)prog[0] >> 3] |= (unsigned char)(1u << (prog[0] & 7));
+	a->fed |= ft >= 0;
 	v = &a->views[a->nviews];
 	v->argv = argv;
 	v->argc = argc;
@@ -1502,6 +1507,19 @@ static int build_argv(struct an *an, const struct moat_sh_word *words, size_t nw
 	if (!b->av || !b->wv)
 		return an_oom(an);
 	b->av[0] = NULL;
+	{
+		size_t i;
+
+		for (i = 0; i < nwords && !(words[i].flags & MOAT_SHW_BRACE); i++) {
+			b->av[i] = words[i].text;
+			b->wv[i] = &words[i];
+		}
+		if (i == nwords) { /* no brace expansion: one word per argument */
+			b->av[i] = NULL;
+			b->n = nwords;
+			return 0;
+		}
+	}
 	for (size_t i = 0; i < nwords; i++) {
 		wref w = &words[i];
 		struct svec res = {0};
@@ -1754,7 +1772,7 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *cx)
 {
 	struct moat_cmd_analysis *a = an->a;
-	struct wctx c = *cx;
+	struct wctx c;
 	size_t lo;
 	int r;
 
@@ -1796,6 +1814,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 	case MOAT_SH_FUNC: {
 		struct fb f = {n->name ? n->name->text : "", 0, false};
 
+		c = *cx;
 		c.in.rd = NULL;
 		c.in.ff = c.in.ft = -1;
 		c.in.unknown = false;
@@ -1821,6 +1840,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 	if ((r = walk_redir_subs(an, n->redirs, cx)) ||
 	    (r = walk_word_list(an, n->words, n->nwords, cx)))
 		return r;
+	c = *cx;
 	apply_stdin(&c.in, n->redirs);
 	lo = a->nviews;
 	for (const struct moat_sh_node *k = n->kids; k; k = k->next)
@@ -2023,6 +2043,7 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				if (sub_range(body, MOAT_SH_SUB_CMD, &ff, &ft)) {
 					a->views[v].feeds_first = ff;
 					a->views[v].feeds_from = ft;
+					a->fed = true;
 				}
 			}
 		}
@@ -2098,6 +2119,7 @@ static bool script_from_procsubst(struct an *an, size_t v, wref w)
 	if (sub_range(w, MOAT_SH_SUB_IN, &ff, &ft) && a->views[v].feeds_from < 0) {
 		a->views[v].feeds_first = ff;
 		a->views[v].feeds_from = ft;
+		a->fed = true;
 	}
 	return true;
 }
@@ -2164,6 +2186,7 @@ static int do_shell(struct an *an, size_t v, const struct wctx *cx, bool foreign
 			if (a->views[v].feeds_from < 0 && sub_range(body, MOAT_SH_SUB_CMD, &ff, &ft)) {
 				a->views[v].feeds_first = ff;
 				a->views[v].feeds_from = ft;
+				a->fed = true;
 			}
 			if (foreign)
 				return 0;
@@ -2542,6 +2565,7 @@ static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx 
 			if (sub_range(vw[i], MOAT_SH_SUB_CMD, &ff, &ft)) {
 				a->views[v].feeds_first = ff;
 				a->views[v].feeds_from = ft;
+				a->fed = true;
 			}
 		}
 	}
@@ -2850,7 +2874,13 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 			free(h);
 			return -ENOMEM;
 		}
-		norm_path(hb);
+		size_t hl = strlen(hb);
+		bool clean = hl == 1 || hb[hl - 1] != '/';
+
+		for (size_t k = 0; k + 1 < hl && clean; k++)
+			clean = !(hb[k] == '/' && (hb[k + 1] == '/' || hb[k + 1] == '.'));
+		if (!clean)
+			norm_path(hb);
 		an.home = hb;
 		h->a.home = hb;
 	}

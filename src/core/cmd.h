@@ -84,6 +84,8 @@ struct moat_cmd_analysis {
 	int fork_bomb;	  /* a view in a function that calls itself through a pipe or in the
 			   * background (":(){ :|:& };:"), or -1; set whatever opts->hardline */
 	const char *home; /* opts->home without trailing slash, or NULL */
+	unsigned char prog_first[32]; /* a bit per first byte of the views' programs */
+	bool fed;		      /* some view has feeds_from >= 0 */
 };
 
 struct moat_cmd_opts {

@@ -36,6 +36,7 @@ struct pcmd {
 	bool glob;
 	bool any_shell;
 	unsigned char flags[16]; /* short flags, a bit per ASCII character */
+	bool anyflag;
 	const char *longs[CMDPAT_MAX_ITEMS];
 	size_t nlongs;
 	const char *ops[CMDPAT_MAX_ITEMS];
@@ -162,6 +163,8 @@ static int long_flag(const char *name, size_t n)
 
 static void set_flag(unsigned char *set, unsigned char c)
 {
+	if (c == 0)
+		return;
 	c = norm_flag(c);
 	if (c < 128)
 		set[c >> 3] |= (unsigned char)(1u << (c & 7));
@@ -271,6 +274,7 @@ static int compile_cmd(struct moat_cmdpat *p, const struct moat_sh_node *n, stru
 	for (size_t i = 1; i < n->nwords; i++) {
 		const char *a = n->words[i].text;
 
+		c->anyflag = c->anyflag || (a[0] == '-' && a[1] && !done && strcmp(a, "--") != 0);
 		if (!done && strcmp(a, "--") == 0) {
 			done = true;
 			continue;
@@ -400,6 +404,14 @@ static bool prog_match(const struct pcmd *c, const struct moat_cmdview *v)
 	const char *p = v->prog;
 
 	if (c->any_shell) {
+		/* first bytes of the names below */
+		static const unsigned char shell_first[256] = {
+			['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['k'] = 1, ['l'] = 1,
+			['m'] = 1, ['p'] = 1, ['r'] = 1, ['s'] = 1, ['y'] = 1, ['z'] = 1, ['.'] = 1,
+		};
+
+		if (!shell_first[(unsigned char)p[0]])
+			return false;
 		if (moat_cmd_is_shell(p) || strcmp(p, "eval") == 0 || strcmp(p, "source") == 0 ||
 		    strcmp(p, ".") == 0)
 			return true;
@@ -441,7 +453,9 @@ static bool long_present(const struct moat_cmdview *v, const char *want)
 	return false;
 }
 
-static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, size_t vi)
+/* the arguments, flags and redirections of a view whose program matched */
+static __attribute__((noinline)) bool args_match(const struct pcmd *c,
+						 const struct moat_cmd_analysis *a, size_t vi)
 {
 	const struct moat_cmdview *v = &a->views[vi];
 	unsigned char fl[16] = {0};
@@ -449,8 +463,6 @@ static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, s
 	bool done = false;
 	size_t j = 0;
 
-	if (v->argc == 0 || (v->flags & MOAT_VIEW_DYNAMIC) || !c->prog || !prog_match(c, v))
-		return false;
 	for (size_t i = 1; i < v->argc; i++) {
 		const char *arg = v->argv[i];
 
@@ -502,6 +514,17 @@ static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, s
 	return true;
 }
 
+static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, size_t vi)
+{
+	const struct moat_cmdview *v = &a->views[vi];
+
+	if (v->argc == 0 || (v->flags & MOAT_VIEW_DYNAMIC) || !c->prog || !prog_match(c, v))
+		return false;
+	if (c->nops == 0 && c->nlongs == 0 && c->nredirs == 0 && !c->anyflag)
+		return true;
+	return args_match(c, a, vi);
+}
+
 /* Is some view feeding b (directly or through more pipes) matching stage, and
  * the ones before it the earlier stages? Budget exhausted: assume it is
  * (SECURITY: fail closed rather than let padding hide a pipe). */
@@ -537,10 +560,32 @@ static bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *
 	return false;
 }
 
+static bool redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
+			size_t *ret_view)
+{
+	char buf[CMDPAT_NORM_MAX];
+
+	for (size_t x = 0; x < a->nredirs; x++) {
+		const struct moat_cmd_redir *rd = &a->redirs[x];
+		const char *t;
+
+		if (!(rd->flags & MOAT_CMD_REDIR_WRITE))
+			continue;
+		t = norm_arg(rd->target, a->home, buf, sizeof(buf));
+		for (size_t k = 0; k < p->cmds[0].nredirs; k++) {
+			if (strcmp(t, p->cmds[0].redirs[k]) == 0) {
+				if (ret_view)
+					*ret_view = rd->view;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
 		       size_t *ret_view)
 {
-	char buf[CMDPAT_NORM_MAX];
 	size_t budget = CMDPAT_WALK_BUDGET;
 
 	if (!p || !a)
@@ -553,24 +598,15 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 			*ret_view = (size_t)a->fork_bomb;
 		return true;
 	case CP_REDIR:
-		for (size_t x = 0; x < a->nredirs; x++) {
-			const struct moat_cmd_redir *rd = &a->redirs[x];
-			const char *t;
-
-			if (!(rd->flags & MOAT_CMD_REDIR_WRITE))
-				continue;
-			t = norm_arg(rd->target, a->home, buf, sizeof(buf));
-			for (size_t k = 0; k < p->cmds[0].nredirs; k++) {
-				if (strcmp(t, p->cmds[0].redirs[k]) == 0) {
-					if (ret_view)
-						*ret_view = rd->view;
-					return true;
-				}
-			}
-		}
-		return false;
+		return redir_match(p, a, ret_view);
 	case CP_SIMPLE:
+		if (!p->cmds[0].glob && !(a->prog_first[(unsigned char)p->cmds[0].prog[0] >> 3] &
+					  (1u << (p->cmds[0].prog[0] & 7))))
+			return false;
 		for (size_t v = 0; v < a->nviews; v++) {
+			/* most views differ in the first byte of the program */
+			if (!p->cmds[0].glob && a->views[v].prog[0] != p->cmds[0].prog[0])
+				continue;
 			if (cmd_match(&p->cmds[0], a, v)) {
 				if (ret_view)
 					*ret_view = v;
@@ -579,6 +615,8 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 		}
 		return false;
 	case CP_PIPE:
+		if (!a->fed)
+			return false;
 		for (size_t v = 0; v < a->nviews; v++) {
 			if (a->views[v].feeds_from < 0 || !cmd_match(&p->cmds[p->ncmds - 1], a, v))
 				continue;

@@ -818,8 +818,7 @@ static void hint(struct moat_plan *p, enum moat_feature f, const char *h)
 /* Device nodes the sandbox may use under /dev; everything else there
  * (disks, /dev/mem, consoles) stays unreachable even for uid 0. */
 static const char *const plan_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty",  "/dev/ptmx", "/dev/pts",  NULL,
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL,
 };
 
 /* Denied paths that are never masked because the C library needs them to
@@ -1054,6 +1053,11 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	 * the rule on the host inode covers what is mounted there */
 	p->private_tmp = p->mntns;
 	p->hide_run = p->mntns;
+	/* SECURITY: a pseudo-terminal instance of its own: the host's /dev/pts
+	 * holds the user's other terminals (readable and writable by the same
+	 * uid); without a mount namespace only the command's own terminal is
+	 * granted */
+	p->private_pts = p->mntns;
 	if (p->mntns) {
 		r = add_rule(p, "/tmp", MOAT_FS_READ | MOAT_FS_EXEC | MOAT_FS_WRITE, false,
 			     "private-tmp", err);
@@ -1550,10 +1554,11 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	moat_buf_puts(b, ",\n    \"host_sockets_allowed\": ");
 	js_strv(b, &p->sockets);
 	moat_buf_printf(b,
-			",\n    \"private_tmp\": %s, \"hide_run\": %s, \"fresh_proc\": %s, "
-			"\"scratch_tmpdir\": %s\n  }",
-			p->private_tmp ? "true" : "false", p->hide_run ? "true" : "false",
-			p->fresh_proc ? "true" : "false", p->scratch_tmp ? "true" : "false");
+			",\n    \"private_tmp\": %s, \"private_pts\": %s, \"hide_run\": %s, "
+			"\"fresh_proc\": %s, \"scratch_tmpdir\": %s\n  }",
+			p->private_tmp ? "true" : "false", p->private_pts ? "true" : "false",
+			p->hide_run ? "true" : "false", p->fresh_proc ? "true" : "false",
+			p->scratch_tmp ? "true" : "false");
 	moat_buf_printf(b,
 			",\n  \"namespaces\": {\"user\": %s, \"mount\": %s, \"pid\": %s, \"net\": %s, "
 			"\"ipc\": %s}",

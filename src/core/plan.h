@@ -339,6 +339,7 @@ struct moat_plan {
 	struct moat_strv sockets;     /* host sockets kept reachable */
 	bool private_tmp;	      /* tmpfs on /tmp and /dev/shm */
 	bool hide_run;		      /* tmpfs on /run (host sockets) */
+	bool private_pts;	      /* a new devpts instance on /dev/pts (and /dev/ptmx) */
 	bool fresh_proc;	      /* a procfs of the sandbox's PID namespace */
 	bool scratch_tmp;	      /* no mount namespace: a per-call TMPDIR instead of /tmp */
 

@@ -173,11 +173,23 @@ static void loc_error(struct moat_error *err, const struct moat_loc *loc)
  * name anywhere ("*.pem" -> "**\/ *.pem" without the space); a relative
  * pattern is relative to the working directory; Windows drive letters are
  * lower-cased as the path normalizer does. */
+/* The working directory as literal glob text: its glob characters escaped. */
+static void put_cwd_literal(const struct moat_policy *p, struct moat_buf *out)
+{
+	if (!strcmp(p->cwd, "/"))
+		return;
+	for (const char *s = p->cwd; *s; s++) {
+		if (strchr("*?[]{}\\", *s))
+			moat_buf_putc(out, '\\');
+		moat_buf_putc(out, *s);
+	}
+}
+
 static int absolute_pattern(const struct moat_policy *p, const char *pat, struct moat_buf *out)
 {
 	moat_buf_reset(out);
 	if (moat_str_has_prefix(pat, "<cwd>")) {
-		moat_buf_puts(out, strcmp(p->cwd, "/") ? p->cwd : "");
+		put_cwd_literal(p, out);
 		moat_buf_puts(out, pat + 5);
 	} else if (pat[0] == '/' || moat_str_has_prefix(pat, "**")) {
 		moat_buf_puts(out, pat);
@@ -188,7 +200,7 @@ static int absolute_pattern(const struct moat_policy *p, const char *pat, struct
 		moat_buf_puts(out, "**/");
 		moat_buf_puts(out, pat);
 	} else {
-		moat_buf_puts(out, strcmp(p->cwd, "/") ? p->cwd : "");
+		put_cwd_literal(p, out);
 		moat_buf_putc(out, '/');
 		moat_buf_puts(out, pat[0] == '.' && pat[1] == '/' ? pat + 2 : pat);
 	}
@@ -635,7 +647,10 @@ static int check_path_value(struct call *c, const char *key, json_t *val, struct
 			       r == -ENAMETOOLONG ? "too long" : "empty, NUL byte or invalid UTF-8");
 		return -EINVAL;
 	}
-	r = moat_path_resolve_each(norm, visit_path, &v);
+	/* SECURITY: resolve from the raw spelling, as the kernel will: ".."
+	 * after a symlink applies to the link's target, and a Windows-looking
+	 * name is also checked as the relative Linux file name it really is. */
+	r = moat_path_resolve_input(s, len, c->p->cwd, norm, sizeof(norm), visit_path, &v);
 	if (r < 0) {
 		/* SECURITY: a path we cannot resolve is not allowed. */
 		for (size_t li = 0; li < c->p->nlayers; li++)
@@ -846,8 +861,9 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_commands",
 			moat_cmdpat_source(l->denied_cmds[k]));
-		vset(out, MOAT_DENY, true, rule, "'%s' matches a denied command",
-		     vi < a->nviews ? a->views[vi].text : c->command);
+		vset(out, MOAT_DENY, true, rule, "'%s' matches the denied command '%s'",
+		     vi < a->nviews ? a->views[vi].text : c->command,
+		     moat_cmdpat_source(l->denied_cmds[k]));
 	}
 	/* configuration-independent asks: startup-file writes, unknown programs */
 	for (size_t i = 0; i < a->nfindings; i++) {
@@ -952,7 +968,7 @@ static void finish_layer(struct call *c, size_t li)
 		return;
 	}
 	/* 9. */
-	vset(out, MOAT_ALLOW, false, "default", "no rule objects");
+	vset(out, MOAT_ALLOW, false, "default", "no rule restricts this call");
 }
 
 static void decide_fail(struct moat_decision *ret, const char *rule, const char *reason)

@@ -41,9 +41,9 @@
 struct rctx {
 	const char *in, *end;
 	struct moat_buf *out;
-	const char *pem_at; /* next "-----BEGIN " at or after the scan point, or end */
+	const char *pem_at;	     /* next "-----BEGIN " at or after the scan point, or end */
 	const char *pend_a, *pend_b; /* input bytes copied but not yet appended */
-	bool mysql;	    /* a mysql/mariadb client word was seen on this line */
+	bool mysql;		     /* a mysql/mariadb client word was seen on this line */
 };
 
 static void redact_range(struct rctx *c, const char *p, const char *e);
@@ -55,7 +55,9 @@ struct word {
 	size_t n;
 };
 
+/* clang-format off */
 #define W(lit) {lit, sizeof(lit) - 1}
+/* clang-format on */
 
 /* ---- character classes ---- */
 
@@ -218,8 +220,8 @@ static const char *pem_label(const char *p, const char *e)
 {
 	const char *l = p;
 
-	while (p < e && p - l <= PEM_LABEL_MAX && (is_digit((unsigned char)*p) ||
-						   (*p >= 'A' && *p <= 'Z') || *p == ' '))
+	while (p < e && p - l <= PEM_LABEL_MAX &&
+	       (is_digit((unsigned char)*p) || (*p >= 'A' && *p <= 'Z') || *p == ' '))
 		p++;
 	if (!has_prefix(p, e, "-----"))
 		return NULL;
@@ -287,9 +289,9 @@ static size_t var_ref_len(const char *p, const char *e)
 static bool is_auth_scheme(const char *p, size_t n)
 {
 	static const struct word schemes[] = {
-		W("bearer"), W("basic"),  W("token"), W("digest"), W("negotiate"), W("ntlm"),
-		W("bot"),    W("apikey"), W("key"),   W("ssws"),   W("oauth"),
-		W("aws4-hmac-sha256"),
+	    W("bearer"),    W("basic"), W("token"), W("digest"),
+	    W("negotiate"), W("ntlm"),	W("bot"),   W("apikey"),
+	    W("key"),	    W("ssws"),	W("oauth"), W("aws4-hmac-sha256"),
 	};
 
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(schemes); i++)
@@ -359,8 +361,8 @@ static const char *emit_value(struct rctx *c, const char *v, const char *e, bool
 
 		while (s < e && is_blank((unsigned char)*s))
 			s++;
-		if (s > w && s < e && *s != '-' && (!is_stop(s, e) || is_quote((unsigned char)*s) ||
-						   *s == '\\')) {
+		if (s > w && s < e && *s != '-' &&
+		    (!is_stop(s, e) || is_quote((unsigned char)*s) || *s == '\\')) {
 			const char *r;
 
 			put_range(c, v, s);
@@ -429,27 +431,27 @@ static size_t shape_len(const char *p, const char *e)
 		size_t min;
 		bool digit; /* body must hold a digit */
 	} shapes[] = {
-		{W("sk-"), is_b64url, 20, true},	/* OpenAI, Anthropic (sk-ant-), sk-proj- */
-		{W("sk_live_"), is_alnum, 16, false},	/* Stripe */
-		{W("sk_test_"), is_alnum, 16, false},
-		{W("rk_live_"), is_alnum, 16, false},
-		{W("rk_test_"), is_alnum, 16, false},
-		{W("ghp_"), is_alnum, 20, false},	/* GitHub */
-		{W("gho_"), is_alnum, 20, false},
-		{W("ghu_"), is_alnum, 20, false},
-		{W("ghs_"), is_alnum, 20, false},
-		{W("ghr_"), is_alnum, 20, false},
-		{W("github_pat_"), is_alnum_us, 20, false},
-		{W("xoxb-"), is_alnum_dash, 10, false}, /* Slack */
-		{W("xoxp-"), is_alnum_dash, 10, false},
-		{W("xoxa-"), is_alnum_dash, 10, false},
-		{W("xoxr-"), is_alnum_dash, 10, false},
-		{W("xoxs-"), is_alnum_dash, 10, false},
-		{W("AIza"), is_b64url, 35, false},	/* Google API key */
-		{W("glpat-"), is_b64url, 20, false},	/* GitLab */
-		{W("npm_"), is_alnum, 30, false},	/* npm */
-		{W("hf_"), is_alpha, 30, false},	/* Hugging Face */
-		{W("pypi-"), is_b64url, 50, false},	/* PyPI */
+	    {W("sk-"), is_b64url, 20, true},	  /* OpenAI, Anthropic (sk-ant-), sk-proj- */
+	    {W("sk_live_"), is_alnum, 16, false}, /* Stripe */
+	    {W("sk_test_"), is_alnum, 16, false},
+	    {W("rk_live_"), is_alnum, 16, false},
+	    {W("rk_test_"), is_alnum, 16, false},
+	    {W("ghp_"), is_alnum, 20, false}, /* GitHub */
+	    {W("gho_"), is_alnum, 20, false},
+	    {W("ghu_"), is_alnum, 20, false},
+	    {W("ghs_"), is_alnum, 20, false},
+	    {W("ghr_"), is_alnum, 20, false},
+	    {W("github_pat_"), is_alnum_us, 20, false},
+	    {W("xoxb-"), is_alnum_dash, 10, false}, /* Slack */
+	    {W("xoxp-"), is_alnum_dash, 10, false},
+	    {W("xoxa-"), is_alnum_dash, 10, false},
+	    {W("xoxr-"), is_alnum_dash, 10, false},
+	    {W("xoxs-"), is_alnum_dash, 10, false},
+	    {W("AIza"), is_b64url, 35, false},	 /* Google API key */
+	    {W("glpat-"), is_b64url, 20, false}, /* GitLab */
+	    {W("npm_"), is_alnum, 30, false},	 /* npm */
+	    {W("hf_"), is_alpha, 30, false},	 /* Hugging Face */
+	    {W("pypi-"), is_b64url, 50, false},	 /* PyPI */
 	};
 
 	/* every shape is 15 bytes or more and starts with one of these */
@@ -645,12 +647,12 @@ static const char *emit_run(struct rctx *c, const char *p, const char *q, const 
 static bool keyword_tail(const char *p, size_t n)
 {
 	static const struct word any[] = {
-		W("password"),	 W("passwd"),	   W("passphrase"),    W("secret"),
-		W("token"),	 W("apikey"),	   W("api_key"),       W("api-key"),
-		W("access_key"), W("access-key"),  W("accesskey"),     W("secret_key"),
-		W("secret-key"), W("secretkey"),   W("private_key"),   W("private-key"),
-		W("privatekey"), W("authorization"), W("auth"),	       W("bearer"),
-		W("cookie"),
+	    W("password"),   W("passwd"),	 W("passphrase"),  W("secret"),
+	    W("token"),	     W("apikey"),	 W("api_key"),	   W("api-key"),
+	    W("access_key"), W("access-key"),	 W("accesskey"),   W("secret_key"),
+	    W("secret-key"), W("secretkey"),	 W("private_key"), W("private-key"),
+	    W("privatekey"), W("authorization"), W("auth"),	   W("bearer"),
+	    W("cookie"),
 	};
 	/* short words only as the last part of a compound: DB_PASS, --pwd */
 	static const struct word compound[] = {W("pwd"), W("pass")};

@@ -143,6 +143,8 @@ struct psr {
 	struct sh_ctx *c;
 	const char *s;
 	size_t i, n;
+	size_t kw_at, kw_n, kw_len; /* the last reserved-word look-up, cached */
+	int kw;
 	bool copy;   /* s is a rewritten copy (a backquote body) */
 	size_t base; /* ... whose errors are reported at this offset */
 	struct hd *hd_head, *hd_tail;
@@ -381,19 +383,26 @@ struct wvec {
 	uint32_t n, cap;
 };
 
+static int wgrow(struct psr *p, struct wvec *v)
+{
+	uint32_t ncap = v->cap ? v->cap * 2 : 8;
+	struct moat_sh_word *nv = moat_arena_alloc(p->c->arena, (size_t)ncap * sizeof(*nv));
+
+	if (!nv)
+		return poom(p);
+	if (v->n)
+		memcpy(nv, v->v, (size_t)v->n * sizeof(*nv));
+	v->v = nv;
+	v->cap = ncap;
+	return 0;
+}
+
 static int wpush(struct psr *p, struct wvec *v, const struct moat_sh_word *w)
 {
-	if (v->n == v->cap) {
-		uint32_t ncap = v->cap ? v->cap * 2 : 8;
-		struct moat_sh_word *nv = moat_arena_alloc(p->c->arena, (size_t)ncap * sizeof(*nv));
+	int r;
 
-		if (!nv)
-			return poom(p);
-		if (v->n)
-			memcpy(nv, v->v, (size_t)v->n * sizeof(*nv));
-		v->v = nv;
-		v->cap = ncap;
-	}
+	if (v->n == v->cap && (r = wgrow(p, v)))
+		return r;
 	v->v[v->n++] = *w;
 	return 0;
 }
@@ -453,8 +462,24 @@ static const unsigned char kwfirst[256] = {
 
 #define KWIS(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0)
 
-/* A reserved word at p->i (command position only). */
-static int peek_kw(const struct psr *p, size_t *ret_len)
+static int peek_kw_scan(const struct psr *p, size_t *ret_len);
+
+/* A reserved word at p->i (command position only). The list, pipeline and
+ * command parsers all look at the same place: remember the last answer. */
+static int peek_kw(struct psr *p, size_t *ret_len)
+{
+	if (p->kw_at != p->i + 1 || p->kw_n != p->n) {
+		p->kw_len = 0;
+		p->kw = peek_kw_scan(p, &p->kw_len);
+		p->kw_at = p->i + 1;
+		p->kw_n = p->n;
+	}
+	if (ret_len && p->kw != KW_NONE)
+		*ret_len = p->kw_len;
+	return p->kw;
+}
+
+static int peek_kw_scan(const struct psr *p, size_t *ret_len)
 {
 	const char *s = p->s + p->i;
 	size_t max = p->n - p->i, k = 0;
@@ -1119,6 +1144,36 @@ static int lex_word(struct psr *p, struct moat_sh_word *out, bool assign_ok)
 	unsigned eq = assign_ok ? scan_assign(p) : 0;
 	int r = 0;
 
+	/* fast path: a plain word, no quoting, expansion, glob or brace */
+	{
+		size_t j = p->i;
+
+		while (j < p->n && !wcls[(unsigned char)p->s[j]])
+			j++;
+		if (j > p->i &&
+		    (j >= p->n || ((wcls[(unsigned char)p->s[j]] & CM) &&
+				   !((p->s[j] == '<' || p->s[j] == '>') && j + 1 < p->n &&
+				     p->s[j + 1] == '(')))) {
+			size_t len = j - start;
+			char *t = moat_arena_alloc(p->c->arena, len + 1);
+
+			if (!t)
+				return poom(p);
+			memcpy(t, p->s + start, len);
+			t[len] = '\0';
+			memset(out, 0, sizeof(*out));
+			out->text = t;
+			out->len = (uint32_t)len;
+			out->off = moff(p, start);
+			out->raw_len = (uint32_t)(p->copy ? 0 : len);
+			out->flags = p->s[start] == '~' ? MOAT_SHW_TILDE : 0;
+			out->eq = (uint16_t)eq;
+			p->i = j;
+			if (++p->c->nwords > MOAT_SH_MAX_WORDS)
+				return perr(p, start, "too many words");
+			return 0;
+		}
+	}
 	memset(&w, 0, sizeof(w));
 	w.tstart = p->c->tlen;
 	if (pc(p, 0) == '~')
@@ -1484,7 +1539,8 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 			break;
 		if (ch == '&' && pc(p, 1) != '>')
 			break;
-		if (redir_start(p, &fd, &skip)) {
+		if ((ch == '<' || ch == '>' || ch == '&' || ch == '{' || is_digit(ch)) &&
+		    redir_start(p, &fd, &skip)) {
 			if ((r = parse_redir(p, &tail)))
 				return r;
 			continue;
@@ -1535,13 +1591,16 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 			}
 			return perr(p, p->i, "unexpected '('");
 		}
-		if ((r = lex_word(p, &w, words.n == 0)))
+		/* lexed in place: most words are arguments */
+		if (words.n == words.cap && (r = wgrow(p, &words)))
+			return r;
+		if ((r = lex_word(p, &words.v[words.n], words.n == 0)))
 			return r;
 		last_end = p->i;
-		if (words.n == 0 && w.eq)
-			r = wpush(p, &assigns, &w);
+		if (words.n == 0 && words.v[0].eq)
+			r = wpush(p, &assigns, &words.v[0]);
 		else
-			r = wpush(p, &words, &w);
+			words.n++;
 		if (r)
 			return r;
 	}

@@ -304,6 +304,22 @@ static void ipv6_format(const uint16_t pieces[8], char *out, size_t outsz)
  * mapping deletes, FOLD_KEEP for everything else. */
 static int fold_cp(uint32_t cp)
 {
+	/* single letters that NFKC makes of letter-like symbols */
+	static const struct {
+		uint32_t cp;
+		char c;
+	} letterlike[] = {
+	    {0x00aa, 'a'}, {0x00ba, 'o'}, {0x017f, 's'}, {0x2102, 'c'}, {0x210a, 'g'},
+	    {0x210b, 'h'}, {0x210c, 'h'}, {0x210d, 'h'}, {0x210e, 'h'}, {0x2110, 'i'},
+	    {0x2111, 'i'}, {0x2112, 'l'}, {0x2113, 'l'}, {0x2115, 'n'}, {0x2119, 'p'},
+	    {0x211a, 'q'}, {0x211b, 'r'}, {0x211c, 'r'}, {0x211d, 'r'}, {0x2124, 'z'},
+	    {0x2128, 'z'}, {0x212a, 'k'}, {0x212c, 'b'}, {0x212d, 'c'}, {0x212f, 'e'},
+	    {0x2130, 'e'}, {0x2131, 'f'}, {0x2133, 'm'}, {0x2134, 'o'}, {0x2139, 'i'},
+	    {0x2160, 'i'}, {0x2164, 'v'}, {0x2169, 'x'}, {0x216c, 'l'}, {0x216d, 'c'},
+	    {0x216e, 'd'}, {0x216f, 'm'}, {0x2170, 'i'}, {0x2174, 'v'}, {0x2179, 'x'},
+	    {0x217c, 'l'}, {0x217d, 'c'}, {0x217e, 'd'}, {0x217f, 'm'},
+	};
+
 	if (cp >= 0xff01 && cp <= 0xff5e) /* fullwidth ASCII, incl. U+FF0E '.' */
 		return (int)(cp - 0xfee0);
 	if (cp >= 0x2460 && cp <= 0x2468) /* circled 1-9 */
@@ -318,6 +334,11 @@ static int fold_cp(uint32_t cp)
 		return (int)('0' + (cp - 0x2080));
 	if (cp >= 0x1d7ce && cp <= 0x1d7ff) /* mathematical digits, five styles */
 		return (int)('0' + (cp - 0x1d7ce) % 10);
+	if (cp >= 0x1d400 && cp <= 0x1d6a3) /* mathematical letters, A-Z a-z per style */
+		return (int)('a' + (cp - 0x1d400) % 52 % 26);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(letterlike); i++)
+		if (letterlike[i].cp == cp)
+			return letterlike[i].c;
 	if (cp >= 0xfe00 && cp <= 0xfe0f) /* variation selectors */
 		return FOLD_DROP;
 	if (cp >= 0x200b && cp <= 0x200d)
@@ -540,7 +561,7 @@ static int default_port(const char *scheme)
 		const char *name;
 		int port;
 	} tab[] = {
-		{"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}, {"ftp", 21},
+	    {"http", 80}, {"https", 443}, {"ws", 80}, {"wss", 443}, {"ftp", 21},
 	};
 
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(tab); i++)
@@ -624,8 +645,8 @@ int moat_url_parse(const char *s, size_t len, struct moat_url *ret, struct moat_
 			 * "localhost", but curl and people read host:port. */
 			while (k < rn && is_digit((unsigned char)rest[k]))
 				k++;
-			if (k > 0 && (k == rn || rest[k] == '/' || rest[k] == '?' ||
-				      rest[k] == '#')) {
+			if (k > 0 &&
+			    (k == rn || rest[k] == '/' || rest[k] == '?' || rest[k] == '#')) {
 				moat_error_set(err, "ambiguous url: looks like host:port without a "
 						    "scheme");
 				return -EINVAL;
@@ -708,27 +729,27 @@ int moat_url_parse(const char *s, size_t len, struct moat_url *ret, struct moat_
 static enum moat_host_class classify_v4(uint32_t a)
 {
 	static const uint32_t metadata[] = {
-		0xa9fea9feu, /* 169.254.169.254: AWS, GCP, Azure, OCI, ... */
-		0xa9feaa02u, /* 169.254.170.2: AWS ECS task credentials */
-		0xa9feaa17u, /* 169.254.170.23: AWS EKS pod identity */
-		0x646464c8u, /* 100.100.100.200: Alibaba Cloud */
-		0xa83f8110u, /* 168.63.129.16: Azure wire server */
+	    0xa9fea9feu, /* 169.254.169.254: AWS, GCP, Azure, OCI, ... */
+	    0xa9feaa02u, /* 169.254.170.2: AWS ECS task credentials */
+	    0xa9feaa17u, /* 169.254.170.23: AWS EKS pod identity */
+	    0x646464c8u, /* 100.100.100.200: Alibaba Cloud */
+	    0xa83f8110u, /* 168.63.129.16: Azure wire server */
 	};
 	static const struct {
 		uint32_t net, mask;
 		enum moat_host_class c;
 	} nets[] = {
-		{0x00000000u, 0xff000000u, MOAT_HOST_UNSPECIFIED}, /* 0/8 "this network" */
-		{0x7f000000u, 0xff000000u, MOAT_HOST_LOOPBACK},
-		{0xa9fe0000u, 0xffff0000u, MOAT_HOST_LINK_LOCAL},
-		{0x0a000000u, 0xff000000u, MOAT_HOST_PRIVATE},
-		{0xac100000u, 0xfff00000u, MOAT_HOST_PRIVATE},
-		{0xc0a80000u, 0xffff0000u, MOAT_HOST_PRIVATE},
-		{0x64400000u, 0xffc00000u, MOAT_HOST_PRIVATE}, /* 100.64/10 CGNAT */
-		{0xc0000000u, 0xffffff00u, MOAT_HOST_PRIVATE}, /* 192.0.0/24 IETF */
-		{0xc6120000u, 0xfffe0000u, MOAT_HOST_PRIVATE}, /* 198.18/15 benchmarking */
-		{0xe0000000u, 0xf0000000u, MOAT_HOST_PRIVATE}, /* 224/4 multicast */
-		{0xf0000000u, 0xf0000000u, MOAT_HOST_PRIVATE}, /* 240/4 reserved, broadcast */
+	    {0x00000000u, 0xff000000u, MOAT_HOST_UNSPECIFIED}, /* 0/8 "this network" */
+	    {0x7f000000u, 0xff000000u, MOAT_HOST_LOOPBACK},
+	    {0xa9fe0000u, 0xffff0000u, MOAT_HOST_LINK_LOCAL},
+	    {0x0a000000u, 0xff000000u, MOAT_HOST_PRIVATE},
+	    {0xac100000u, 0xfff00000u, MOAT_HOST_PRIVATE},
+	    {0xc0a80000u, 0xffff0000u, MOAT_HOST_PRIVATE},
+	    {0x64400000u, 0xffc00000u, MOAT_HOST_PRIVATE}, /* 100.64/10 CGNAT */
+	    {0xc0000000u, 0xffffff00u, MOAT_HOST_PRIVATE}, /* 192.0.0/24 IETF */
+	    {0xc6120000u, 0xfffe0000u, MOAT_HOST_PRIVATE}, /* 198.18/15 benchmarking */
+	    {0xe0000000u, 0xf0000000u, MOAT_HOST_PRIVATE}, /* 224/4 multicast */
+	    {0xf0000000u, 0xf0000000u, MOAT_HOST_PRIVATE}, /* 240/4 reserved, broadcast */
 	};
 
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(metadata); i++)
@@ -802,14 +823,17 @@ static bool name_has_suffix(const char *h, size_t n, const char *suffix)
 enum moat_host_class moat_host_classify(const char *h, bool is_ip)
 {
 	static const char *const loopback_names[] = {
-		"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
+	    "localhost",
+	    "localhost.localdomain",
+	    "ip6-localhost",
+	    "ip6-loopback",
 	};
 	static const char *const metadata_names[] = {
-		"metadata.google.internal", "metadata", "metadata.goog",
-		"instance-data", "instance-data.ec2.internal",
+	    "metadata.google.internal",	  "metadata", "metadata.goog", "instance-data",
+	    "instance-data.ec2.internal",
 	};
 	static const char *const internal_suffixes[] = {
-		".internal", ".local", ".lan", ".home.arpa", ".intranet", ".localdomain",
+	    ".internal", ".local", ".lan", ".home.arpa", ".intranet", ".localdomain",
 	};
 	size_t n;
 
@@ -918,7 +942,8 @@ bool moat_domain_match(const char *host, const char *pattern)
 			return false;
 		if (hn == pn)
 			return name_eq_ci(host, pattern, pn);
-		return hn > pn && host[hn - pn - 1] == '.' && name_eq_ci(host + hn - pn, pattern, pn);
+		return hn > pn && host[hn - pn - 1] == '.' &&
+		       name_eq_ci(host + hn - pn, pattern, pn);
 	}
 	return hn == pn && name_eq_ci(host, pattern, pn);
 }

@@ -159,6 +159,13 @@ static int add_root_rule(int ruleset, uint64_t access, struct moat_error *err)
 	return r;
 }
 
+/* Devices: read, write (and O_TRUNC, as "> /dev/null" does), terminal ioctls. */
+static uint64_t dev_access(const struct moat_plan *p)
+{
+	return moat_landlock_access(MOAT_FS_READ | MOAT_FS_DEV, &p->ll) |
+	       ((MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE) & p->ll.fs);
+}
+
 int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret_fd,
 			struct moat_error *err)
 {
@@ -195,10 +202,18 @@ int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
 	if (r == 0)
 		r = add_path_rule(fd, AT_FDCWD, "/dev", MOAT_LL_FS_READ_DIR & p->ll.fs, true, err);
-	dev_rights = moat_landlock_access(MOAT_FS_READ | MOAT_FS_DEV, &p->ll) |
-		     ((MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE) & p->ll.fs);
+	dev_rights = dev_access(p);
 	for (size_t i = 0; p->devices && p->devices[i] && r == 0; i++)
 		r = add_path_rule(fd, AT_FDCWD, p->devices[i], dev_rights, true, err);
+	/* without a pseudo-terminal instance of its own, only the terminal the
+	 * command was given (never the user's other terminals) */
+	for (int tfd = 0; tfd < 3 && r == 0 && !p->private_pts; tfd++) {
+		char tty[64];
+
+		if (isatty(tfd) && ttyname_r(tfd, tty, sizeof(tty)) == 0 &&
+		    !strncmp(tty, "/dev/", 5))
+			r = add_path_rule(fd, AT_FDCWD, tty, dev_rights, true, err);
+	}
 	if (r == 0 && scratch && *scratch)
 		r = add_path_rule(fd, AT_FDCWD, scratch,
 				  moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC,
@@ -245,23 +260,29 @@ int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *lat
 	/* SECURITY: only what the plan grants: /tmp and /dev/shm their own
 	 * rules, /run and /proc what "/" grants (read) */
 	if (p->private_tmp && n < max)
-		late[n++] = (struct moat_ll_late){"/tmp", plan_access_of(p, "/tmp")};
+		late[n++] = (struct moat_ll_late){"/tmp", plan_access_of(p, "/tmp"), true};
 	if (p->private_tmp && n < max && plan_access_of(p, "/dev/shm"))
-		late[n++] = (struct moat_ll_late){"/dev/shm", plan_access_of(p, "/dev/shm")};
+		late[n++] = (struct moat_ll_late){"/dev/shm", plan_access_of(p, "/dev/shm"), true};
 	if (p->hide_run && n < max)
-		late[n++] = (struct moat_ll_late){"/run", root & ~MOAT_LL_FS_EXECUTE};
+		late[n++] = (struct moat_ll_late){"/run", root & ~MOAT_LL_FS_EXECUTE, true};
 	if (p->fresh_proc && n < max)
-		late[n++] = (struct moat_ll_late){"/proc", root};
+		late[n++] = (struct moat_ll_late){"/proc", root, true};
+	if (p->private_pts && n + 1 < max) {
+		uint64_t tty = dev_access(p);
+
+		late[n++] = (struct moat_ll_late){"/dev/pts", tty, true};
+		late[n++] = (struct moat_ll_late){"/dev/ptmx", tty, false};
+	}
 	return n;
 }
 
-int moat_landlock_add_dir(int ruleset_fd, const char *path, uint64_t access)
+int moat_landlock_add_late(int ruleset_fd, const struct moat_ll_late *late)
 {
-	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC), r;
+	int fd = open(late->path, O_PATH | O_CLOEXEC | (late->is_dir ? O_DIRECTORY : 0)), r;
 
 	if (fd < 0)
 		return -errno;
-	r = add_fd_rule(ruleset_fd, fd, access, true);
+	r = add_fd_rule(ruleset_fd, fd, late->access, late->is_dir);
 	close(fd);
 	return r;
 }

@@ -614,7 +614,14 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 			m->ops[mask_start++] = op;
 		}
 	}
-	if (p->fresh_proc)
+	if (p->private_pts && stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode)) {
+		r = add_op(m, MOAT_MNT_DEVPTS, "/dev/pts", -1, true, false,
+			   "newinstance,ptmxmode=0666,mode=0620", MS_NOSUID | MS_NOEXEC);
+		/* a /dev/ptmx node (not the "pts/ptmx" link) would open the host's */
+		if (r == 0 && lstat("/dev/ptmx", &st) == 0 && S_ISCHR(st.st_mode))
+			r = add_op(m, MOAT_MNT_PTMX, "/dev/ptmx", -1, false, false, NULL, 0);
+	}
+	if (r == 0 && p->fresh_proc)
 		r = add_op(m, MOAT_MNT_PROC, "/proc", -1, true, false, NULL,
 			   MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	if (r < 0)
@@ -649,6 +656,10 @@ static const char *kind_name(enum moat_mount_kind k)
 		return "read-only";
 	case MOAT_MNT_PROC:
 		return "proc";
+	case MOAT_MNT_DEVPTS:
+		return "devpts";
+	case MOAT_MNT_PTMX:
+		return "ptmx";
 	}
 	return "?";
 }
@@ -925,6 +936,14 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		case MOAT_MNT_PROC:
 			if (mount("proc", "/proc", "proc", op->flags, NULL) < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "proc on ", "/proc");
+			break;
+		case MOAT_MNT_DEVPTS:
+			if (mount("devpts", op->target, "devpts", op->flags, op->data) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "devpts on ", op->target);
+			break;
+		case MOAT_MNT_PTMX:
+			if (mount("/dev/pts/ptmx", op->target, NULL, MS_BIND, NULL) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "ptmx on ", op->target);
 			break;
 		}
 	}

@@ -55,12 +55,13 @@ int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret
 struct moat_ll_late {
 	const char *path;
 	uint64_t access;
+	bool is_dir;
 };
 #define MOAT_LL_LATE_MAX 8
 /* Fill late[] for the plan; returns how many. */
 int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *late, int max);
-/* Child side: add one directory rule by path (no allocation). */
-int moat_landlock_add_dir(int ruleset_fd, const char *path, uint64_t access);
+/* Child side: add one rule by path (no allocation). */
+int moat_landlock_add_late(int ruleset_fd, const struct moat_ll_late *late);
 /* Enforce (child side): landlock_restrict_self. */
 int moat_landlock_enforce(int ruleset_fd, uint32_t flags);
 
@@ -100,6 +101,8 @@ enum moat_mount_kind {
 	MOAT_MNT_MASK_FILE, /* an empty, mode 000, read-only file over a secret file */
 	MOAT_MNT_RO_BIND,   /* the path itself, read-only (protected paths, ro inside rw) */
 	MOAT_MNT_PROC,	    /* a procfs of the sandbox's PID namespace */
+	MOAT_MNT_DEVPTS,    /* a new devpts instance; target /dev/pts */
+	MOAT_MNT_PTMX,	    /* /dev/pts/ptmx bound over /dev/ptmx */
 };
 
 struct moat_mount_op {

@@ -97,6 +97,22 @@ expect 1 "--denied-paths keeps defaults" -- "$MOAT" check --denied-paths '**/*.s
 expect 1 "--restrict-to-cwd" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp" read_file '{"path": "/usr/share/x"}'
 expect 0 "--allowed-paths" -- "$MOAT" check --allowed-paths '/usr/share/**' read_file '{"path": "/usr/share/x"}'
 
+# symlinks: the link and its target must both pass
+mkdir -p "$tmp/ws/sub" "$tmp/outside/deep"
+echo secret >"$tmp/outside/secret.txt"
+ln -s /etc "$tmp/ws/etc-link"
+ln -s "$tmp/outside/deep" "$tmp/ws/sub/deep-link"
+ln -s ../outside/secret.txt "$tmp/ws/rel-link"
+ln -s "$tmp/ws/rel-link" "$tmp/ws/chain"
+expect 1 "leaf symlink to a denied path" -- "$MOAT" check --cwd "$tmp/ws" read_file '{"path": "etc-link/shadow"}'
+contains "$out" 'denied_paths:/etc/shadow' "the link target is checked"
+expect 1 "relative symlink out of the workspace" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp/ws" read_file '{"path": "rel-link"}'
+expect 1 "symlink chain out of the workspace" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp/ws" read_file '{"path": "chain"}'
+expect 1 "dotdot after an interior symlink" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp/ws" read_file '{"path": "sub/deep-link/../secret.txt"}'
+expect 1 "write through a directory link" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp/ws" write_file '{"path": "sub/deep-link/new.txt", "content": "x"}'
+expect 0 "plain file in the workspace" -- "$MOAT" check --restrict-to-cwd --cwd "$tmp/ws" read_file '{"path": "sub"}'
+expect 1 "prefix confusion ws_evil" -- "$MOAT" check --allowed-paths "$tmp/ws/**" --cwd "$tmp/ws" read_file "{\"path\": \"$tmp/ws_evil/x\"}"
+
 # --batch: one decision line per input line, bad lines denied in place
 printf '%s\n' '{"tool": "read_file", "args": {"path": "a"}}' 'not json' '{"tool": "bash", "args": {"command": "rm -rf /"}}' '{"tool": "x", "args": {}, "extra": 1}' >"$tmp/batch.jsonl"
 "$MOAT" check --batch <"$tmp/batch.jsonl" >"$tmp/batch.out" 2>/dev/null

@@ -619,7 +619,12 @@ static void test_views(void)
 	CHECK_STR(e.msg, "unterminated single quote (byte 13)");
 	CHECK(analyze("bash -c 'echo \"x'", true, &a, &e) == -EINVAL);
 	CHECK_STR(e.where, "command:1:9");
-	CHECK(analyze("echo a\0b", true, &a, &e) == -EINVAL);
+	{
+		struct moat_cmd_opts o = {HOME, true};
+
+		CHECK(moat_cmd_analyze("echo a\0b", 8, &o, &a, &e) == -EINVAL);
+		CHECK_STR(e.msg, "NUL byte in command (byte 6)");
+	}
 	CHECK(moat_cmd_analysis_free(NULL) == NULL);
 }
 
