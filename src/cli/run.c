@@ -34,30 +34,30 @@
 extern char **environ;
 
 static const char run_help[] =
-	"usage: moat run [OPTIONS] [--] COMMAND [ARGS...]\n"
-	"\n"
-	"Run COMMAND confined by Landlock, seccomp and namespaces (docs/sandbox.md).\n"
-	"\n"
-	"profile:\n"
-	"  --profile NAME      readonly | workspace-write (default) | workspace-write-no-network\n"
-	"  --workspace DIR     the writable workspace (default: the current directory)\n"
-	"  --tmp-workspace     a fresh empty workspace, removed afterwards\n"
-	"  --ro PATH           also readable (repeatable)\n"
-	"  --rw PATH           also writable (repeatable)\n"
-	"  --mask PATH         hide PATH (repeatable; globs allowed)\n"
-	"  --protect NAME      keep NAME read-only inside the workspace (repeatable)\n"
-	"  --allow-socket PATH keep a host unix socket reachable (repeatable)\n"
-	"  --net MODE          deny | allow | PORT[,PORT...] (TCP connect only)\n"
-	"  --env MODE|NAME     none | restricted | full, or pass variable NAME (repeatable)\n"
-	"limits (0: none):\n"
-	"  --mem MB  --pids N  --timeout S  --cpu S  --fsize MB  --nofile N\n"
-	"enforcement:\n"
-	"  --fallback POLICY   deny (default) | ask | warn: when a protection is missing\n"
-	"  --config FILE       read denied paths and sandbox settings from FILE\n"
-	"  --print-plan        print the plan as JSON and exit\n"
-	"\n"
-	"exit status: the command's; 124 timeout, 125 moat refused or failed,\n"
-	"126 not executable, 127 not found, 128+N killed by signal N\n";
+    "usage: moat run [OPTIONS] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND confined by Landlock, seccomp and namespaces (docs/sandbox.md).\n"
+    "\n"
+    "profile:\n"
+    "  --profile NAME      readonly | workspace-write (default) | workspace-write-no-network\n"
+    "  --workspace DIR     the writable workspace (default: the current directory)\n"
+    "  --tmp-workspace     a fresh empty workspace, removed afterwards\n"
+    "  --ro PATH           also readable (repeatable)\n"
+    "  --rw PATH           also writable (repeatable)\n"
+    "  --mask PATH         hide PATH (repeatable; globs allowed)\n"
+    "  --protect NAME      keep NAME read-only inside the workspace (repeatable)\n"
+    "  --allow-socket PATH keep a host unix socket reachable (repeatable)\n"
+    "  --net MODE          deny | allow | PORT[,PORT...] (TCP connect only)\n"
+    "  --env MODE|NAME     none | restricted | full, or pass variable NAME (repeatable)\n"
+    "limits (0: none):\n"
+    "  --mem MB  --pids N  --timeout S  --cpu S  --fsize MB  --nofile N\n"
+    "enforcement:\n"
+    "  --fallback POLICY   deny (default) | ask | warn: when a protection is missing\n"
+    "  --config FILE       read denied paths and sandbox settings from FILE\n"
+    "  --print-plan        print the plan as JSON and exit\n"
+    "\n"
+    "exit status: the command's; 124 timeout, 125 moat refused or failed,\n"
+    "126 not executable, 127 not found, 128+N killed by signal N\n";
 
 __attribute__((format(printf, 1, 2))) static int run_fail(const char *fmt, ...)
 {
@@ -199,9 +199,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				ov->set |= MOAT_PF_ENV;
 			} else {
 				if (!*v || strchr(v, '='))
-					return run_fail("bad --env value '%s': none, restricted, full "
-							"or a variable name",
-							v);
+					return run_fail(
+					    "bad --env value '%s': none, restricted, full "
+					    "or a variable name",
+					    v);
 				if (ov->env_pass.n >= MOAT_PLAN_MAX_ENV_NAMES ||
 				    moat_strv_add(&ov->env_pass, v) < 0)
 					return run_fail("too many --env names (at most %d)",
@@ -250,7 +251,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 #undef VALUE_OPT
 	}
 	if (!o->print_plan && i >= argc)
-		return run_fail("no command given (usage: moat run [OPTIONS] [--] COMMAND [ARGS...])");
+		return run_fail(
+		    "no command given (usage: moat run [OPTIONS] [--] COMMAND [ARGS...])");
 	o->argv = argv + i;
 	return 0;
 }
@@ -311,8 +313,9 @@ static bool ask_user(const char *gaps)
 	return yes;
 }
 
-/* Apply the fallback policy to the plan's gaps. Returns 0 to go on, or the
- * exit status. */
+/* Apply the fallback policy to the plan's gaps and to what preparing the
+ * sandbox found (extra_gap: one sentence, or NULL). Returns 0 to go on, or
+ * the exit status. */
 static int fallback(const struct moat_plan *p, const char *extra_gap)
 {
 	char gaps[512];
@@ -321,7 +324,7 @@ static int fallback(const struct moat_plan *p, const char *extra_gap)
 	if (extra_gap) {
 		size_t l = strlen(gaps);
 
-		snprintf(gaps + l, sizeof(gaps) - l, "%sworkspace secret scan", l ? ", " : "");
+		snprintf(gaps + l, sizeof(gaps) - l, "%ssecrets", l ? ", " : "");
 		n++;
 	}
 	if (n == 0)
@@ -362,7 +365,8 @@ static const char *step_hint(const struct moat_spawn *s)
 	case MOAT_STEP_PID_MAX:
 		return "this kernel has no per-namespace pid_max; pass --pids 0 or use a cgroup";
 	case MOAT_STEP_RLIMITS:
-		return "lower --mem, --pids, --nofile or --fsize below your hard limits (ulimit -H)";
+		return "lower --mem, --pids, --nofile or --fsize below your hard limits (ulimit "
+		       "-H)";
 	case MOAT_STEP_CHDIR:
 		return "the working directory must exist inside the workspace";
 	case MOAT_STEP_LANDLOCK:
@@ -460,9 +464,10 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	{
-		const char *w = tmpws[0] ? tmpws : o.workspace ? o.workspace
-					     : cfg->sandbox_workspace ? cfg->sandbox_workspace
-								      : ".";
+		const char *w = tmpws[0]		 ? tmpws
+				: o.workspace		 ? o.workspace
+				: cfg->sandbox_workspace ? cfg->sandbox_workspace
+							 : ".";
 		struct stat st;
 
 		if (!realpath(w, ws) || stat(ws, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -532,9 +537,24 @@ replan:
 		moat_buf_release(&b);
 		goto out;
 	}
-	r = fallback(plan, sp.mounts.scan_note);
-	if (r)
-		goto out;
+	{
+		char extra[1024] = "";
+
+		if (sp.mounts.scan_note)
+			snprintf(extra, sizeof(extra), "%s", sp.mounts.scan_note);
+		if (sp.uncarved[0]) {
+			size_t l = strlen(extra);
+
+			snprintf(extra + l, sizeof(extra) - l,
+				 "%swithout a mount namespace these masked paths stay readable "
+				 "(they are inside the workspace): %s. hint: enable unprivileged "
+				 "user namespaces, or move them out of the workspace",
+				 l ? "; " : "", sp.uncarved);
+		}
+		r = fallback(plan, extra[0] ? extra : NULL);
+		if (r)
+			goto out;
+	}
 
 	fflush(NULL);
 	ret = moat_spawn_run(&sp, &err);

@@ -20,11 +20,11 @@
 #include "sandbox/sandbox.h"
 
 static const char status_help[] =
-	"usage: moat status [--json] [--profile NAME] [--net MODE]\n"
-	"\n"
-	"Show what this system can enforce for a profile (default workspace-write),\n"
-	"feature by feature: requested, enforced, how, and a hint for each gap.\n"
-	"Exit status: 0 when everything requested is enforced, 1 otherwise.\n";
+    "usage: moat status [--json] [--profile NAME] [--net MODE]\n"
+    "\n"
+    "Show what this system can enforce for a profile (default workspace-write),\n"
+    "feature by feature: requested, enforced, how, and a hint for each gap.\n"
+    "Exit status: 0 when everything requested is enforced, 1 otherwise.\n";
 
 int cmd_status(int argc, char **argv)
 {
@@ -55,7 +55,8 @@ int cmd_status(int argc, char **argv)
 			fputs(status_help, stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "moat status: unknown argument '%s' (see 'moat status --help')\n",
+			fprintf(stderr,
+				"moat status: unknown argument '%s' (see 'moat status --help')\n",
 				argv[i]);
 			return MOAT_EXIT_USAGE;
 		}
@@ -118,9 +119,9 @@ int cmd_status(int argc, char **argv)
 		moat_buf_release(&b);
 	} else {
 		printf("kernel %u.%u: landlock %s, user namespaces %s, seccomp %s, cgroup v2 %s\n",
-		       kf.kernel_major, kf.kernel_minor,
-		       kf.landlock_abi ? "yes" : "no", kf.userns ? "yes" : "no",
-		       kf.seccomp ? "yes" : "no", kf.cgroup ? "delegated" : "not delegated");
+		       kf.kernel_major, kf.kernel_minor, kf.landlock_abi ? "yes" : "no",
+		       kf.userns ? "yes" : "no", kf.seccomp ? "yes" : "no",
+		       kf.cgroup ? "delegated" : "not delegated");
 		if (kf.landlock_abi)
 			printf("landlock abi %d\n", kf.landlock_abi);
 		if (!kf.userns)
@@ -135,7 +136,9 @@ int cmd_status(int argc, char **argv)
 
 			printf("%-16s %-9s %-8s %s\n", moat_feature_name((enum moat_feature)f),
 			       x->requested ? "yes" : "no",
-			       !x->requested ? "-" : x->enforced ? "yes" : "NO",
+			       !x->requested ? "-"
+			       : x->enforced ? "yes"
+					     : "NO",
 			       !x->requested ? moat_feature_summary((enum moat_feature)f)
 			       : x->enforced ? x->mechanism
 					     : x->hint);

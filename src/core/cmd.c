@@ -1524,12 +1524,12 @@ static int build_argv(struct an *an, const struct moat_sh_word *words, size_t nw
 		wref w = &words[i];
 		struct svec res = {0};
 
-		if (!(w->flags & MOAT_SHW_BRACE) || !w->btext) {
+		if (!(w->flags & MOAT_SHW_BRACE)) {
 			if ((r = argv_push(an, b, w->text, w)))
 				return r;
 			continue;
 		}
-		r = brace_expand(an, w->btext, w->len, &res, 0, w->flags);
+		r = brace_expand(an, moat_sh_word_btext(w), w->len, &res, 0, w->flags);
 		if (r < 0)
 			return an_oom(an);
 		if (r == 2) {

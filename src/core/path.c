@@ -8,7 +8,9 @@
  * at the drive or share root); anything else is relative and joined to cwd,
  * whose form then decides. "\\\\?\\" and "\\\\.\\" prefixes are unwrapped for
  * drives and "UNC\\"; other device paths, drive-relative "C:x" and a UNC
- * path without server or share are refused: there is no safe guess.
+ * path without server or share are refused: there is no safe guess. In
+ * drive and UNC components, alternate data streams (":...") and trailing
+ * dots and spaces are removed as Windows does when it opens the file.
  *
  * Resolution reads the filesystem with lstat, readlink, open(O_PATH) and
  * close only. The common case costs an open, a readlink of /proc/self/fd/N
@@ -86,6 +88,26 @@ static void pop(struct norm *n)
 	n->len = i > n->root ? i - 1 : n->root;
 }
 
+/* The name Windows opens for one component of a drive or UNC path: an
+ * alternate data stream suffix is cut ("x::$DATA" and "x:s" open file x,
+ * "d::$INDEX_ALLOCATION" directory d) and trailing dots and spaces are
+ * dropped ("secrets." is "secrets"). A component left empty (".. ", "...")
+ * is refused rather than guessed at. */
+static int win_component(const char *c, size_t *len)
+{
+	size_t k = *len;
+	const char *colon = memchr(c, ':', k);
+
+	if (colon)
+		k = (size_t)(colon - c);
+	while (k > 0 && (c[k - 1] == '.' || c[k - 1] == ' '))
+		k--;
+	if (k == 0)
+		return -EINVAL;
+	*len = k;
+	return 0;
+}
+
 /* Append the components of [s, s+len): empty and "." dropped, ".." pops. */
 static int put_components(struct norm *n, const char *s, size_t len, bool win)
 {
@@ -106,6 +128,11 @@ static int put_components(struct norm *n, const char *s, size_t len, bool win)
 		if (k == 2 && s[st] == '.' && s[st + 1] == '.') {
 			pop(n);
 			continue;
+		}
+		if (win) {
+			r = win_component(s + st, &k);
+			if (r < 0)
+				return r;
 		}
 		if (n->buf[n->len - 1] != '/') {
 			r = put(n, "/", 1);
@@ -472,6 +499,13 @@ static int walk(struct walk *w, const char *raw, size_t rawlen)
 		}
 		if (!S_ISLNK(st.st_mode))
 			continue;
+		/* SECURITY: a link inside /proc (/proc/self, /proc/thread-self,
+		 * /proc/PID/cwd, root, exe, fd/N) is resolved by the kernel for
+		 * the process that opens it and in its namespace, not by its
+		 * text: what readlink shows moat is not what the tool opens
+		 * (/proc/self/cwd is moat's cwd here, the tool's there). */
+		if (w->curlen > 6 && memcmp(w->cur, "/proc/", 6) == 0)
+			return -EXDEV;
 		/* SECURITY: bounded like the kernel's own limit; a loop is an error */
 		if (++w->hops > MOAT_SYMLINK_MAX)
 			return -ELOOP;
@@ -698,6 +732,19 @@ static bool ascii_ieq(const char *a, const char *b, size_t n)
 	return true;
 }
 
+/* camelCase spelling of a suffix: "sourcePath", "outputDir" (the suffix's
+ * capital follows a lower-case letter or digit, so "XPath" is not one). */
+static bool camel_suffix(const char *name, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	char c;
+
+	if (n <= k || memcmp(name + n - k, suffix, k) != 0)
+		return false;
+	c = name[n - k - 1];
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
 bool moat_path_arg_name(const char *name)
 {
 	static const char *const exact[] = {"path", "file_path", "filepath", "directory", "cwd"};
@@ -710,7 +757,10 @@ bool moat_path_arg_name(const char *name)
 		if (strlen(exact[i]) == n && ascii_ieq(name, exact[i], n))
 			return true;
 	return (n >= 5 && ascii_ieq(name + n - 5, "_path", 5)) ||
-	       (n >= 4 && ascii_ieq(name + n - 4, "_dir", 4));
+	       (n >= 4 && ascii_ieq(name + n - 4, "_dir", 4)) ||
+	       (n >= 10 && ascii_ieq(name + n - 10, "_directory", 10)) ||
+	       camel_suffix(name, n, "Path") || camel_suffix(name, n, "Dir") ||
+	       camel_suffix(name, n, "Directory");
 }
 
 bool moat_path_within(const char *p, const char *dir)

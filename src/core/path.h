@@ -31,12 +31,15 @@
 int moat_path_normalize(const char *in, size_t len, const char *cwd, char *out, size_t outsz);
 /* normalized must come from moat_path_normalize (a leading "//" means UNC).
  * visit returns 0 to continue, non-zero to stop (that value is returned).
- * Returns 0, a visit() value, or a negative errno (-ELOOP past MOAT_SYMLINK_MAX). */
+ * Returns 0, a visit() value, or a negative errno (-ELOOP past MOAT_SYMLINK_MAX;
+ * -EXDEV for a path through a symlink inside /proc, such as /proc/self or
+ * /proc/PID/fd/N, whose target depends on the process that opens it). */
 int moat_path_resolve_each(const char *normalized, int (*visit)(const char *path, void *ud),
 			   void *ud);
 /* true for argument names that hold paths: path, file_path, filepath,
- * directory, cwd, and any name ending in "_path" or "_dir" (ASCII case
- * ignored). "paths" arrays are the policy's business. */
+ * directory, cwd, and any name ending in "_path", "_dir" or "_directory"
+ * (ASCII case ignored) or in camelCase "Path", "Dir", "Directory"
+ * ("sourcePath", "outputDir"). "paths" arrays are the policy's business. */
 bool moat_path_arg_name(const char *name);
 /* true when p equals dir or lies beneath it (component-wise, "/ws" vs
  * "/ws_evil"); "/" holds everything. Both normalized. */

@@ -23,11 +23,11 @@
 /* Landlock ABI degradation                                            */
 /* ------------------------------------------------------------------ */
 
-#define LL_FS_ALL                                                                               \
+#define LL_FS_ALL                                                                                  \
 	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR | \
-	 MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_CHAR |                  \
+	 MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_CHAR |                   \
 	 MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_MAKE_SOCK | MOAT_LL_FS_MAKE_FIFO | \
-	 MOAT_LL_FS_MAKE_BLOCK | MOAT_LL_FS_MAKE_SYM | MOAT_LL_FS_REFER | MOAT_LL_FS_TRUNCATE |   \
+	 MOAT_LL_FS_MAKE_BLOCK | MOAT_LL_FS_MAKE_SYM | MOAT_LL_FS_REFER | MOAT_LL_FS_TRUNCATE |    \
 	 MOAT_LL_FS_IOCTL_DEV)
 
 void moat_landlock_masks(int abi, struct moat_ll_masks *ret)
@@ -223,10 +223,10 @@ static int strv_extend(struct moat_strv *dst, const struct moat_strv *src)
 /* ------------------------------------------------------------------ */
 
 const char *const moat_profile_builtin_names[] = {
-	"readonly",
-	"workspace-write",
-	"workspace-write-no-network",
-	NULL,
+    "readonly",
+    "workspace-write",
+    "workspace-write-no-network",
+    NULL,
 };
 
 /* Inside a writable workspace these stay read-only: code that runs later,
@@ -234,9 +234,9 @@ const char *const moat_profile_builtin_names[] = {
  * lists) and moat's own project policy (seed 002: the agent must not be able
  * to relax its own profile). */
 static const char *const default_protect[] = {
-	".git/hooks", ".git/config", ".gitmodules", ".mcp.json", ".vscode", ".idea", ".moat",
-	".envrc", ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv",
-	".zprofile", ".zlogin", NULL,
+    ".git/hooks", ".git/config", ".gitmodules", ".mcp.json",	 ".vscode",	".idea",
+    ".moat",	  ".envrc",	 ".bashrc",	".bash_profile", ".bash_login", ".profile",
+    ".zshrc",	  ".zshenv",	 ".zprofile",	".zlogin",	 NULL,
 };
 
 #define DEFAULT_MEM_MB 2048
@@ -443,8 +443,9 @@ int moat_parse_net(const char *s, struct moat_profile *p, struct moat_error *err
 			long port;
 
 			if (len == 0 || len >= sizeof(buf)) {
-				moat_error_set(err, "bad --net value '%s': use deny, allow or a "
-						    "comma-separated list of ports",
+				moat_error_set(err,
+					       "bad --net value '%s': use deny, allow or a "
+					       "comma-separated list of ports",
 					       s);
 				return -EINVAL;
 			}
@@ -608,9 +609,10 @@ bool moat_env_is_secret(const char *name, const char *value)
 {
 	/* by name: the usual words for credentials */
 	static const char *const words[] = {
-		"SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
-		"ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH_KEY", "SESSION_KEY", "CLIENT_KEY",
-		"SIGNING_KEY", "ENCRYPTION_KEY", "MASTER_KEY", "WEBHOOK", NULL,
+	    "SECRET",	  "TOKEN",	 "PASSWORD",   "PASSWD",      "PASSPHRASE",
+	    "API_KEY",	  "APIKEY",	 "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL",
+	    "AUTH_KEY",	  "SESSION_KEY", "CLIENT_KEY", "SIGNING_KEY", "ENCRYPTION_KEY",
+	    "MASTER_KEY", "WEBHOOK",	 NULL,
 	};
 	static const char *const suffixes[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "_COOKIE", NULL};
 
@@ -654,8 +656,8 @@ bool moat_env_is_secret(const char *name, const char *value)
 
 bool moat_env_is_safe(const char *name)
 {
-	static const char *const safe[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG",
-					   "LANGUAGE", "TERM", "TZ", NULL};
+	static const char *const safe[] = {"PATH",     "HOME", "USER", "LOGNAME", "LANG",
+					   "LANGUAGE", "TERM", "TZ",   NULL};
 
 	for (size_t i = 0; safe[i]; i++)
 		if (!strcmp(name, safe[i]))
@@ -683,68 +685,68 @@ bool moat_env_is_safe(const char *name)
  * error the command can report; the arch check (x32 and i386 calls on
  * x86_64 get EPERM) is added by src/sandbox/seccomp.c. */
 const struct moat_sc_rule moat_seccomp_rules[] = {
-	{"ptrace", E_PERM, MOAT_SC_ALWAYS, 0, 0, "tracing other processes"},
-	{"process_vm_readv", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reading another process's memory"},
-	{"process_vm_writev", E_PERM, MOAT_SC_ALWAYS, 0, 0, "writing another process's memory"},
-	{"pidfd_getfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "stealing another process's descriptors"},
-	{"keyctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
-	{"add_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
-	{"request_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
-	{"bpf", E_PERM, MOAT_SC_ALWAYS, 0, 0, "eBPF programs and maps"},
-	{"perf_event_open", E_PERM, MOAT_SC_ALWAYS, 0, 0, "performance counters (side channels)"},
-	{"userfaultfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "race amplification for kernel exploits"},
-	{"io_uring_setup", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
-	{"io_uring_enter", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
-	{"io_uring_register", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
-	{"kexec_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
-	{"kexec_file_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
-	{"init_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
-	{"finit_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
-	{"delete_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
-	{"mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "mounts would undo the masks"},
-	{"umount2", E_PERM, MOAT_SC_ALWAYS, 0, 0, "unmounting would reveal masked secrets"},
-	{"pivot_root", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing the root"},
-	{"move_mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"open_tree", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"fsopen", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"fsmount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"fsconfig", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"fspick", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
-	{"mount_setattr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing mount flags (read-only masks)"},
-	{"open_tree_attr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API (Linux 6.15)"},
-	{"setns", E_PERM, MOAT_SC_ALWAYS, 0, 0, "joining other namespaces"},
-	{"unshare", E_PERM, MOAT_SC_ARG_HAS, 0, NS_UNSHARE_FLAGS, "new namespaces"},
-	{"clone", E_PERM, MOAT_SC_ARG_HAS, 0, NS_CLONE_FLAGS, "new namespaces"},
-	/* clone3 passes its flags in memory a filter cannot read: ENOSYS makes
-	 * libc fall back to clone(2), whose flags are checked above. */
-	{"clone3", E_NOSYS, MOAT_SC_ALWAYS, 0, 0, "flags unreadable: libc falls back to clone"},
-	/* personality(2): PER_LINUX (0) passes, the query (0xffffffff) passes
-	 * logged (libseccomp cannot add an allow rule to an allow-by-default
-	 * filter), anything else (exec domains, ADDR_NO_RANDOMIZE,
-	 * READ_IMPLIES_EXEC...) is EPERM. err 0 means "allow, logged". */
-	{"personality", 0, MOAT_SC_ARG_EQ, 0, MOAT_SC_PERSONALITY_OK_2, "the personality query"},
-	{"personality", E_PERM, MOAT_SC_ARG_NE, 0, MOAT_SC_PERSONALITY_OK_1,
-	 "execution domains and ASLR changes"},
-	{"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCSTI, "typing into the terminal (TIOCSTI)"},
-	{"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCLINUX, "console tricks (TIOCLINUX)"},
-	{"open_by_handle_at", E_PERM, MOAT_SC_ALWAYS, 0, 0, "opening files by handle escapes paths"},
-	{"acct", E_PERM, MOAT_SC_ALWAYS, 0, 0, "process accounting"},
-	{"swapon", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
-	{"swapoff", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
-	{"reboot", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reboot"},
-	{"syslog", E_PERM, MOAT_SC_ALWAYS, 0, 0, "the kernel log"},
-	{"quotactl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "disk quotas"},
-	{"uselib", E_PERM, MOAT_SC_ALWAYS, 0, 0, "obsolete loader"},
-	/* Anonymous memory files: code that never touched a path cannot be
-	 * confined by path rules. A memfd asked for as executable is refused;
-	 * one created without MFD_NOEXEC_SEAL gets ENOSYS, so callers take
-	 * their pre-memfd fallback (a file in /tmp, which Landlock governs).
-	 * fexecve (execveat with AT_EMPTY_PATH) is refused outright. */
-	{"memfd_create", E_PERM, MOAT_SC_ARG_HAS, 1, X_MFD_EXEC, "executable anonymous memory"},
-	{"memfd_create", E_NOSYS, MOAT_SC_ARG_NOT_HAS, 1, X_MFD_NOEXEC_SEAL,
-	 "anonymous memory files must be sealed non-executable"},
-	{"execveat", E_PERM, MOAT_SC_ARG_HAS, 4, X_AT_EMPTY_PATH, "executing a descriptor (fexecve)"},
-	{NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+    {"ptrace", E_PERM, MOAT_SC_ALWAYS, 0, 0, "tracing other processes"},
+    {"process_vm_readv", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reading another process's memory"},
+    {"process_vm_writev", E_PERM, MOAT_SC_ALWAYS, 0, 0, "writing another process's memory"},
+    {"pidfd_getfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "stealing another process's descriptors"},
+    {"keyctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+    {"add_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+    {"request_key", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel keyrings"},
+    {"bpf", E_PERM, MOAT_SC_ALWAYS, 0, 0, "eBPF programs and maps"},
+    {"perf_event_open", E_PERM, MOAT_SC_ALWAYS, 0, 0, "performance counters (side channels)"},
+    {"userfaultfd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "race amplification for kernel exploits"},
+    {"io_uring_setup", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+    {"io_uring_enter", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+    {"io_uring_register", E_PERM, MOAT_SC_ALWAYS, 0, 0, "io_uring bypasses syscall filtering"},
+    {"kexec_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
+    {"kexec_file_load", E_PERM, MOAT_SC_ALWAYS, 0, 0, "loading a new kernel"},
+    {"init_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+    {"finit_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+    {"delete_module", E_PERM, MOAT_SC_ALWAYS, 0, 0, "kernel modules"},
+    {"mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "mounts would undo the masks"},
+    {"umount2", E_PERM, MOAT_SC_ALWAYS, 0, 0, "unmounting would reveal masked secrets"},
+    {"pivot_root", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing the root"},
+    {"move_mount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"open_tree", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"fsopen", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"fsmount", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"fsconfig", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"fspick", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API"},
+    {"mount_setattr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "changing mount flags (read-only masks)"},
+    {"open_tree_attr", E_PERM, MOAT_SC_ALWAYS, 0, 0, "new mount API (Linux 6.15)"},
+    {"setns", E_PERM, MOAT_SC_ALWAYS, 0, 0, "joining other namespaces"},
+    {"unshare", E_PERM, MOAT_SC_ARG_HAS, 0, NS_UNSHARE_FLAGS, "new namespaces"},
+    {"clone", E_PERM, MOAT_SC_ARG_HAS, 0, NS_CLONE_FLAGS, "new namespaces"},
+    /* clone3 passes its flags in memory a filter cannot read: ENOSYS makes
+     * libc fall back to clone(2), whose flags are checked above. */
+    {"clone3", E_NOSYS, MOAT_SC_ALWAYS, 0, 0, "flags unreadable: libc falls back to clone"},
+    /* personality(2): PER_LINUX (0) passes, the query (0xffffffff) passes
+     * logged (libseccomp cannot add an allow rule to an allow-by-default
+     * filter), anything else (exec domains, ADDR_NO_RANDOMIZE,
+     * READ_IMPLIES_EXEC...) is EPERM. err 0 means "allow, logged". */
+    {"personality", 0, MOAT_SC_ARG_EQ, 0, MOAT_SC_PERSONALITY_OK_2, "the personality query"},
+    {"personality", E_PERM, MOAT_SC_ARG_NE, 0, MOAT_SC_PERSONALITY_OK_1,
+     "execution domains and ASLR changes"},
+    {"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCSTI, "typing into the terminal (TIOCSTI)"},
+    {"ioctl", E_PERM, MOAT_SC_ARG_EQ, 1, X_TIOCLINUX, "console tricks (TIOCLINUX)"},
+    {"open_by_handle_at", E_PERM, MOAT_SC_ALWAYS, 0, 0, "opening files by handle escapes paths"},
+    {"acct", E_PERM, MOAT_SC_ALWAYS, 0, 0, "process accounting"},
+    {"swapon", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
+    {"swapoff", E_PERM, MOAT_SC_ALWAYS, 0, 0, "swap"},
+    {"reboot", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reboot"},
+    {"syslog", E_PERM, MOAT_SC_ALWAYS, 0, 0, "the kernel log"},
+    {"quotactl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "disk quotas"},
+    {"uselib", E_PERM, MOAT_SC_ALWAYS, 0, 0, "obsolete loader"},
+    /* Anonymous memory files: code that never touched a path cannot be
+     * confined by path rules. A memfd asked for as executable is refused;
+     * one created without MFD_NOEXEC_SEAL gets ENOSYS, so callers take
+     * their pre-memfd fallback (a file in /tmp, which Landlock governs).
+     * fexecve (execveat with AT_EMPTY_PATH) is refused outright. */
+    {"memfd_create", E_PERM, MOAT_SC_ARG_HAS, 1, X_MFD_EXEC, "executable anonymous memory"},
+    {"memfd_create", E_NOSYS, MOAT_SC_ARG_NOT_HAS, 1, X_MFD_NOEXEC_SEAL,
+     "anonymous memory files must be sealed non-executable"},
+    {"execveat", E_PERM, MOAT_SC_ARG_HAS, 4, X_AT_EMPTY_PATH, "executing a descriptor (fexecve)"},
+    {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
 #define X_AF_INET 2
@@ -753,10 +755,10 @@ const struct moat_sc_rule moat_seccomp_rules[] = {
 
 /* Without a network namespace, "deny" closes the IP socket families. */
 const struct moat_sc_rule moat_seccomp_rules_no_inet[] = {
-	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "network denied: IPv4"},
-	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "network denied: IPv6"},
-	{"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_PACKET, "network denied: raw packets"},
-	{NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "network denied: IPv4"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "network denied: IPv6"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_PACKET, "network denied: raw packets"},
+    {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
 /* ------------------------------------------------------------------ */
@@ -767,21 +769,20 @@ static const struct {
 	const char *name;
 	const char *summary;
 } feature_info[MOAT_FEAT__COUNT] = {
-	[MOAT_FEAT_FS_WRITE] = {"filesystem", "writes only inside the workspace and rw paths"},
-	[MOAT_FEAT_TRUNCATE] = {"truncate", "truncating files outside the workspace is blocked"},
-	[MOAT_FEAT_SECRETS] = {"secrets", "denied paths (keys, tokens, .env) are masked"},
-	[MOAT_FEAT_PRIVATE_TMP] = {"private-tmp", "a private /tmp and /dev/shm"},
-	[MOAT_FEAT_PROTECTED] = {"protected-paths",
-				 "hooks, editor and shell startup files stay read-only"},
-	[MOAT_FEAT_HOST_SOCKETS] = {"host-sockets",
-				    "host unix sockets (/run, /tmp) are unreachable"},
-	[MOAT_FEAT_NETWORK] = {"network", "the network mode of the profile"},
-	[MOAT_FEAT_SCOPES] = {"scopes", "abstract unix sockets and signals stay inside"},
-	[MOAT_FEAT_SECCOMP] = {"seccomp", "dangerous system calls fail with EPERM"},
-	[MOAT_FEAT_PIDNS] = {"pid-namespace", "host processes are invisible"},
-	[MOAT_FEAT_MEM] = {"memory-limit", "memory is capped"},
-	[MOAT_FEAT_PIDS] = {"process-limit", "the number of processes is capped"},
-	[MOAT_FEAT_RLIMITS] = {"rlimits", "cpu time, file size, open files; no core dumps"},
+    [MOAT_FEAT_FS_WRITE] = {"filesystem", "writes only inside the workspace and rw paths"},
+    [MOAT_FEAT_TRUNCATE] = {"truncate", "truncating files outside the workspace is blocked"},
+    [MOAT_FEAT_SECRETS] = {"secrets", "denied paths (keys, tokens, .env) are masked"},
+    [MOAT_FEAT_PRIVATE_TMP] = {"private-tmp", "a private /tmp and /dev/shm"},
+    [MOAT_FEAT_PROTECTED] = {"protected-paths",
+			     "hooks, editor and shell startup files stay read-only"},
+    [MOAT_FEAT_HOST_SOCKETS] = {"host-sockets", "host unix sockets (/run, /tmp) are unreachable"},
+    [MOAT_FEAT_NETWORK] = {"network", "the network mode of the profile"},
+    [MOAT_FEAT_SCOPES] = {"scopes", "abstract unix sockets and signals stay inside"},
+    [MOAT_FEAT_SECCOMP] = {"seccomp", "dangerous system calls fail with EPERM"},
+    [MOAT_FEAT_PIDNS] = {"pid-namespace", "host processes are invisible"},
+    [MOAT_FEAT_MEM] = {"memory-limit", "memory is capped"},
+    [MOAT_FEAT_PIDS] = {"process-limit", "the number of processes is capped"},
+    [MOAT_FEAT_RLIMITS] = {"rlimits", "cpu time, file size, open files; no core dumps"},
 };
 
 const char *moat_feature_name(enum moat_feature f)
@@ -795,7 +796,7 @@ const char *moat_feature_summary(enum moat_feature f)
 }
 
 __attribute__((format(printf, 4, 5))) static void feat(struct moat_plan *p, enum moat_feature f,
-						      bool enforced, const char *mech_fmt, ...)
+						       bool enforced, const char *mech_fmt, ...)
 {
 	va_list ap;
 
@@ -818,13 +819,13 @@ static void hint(struct moat_plan *p, enum moat_feature f, const char *h)
 /* Device nodes the sandbox may use under /dev; everything else there
  * (disks, /dev/mem, consoles) stays unreachable even for uid 0. */
 static const char *const plan_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL,
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL,
 };
 
 /* Denied paths that are never masked because the C library needs them to
  * work at all; the policy still refuses tool calls that read them. */
 static const char *const mask_exempt[] = {
-	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", NULL,
+    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", NULL,
 };
 
 static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool optional,
@@ -866,8 +867,7 @@ static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool
 }
 
 /* Expand "~" and "~/x" with home; join a relative path to base. */
-static int expand_path(const char *in, const char *home, const char *base, char *out,
-		       size_t outsz)
+static int expand_path(const char *in, const char *home, const char *base, char *out, size_t outsz)
 {
 	char tmp[PATH_MAX];
 	int n;
@@ -1018,16 +1018,16 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		r = add_rule(p, p->workspace, MOAT_FS_READ | MOAT_FS_EXEC | MOAT_FS_WRITE, false,
 			     "workspace", err);
 	else if (pr->workspace == MOAT_WS_RO)
-		r = add_rule(p, p->workspace, MOAT_FS_READ | MOAT_FS_EXEC, false, "workspace",
-			     err);
+		r = add_rule(p, p->workspace, MOAT_FS_READ | MOAT_FS_EXEC, false, "workspace", err);
 	if (r < 0)
 		return r;
 
 	for (size_t i = 0; i < pr->ro.n; i++) {
 		r = expand_path(pr->ro.v[i], p->home, p->cwd, path, sizeof(path));
 		if (r < 0 || has_glob(path)) {
-			moat_error_set(err, "read-only path '%s' must be a path (absolute, ~ or "
-					    "relative to the working directory), not a glob",
+			moat_error_set(err,
+				       "read-only path '%s' must be a path (absolute, ~ or "
+				       "relative to the working directory), not a glob",
 				       pr->ro.v[i]);
 			return -EINVAL;
 		}
@@ -1038,8 +1038,9 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	for (size_t i = 0; i < pr->rw.n; i++) {
 		r = expand_path(pr->rw.v[i], p->home, p->cwd, path, sizeof(path));
 		if (r < 0 || has_glob(path)) {
-			moat_error_set(err, "read-write path '%s' must be a path (absolute, ~ or "
-					    "relative to the working directory), not a glob",
+			moat_error_set(err,
+				       "read-write path '%s' must be a path (absolute, ~ or "
+				       "relative to the working directory), not a glob",
 				       pr->rw.v[i]);
 			return -EINVAL;
 		}
@@ -1109,7 +1110,8 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	for (size_t i = 0; i < pr->sockets.n; i++) {
 		r = expand_path(pr->sockets.v[i], p->home, NULL, path, sizeof(path));
 		if (r < 0) {
-			moat_error_set(err, "socket '%s' must be an absolute path", pr->sockets.v[i]);
+			moat_error_set(err, "socket '%s' must be an absolute path",
+				       pr->sockets.v[i]);
 			return -EINVAL;
 		}
 		r = moat_strv_add(&p->sockets, path);
@@ -1125,12 +1127,12 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	if (!p->landlock)
 		hint(p, MOAT_FEAT_FS_WRITE,
 		     kf->landlock_errno == 95 /* EOPNOTSUPP */
-			     ? "Landlock is built in but disabled: add 'landlock' to the lsm= "
-			       "kernel command line"
-			     : "needs Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK=y and 'landlock' "
-			       "in lsm=");
-	feat(p, MOAT_FEAT_TRUNCATE, p->landlock && (p->ll.fs & MOAT_LL_FS_TRUNCATE),
-	     "%s", (p->ll.fs & MOAT_LL_FS_TRUNCATE) ? "landlock truncate" : "none");
+			 ? "Landlock is built in but disabled: add 'landlock' to the lsm= "
+			   "kernel command line"
+			 : "needs Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK=y and 'landlock' "
+			   "in lsm=");
+	feat(p, MOAT_FEAT_TRUNCATE, p->landlock && (p->ll.fs & MOAT_LL_FS_TRUNCATE), "%s",
+	     (p->ll.fs & MOAT_LL_FS_TRUNCATE) ? "landlock truncate" : "none");
 	if (!(p->ll.fs & MOAT_LL_FS_TRUNCATE))
 		hint(p, MOAT_FEAT_TRUNCATE, "needs Landlock ABI 3 (Linux >= 6.2)");
 	feat(p, MOAT_FEAT_PRIVATE_TMP, p->mntns, "%s",
@@ -1140,11 +1142,19 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		     "needs a mount namespace: enable unprivileged user namespaces; until then the "
 		     "command gets a scratch TMPDIR and /tmp stays read-only");
 	if (p->nmasks) {
-		feat(p, MOAT_FEAT_SECRETS, p->mntns, "%s",
-		     p->mntns ? "empty read-only mounts" : "none");
-		if (!p->mntns)
-			hint(p, MOAT_FEAT_SECRETS,
-			     "masking needs a mount namespace: enable unprivileged user namespaces");
+		/* without a mount namespace Landlock leaves the masked paths out of
+		 * its read rules; that cannot reach inside the writable workspace,
+		 * which the sandbox layer reports at run time */
+		feat(p, MOAT_FEAT_SECRETS, p->mntns || p->landlock, "%s",
+		     p->mntns ? "empty read-only mounts"
+		     : p->landlock
+			 ? "landlock read rules carved around them (not inside the workspace)"
+			 : "none");
+		if (!p->mntns && !p->landlock)
+			hint(
+			    p, MOAT_FEAT_SECRETS,
+			    "masking needs a mount namespace (enable unprivileged user namespaces) "
+			    "or Landlock");
 	}
 	if (p->protect.n) {
 		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
@@ -1179,9 +1189,10 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 			p->ll_net_handled = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
 		if (!p->netns && p->seccomp)
 			p->seccomp_no_inet = true;
-		feat(p, MOAT_FEAT_NETWORK, p->netns || p->seccomp_no_inet,
-		     "deny: %s%s", p->netns ? "network namespace (loopback only)" :
-		     p->seccomp_no_inet ? "seccomp (no IP sockets)" : "none",
+		feat(p, MOAT_FEAT_NETWORK, p->netns || p->seccomp_no_inet, "deny: %s%s",
+		     p->netns		  ? "network namespace (loopback only)"
+		     : p->seccomp_no_inet ? "seccomp (no IP sockets)"
+					  : "none",
 		     ll_net ? " + landlock tcp" : "");
 		if (!p->netns && !p->seccomp_no_inet)
 			hint(p, MOAT_FEAT_NETWORK,
@@ -1212,7 +1223,7 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 		bool signal_ok = p->ll_scoped || p->pidns;
 
 		feat(p, MOAT_FEAT_SCOPES, abstract_ok && signal_ok, "%s",
-		     p->ll_scoped ? "landlock scopes"
+		     p->ll_scoped		  ? "landlock scopes"
 		     : (abstract_ok && signal_ok) ? "network and pid namespaces"
 						  : "none");
 		if (!(abstract_ok && signal_ok))
@@ -1242,7 +1253,8 @@ static void plan_limits(struct moat_plan *p, const struct moat_profile *pr,
 			 * gigabytes they never touch); RLIMIT_DATA counts writable
 			 * private memory, i.e. what can actually be used. */
 			p->mem_mech = MOAT_LIMIT_RLIMIT;
-			feat(p, MOAT_FEAT_MEM, true, "rlimit data (per process; reservations free)");
+			feat(p, MOAT_FEAT_MEM, true,
+			     "rlimit data (per process; reservations free)");
 		}
 	}
 	if (p->pids) {
@@ -1261,7 +1273,8 @@ static void plan_limits(struct moat_plan *p, const struct moat_profile *pr,
 			 * sandbox layer adds the current count) */
 			p->pids_mech = MOAT_LIMIT_RLIMIT;
 			feat(p, MOAT_FEAT_PIDS, true, "rlimit nproc%s",
-			     p->userns ? " (per user namespace)" : " (counts all the user's processes)");
+			     p->userns ? " (per user namespace)"
+				       : " (counts all the user's processes)");
 		} else {
 			/* root ignores RLIMIT_NPROC */
 			p->pids_mech = MOAT_LIMIT_NONE;
@@ -1364,7 +1377,8 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	feat(p, MOAT_FEAT_SECCOMP, p->seccomp, "%s", p->seccomp ? "libseccomp filter" : "none");
 	if (!p->seccomp)
 		hint(p, MOAT_FEAT_SECCOMP, "needs CONFIG_SECCOMP_FILTER=y");
-	feat(p, MOAT_FEAT_PIDNS, p->pidns, "%s", p->pidns ? "pid namespace with its own /proc" : "none");
+	feat(p, MOAT_FEAT_PIDNS, p->pidns, "%s",
+	     p->pidns ? "pid namespace with its own /proc" : "none");
 	if (!p->pidns)
 		hint(p, MOAT_FEAT_PIDNS,
 		     "needs user namespaces; without them host processes are visible in /proc "
@@ -1372,8 +1386,9 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	if (!p->userns && kf->userns_why[0]) {
 		/* say why namespaces are missing on each namespace-backed gap */
 		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
-			if (p->feat[f].requested && !p->feat[f].enforced && f != MOAT_FEAT_FS_WRITE &&
-			    f != MOAT_FEAT_TRUNCATE && f != MOAT_FEAT_SECCOMP && f != MOAT_FEAT_PIDS &&
+			if (p->feat[f].requested && !p->feat[f].enforced &&
+			    f != MOAT_FEAT_FS_WRITE && f != MOAT_FEAT_TRUNCATE &&
+			    f != MOAT_FEAT_SECCOMP && f != MOAT_FEAT_PIDS &&
 			    !strstr(p->feat[f].hint, kf->userns_why)) {
 				char h[256];
 
@@ -1477,8 +1492,9 @@ static const char *mask_kind_name(enum moat_mask_kind k)
 
 static void js_access(struct moat_buf *b, unsigned a)
 {
-	moat_buf_printf(b, "\"%s%s%s%s\"", (a & MOAT_FS_READ) ? "r" : "", (a & MOAT_FS_WRITE) ? "w" : "",
-			(a & MOAT_FS_EXEC) ? "x" : "", (a & MOAT_FS_DEV) ? "d" : "");
+	moat_buf_printf(b, "\"%s%s%s%s\"", (a & MOAT_FS_READ) ? "r" : "",
+			(a & MOAT_FS_WRITE) ? "w" : "", (a & MOAT_FS_EXEC) ? "x" : "",
+			(a & MOAT_FS_DEV) ? "d" : "");
 }
 
 int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *b)
@@ -1513,7 +1529,9 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	moat_buf_puts(b, ",\n  \"workspace\": ");
 	js(b, p->workspace);
 	moat_buf_printf(b, ",\n  \"workspace_access\": \"%s\"",
-			p->ws_access == MOAT_WS_RW ? "rw" : p->ws_access == MOAT_WS_RO ? "ro" : "none");
+			p->ws_access == MOAT_WS_RW   ? "rw"
+			: p->ws_access == MOAT_WS_RO ? "ro"
+						     : "none");
 	moat_buf_printf(b, ",\n  \"tmp_workspace\": %s", p->tmp_workspace ? "true" : "false");
 	moat_buf_puts(b, ",\n  \"cwd\": ");
 	js(b, p->cwd);
@@ -1543,7 +1561,8 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	for (size_t i = 0; i < p->nmasks; i++) {
 		moat_buf_puts(b, i ? ",\n      {\"pattern\": " : "\n      {\"pattern\": ");
 		js(b, p->masks[i].pattern);
-		moat_buf_printf(b, ", \"kind\": \"%s\", \"origin\": ", mask_kind_name(p->masks[i].kind));
+		moat_buf_printf(
+		    b, ", \"kind\": \"%s\", \"origin\": ", mask_kind_name(p->masks[i].kind));
 		js(b, p->masks[i].origin);
 		moat_buf_putc(b, '}');
 	}
@@ -1559,43 +1578,48 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 			p->private_tmp ? "true" : "false", p->private_pts ? "true" : "false",
 			p->hide_run ? "true" : "false", p->fresh_proc ? "true" : "false",
 			p->scratch_tmp ? "true" : "false");
-	moat_buf_printf(b,
-			",\n  \"namespaces\": {\"user\": %s, \"mount\": %s, \"pid\": %s, \"net\": %s, "
-			"\"ipc\": %s}",
-			p->userns ? "true" : "false", p->mntns ? "true" : "false",
-			p->pidns ? "true" : "false", p->netns ? "true" : "false",
-			p->ipcns ? "true" : "false");
-	moat_buf_printf(b, ",\n  \"network\": {\"mode\": \"%s\", \"ports\": [", moat_net_mode_name(p->net));
+	moat_buf_printf(
+	    b,
+	    ",\n  \"namespaces\": {\"user\": %s, \"mount\": %s, \"pid\": %s, \"net\": %s, "
+	    "\"ipc\": %s}",
+	    p->userns ? "true" : "false", p->mntns ? "true" : "false", p->pidns ? "true" : "false",
+	    p->netns ? "true" : "false", p->ipcns ? "true" : "false");
+	moat_buf_printf(b, ",\n  \"network\": {\"mode\": \"%s\", \"ports\": [",
+			moat_net_mode_name(p->net));
 	for (size_t i = 0; i < p->nports; i++)
 		moat_buf_printf(b, "%s%u", i ? ", " : "", p->ports[i]);
 	moat_buf_puts(b, "]}");
-	moat_buf_printf(b,
-			",\n  \"landlock\": {\"enabled\": %s, \"abi\": %d, \"handled_fs\": \"0x%llx\", "
-			"\"handled_net\": \"0x%llx\", \"scoped\": \"0x%llx\", \"restrict_flags\": "
-			"\"0x%x\"}",
-			p->landlock ? "true" : "false", p->ll.abi, (unsigned long long)p->ll.fs,
-			(unsigned long long)p->ll_net_handled, (unsigned long long)p->ll_scoped,
-			p->ll_restrict_flags);
-	moat_buf_printf(b, ",\n  \"seccomp\": {\"enabled\": %s, \"deny_ip_sockets\": %s, \"rules\": %zu}",
-			p->seccomp ? "true" : "false", p->seccomp_no_inet ? "true" : "false",
-			MOAT_ARRAY_SIZE(moat_seccomp_rules) - 1 +
-				(p->seccomp_no_inet ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_inet) - 1 : 0));
+	moat_buf_printf(
+	    b,
+	    ",\n  \"landlock\": {\"enabled\": %s, \"abi\": %d, \"handled_fs\": \"0x%llx\", "
+	    "\"handled_net\": \"0x%llx\", \"scoped\": \"0x%llx\", \"restrict_flags\": "
+	    "\"0x%x\"}",
+	    p->landlock ? "true" : "false", p->ll.abi, (unsigned long long)p->ll.fs,
+	    (unsigned long long)p->ll_net_handled, (unsigned long long)p->ll_scoped,
+	    p->ll_restrict_flags);
+	moat_buf_printf(
+	    b, ",\n  \"seccomp\": {\"enabled\": %s, \"deny_ip_sockets\": %s, \"rules\": %zu}",
+	    p->seccomp ? "true" : "false", p->seccomp_no_inet ? "true" : "false",
+	    MOAT_ARRAY_SIZE(moat_seccomp_rules) - 1 +
+		(p->seccomp_no_inet ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_inet) - 1 : 0));
 	moat_buf_printf(b,
 			",\n  \"process\": {\"no_new_privs\": true, \"drop_capabilities\": %s, "
 			"\"die_with_parent\": true, \"timeout_s\": %ld}",
 			p->drop_caps ? "true" : "false", p->timeout_s);
-	moat_buf_printf(b,
-			",\n  \"limits\": {\"memory_bytes\": %llu, \"memory_via\": \"%s\", "
-			"\"pids\": %ld, \"pids_via\": \"%s\", \"cpu_s\": %ld, \"fsize_bytes\": %llu, "
-			"\"nofile\": %ld, \"core\": 0}",
-			(unsigned long long)p->mem_bytes, moat_limit_mech_name(p->mem_mech), p->pids,
-			moat_limit_mech_name(p->pids_mech), p->cpu_s,
-			(unsigned long long)p->fsize_bytes, p->nofile);
-	moat_buf_printf(b, ",\n  \"environment\": {\"mode\": \"%s\", \"pass\": ",
-			moat_env_mode_name(p->env));
+	moat_buf_printf(
+	    b,
+	    ",\n  \"limits\": {\"memory_bytes\": %llu, \"memory_via\": \"%s\", "
+	    "\"pids\": %ld, \"pids_via\": \"%s\", \"cpu_s\": %ld, \"fsize_bytes\": %llu, "
+	    "\"nofile\": %ld, \"core\": 0}",
+	    (unsigned long long)p->mem_bytes, moat_limit_mech_name(p->mem_mech), p->pids,
+	    moat_limit_mech_name(p->pids_mech), p->cpu_s, (unsigned long long)p->fsize_bytes,
+	    p->nofile);
+	moat_buf_printf(
+	    b, ",\n  \"environment\": {\"mode\": \"%s\", \"pass\": ", moat_env_mode_name(p->env));
 	js_strv(b, &p->env_pass);
 	moat_buf_puts(b, "}");
-	moat_buf_printf(b, ",\n  \"fallback\": \"%s\",\n  \"features\": {", moat_fallback_name(p->fallback));
+	moat_buf_printf(b, ",\n  \"fallback\": \"%s\",\n  \"features\": {",
+			moat_fallback_name(p->fallback));
 	{
 		bool first = true;
 

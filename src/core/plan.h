@@ -26,10 +26,10 @@
 #include "base/str.h"
 
 /* ---- limits on user-controllable sizes (each tested at the boundary) ---- */
-#define MOAT_PLAN_MAX_PATHS 256	   /* entries in any one path list (rules, masks, protect) */
-#define MOAT_PLAN_MAX_PORTS 64	   /* --net PORTS */
-#define MOAT_PLAN_MAX_ENV_NAMES 128 /* --env NAME entries */
-#define MOAT_PLAN_MAX_NAME 63	   /* profile names */
+#define MOAT_PLAN_MAX_PATHS 256		/* entries in any one path list (rules, masks, protect) */
+#define MOAT_PLAN_MAX_PORTS 64		/* --net PORTS */
+#define MOAT_PLAN_MAX_ENV_NAMES 128	/* --env NAME entries */
+#define MOAT_PLAN_MAX_NAME 63		/* profile names */
 #define MOAT_PLAN_MAX_MEM_MB (1L << 22) /* 4 TiB */
 #define MOAT_PLAN_MAX_PIDS 4194304L
 #define MOAT_PLAN_MAX_TIMEOUT_S (365L * 24 * 3600)
@@ -228,20 +228,20 @@ bool moat_env_is_safe(const char *name);
 uint64_t moat_landlock_access(unsigned fs_rights, const struct moat_ll_masks *m);
 
 struct moat_fs_rule {
-	char *path;	/* absolute, normalized */
+	char *path;	 /* absolute, normalized */
 	unsigned access; /* MOAT_FS_* */
-	bool optional;	/* skip quietly when it does not exist (system paths) */
+	bool optional;	 /* skip quietly when it does not exist (system paths) */
 	char origin[48]; /* "system", "workspace", "--rw", "profile:NAME" */
 };
 
 enum moat_mask_kind {
-	MOAT_MASK_PATH = 0,	 /* one literal path: masked when it exists */
-	MOAT_MASK_GLOB,		 /* an absolute glob: every match is masked */
+	MOAT_MASK_PATH = 0,	  /* one literal path: masked when it exists */
+	MOAT_MASK_GLOB,		  /* an absolute glob: every match is masked */
 	MOAT_MASK_WORKSPACE_NAME, /* "**" patterns: matched by a bounded scan of the workspace */
 };
 
 struct moat_mask {
-	char *pattern;	  /* expanded (~ and **) pattern or path */
+	char *pattern; /* expanded (~ and **) pattern or path */
 	enum moat_mask_kind kind;
 	char origin[48]; /* "denied_paths", "--mask", "profile:NAME" */
 };
@@ -285,16 +285,16 @@ const char *moat_limit_mech_name(enum moat_limit_mech m);
 
 /* The seccomp rule vocabulary: one row per syscall rule. */
 enum moat_sc_cmp {
-	MOAT_SC_ALWAYS = 0, /* every call */
-	MOAT_SC_ARG_HAS,    /* (arg & value) != 0, low 32 bits */
-	MOAT_SC_ARG_EQ,	    /* (arg & 0xffffffff) == value */
+	MOAT_SC_ALWAYS = 0,  /* every call */
+	MOAT_SC_ARG_HAS,     /* (arg & value) != 0, low 32 bits */
+	MOAT_SC_ARG_EQ,	     /* (arg & 0xffffffff) == value */
 	MOAT_SC_ARG_NOT_HAS, /* (arg & value) == 0, low 32 bits */
 	MOAT_SC_ARG_NE,	     /* (arg & 0xffffffff) != value */
 };
 
 struct moat_sc_rule {
 	const char *syscall;
-	int err;	/* errno returned; 0: allowed but logged */
+	int err; /* errno returned; 0: allowed but logged */
 	enum moat_sc_cmp cmp;
 	unsigned arg;
 	uint64_t value;
@@ -317,7 +317,7 @@ struct moat_plan_context {
 	const char *home;	   /* absolute or NULL: for ~ in masks */
 	const char *const *denied; /* the policy's denied paths (globs), NULL-terminated */
 	const struct moat_strv *denied_extra; /* more denied paths (config), may be NULL */
-	char *const *argv;	   /* the command, borrowed */
+	char *const *argv;		      /* the command, borrowed */
 };
 
 struct moat_plan {
@@ -390,7 +390,8 @@ struct moat_plan {
  * and the caller applies the fallback policy. -EINVAL (with err) for a
  * broken profile or context (cwd outside the workspace, relative paths...). */
 int moat_plan_build(const struct moat_profile *profile, const struct moat_plan_context *ctx,
-		    const struct moat_kfeatures *kf, struct moat_plan **ret, struct moat_error *err);
+		    const struct moat_kfeatures *kf, struct moat_plan **ret,
+		    struct moat_error *err);
 struct moat_plan *moat_plan_free(struct moat_plan *p);
 /* Number of gaps; fills names (comma separated) into out when non-NULL. */
 size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz);

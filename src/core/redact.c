@@ -756,14 +756,20 @@ static const char *try_userpass(struct rctx *c, const char *p, const char *v, co
 			t++;
 	}
 	colon = memchr(s, ':', (size_t)(t - s));
-	if (!colon || colon + 1 == t)
-		return NULL;
-	if (all_digits(s, colon) && all_digits(colon + 1, t))
-		return NULL;
-	put_range(c, p, s);
-	redact_range(c, s, colon);
-	put_range(c, colon, colon + 1);
-	put_mark(c);
+	if (!colon || colon + 1 == t || (all_digits(s, colon) && all_digits(colon + 1, t))) {
+		if (!quoted)
+			return NULL;
+		/* SECURITY (idempotence): the quoted value is ours either way,
+		 * so that no rule inside it can eat the closing quote this
+		 * decision was based on. */
+		put_range(c, p, s);
+		redact_range(c, s, t);
+	} else {
+		put_range(c, p, s);
+		redact_range(c, s, colon);
+		put_range(c, colon, colon + 1);
+		put_mark(c);
+	}
 	after = t;
 	if (quoted && t < e && *t == *v)
 		after = t + 1;

@@ -8,7 +8,11 @@
  * (scheme://user:pass@host); curl -u/--user user:pass; well-known key shapes
  * (sk-, sk-ant-, AKIA/ASIA, ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, xox?-, AIza,
  * glpat-, JWTs, PEM private key blocks); and bare opaque tokens of 32+
- * characters mixing letters and digits. Ordinary text stays untouched. */
+ * characters mixing letters and digits. Ordinary text stays untouched, and
+ * so do git/SHA-256 hex digests (40/64/128 hex), UUIDs, ordinary paths and
+ * shell references ($TOKEN, ${TOKEN}). "Authorization: Bearer X" keeps the
+ * scheme word; quoted values are hidden whole; a PEM block keeps its BEGIN
+ * and END lines. Redaction is idempotent: redacting twice equals once. */
 #ifndef MOAT_CORE_REDACT_H
 #define MOAT_CORE_REDACT_H
 
@@ -18,7 +22,8 @@
 
 #define MOAT_REDACTED "[REDACTED]"
 
-/* Append the redacted form of [in, in+len) to out. Linear time. */
+/* Append the redacted form of [in, in+len) to out. Linear time; allocates
+ * only into out. 0, -EINVAL (out NULL, or in NULL with len), -ENOMEM. */
 int moat_redact(const char *in, size_t len, struct moat_buf *out);
 
 #endif

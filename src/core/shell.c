@@ -28,7 +28,7 @@ struct moat_arena_chunk {
 	size_t size;
 };
 
-#define ARENA_ALIGN 16u
+#define ARENA_ALIGN 8u
 #define ARENA_HDR ((sizeof(struct moat_arena_chunk) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1))
 #define ARENA_FIRST_CHUNK 4096u
 #define ARENA_MAX_CHUNK ((size_t)1 << 20)
@@ -133,6 +133,9 @@ struct sh_ctx { /* shared by the main source and backquote copies */
 	char *tb; /* text stack: words under construction, nested ones above outer ones */
 	size_t tlen, tcap;
 	bool theap;
+	struct moat_sh_word *ws; /* word stack: the words of commands being parsed */
+	size_t wlen, wcap;
+	bool wheap;
 	uint32_t nwords, ncmds;
 	int nest;
 	size_t err_off;
@@ -378,33 +381,70 @@ static int mknode(struct psr *p, int kind, size_t off, struct moat_sh_node **ret
 	return 0;
 }
 
+/* A run of words on the context's word stack; runs of one command are
+ * contiguous, nested commands push above and pop before the run grows. */
 struct wvec {
-	struct moat_sh_word *v;
-	uint32_t n, cap;
+	size_t base;
+	uint32_t n;
+	bool started;
 };
-
-static int wgrow(struct psr *p, struct wvec *v)
-{
-	uint32_t ncap = v->cap ? v->cap * 2 : 8;
-	struct moat_sh_word *nv = moat_arena_alloc(p->c->arena, (size_t)ncap * sizeof(*nv));
-
-	if (!nv)
-		return poom(p);
-	if (v->n)
-		memcpy(nv, v->v, (size_t)v->n * sizeof(*nv));
-	v->v = nv;
-	v->cap = ncap;
-	return 0;
-}
 
 static int wpush(struct psr *p, struct wvec *v, const struct moat_sh_word *w)
 {
-	int r;
+	struct sh_ctx *c = p->c;
 
-	if (v->n == v->cap && (r = wgrow(p, v)))
-		return r;
-	v->v[v->n++] = *w;
+	if (!v->started) {
+		v->base = c->wlen;
+		v->started = true;
+	}
+	if (c->wlen == c->wcap) {
+		size_t ncap = c->wcap * 2;
+		struct moat_sh_word *nw;
+
+		if (c->wheap) {
+			nw = realloc(c->ws, ncap * sizeof(*nw));
+		} else {
+			nw = malloc(ncap * sizeof(*nw));
+			if (nw)
+				memcpy(nw, c->ws, c->wlen * sizeof(*nw));
+		}
+		if (!nw)
+			return poom(p);
+		c->ws = nw;
+		c->wcap = ncap;
+		c->wheap = true;
+	}
+	c->ws[c->wlen++] = *w;
+	v->n++;
 	return 0;
+}
+
+static inline struct moat_sh_word *wv_at(struct psr *p, const struct wvec *v, size_t k)
+{
+	return &p->c->ws[v->base + k];
+}
+
+/* Copy a run into the arena (exact size). */
+static int wv_copy(struct psr *p, const struct wvec *v, struct moat_sh_word **ret, uint32_t *ret_n)
+{
+	struct moat_sh_word *a = NULL;
+
+	if (v->n) {
+		a = moat_arena_alloc(p->c->arena, (size_t)v->n * sizeof(*a));
+		if (!a)
+			return poom(p);
+		memcpy(a, wv_at(p, v, 0), (size_t)v->n * sizeof(*a));
+	}
+	*ret = a;
+	*ret_n = v->n;
+	return 0;
+}
+
+/* Pop a run (and anything pushed after it). */
+static void wv_pop(struct psr *p, const struct wvec *v)
+{
+	if (v->started)
+		p->c->wlen = v->base;
 }
 
 static inline void skip_blanks(struct psr *p)
@@ -567,28 +607,32 @@ static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
 {
 	struct sh_ctx *c = p->c;
 	size_t len = c->tlen - w->tstart;
-	char *t = moat_arena_alloc(c->arena, len + 1);
+	bool brace = false;
+	char *t;
 
+	if (w->nmark) {
+		size_t low = 0;
+
+		for (size_t k = 0; k < len; k++)
+			low += (unsigned char)c->tb[w->tstart + k] <= 3;
+		if (low != w->nmark)
+			w->flags |= MOAT_SHW_EXPAND; /* control bytes from $'\x01' look like marks */
+		else if (w->closed)
+			brace = true;
+	}
+	/* with a brace expansion, the marked text follows the text */
+	t = moat_arena_alloc(c->arena, brace ? 2 * len + 2 : len + 1);
 	if (!t)
 		return poom(p);
 	memcpy(t, c->tb + w->tstart, len);
 	t[len] = '\0';
 	c->tlen = w->tstart;
-	out->btext = NULL;
+	if (brace) {
+		memcpy(t + len + 1, t, len);
+		t[2 * len + 1] = '\0';
+		w->flags |= MOAT_SHW_BRACE;
+	}
 	if (w->nmark) {
-		size_t low = 0;
-
-		for (size_t k = 0; k < len; k++)
-			low += (unsigned char)t[k] <= 3;
-		if (low != w->nmark) {
-			/* control bytes from $'\x01' cannot be told from brace marks */
-			w->flags |= MOAT_SHW_EXPAND;
-		} else if (w->closed) {
-			out->btext = moat_arena_strndup(c->arena, t, len);
-			if (!out->btext)
-				return poom(p);
-			w->flags |= MOAT_SHW_BRACE;
-		}
 		for (size_t k = 0; k < len; k++) {
 			if (t[k] == 1)
 				t[k] = '{';
@@ -601,7 +645,6 @@ static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
 	out->text = t;
 	out->len = (uint32_t)len;
 	out->off = moff(p, start);
-	out->raw_len = (uint32_t)(p->copy ? 0 : p->i - start);
 	out->flags = (uint16_t)w->flags;
 	out->eq = (uint16_t)(eq <= UINT16_MAX ? eq : 0);
 	out->subs = w->subs;
@@ -1165,7 +1208,6 @@ static int lex_word(struct psr *p, struct moat_sh_word *out, bool assign_ok)
 			out->text = t;
 			out->len = (uint32_t)len;
 			out->off = moff(p, start);
-			out->raw_len = (uint32_t)(p->copy ? 0 : len);
 			out->flags = p->s[start] == '~' ? MOAT_SHW_TILDE : 0;
 			out->eq = (uint16_t)eq;
 			p->i = j;
@@ -1459,7 +1501,6 @@ static int read_heredocs(struct psr *p)
 			body->len = (uint32_t)(bend - bstart);
 			body->flags = MOAT_SHW_QUOTED;
 			body->off = moff(p, bstart);
-			body->raw_len = (uint32_t)(bend - bstart);
 		} else {
 			struct wst w;
 			size_t saved_i = p->i, saved_n = p->n;
@@ -1549,6 +1590,9 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 			if (words.n == 1 && assigns.n == 0 && !n->redirs) {
 				/* name () compound-command */
 				struct moat_sh_node *body;
+				struct moat_sh_word name0 = *wv_at(p, &words, 0), *name = &name0;
+
+				wv_pop(p, &words);
 
 				p->i++;
 				skip_blanks(p);
@@ -1560,14 +1604,17 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 				if (!is_compound_body(body))
 					return perr(p, st, "function body must be a compound command");
 				n->kind = MOAT_SH_FUNC;
-				n->name = &words.v[0];
+				n->name = moat_arena_alloc(p->c->arena, sizeof(*n->name));
+				if (!n->name)
+					return poom(p);
+				*n->name = *name;
 				n->kids = body;
 				*ret = n;
 				return 0;
 			}
 			if (words.n == 0 && assigns.n > 0 && last_end == p->i &&
-			    assigns.v[assigns.n - 1].len > 0 &&
-			    assigns.v[assigns.n - 1].text[assigns.v[assigns.n - 1].len - 1] == '=') {
+			    wv_at(p, &assigns, assigns.n - 1)->len > 0 &&
+			    wv_at(p, &assigns, assigns.n - 1)->text[wv_at(p, &assigns, assigns.n - 1)->len - 1] == '=') {
 				/* NAME=( elements ) */
 				size_t open = p->i;
 
@@ -1591,25 +1638,22 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 			}
 			return perr(p, p->i, "unexpected '('");
 		}
-		/* lexed in place: most words are arguments */
-		if (words.n == words.cap && (r = wgrow(p, &words)))
-			return r;
-		if ((r = lex_word(p, &words.v[words.n], words.n == 0)))
+		if ((r = lex_word(p, &w, words.n == 0)))
 			return r;
 		last_end = p->i;
-		if (words.n == 0 && words.v[0].eq)
-			r = wpush(p, &assigns, &words.v[0]);
+		if (words.n == 0 && w.eq)
+			r = wpush(p, &assigns, &w);
 		else
-			words.n++;
+			r = wpush(p, &words, &w);
 		if (r)
 			return r;
 	}
 	if (words.n == 0 && assigns.n == 0 && !n->redirs)
 		return perr(p, st, "missing command");
-	n->words = words.v;
-	n->nwords = words.n;
-	n->assigns = assigns.v;
-	n->nassigns = assigns.n;
+	if ((r = wv_copy(p, &words, &n->words, &n->nwords)) ||
+	    (r = wv_copy(p, &assigns, &n->assigns, &n->nassigns)))
+		return r;
+	wv_pop(p, assigns.started ? &assigns : &words);
 	*ret = n;
 	return 0;
 }
@@ -1701,10 +1745,11 @@ static int parse_for(struct psr *p, struct moat_sh_node *n, size_t kwlen)
 			return r;
 		p->i = end + 2;
 		n->kind = MOAT_SH_ARITH_FOR;
-		if ((r = wpush(p, &words, &w)))
-			return r;
-		n->words = words.v;
-		n->nwords = words.n;
+		n->words = moat_arena_alloc(p->c->arena, sizeof(*n->words));
+		if (!n->words)
+			return poom(p);
+		*n->words = w;
+		n->nwords = 1;
 		skip_ws(p);
 		if (pc(p, 0) == ';')
 			p->i++;
@@ -1734,8 +1779,9 @@ static int parse_for(struct psr *p, struct moat_sh_node *n, size_t kwlen)
 			if ((r = lex_word(p, &w, false)) || (r = wpush(p, &words, &w)))
 				return r;
 		}
-		n->words = words.v;
-		n->nwords = words.n;
+		if ((r = wv_copy(p, &words, &n->words, &n->nwords)))
+			return r;
+		wv_pop(p, &words);
 	}
 	skip_ws(p);
 	if (pc(p, 0) == ';')
@@ -1795,8 +1841,9 @@ static int parse_case(struct psr *p, struct moat_sh_node *n)
 		if (pc(p, 0) != ')')
 			return perr(p, pc(p, 0) < 0 ? st : p->i, "expected ')' after case pattern");
 		p->i++;
-		item->words = pats.v;
-		item->nwords = pats.n;
+		if ((r = wv_copy(p, &pats, &item->words, &item->nwords)))
+			return r;
+		wv_pop(p, &pats);
 		if ((r = parse_list(p, T_ESAC | T_DSEMI, &item->kids)))
 			return r;
 		*tail = item;
@@ -1848,8 +1895,9 @@ static int parse_cond(struct psr *p, struct moat_sh_node *n)
 		if ((r = lex_word(p, &w, false)) || (r = wpush(p, &words, &w)))
 			return r;
 	}
-	n->words = words.v;
-	n->nwords = words.n;
+	if ((r = wv_copy(p, &words, &n->words, &n->nwords)))
+		return r;
+	wv_pop(p, &words);
 	return 0;
 }
 
@@ -2189,6 +2237,7 @@ int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat
 		  struct moat_sh_error *err)
 {
 	char inline_text[512];
+	struct moat_sh_word inline_words[32];
 	struct sh_ctx c;
 	struct psr p;
 	struct moat_sh_node *list = NULL;
@@ -2216,6 +2265,8 @@ int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat
 	c.arena = a;
 	c.tb = inline_text;
 	c.tcap = sizeof(inline_text);
+	c.ws = inline_words;
+	c.wcap = sizeof(inline_words) / sizeof(inline_words[0]);
 	memset(&p, 0, sizeof(p));
 	p.c = &c;
 	p.s = src;
@@ -2227,6 +2278,8 @@ int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat
 		r = perr(&p, p.hd_head->off, "unterminated here-document");
 	if (c.theap)
 		free(c.tb);
+	if (c.wheap)
+		free(c.ws);
 	if (r) {
 		if (err) {
 			err->offset = c.err_off;

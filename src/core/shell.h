@@ -35,10 +35,10 @@ struct moat_arena {
 /* Start an arena; buf (may be NULL) is a first region the arena does not free. */
 void moat_arena_init(struct moat_arena *a, void *buf, size_t size);
 void *moat_arena_alloc_slow(struct moat_arena *a, size_t n);
-/* 16-byte aligned, NULL when out of memory or over MOAT_ARENA_MAX_BYTES. */
+/* 8-byte aligned, NULL when out of memory or over MOAT_ARENA_MAX_BYTES. */
 static inline void *moat_arena_alloc(struct moat_arena *a, size_t n)
 {
-	size_t r = (n + 15) & ~(size_t)15;
+	size_t r = (n + 7) & ~(size_t)7;
 
 	if (r - 1 < a->left && n <= MOAT_ARENA_MAX_BYTES) {
 		void *p = a->cur;
@@ -67,7 +67,7 @@ void moat_arena_release(struct moat_arena *a);
 #define MOAT_SHW_TILDE 0x08u	 /* leading unquoted ~ */
 #define MOAT_SHW_SUBST 0x10u	 /* contains a command or process substitution */
 #define MOAT_SHW_PROCSUBST 0x20u /* contains <( ) or >( ) */
-#define MOAT_SHW_BRACE 0x40u	 /* unquoted brace expansion {a,b} / {1..3}: see btext */
+#define MOAT_SHW_BRACE 0x40u	 /* unquoted brace expansion {a,b} / {1..3}: see moat_sh_word_btext */
 
 struct moat_sh_node;
 
@@ -85,14 +85,19 @@ struct moat_sh_sub {
 
 struct moat_sh_word {
 	const char *text;	  /* after quote removal, expansions verbatim, NUL-terminated */
-	const char *btext;	  /* MOAT_SHW_BRACE: text with unquoted { , } as bytes 1, 2, 3 */
 	struct moat_sh_sub *subs; /* substitutions anywhere in the word, in order */
 	uint32_t len;
 	uint32_t off;	 /* byte offset in the parsed source */
-	uint32_t raw_len; /* bytes of source the word spans */
 	uint16_t flags;
 	uint16_t eq;	 /* assignment NAME=, NAME+=, NAME[..]=: index of '=' plus one; else 0 */
 };
+
+/* MOAT_SHW_BRACE: the text with unquoted '{' ',' '}' as bytes 1, 2, 3 (stored
+ * after the text), for brace expansion; NULL otherwise. */
+static inline const char *moat_sh_word_btext(const struct moat_sh_word *w)
+{
+	return (w->flags & MOAT_SHW_BRACE) ? w->text + w->len + 1 : (const char *)0;
+}
 
 /* redirection operators */
 enum moat_sh_redir_op {

@@ -6,7 +6,16 @@
  * IPv4 hosts in every spelling inet_aton accepts (decimal 2130706433, hex
  * 0x7f.1, octal 0177.0.0.1, short 127.1) are canonicalised to dotted quad;
  * IPv6 in brackets, including IPv4-mapped forms. Hostnames are lower-cased and
- * a trailing dot dropped. */
+ * a trailing dot dropped.
+ *
+ * Refused with -EINVAL (err->msg says why), because a fetcher could read them
+ * differently: control characters or NUL anywhere; a backslash in the
+ * authority (http://evil.com\@127.0.0.1/); http(s)/ws(s)/ftp without "//" or
+ * with an empty host; "localhost:8080/x" (scheme-less host:port); spaces,
+ * bad percent-escapes or delimiters (%2f, %40) in the host; numeric-looking
+ * hosts that are not valid IPv4 (1.2.3.4.5, 08.1); ports above 65535; hosts
+ * over 255 bytes; URLs over MOAT_URL_MAX. Compatibility characters that
+ * UTS #46 maps to ASCII (fullwidth, circled, mathematical) are folded first. */
 #ifndef MOAT_CORE_URL_H
 #define MOAT_CORE_URL_H
 
@@ -36,10 +45,17 @@ struct moat_url {
 };
 
 int moat_url_parse(const char *s, size_t len, struct moat_url *ret, struct moat_error *err);
+/* Classify a host. Any address spelling is classified as the address even
+ * with is_ip false ("0x7f.1", "[::1]"); IPv4-mapped, compatible, NAT64 and
+ * 6to4 IPv6 addresses as their IPv4 address. An empty host (file:///x) is
+ * LOOPBACK; a numeric host that is not an address is INTERNAL_NAME. Names
+ * are not resolved: 127.0.0.1.nip.io is PUBLIC. */
 enum moat_host_class moat_host_classify(const char *canonical_host, bool is_ip);
 const char *moat_host_class_name(enum moat_host_class c);
 /* Domain list entry match: "github.com" matches only github.com; ".github.com"
- * and "*.github.com" match github.com and every subdomain. Case-insensitive. */
+ * and "*.github.com" match github.com and every subdomain (never
+ * evilgithub.com); "*" matches every host. Case-insensitive, a trailing dot
+ * ignored. */
 bool moat_domain_match(const char *host, const char *pattern);
 
 #endif

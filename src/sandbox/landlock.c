@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/str.h"
+#include "core/path.h"
 #include "sandbox/sandbox.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -51,7 +52,7 @@ struct ll_net_port_attr {
 };
 
 /* Rights that make sense on a file (not a directory) beneath-rule. */
-#define LL_FILE_RIGHTS                                                                       \
+#define LL_FILE_RIGHTS                                                                             \
 	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_TRUNCATE | \
 	 MOAT_LL_FS_IOCTL_DEV)
 
@@ -96,7 +97,8 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
 		r = -errno;
 		if (optional && (r == -ENOENT || r == -ENOTDIR || r == -EACCES))
 			return 0;
-		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", path, strerror(-r));
+		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", path,
+			       strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -112,32 +114,82 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
 	return r;
 }
 
-/* "/" readable: every top-level entry except /dev, whose device nodes are
- * granted one by one. SECURITY: a rule on "/" itself would make every disk
- * and /dev/mem-like node readable to a uid that owns them (root). */
-static int add_root_rule(int ruleset, uint64_t access, struct moat_error *err)
-{
-	DIR *d = opendir("/");
-	struct dirent *e;
-	int root, r = 0;
+/* Paths Landlock must leave out of the read rules (masked secrets, when
+ * there is no mount namespace to cover them). */
+struct carve {
+	const char *v[MOAT_MASK_MAX_MOUNTS];
+	size_t n;
+	size_t budget; /* rules left */
+};
 
+#define LL_CARVE_MAX_RULES 2048
+#define LL_CARVE_MAX_DEPTH 16
+
+static bool carve_is(const struct carve *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i], path))
+			return true;
+	return false;
+}
+
+static bool carve_below(const struct carve *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->v[i], path) && moat_path_within(c->v[i], path))
+			return true;
+	return false;
+}
+
+/* Grant access on every entry of the directory dirpath (open as dfd),
+ * except /dev at the root and the carved paths; directories that contain a
+ * carved path are expanded the same way. SECURITY: a rule on "/" itself
+ * would make every disk and /dev/mem-like node readable to a uid that owns
+ * them (root), and would cover the carved secrets. */
+static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, struct carve *c,
+		    int depth, struct moat_error *err)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	/* the directory itself stays listable when something below is carved
+	 * out (names are visible, contents are not); a plain walk (nothing
+	 * carved) needs no rule here */
+	if (c->n) {
+		r = add_fd_rule(ruleset, dfd, access & MOAT_LL_FS_READ_DIR, true);
+		if (r < 0) {
+			close(dfd);
+			moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath,
+				       strerror(-r));
+			return r;
+		}
+	}
+	d = fdopendir(dfd);
 	if (!d) {
 		r = -errno;
-		moat_error_set(err, "cannot list '/': %s", strerror(-r));
+		close(dfd);
+		moat_error_set(err, "cannot list '%s': %s", dirpath, strerror(-r));
 		return r;
 	}
-	root = dirfd(d);
-	while ((e = readdir(d))) {
+	while ((e = readdir(d)) && r == 0) {
+		char child[PATH_MAX];
+		bool is_dir = e->d_type == DT_DIR;
 		struct stat st;
 		int fd;
 
-		bool is_dir = e->d_type == DT_DIR;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "dev"))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (depth == 0 && !strcmp(e->d_name, "dev"))
 			continue;
 		if (e->d_type == DT_LNK)
 			continue; /* /bin -> usr/bin: the target has its own rule */
-		fd = openat(root, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", depth ? dirpath : "",
+				     e->d_name) >= sizeof(child))
+			continue;
+		if (c->n && carve_is(c, child))
+			continue; /* masked: not granted */
+		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
 		if (e->d_type == DT_UNKNOWN) {
@@ -147,16 +199,85 @@ static int add_root_rule(int ruleset, uint64_t access, struct moat_error *err)
 			}
 			is_dir = S_ISDIR(st.st_mode);
 		}
-		r = add_fd_rule(ruleset, fd, access, is_dir);
-		close(fd);
-		if (r < 0) {
-			moat_error_set(err, "landlock refused a rule for '/%s': %s", e->d_name,
-				       strerror(-r));
+		if (is_dir && c->n && carve_below(c, child)) {
+			int sub;
+
+			close(fd);
+			if (depth >= LL_CARVE_MAX_DEPTH) {
+				r = -E2BIG;
+				break;
+			}
+			sub = openat(dirfd(d), e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				r = add_tree(ruleset, sub, child, access, c, depth + 1, err);
+			continue;
+		}
+		if (c->budget == 0) {
+			close(fd);
+			r = -E2BIG;
 			break;
 		}
+		c->budget--;
+		r = add_fd_rule(ruleset, fd, access, is_dir);
+		close(fd);
+		if (r < 0)
+			moat_error_set(err, "landlock refused a rule for '%s': %s", child,
+				       strerror(-r));
 	}
 	closedir(d);
+	if (r == -E2BIG && !err->msg[0])
+		moat_error_set(err,
+			       "too many rules to leave the masked paths out of reach "
+			       "(at most %d); mask fewer paths or enable user namespaces",
+			       LL_CARVE_MAX_RULES);
 	return r;
+}
+
+static int add_root_rule(int ruleset, uint64_t access, struct carve *c, struct moat_error *err)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		moat_error_set(err, "cannot open '/': %s", strerror(errno));
+		return -errno;
+	}
+	return add_tree(ruleset, fd, "/", access, c, 0, err);
+}
+
+/* Without a mount namespace the masks can only be honoured by leaving them
+ * out of the read rules. That works for paths no other rule covers; the
+ * rest (secrets inside the workspace) are reported in gaps. */
+static void plan_carve(const struct moat_plan *p, const struct moat_mounts *m, struct carve *c,
+		       char *gaps, size_t gapsz)
+{
+	size_t gl = gaps ? strlen(gaps) : 0;
+
+	c->n = 0;
+	c->budget = LL_CARVE_MAX_RULES;
+	if (p->mntns || !m)
+		return;
+	for (size_t i = 0; i < m->n && c->n < MOAT_ARRAY_SIZE(c->v); i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+		bool covered = false;
+
+		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
+			continue;
+		/* unreadable to us is unreadable to the command: nothing to do */
+		if (access(op->target, op->is_dir ? R_OK | X_OK : R_OK) < 0)
+			continue;
+		for (size_t j = 0; j < p->nfs && !covered; j++)
+			covered = strcmp(p->fs[j].path, "/") &&
+				  moat_path_within(op->target, p->fs[j].path);
+		if (covered) {
+			if (gaps && gl + strlen(op->target) + 4 < gapsz) {
+				gl += (size_t)snprintf(gaps + gl, gapsz - gl, "%s%s",
+						       gl ? ", " : "", op->target);
+			}
+			continue;
+		}
+		c->v[c->n++] = op->target;
+	}
 }
 
 /* Devices: read, write (and O_TRUNC, as "> /dev/null" does), terminal ioctls. */
@@ -166,16 +287,20 @@ static uint64_t dev_access(const struct moat_plan *p)
 	       ((MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE) & p->ll.fs);
 }
 
-int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret_fd,
-			struct moat_error *err)
+int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
+			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err)
 {
+	static struct carve carve; /* large; one build at a time */
 	struct ll_ruleset_attr attr;
 	uint64_t dev_rights;
 	int fd, r = 0;
 
 	*ret_fd = -1;
+	if (uncarved && uncarved_sz)
+		uncarved[0] = '\0';
 	if (!p->landlock)
 		return 0;
+	plan_carve(p, m, &carve, uncarved, uncarved_sz);
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = p->ll.fs;
 	attr.handled_access_net = p->ll_net_handled;
@@ -195,7 +320,7 @@ int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret
 		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
 		if (!strcmp(fr->path, "/"))
-			r = add_root_rule(fd, a, err);
+			r = add_root_rule(fd, a, &carve, err);
 		else
 			r = add_path_rule(fd, AT_FDCWD, fr->path, a, fr->optional, err);
 	}
@@ -215,10 +340,10 @@ int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret
 			r = add_path_rule(fd, AT_FDCWD, tty, dev_rights, true, err);
 	}
 	if (r == 0 && scratch && *scratch)
-		r = add_path_rule(fd, AT_FDCWD, scratch,
-				  moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC,
-						       &p->ll),
-				  false, err);
+		r = add_path_rule(
+		    fd, AT_FDCWD, scratch,
+		    moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC, &p->ll),
+		    false, err);
 	/* network: connect only to the listed TCP ports; binding stays denied */
 	if (r == 0 && p->net == MOAT_NET_PORTS && (p->ll_net_handled & MOAT_LL_NET_CONNECT_TCP)) {
 		for (size_t i = 0; i < p->nports; i++) {

@@ -150,8 +150,7 @@ static int rl_add(struct moat_rlimits *r, int resource, uint64_t value)
 
 	if (r->n >= (int)MOAT_ARRAY_SIZE(r->v))
 		return -E2BIG;
-	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-	    value > cur.rlim_max)
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && value > cur.rlim_max)
 		value = cur.rlim_max; /* never above what we were given */
 	r->v[r->n].resource = resource;
 	r->v[r->n].cur = value;

@@ -79,7 +79,7 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].fd = fd;
 	nv[m->n].is_dir = is_dir;
 	nv[m->n].readonly = readonly;
-	nv[m->n].data = data;
+	moat_strlcpy(nv[m->n].data, data ? data : "", sizeof(nv[m->n].data));
 	nv[m->n].flags = flags;
 	m->n++;
 	return 0;
@@ -148,7 +148,8 @@ static int keep_add(struct keep *k, size_t *n, size_t cap, const char *path, boo
 
 static int cmp_keep(const void *a, const void *b)
 {
-	size_t la = strlen(((const struct keep *)a)->path), lb = strlen(((const struct keep *)b)->path);
+	size_t la = strlen(((const struct keep *)a)->path),
+	       lb = strlen(((const struct keep *)b)->path);
 
 	return la < lb ? -1 : la > lb;
 }
@@ -258,8 +259,7 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 				r = mask_one(s->plan, s->m, s->hid, full, s->err);
 			continue;
 		}
-		if (e->d_type == DT_DIR ||
-		    (e->d_type == DT_UNKNOWN && !strchr(e->d_name, '.'))) {
+		if (e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN && !strchr(e->d_name, '.'))) {
 			int cfd;
 
 			/* version control data and dependency trees are not
@@ -339,8 +339,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		if (p->masks[i].kind != MOAT_MASK_GLOB || done[i])
 			continue;
 		dlen = slash ? (size_t)(slash - pat) : 0;
-		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) || memchr(pat, '?', dlen) ||
-		    memchr(pat, '[', dlen) || memchr(pat, '{', dlen)) {
+		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) ||
+		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || memchr(pat, '{', dlen)) {
 			glob_t g;
 
 			done[i] = true;
@@ -369,8 +369,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				const char *pj = p->masks[j].pattern;
 				char full[PATH_MAX];
 
-				if (p->masks[j].kind != MOAT_MASK_GLOB || strncmp(pj, pat, dlen + 1) ||
-				    strchr(pj + dlen + 1, '/') ||
+				if (p->masks[j].kind != MOAT_MASK_GLOB ||
+				    strncmp(pj, pat, dlen + 1) || strchr(pj + dlen + 1, '/') ||
 				    fnmatch(pj + dlen + 1, e->d_name, 0) != 0)
 					continue;
 				if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, e->d_name) <
@@ -381,7 +381,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		}
 		closedir(d);
 		for (size_t j = i; j < p->nmasks; j++)
-			if (p->masks[j].kind == MOAT_MASK_GLOB && !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
+			if (p->masks[j].kind == MOAT_MASK_GLOB &&
+			    !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
 			    !strchr(p->masks[j].pattern + dlen + 1, '/'))
 				done[j] = true;
 	}
@@ -413,8 +414,7 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 
 /* ---- protected paths ---- */
 
-static int protect_paths(const struct moat_plan *p, struct moat_mounts *m,
-			 struct moat_error *err)
+static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, struct moat_error *err)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -500,8 +500,10 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	int r = 0;
 
 	memset(m, 0, sizeof(*m));
-	if (!p->mntns)
+	if (!p->mntns && !p->landlock)
 		return 0;
+	if (!p->mntns)
+		goto masks; /* resolved anyway: Landlock carves its read rules around them */
 
 	/* 1. what the tmpfs mounts will cover */
 	if (p->private_tmp) {
@@ -544,16 +546,25 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 
 	/* 3. the operations, in the order the child applies them */
 	if (p->private_tmp) {
-		r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, "mode=1777",
-			   MS_NOSUID | MS_NODEV);
+		/* tmpfs pages are not counted by RLIMIT_DATA: each private tmpfs
+		 * is capped at the memory limit (the kernel's default is half of
+		 * RAM) */
+		char opts[64];
+
+		if (p->mem_bytes)
+			snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
+				 (unsigned long long)p->mem_bytes);
+		else
+			snprintf(opts, sizeof(opts), "mode=1777");
+		r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, opts, MS_NOSUID | MS_NODEV);
 		if (r == 0 && hid.n > 1 && !strcmp(hid.v[1], "/dev/shm"))
-			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, "mode=1777",
+			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, opts,
 				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	}
 	for (size_t i = 0; i < hid.n && r == 0; i++)
 		if (!strcmp(hid.v[i], "/run") || !strcmp(hid.v[i], "/var/run"))
-			r = add_op(m, MOAT_MNT_TMPFS, hid.v[i], -1, true, false, "mode=0755",
-				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
+			r = add_op(m, MOAT_MNT_TMPFS, hid.v[i], -1, true, false,
+				   "mode=0755,size=1m", MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	for (size_t i = 0; i < nkeep && r == 0; i++) {
 		bool inner = false;
 
@@ -570,13 +581,13 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 			moat_error_set(err, "cannot use '%s': %s", keep[i].path, strerror(-r));
 			break;
 		}
-		r = add_op(m, MOAT_MNT_KEEP, keep[i].path, -1, S_ISDIR(st.st_mode), keep[i].readonly,
-			   NULL, 0);
+		r = add_op(m, MOAT_MNT_KEEP, keep[i].path, -1, S_ISDIR(st.st_mode),
+			   keep[i].readonly, NULL, 0);
 	}
 	if (r < 0)
 		goto fail;
 
-	/* protected ancestors before masks (a later bind would hide a mask) */
+masks:
 	mask_start = m->n;
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		switch (p->masks[i].kind) {
@@ -595,7 +606,10 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	if (r < 0)
 		goto fail;
 	prune_nested_masks(m, mask_start);
-	/* the self-binds must come before the masks: move them in front */
+	if (!p->mntns)
+		goto done;
+	/* the self-binds must come before the masks (a later bind would hide
+	 * a mask): move them in front */
 	{
 		size_t before = m->n;
 
@@ -626,6 +640,7 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 			   MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	if (r < 0)
 		goto fail;
+done:
 	for (size_t i = 0; i < nkeep; i++)
 		free(keep[i].path);
 	return 0;
@@ -672,7 +687,8 @@ int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *b)
 				kind_name(m->ops[i].kind));
 		moat_buf_json_str(b, m->ops[i].target, strlen(m->ops[i].target));
 		if (m->ops[i].kind == MOAT_MNT_KEEP)
-			moat_buf_printf(b, ", \"readonly\": %s", m->ops[i].readonly ? "true" : "false");
+			moat_buf_printf(b, ", \"readonly\": %s",
+					m->ops[i].readonly ? "true" : "false");
 		moat_buf_putc(b, '}');
 	}
 	moat_buf_puts(b, m->n ? "\n  ]" : "]");
@@ -805,7 +821,8 @@ static int set_readonly(int tree)
 
 	memset(&a, 0, sizeof(a));
 	a.attr_set = X_MOUNT_ATTR_RDONLY;
-	if (syscall(X_NR_mount_setattr, tree, "", AT_EMPTY_PATH | X_AT_RECURSIVE, &a, sizeof(a)) < 0)
+	if (syscall(X_NR_mount_setattr, tree, "", AT_EMPTY_PATH | X_AT_RECURSIVE, &a, sizeof(a)) <
+	    0)
 		return -errno;
 	return 0;
 }
@@ -822,7 +839,8 @@ static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly
 		return -errno;
 	if (readonly)
 		r = set_readonly(t);
-	if (r == 0 && syscall(X_NR_move_mount, t, "", AT_FDCWD, target, X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+	if (r == 0 &&
+	    syscall(X_NR_move_mount, t, "", AT_FDCWD, target, X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		r = -errno;
 	close(t);
 	return r;
@@ -861,13 +879,12 @@ static int make_mask_source(void)
 	if (set_readonly(mnt) < 0)
 		goto fail;
 	return mnt;
-fail:
-	{
-		int e = errno;
+fail : {
+	int e = errno;
 
-		close(mnt);
-		return -e;
-	}
+	close(mnt);
+	return -e;
+}
 }
 
 int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep)
@@ -885,7 +902,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		trees[i] = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
 					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE);
 		if (trees[i] < 0)
-			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ", op->target);
+			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
+					  op->target);
 		if (op->readonly && (r = set_readonly(trees[i])) < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, -r, "read-only ", op->target);
 	}
@@ -939,11 +957,13 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			break;
 		case MOAT_MNT_DEVPTS:
 			if (mount("devpts", op->target, "devpts", op->flags, op->data) < 0)
-				return child_fail(rep, MOAT_STEP_MOUNT, errno, "devpts on ", op->target);
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "devpts on ",
+						  op->target);
 			break;
 		case MOAT_MNT_PTMX:
 			if (mount("/dev/pts/ptmx", op->target, NULL, MS_BIND, NULL) < 0)
-				return child_fail(rep, MOAT_STEP_MOUNT, errno, "ptmx on ", op->target);
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "ptmx on ",
+						  op->target);
 			break;
 		}
 	}

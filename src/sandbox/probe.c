@@ -55,7 +55,7 @@ static long read_long(const char *path, long dflt)
 
 static void probe_userns_sysctls(struct moat_kfeatures *kf)
 {
-	const char *fake = getenv("MOAT_FAKE_NO_USERNS");
+	const char *fake = secure_getenv("MOAT_FAKE_NO_USERNS");
 	long v;
 
 	kf->userns = true;
@@ -115,7 +115,7 @@ static void probe_seccomp(struct moat_kfeatures *kf)
 static void probe_cgroup(struct moat_kfeatures *kf)
 {
 	char rel[512], dir[512], ctl[1024], file[600];
-	const char *explicit_dir = getenv("MOAT_CGROUP_PARENT");
+	const char *explicit_dir = secure_getenv("MOAT_CGROUP_PARENT");
 	const char *mounts[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified", NULL};
 
 	kf->cgroup = false;
@@ -140,7 +140,8 @@ static void probe_cgroup(struct moat_kfeatures *kf)
 			}
 		}
 		if (!line) {
-			moat_strlcpy(kf->cgroup_why, "no cgroup v2 hierarchy", sizeof(kf->cgroup_why));
+			moat_strlcpy(kf->cgroup_why, "no cgroup v2 hierarchy",
+				     sizeof(kf->cgroup_why));
 			return;
 		}
 		moat_strlcpy(rel, line, sizeof(rel));
@@ -196,7 +197,8 @@ int moat_probe(struct moat_kfeatures *kf)
 	probe_seccomp(kf);
 	probe_cgroup(kf);
 	/* Linux 6.14 made kernel.pid_max a per-PID-namespace sysctl */
-	kf->pidns_pid_max = kf->kernel_major > 6 || (kf->kernel_major == 6 && kf->kernel_minor >= 14);
+	kf->pidns_pid_max =
+	    kf->kernel_major > 6 || (kf->kernel_major == 6 && kf->kernel_minor >= 14);
 	return 0;
 }
 

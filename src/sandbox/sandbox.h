@@ -44,11 +44,15 @@ int moat_probe_thorough(struct moat_kfeatures *ret);
 /* ---- landlock.c ---- */
 /* The kernel's Landlock ABI, or 0 with *ret_errno set. */
 int moat_landlock_abi(int *ret_errno);
+struct moat_mounts;
 /* Build the ruleset for the plan in the calling (parent) process. scratch
- * is the per-call TMPDIR when the plan has one, else NULL. Returns the
- * ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has no Landlock. */
-int moat_landlock_build(const struct moat_plan *p, const char *scratch, int *ret_fd,
-			struct moat_error *err);
+ * is the per-call TMPDIR when the plan has one, else NULL. Without a mount
+ * namespace the masked paths in m are left out of the read rules; the ones
+ * another rule covers (inside the workspace) are listed in uncarved.
+ * Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has no
+ * Landlock. */
+int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
+			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err);
 /* Rules for directories that get a fresh mount in the child (private /tmp,
  * /dev/shm, /run, /proc): Landlock ignores rules on a covered mount point,
  * so these are added by the child, on the new mounts, before enforcing. */
@@ -111,7 +115,7 @@ struct moat_mount_op {
 	int fd;	       /* KEEP: O_PATH fd of the source, else -1 */
 	bool is_dir;   /* KEEP: the source is a directory */
 	bool readonly; /* KEEP: bind read-only */
-	const char *data; /* TMPFS: mount options */
+	char data[80]; /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
 };
 
@@ -179,17 +183,17 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 /* Steps of the child setup, in order; reported on failure (docs/sandbox.md). */
 enum moat_step {
 	MOAT_STEP_NONE = 0,
-	MOAT_STEP_PARENT,      /* die-with-parent */
-	MOAT_STEP_USERNS,      /* uid/gid maps of the new user namespace */
-	MOAT_STEP_MOUNT,       /* one of the mounts (detail says which) */
-	MOAT_STEP_PID_MAX,     /* the PID namespace's pid_max (process limit) */
-	MOAT_STEP_NETWORK,     /* bring up loopback in the new network namespace */
-	MOAT_STEP_CGROUP,      /* join the cgroup leaf */
-	MOAT_STEP_RLIMITS,     /* resource limits */
-	MOAT_STEP_CHDIR,       /* the working directory */
-	MOAT_STEP_FDS,	       /* closing inherited descriptors */
-	MOAT_STEP_SIGNALS,     /* default signal dispositions */
-	MOAT_STEP_CAPS,	       /* dropping capabilities */
+	MOAT_STEP_PARENT,  /* die-with-parent */
+	MOAT_STEP_USERNS,  /* uid/gid maps of the new user namespace */
+	MOAT_STEP_MOUNT,   /* one of the mounts (detail says which) */
+	MOAT_STEP_PID_MAX, /* the PID namespace's pid_max (process limit) */
+	MOAT_STEP_NETWORK, /* bring up loopback in the new network namespace */
+	MOAT_STEP_CGROUP,  /* join the cgroup leaf */
+	MOAT_STEP_RLIMITS, /* resource limits */
+	MOAT_STEP_CHDIR,   /* the working directory */
+	MOAT_STEP_FDS,	   /* closing inherited descriptors */
+	MOAT_STEP_SIGNALS, /* default signal dispositions */
+	MOAT_STEP_CAPS,	   /* dropping capabilities */
 	MOAT_STEP_NO_NEW_PRIVS,
 	MOAT_STEP_LANDLOCK,
 	MOAT_STEP_SECCOMP,
@@ -210,7 +214,8 @@ struct moat_spawn {
 	struct moat_cgroup cg;
 	char **envp;
 	size_t env_dropped;
-	char scratch[256]; /* per-call TMPDIR (plans without a mount namespace), "" none */
+	char scratch[256];  /* per-call TMPDIR (plans without a mount namespace), "" none */
+	char uncarved[512]; /* masked paths Landlock could not leave out (no mount namespace) */
 	uid_t uid;
 	gid_t gid;
 	int parent_pidfd;

@@ -30,7 +30,7 @@ static const struct {
 	const char *name;
 	int nr;
 } newer_x86_64[] = {
-	{"open_tree_attr", 467},
+    {"open_tree_attr", 467},
 };
 
 static int resolve(const char *name)
@@ -60,9 +60,9 @@ static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct m
 		r = seccomp_rule_add_exact(ctx, action, nr, 0);
 		break;
 	case MOAT_SC_ARG_EQ:
-		r = seccomp_rule_add_exact(ctx, action, nr, 1,
-					   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL,
-						      row->value));
+		r = seccomp_rule_add_exact(
+		    ctx, action, nr, 1,
+		    SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, row->value));
 		break;
 	case MOAT_SC_ARG_NE:
 		r = seccomp_rule_add_exact(ctx, action, nr, 1,
@@ -78,9 +78,9 @@ static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct m
 			uint64_t b = 1ULL << bit;
 
 			if (row->value & b)
-				r = seccomp_rule_add_exact(ctx, action, nr, 1,
-							   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ,
-								      b, b));
+				r = seccomp_rule_add_exact(
+				    ctx, action, nr, 1,
+				    SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, b, b));
 		}
 		break;
 	}
@@ -165,7 +165,8 @@ int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_e
 	close(pfd[1]);
 	if (r == 0) {
 		for (;;) {
-			ssize_t n = read(pfd[0], (char *)buf + got, BPF_MAXINSNS * sizeof(*buf) - got);
+			ssize_t n =
+			    read(pfd[0], (char *)buf + got, BPF_MAXINSNS * sizeof(*buf) - got);
 
 			if (n < 0 && errno == EINTR)
 				continue;

@@ -64,22 +64,22 @@
 #endif
 
 static const char *const step_names[MOAT_STEP__COUNT] = {
-	[MOAT_STEP_NONE] = "none",
-	[MOAT_STEP_PARENT] = "die-with-parent",
-	[MOAT_STEP_USERNS] = "user namespace",
-	[MOAT_STEP_MOUNT] = "mount",
-	[MOAT_STEP_PID_MAX] = "process limit (pid_max)",
-	[MOAT_STEP_NETWORK] = "network namespace",
-	[MOAT_STEP_CGROUP] = "cgroup",
-	[MOAT_STEP_RLIMITS] = "resource limits",
-	[MOAT_STEP_CHDIR] = "working directory",
-	[MOAT_STEP_FDS] = "closing descriptors",
-	[MOAT_STEP_SIGNALS] = "signal mask",
-	[MOAT_STEP_CAPS] = "dropping capabilities",
-	[MOAT_STEP_NO_NEW_PRIVS] = "no_new_privs",
-	[MOAT_STEP_LANDLOCK] = "landlock",
-	[MOAT_STEP_SECCOMP] = "seccomp",
-	[MOAT_STEP_EXEC] = "exec",
+    [MOAT_STEP_NONE] = "none",
+    [MOAT_STEP_PARENT] = "die-with-parent",
+    [MOAT_STEP_USERNS] = "user namespace",
+    [MOAT_STEP_MOUNT] = "mount",
+    [MOAT_STEP_PID_MAX] = "process limit (pid_max)",
+    [MOAT_STEP_NETWORK] = "network namespace",
+    [MOAT_STEP_CGROUP] = "cgroup",
+    [MOAT_STEP_RLIMITS] = "resource limits",
+    [MOAT_STEP_CHDIR] = "working directory",
+    [MOAT_STEP_FDS] = "closing descriptors",
+    [MOAT_STEP_SIGNALS] = "signal mask",
+    [MOAT_STEP_CAPS] = "dropping capabilities",
+    [MOAT_STEP_NO_NEW_PRIVS] = "no_new_privs",
+    [MOAT_STEP_LANDLOCK] = "landlock",
+    [MOAT_STEP_SECCOMP] = "seccomp",
+    [MOAT_STEP_EXEC] = "exec",
 };
 
 const char *moat_step_name(enum moat_step s)
@@ -225,7 +225,7 @@ static int child_main(void *arg)
 		r = moat_rlimits_apply(&s->rl, &which);
 		if (r < 0)
 			fail_step(a, MOAT_STEP_RLIMITS, -r,
-				  which == RLIMIT_NPROC  ? "RLIMIT_NPROC"
+				  which == RLIMIT_NPROC	 ? "RLIMIT_NPROC"
 				  : which == RLIMIT_DATA ? "RLIMIT_DATA"
 							 : "setrlimit");
 	}
@@ -245,8 +245,8 @@ static int child_main(void *arg)
 	if (p->drop_caps && (p->userns || s->kf->is_root)) {
 		if (prctl(PR_SET_SECUREBITS,
 			  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-				  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-				  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+			      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			      SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 			  0, 0, 0) < 0)
 			fail_step(a, MOAT_STEP_CAPS, errno, "PR_SET_SECUREBITS");
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
@@ -278,8 +278,8 @@ static int child_main(void *arg)
 	rep.err = r;
 	for (size_t i = 0; p->argv[0][i] && i + 1 < sizeof(rep.detail); i++)
 		rep.detail[i] = p->argv[0][i];
-	report_and_exit(a, &rep,
-			r == ENOENT || r == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND : MOAT_RUN_EXIT_NOEXEC);
+	report_and_exit(
+	    a, &rep, r == ENOENT || r == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND : MOAT_RUN_EXIT_NOEXEC);
 	return 0;
 }
 
@@ -316,7 +316,8 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
 	}
 	r = moat_ns_prepare(p, &s->mounts, err);
 	if (r == 0)
-		r = moat_landlock_build(p, s->scratch[0] ? s->scratch : NULL, &s->ll_fd, err);
+		r = moat_landlock_build(p, &s->mounts, s->scratch[0] ? s->scratch : NULL, &s->ll_fd,
+					s->uncarved, sizeof(s->uncarved), err);
 	if (r == 0)
 		s->nll_late = moat_landlock_late_rules(p, s->ll_late, MOAT_LL_LATE_MAX);
 	if (r == 0)
@@ -559,8 +560,8 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		sigprocmask(SIG_SETMASK, &a.oldmask, NULL);
 		close(rp[0]);
 		close(rp[1]);
-		if (p->userns && (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL ||
-				  e == EACCES)) {
+		if (p->userns &&
+		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES)) {
 			moat_error_set(err, "cannot create a user namespace: %s", strerror(e));
 			return -EPERM; /* the caller re-plans without namespaces */
 		}
@@ -662,8 +663,9 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	kill_tree(s, main_alive);
 	s->wait_status = status;
 	if (s->timed_out) {
-		moat_error_set(err, "timed out after %ld s; the command and all its processes were "
-				    "killed",
+		moat_error_set(err,
+			       "timed out after %ld s; the command and all its processes were "
+			       "killed",
 			       p->timeout_s);
 		ret = MOAT_RUN_EXIT_TIMEOUT;
 	} else if (WIFEXITED(status)) {

@@ -130,7 +130,7 @@ if [ "$NOUSERNS" = 1 ]; then
 	rc=$?
 	check "refuses by default without user namespaces (exit 125)" [ $rc = 125 ]
 	check "the refusal names the missing protections and a hint" \
-		grep -q "cannot enforce secrets.*hint:" <<<"$out"
+		grep -q "cannot enforce private-tmp.*hint:" <<<"$out"
 	MODE=(--fallback warn)
 else
 	check "status reports user namespaces available" [ "$USERNS" = true ]
@@ -211,10 +211,32 @@ else
 fi
 out=$(mr -- sh -c 'cat /dev/vda /dev/sda /dev/nvme0n1 /dev/mem 2>/dev/null | head -c 16 | wc -c')
 check "raw disks and /dev/mem are unreadable" [ "$out" = 0 ]
+python3 -c 'import pty, os, time; m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' >"$T/pty" &
+PTY_PID=$!
+for _ in $(seq 40); do [ -s "$T/pty" ] && break; sleep 0.05; done
+ptyname=$(cat "$T/pty")
+out=$(mr -- sh -c "echo injected > $ptyname && echo wrote; cat $ptyname & sleep 0.2; kill \$! 2>/dev/null" 2>/dev/null)
+check "another terminal of the user ($ptyname) is unreachable" [ -n "$ptyname" ] && ! grep -q wrote <<<"$out"
+kill $PTY_PID 2>/dev/null
+out=$(mr -- python3 -c 'import pty, os; m, s = pty.openpty(); os.write(s, b"x\n"); print(os.read(m, 8))' 2>&1)
+if [ "$NOUSERNS" = 1 ]; then
+	na "new pseudo-terminals need a devpts instance of their own (mount namespace)"
+else
+	check "the command can open pseudo-terminals of its own" [ "$out" = "b'x\r\n'" ] || echo "# $out"
+fi
 
 # ---- secrets ----
 if [ "$NOUSERNS" = 1 ]; then
-	na "masked secrets need a mount namespace (refusal tested above)"
+	# no mount namespace: Landlock leaves the masked paths out of its read
+	# rules; inside the writable workspace it cannot, and says so
+	out=$(mr -- sh -c "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/gcloud/token ~/server.pem" 2>&1)
+	check "secrets outside the workspace are unreadable (Landlock carve)" \
+		bash -c '! grep -q SECRET <<<"$1"' _ "$out"
+	out=$(m --fallback warn -- true 2>&1)
+	check "secrets inside the workspace are reported as not masked" \
+		grep -q "stay readable (they are inside the workspace).*\.env" <<<"$out"
+	out=$(mr -- sh -c 'ls / >/dev/null && ls ~ >/dev/null && echo listed' 2>&1)
+	check "directories around carved secrets stay listable" [ "$out" = listed ]
 else
 	out=$(mr -- sh -c "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/gcloud/token ~/server.pem .env sub/.env; ls -la ~/.ssh ~/.aws" 2>&1)
 	check "masked secrets are unreadable (ssh, aws, gcloud, *.pem, .env, nested .env)" \
@@ -502,11 +524,36 @@ mr -- sh -c '(sleep 388.5 &) ; echo left' >/dev/null 2>&1
 sleep 0.3
 check "background processes left behind are killed when the command exits" [ "$(pgrep -fc 'sleep 388\.' || true)" = 0 ]
 
+# cancel: SIGTERM to moat kills the whole tree
+(cd "$WS" && exec env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
+	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c 'sleep 399.5 & sleep 399.6' 2>/dev/null) &
+mpid=$!
+for _ in $(seq 40); do [ "$(pgrep -fc 'sleep 399\.' || true)" -ge 2 ] && break; sleep 0.05; done
+kill -TERM "$mpid"
+wait "$mpid"
+rc=$?
+sleep 0.3
+check "SIGTERM to moat exits 143 (128+15)" [ $rc = 143 ]
+check "... and kills the whole tree" [ "$(pgrep -fc 'sleep 399\.' || true)" = 0 ]
+
 # ---- temporary workspace ----
 out=$(mr --tmp-workspace -- sh -c 'pwd; echo t > f; cat f' 2>&1)
 tws=$(head -1 <<<"$out")
 check "--tmp-workspace runs in a fresh directory" [ "$(tail -1 <<<"$out")" = t ] && case "$tws" in /tmp/moat-ws-*) true ;; *) false ;; esac
 check "--tmp-workspace is removed afterwards" [ ! -e "$tws" ]
+
+# ---- the workspace scan's bound: beyond it, moat says so and fails closed ----
+deep="$WS/deep"
+for i in $(seq 1 26); do deep="$deep/d$i"; done
+mkdir -p "$deep" && echo "deep-SECRET7" >"$deep/.env"
+[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
+out=$(m -- true 2>&1)
+rc=$?
+check "a workspace deeper than the scan bound is refused by default (125)" [ $rc = 125 ] &&
+	grep -q "scan for secrets stopped" <<<"$out"
+m --fallback warn -- true 2>/dev/null
+check "... and runs with --fallback warn" [ $? = 0 ]
+rm -rf "$WS/deep"
 
 echo "1..$n"
 [ $failed = 0 ]

@@ -10,9 +10,9 @@
 #include "sandbox/sandbox.h"
 #include "tap.h"
 
-#define FS_V1                                                                                 \
+#define FS_V1                                                                                      \
 	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR | \
-	 MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_CHAR |                  \
+	 MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_CHAR |                   \
 	 MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_MAKE_SOCK | MOAT_LL_FS_MAKE_FIFO | \
 	 MOAT_LL_FS_MAKE_BLOCK | MOAT_LL_FS_MAKE_SYM)
 #define FS_V2 (FS_V1 | MOAT_LL_FS_REFER)
@@ -20,8 +20,8 @@
 #define FS_V5 (FS_V3 | MOAT_LL_FS_IOCTL_DEV)
 #define NET_V4 (MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP)
 #define SCOPE_V6 (MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET | MOAT_LL_SCOPE_SIGNAL)
-#define FLAGS_V7                                                                    \
-	(MOAT_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF | MOAT_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON | \
+#define FLAGS_V7                                                                                   \
+	(MOAT_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF | MOAT_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON |         \
 	 MOAT_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF)
 
 static const struct {
@@ -30,18 +30,18 @@ static const struct {
 	uint64_t fs, net, scoped;
 	uint32_t flags;
 } table[] = {
-	{-1, 0, 0, 0, 0, 0}, /* a fake "no landlock" (errno) */
-	{0, 0, 0, 0, 0, 0},  /* no landlock */
-	{1, 1, FS_V1, 0, 0, 0},
-	{2, 2, FS_V2, 0, 0, 0},
-	{3, 3, FS_V3, 0, 0, 0},
-	{4, 4, FS_V3, NET_V4, 0, 0},
-	{5, 5, FS_V5, NET_V4, 0, 0},
-	{6, 6, FS_V5, NET_V4, SCOPE_V6, 0},
-	{7, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
-	/* a newer kernel: never handle rights we do not know */
-	{8, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
-	{100, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
+    {-1, 0, 0, 0, 0, 0}, /* a fake "no landlock" (errno) */
+    {0, 0, 0, 0, 0, 0},	 /* no landlock */
+    {1, 1, FS_V1, 0, 0, 0},
+    {2, 2, FS_V2, 0, 0, 0},
+    {3, 3, FS_V3, 0, 0, 0},
+    {4, 4, FS_V3, NET_V4, 0, 0},
+    {5, 5, FS_V5, NET_V4, 0, 0},
+    {6, 6, FS_V5, NET_V4, SCOPE_V6, 0},
+    {7, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
+    /* a newer kernel: never handle rights we do not know */
+    {8, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
+    {100, 7, FS_V5, NET_V4, SCOPE_V6, FLAGS_V7},
 };
 
 int main(void)
@@ -76,8 +76,9 @@ int main(void)
 	CHECK(moat_landlock_access(MOAT_FS_WRITE, &m) & MOAT_LL_FS_TRUNCATE);
 	CHECK(moat_landlock_access(MOAT_FS_WRITE, &m) & MOAT_LL_FS_REFER);
 	/* SECURITY: device nodes are never creatable, even where writes are allowed */
-	CHECK(!(moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC | MOAT_FS_DEV, &m) &
-		(MOAT_LL_FS_MAKE_CHAR | MOAT_LL_FS_MAKE_BLOCK)));
+	CHECK(
+	    !(moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC | MOAT_FS_DEV, &m) &
+	      (MOAT_LL_FS_MAKE_CHAR | MOAT_LL_FS_MAKE_BLOCK)));
 	/* reading never implies writing */
 	CHECK(!(moat_landlock_access(MOAT_FS_READ | MOAT_FS_EXEC, &m) &
 		(MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_REMOVE_FILE | MOAT_LL_FS_MAKE_REG |

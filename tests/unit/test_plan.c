@@ -10,8 +10,8 @@
 #include "core/plan.h"
 #include "tap.h"
 
-static const char *const denied[] = {"/etc/shadow", "/etc/passwd", "**/.env", "**/*.pem",
-				     "**/.ssh/**", "**/.config/gcloud/**", "~/.aws/**", NULL};
+static const char *const denied[] = {"/etc/shadow", "/etc/passwd",	    "**/.env",	 "**/*.pem",
+				     "**/.ssh/**",  "**/.config/gcloud/**", "~/.aws/**", NULL};
 
 static struct moat_plan *build(const char *profile, const struct moat_kfeatures *kf,
 			       const struct moat_profile *over, int *ret_r)
@@ -70,17 +70,12 @@ static void test_normpath(void)
 		const char *in, *out;
 		int r;
 	} t[] = {
-		{"/", "/", 0},
-		{"//a//b/", "/a/b", 0},
-		{"/a/./b/.", "/a/b", 0},
-		{"/a/b/../c", "/a/c", 0},
-		{"/../../x", "/x", 0},
-		{"/a/..", "/", 0},
-		{"/a/b/..", "/a", 0},
-		{"/...", "/...", 0},
-		{"/a/..b", "/a/..b", 0},
-		{"relative", NULL, -EINVAL},
-		{"", NULL, -EINVAL},
+	    {"/", "/", 0},	     {"//a//b/", "/a/b", 0},
+	    {"/a/./b/.", "/a/b", 0}, {"/a/b/../c", "/a/c", 0},
+	    {"/../../x", "/x", 0},   {"/a/..", "/", 0},
+	    {"/a/b/..", "/a", 0},    {"/...", "/...", 0},
+	    {"/a/..b", "/a/..b", 0}, {"relative", NULL, -EINVAL},
+	    {"", NULL, -EINVAL},
 	};
 	char out[64];
 
@@ -239,15 +234,23 @@ static void test_parse(void)
 		enum moat_net_mode m;
 		size_t n;
 	} t[] = {
-		{"deny", 0, MOAT_NET_DENY, 0},	 {"none", 0, MOAT_NET_DENY, 0},
-		{"allow", 0, MOAT_NET_ALLOW, 0}, {"443", 0, MOAT_NET_PORTS, 1},
-		{"80,443", 0, MOAT_NET_PORTS, 2}, {"1,65535", 0, MOAT_NET_PORTS, 2},
-		{"0", -EINVAL, 0, 0},		 {"65536", -EINVAL, 0, 0},
-		{"80,", -EINVAL, 0, 0},		 {",80", -EINVAL, 0, 0},
-		{"80,,443", -EINVAL, 0, 0},	 {"", -EINVAL, 0, 0},
-		{"abc", -EINVAL, 0, 0},		 {"-1", -EINVAL, 0, 0},
-		{"+80", -EINVAL, 0, 0},		 {"1234567", -EINVAL, 0, 0},
-		{"Allow", -EINVAL, 0, 0},
+	    {"deny", 0, MOAT_NET_DENY, 0},
+	    {"none", 0, MOAT_NET_DENY, 0},
+	    {"allow", 0, MOAT_NET_ALLOW, 0},
+	    {"443", 0, MOAT_NET_PORTS, 1},
+	    {"80,443", 0, MOAT_NET_PORTS, 2},
+	    {"1,65535", 0, MOAT_NET_PORTS, 2},
+	    {"0", -EINVAL, 0, 0},
+	    {"65536", -EINVAL, 0, 0},
+	    {"80,", -EINVAL, 0, 0},
+	    {",80", -EINVAL, 0, 0},
+	    {"80,,443", -EINVAL, 0, 0},
+	    {"", -EINVAL, 0, 0},
+	    {"abc", -EINVAL, 0, 0},
+	    {"-1", -EINVAL, 0, 0},
+	    {"+80", -EINVAL, 0, 0},
+	    {"1234567", -EINVAL, 0, 0},
+	    {"Allow", -EINVAL, 0, 0},
 	};
 	struct moat_profile p;
 	struct moat_error err;
@@ -275,7 +278,11 @@ static void test_parse(void)
 	moat_profile_init(&p, "x");
 	CHECK_INT(moat_parse_net(buf, &p, &err), 0);
 	CHECK_INT((int)p.nports, MOAT_PLAN_MAX_PORTS);
-	strcat(buf, ",999");
+	{
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, sizeof(buf) - l, ",999");
+	}
 	CHECK_INT(moat_parse_net(buf, &p, &err), -E2BIG);
 
 	CHECK(moat_parse_env_mode("none", &em) == 0 && em == MOAT_ENV_NONE);
@@ -294,39 +301,39 @@ static void test_env(void)
 		const char *name, *value;
 		bool secret;
 	} t[] = {
-		{"OPENAI_API_KEY", "x", true},
-		{"ANTHROPIC_API_KEY", "x", true},
-		{"GITHUB_TOKEN", "x", true},
-		{"GH_TOKEN", "x", true},
-		{"AWS_SECRET_ACCESS_KEY", "x", true},
-		{"AWS_SESSION_TOKEN", "x", true},
-		{"AWS_ACCESS_KEY_ID", "x", true},
-		{"DB_PASSWORD", "x", true},
-		{"npm_config__authToken", "x", true},
-		{"STRIPE_KEY", "x", true},
-		{"SENTRY_DSN", "x", true},
-		{"MY_SECRET", "x", true},
-		{"client_secret", "x", true},
-		{"HOME", "/home/u", false},
-		{"PATH", "/usr/bin:/bin", false},
-		{"LANG", "C.UTF-8", false},
-		{"KEYBOARD", "us", false},
-		{"TERM", "xterm", false},
-		/* by value */
-		{"SOMETHING", "ghp_0123456789abcdefghijABCDEFGHIJ", true},
-		{"X", "sk-proj-0123456789abcdefghij0123", true},
-		{"X", "AKIAIOSFODNN7EXAMPLE", true},
-		{"X", "xoxb-1234567890-abcdef", true},
-		{"DATABASE_URL", "postgres://user:hunter2@db:5432/x", true},
-		{"URL", "https://example.com/a@b", false},
-		{"X", "-----BEGIN OPENSSH PRIVATE KEY-----", true},
-		{"X", "sk-short", false},
-		{"EDITOR", "vim", false},
+	    {"OPENAI_API_KEY", "x", true},
+	    {"ANTHROPIC_API_KEY", "x", true},
+	    {"GITHUB_TOKEN", "x", true},
+	    {"GH_TOKEN", "x", true},
+	    {"AWS_SECRET_ACCESS_KEY", "x", true},
+	    {"AWS_SESSION_TOKEN", "x", true},
+	    {"AWS_ACCESS_KEY_ID", "x", true},
+	    {"DB_PASSWORD", "x", true},
+	    {"npm_config__authToken", "x", true},
+	    {"STRIPE_KEY", "x", true},
+	    {"SENTRY_DSN", "x", true},
+	    {"MY_SECRET", "x", true},
+	    {"client_secret", "x", true},
+	    {"HOME", "/home/u", false},
+	    {"PATH", "/usr/bin:/bin", false},
+	    {"LANG", "C.UTF-8", false},
+	    {"KEYBOARD", "us", false},
+	    {"TERM", "xterm", false},
+	    /* by value */
+	    {"SOMETHING", "ghp_0123456789abcdefghijABCDEFGHIJ", true},
+	    {"X", "sk-proj-0123456789abcdefghij0123", true},
+	    {"X", "AKIAIOSFODNN7EXAMPLE", true},
+	    {"X", "xoxb-1234567890-abcdef", true},
+	    {"DATABASE_URL", "postgres://user:hunter2@db:5432/x", true},
+	    {"URL", "https://example.com/a@b", false},
+	    {"X", "-----BEGIN OPENSSH PRIVATE KEY-----", true},
+	    {"X", "sk-short", false},
+	    {"EDITOR", "vim", false},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		CHECKF(moat_env_is_secret(t[i].name, t[i].value) == t[i].secret, "secret(%s=%s) = %d",
-		       t[i].name, t[i].value, t[i].secret);
+		CHECKF(moat_env_is_secret(t[i].name, t[i].value) == t[i].secret,
+		       "secret(%s=%s) = %d", t[i].name, t[i].value, t[i].secret);
 	CHECK(moat_env_is_safe("PATH") && moat_env_is_safe("TZ") && moat_env_is_safe("LC_ALL"));
 	CHECK(!moat_env_is_safe("LD_PRELOAD") && !moat_env_is_safe("SSH_AUTH_SOCK"));
 }
@@ -359,8 +366,9 @@ static void test_plan_full(void)
 	CHECK(rule(p, "/etc") == NULL); /* nothing else writable */
 	for (size_t i = 0; i < p->nfs; i++)
 		if (p->fs[i].access & MOAT_FS_WRITE)
-			CHECKF(!strcmp(p->fs[i].path, "/home/u/proj") || !strcmp(p->fs[i].path, "/tmp") ||
-				       !strcmp(p->fs[i].path, "/dev/shm"),
+			CHECKF(!strcmp(p->fs[i].path, "/home/u/proj") ||
+				   !strcmp(p->fs[i].path, "/tmp") ||
+				   !strcmp(p->fs[i].path, "/dev/shm"),
 			       "writable: %s", p->fs[i].path);
 	/* masks: "**" patterns in the workspace (scan) and at home */
 	CHECK(mask(p, "**/.env") && mask(p, "**/.env")->kind == MOAT_MASK_WORKSPACE_NAME);
@@ -391,12 +399,13 @@ static void test_plan_full(void)
 			CHECK_STR(json_string_value(json_object_get(j, "profile")),
 				  "workspace-write-no-network");
 			CHECK_STR(json_string_value(
-					  json_object_get(json_object_get(j, "network"), "mode")),
+				      json_object_get(json_object_get(j, "network"), "mode")),
 				  "deny");
 			CHECK(json_is_true(json_object_get(
-				json_object_get(json_object_get(j, "features"), "network"),
-				"enforced")));
-			CHECK(json_is_true(json_object_get(json_object_get(j, "namespaces"), "net")));
+			    json_object_get(json_object_get(j, "features"), "network"),
+			    "enforced")));
+			CHECK(
+			    json_is_true(json_object_get(json_object_get(j, "namespaces"), "net")));
 			json_decref(j);
 		}
 		moat_buf_release(&b);
@@ -415,7 +424,7 @@ static void test_plan_full(void)
 		for (size_t i = 0; i < p->nfs; i++)
 			if (p->fs[i].access & MOAT_FS_WRITE)
 				CHECKF(!strcmp(p->fs[i].path, "/tmp") ||
-					       !strcmp(p->fs[i].path, "/dev/shm"),
+					   !strcmp(p->fs[i].path, "/dev/shm"),
 				       "readonly writable: %s", p->fs[i].path);
 	moat_plan_free(p);
 
@@ -452,13 +461,16 @@ static void test_plan_degraded(void)
 		CHECK(!p->mntns && !p->pidns && !p->netns);
 		CHECK(p->seccomp_no_inet); /* network deny without a netns */
 		CHECK(!gap(p, MOAT_FEAT_NETWORK) && !gap(p, MOAT_FEAT_FS_WRITE));
-		CHECK(gap(p, MOAT_FEAT_SECRETS) && gap(p, MOAT_FEAT_PRIVATE_TMP));
+		/* secrets: Landlock carves its read rules around them */
+		CHECK(!gap(p, MOAT_FEAT_SECRETS) && gap(p, MOAT_FEAT_PRIVATE_TMP));
+		CHECK(strstr(p->feat[MOAT_FEAT_SECRETS].mechanism, "landlock") != NULL);
 		CHECK(gap(p, MOAT_FEAT_PIDNS) && gap(p, MOAT_FEAT_HOST_SOCKETS));
 		CHECK(!gap(p, MOAT_FEAT_SCOPES)); /* landlock abi 6 scopes */
 		CHECK(p->scratch_tmp && rule(p, "/tmp") == NULL);
 		CHECK(p->pids_mech == MOAT_LIMIT_RLIMIT);
-		CHECK(strstr(p->feat[MOAT_FEAT_SECRETS].hint, "faked") != NULL);
-		CHECK(moat_plan_gaps(p, names, sizeof(names)) >= 4 && strstr(names, "secrets"));
+		CHECK(strstr(p->feat[MOAT_FEAT_PRIVATE_TMP].hint, "faked") != NULL);
+		CHECK(moat_plan_gaps(p, names, sizeof(names)) >= 4 &&
+		      strstr(names, "private-tmp") && !strstr(names, "secrets"));
 	}
 	moat_plan_free(p);
 
@@ -474,6 +486,12 @@ static void test_plan_degraded(void)
 	kf.landlock_errno = 95;
 	p = build("workspace-write", &kf, NULL, &rc);
 	CHECK(p && !p->landlock && gap(p, MOAT_FEAT_FS_WRITE) && gap(p, MOAT_FEAT_TRUNCATE));
+	CHECK(p && !gap(p, MOAT_FEAT_SECRETS)); /* the mount namespace masks */
+	moat_plan_free(p);
+	/* neither Landlock nor user namespaces: secrets are a gap */
+	kf.userns = false;
+	p = build("workspace-write", &kf, NULL, &rc);
+	CHECK(p && gap(p, MOAT_FEAT_SECRETS));
 	CHECK(p && strstr(p->feat[MOAT_FEAT_FS_WRITE].hint, "lsm=") != NULL);
 	moat_plan_free(p);
 
@@ -642,16 +660,83 @@ static void test_plan_errors(void)
 	CHECK(moat_plan_free(NULL) == NULL);
 }
 
+static void test_env_limit(void)
+{
+	struct moat_kfeatures kf;
+	struct moat_profile o;
+	struct moat_plan *p;
+	int rc;
+
+	/* boundary: MOAT_PLAN_MAX_ENV_NAMES names pass, one more is refused */
+	moat_kfeatures_full(&kf);
+	moat_profile_init(&o, "flags");
+	for (int i = 0; i < MOAT_PLAN_MAX_ENV_NAMES; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "VAR_%d", i);
+		moat_strv_add(&o.env_pass, s);
+	}
+	o.set |= MOAT_PF_ENV_PASS;
+	p = build(NULL, &kf, &o, &rc);
+	CHECK(p && p->env_pass.n == MOAT_PLAN_MAX_ENV_NAMES);
+	moat_plan_free(p);
+	moat_strv_add(&o.env_pass, "ONE_MORE");
+	p = build(NULL, &kf, &o, &rc);
+	CHECK(p == NULL && rc == -E2BIG);
+	moat_profile_release(&o);
+	/* a name with '=' is refused */
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.env_pass, "A=B");
+	o.set |= MOAT_PF_ENV_PASS;
+	p = build(NULL, &kf, &o, &rc);
+	CHECK(p == NULL && rc == -EINVAL);
+	moat_profile_release(&o);
+}
+
 static void test_seccomp_rows(void)
 {
 	static const char *const required[] = {
-		"ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key", "request_key",
-		"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-		"io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-		"delete_module", "mount", "umount2", "pivot_root", "move_mount", "open_tree",
-		"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "setns", "unshare",
-		"clone", "clone3", "personality", "ioctl", "open_by_handle_at", "acct", "swapon",
-		"swapoff", "reboot", "memfd_create", "execveat", NULL,
+	    "ptrace",
+	    "process_vm_readv",
+	    "process_vm_writev",
+	    "keyctl",
+	    "add_key",
+	    "request_key",
+	    "bpf",
+	    "perf_event_open",
+	    "userfaultfd",
+	    "io_uring_setup",
+	    "io_uring_enter",
+	    "io_uring_register",
+	    "kexec_load",
+	    "kexec_file_load",
+	    "init_module",
+	    "finit_module",
+	    "delete_module",
+	    "mount",
+	    "umount2",
+	    "pivot_root",
+	    "move_mount",
+	    "open_tree",
+	    "fsopen",
+	    "fsmount",
+	    "fsconfig",
+	    "fspick",
+	    "mount_setattr",
+	    "setns",
+	    "unshare",
+	    "clone",
+	    "clone3",
+	    "personality",
+	    "ioctl",
+	    "open_by_handle_at",
+	    "acct",
+	    "swapon",
+	    "swapoff",
+	    "reboot",
+	    "memfd_create",
+	    "execveat",
+	    NULL,
 	};
 
 	for (size_t i = 0; required[i]; i++) {
@@ -662,7 +747,8 @@ static void test_seccomp_rows(void)
 		CHECKF(found, "seccomp row for %s", required[i]);
 	}
 	for (const struct moat_sc_rule *r = moat_seccomp_rules; r->syscall; r++)
-		CHECKF(r->err == 1 || r->err == 38 || (r->err == 0 && !strcmp(r->syscall, "personality")),
+		CHECKF(r->err == 1 || r->err == 38 ||
+			   (r->err == 0 && !strcmp(r->syscall, "personality")),
 		       "%s returns EPERM or ENOSYS (never kills)", r->syscall);
 }
 
@@ -676,6 +762,7 @@ int main(void)
 	test_plan_full();
 	test_plan_degraded();
 	test_plan_errors();
+	test_env_limit();
 	test_seccomp_rows();
 	return tap_done();
 }

@@ -356,7 +356,7 @@ static double now(void)
 }
 
 /* SECURITY: hostile input costs linear time. 4 MiB of each pattern must
- * take well under a second (quadratic behaviour would take minutes). */
+ * take well under two seconds (quadratic behaviour would take minutes). */
 static void test_linear(void)
 {
 	static const char *const units[] = {
@@ -394,7 +394,7 @@ static void test_linear(void)
 		t = now();
 		moat_redact(in, n, &out);
 		t = now() - t;
-		CHECKF(t < 1.0, "4 MiB of '%s' in %.3fs", show(units[u], ul), t);
+		CHECKF(t < 2.0, "4 MiB of '%s' in %.3fs", show(units[u], ul), t);
 	}
 	free(in);
 	moat_buf_release(&out);

@@ -93,27 +93,57 @@ static uint32_t run_bpf(const struct sock_filter *f, unsigned len, const struct 
 		case BPF_ALU:
 			src = BPF_SRC(i->code) == BPF_X ? X : k;
 			switch (BPF_OP(i->code)) {
-			case BPF_ADD: A += src; break;
-			case BPF_SUB: A -= src; break;
-			case BPF_AND: A &= src; break;
-			case BPF_OR: A |= src; break;
-			case BPF_XOR: A ^= src; break;
-			case BPF_LSH: A <<= (src & 31); break;
-			case BPF_RSH: A >>= (src & 31); break;
-			case BPF_NEG: A = -A; break;
-			case BPF_MUL: A *= src; break;
-			default: bad = 1;
+			case BPF_ADD:
+				A += src;
+				break;
+			case BPF_SUB:
+				A -= src;
+				break;
+			case BPF_AND:
+				A &= src;
+				break;
+			case BPF_OR:
+				A |= src;
+				break;
+			case BPF_XOR:
+				A ^= src;
+				break;
+			case BPF_LSH:
+				A <<= (src & 31);
+				break;
+			case BPF_RSH:
+				A >>= (src & 31);
+				break;
+			case BPF_NEG:
+				A = -A;
+				break;
+			case BPF_MUL:
+				A *= src;
+				break;
+			default:
+				bad = 1;
 			}
 			break;
 		case BPF_JMP:
 			src = BPF_SRC(i->code) == BPF_X ? X : k;
 			switch (BPF_OP(i->code)) {
-			case BPF_JA: pc += k; break;
-			case BPF_JEQ: pc += (A == src) ? i->jt : i->jf; break;
-			case BPF_JGT: pc += (A > src) ? i->jt : i->jf; break;
-			case BPF_JGE: pc += (A >= src) ? i->jt : i->jf; break;
-			case BPF_JSET: pc += (A & src) ? i->jt : i->jf; break;
-			default: bad = 1;
+			case BPF_JA:
+				pc += k;
+				break;
+			case BPF_JEQ:
+				pc += (A == src) ? i->jt : i->jf;
+				break;
+			case BPF_JGT:
+				pc += (A > src) ? i->jt : i->jf;
+				break;
+			case BPF_JGE:
+				pc += (A >= src) ? i->jt : i->jf;
+				break;
+			case BPF_JSET:
+				pc += (A & src) ? i->jt : i->jf;
+				break;
+			default:
+				bad = 1;
 			}
 			break;
 		case BPF_RET:
@@ -203,8 +233,10 @@ static void semantics(bool no_inet)
 	/* memfd and fexecve */
 	expect("memfd_create(CLOEXEC)", call(X64, NR("memfd_create"), 0, 1, 0, 0, 0), ERR(ENOSYS));
 	expect("memfd_create(NOEXEC_SEAL)", call(X64, NR("memfd_create"), 0, 9, 0, 0, 0), ALLOW);
-	CHECKF(call(X64, NR("memfd_create"), 0, 0x10, 0, 0, 0) != ALLOW, "memfd_create(MFD_EXEC) fails");
-	expect("execveat(AT_EMPTY_PATH)", call(X64, NR("execveat"), 3, 0, 0, 0, 0x1000), ERR(EPERM));
+	CHECKF(call(X64, NR("memfd_create"), 0, 0x10, 0, 0, 0) != ALLOW,
+	       "memfd_create(MFD_EXEC) fails");
+	expect("execveat(AT_EMPTY_PATH)", call(X64, NR("execveat"), 3, 0, 0, 0, 0x1000),
+	       ERR(EPERM));
 	expect("execveat(0)", call(X64, NR("execveat"), 3, 0, 0, 0, 0), ALLOW);
 	/* architecture tricks: x32 numbers and i386 calls fail */
 	expect("x32 getpid", call(X64, 0x40000000 | 39, 0, 0, 0, 0, 0), ERR(EPERM));
@@ -226,9 +258,10 @@ static void semantics(bool no_inet)
 static int equivalent(const struct sock_filter *a, unsigned alen, const struct sock_filter *b,
 		      unsigned blen)
 {
-	static const uint64_t vals[] = {0, 1, 8, 0x10, 0x11, 0x80, 0x400, 0x1000, 0x5401, 0x5412,
-					0x541c, 0x20000, 0x10000000, 0x40000000, 0xffffffff,
-					0x100005412ULL, 2, 10, 17};
+	static const uint64_t vals[] = {
+	    0,	    1,	    8,	    0x10,    0x11,	 0x80,	     0x400,	 0x1000,
+	    0x5401, 0x5412, 0x541c, 0x20000, 0x10000000, 0x40000000, 0xffffffff, 0x100005412ULL,
+	    2,	    10,	    17};
 	static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0xc00000b7};
 	struct sdata d;
 
@@ -240,7 +273,8 @@ static int equivalent(const struct sock_filter *a, unsigned alen, const struct s
 					d.arch = arches[ai];
 					d.nr = nr | (x32 ? 0x40000000 : 0);
 					for (int k = 0; k < 6; k++)
-						d.args[k] = vals[(v + (size_t)k) % MOAT_ARRAY_SIZE(vals)];
+						d.args[k] =
+						    vals[(v + (size_t)k) % MOAT_ARRAY_SIZE(vals)];
 					if (run_bpf(a, alen, &d) != run_bpf(b, blen, &d))
 						return 0;
 				}
@@ -344,16 +378,17 @@ int main(int argc, char **argv)
 	g_f = moat_bpf_x86_64_no_inet;
 	g_len = MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet);
 	semantics(true);
-	CHECKF(equivalent(moat_bpf_x86_64, MOAT_ARRAY_SIZE(moat_bpf_x86_64), fresh.insns, fresh.len),
-	       "precompiled filter behaves as libseccomp %s compiles the rows now (else run "
-	       "--regen)",
-	       ver);
+	CHECKF(
+	    equivalent(moat_bpf_x86_64, MOAT_ARRAY_SIZE(moat_bpf_x86_64), fresh.insns, fresh.len),
+	    "precompiled filter behaves as libseccomp %s compiles the rows now (else run "
+	    "--regen)",
+	    ver);
 	CHECKF(equivalent(moat_bpf_x86_64_no_inet, MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet),
 			  fresh_ni.insns, fresh_ni.len),
 	       "precompiled no-inet filter behaves as a fresh compile");
 	if (!strcmp(ver, MOAT_BPF_LIBSECCOMP_VERSION))
 		CHECKF(fresh.len == MOAT_ARRAY_SIZE(moat_bpf_x86_64) &&
-			       !memcmp(fresh.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)),
+			   !memcmp(fresh.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)),
 		       "precompiled filter is byte-identical with libseccomp %s", ver);
 	{
 		/* the plan for x86_64 uses the precompiled program */
@@ -394,14 +429,47 @@ int main(int argc, char **argv)
 		}
 		/* whatever the version: the filter names every required call */
 		static const char *const required[] = {
-			"ptrace", "process_vm_readv", "process_vm_writev", "keyctl", "add_key",
-			"request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-			"io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load",
-			"init_module", "finit_module", "delete_module", "mount", "umount2",
-			"pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig",
-			"fspick", "mount_setattr", "setns", "unshare", "clone", "clone3",
-			"personality", "ioctl", "open_by_handle_at", "acct", "swapon", "swapoff",
-			"reboot", "memfd_create", "execveat", NULL,
+		    "ptrace",
+		    "process_vm_readv",
+		    "process_vm_writev",
+		    "keyctl",
+		    "add_key",
+		    "request_key",
+		    "bpf",
+		    "perf_event_open",
+		    "userfaultfd",
+		    "io_uring_setup",
+		    "io_uring_enter",
+		    "io_uring_register",
+		    "kexec_load",
+		    "kexec_file_load",
+		    "init_module",
+		    "finit_module",
+		    "delete_module",
+		    "mount",
+		    "umount2",
+		    "pivot_root",
+		    "move_mount",
+		    "open_tree",
+		    "fsopen",
+		    "fsmount",
+		    "fsconfig",
+		    "fspick",
+		    "mount_setattr",
+		    "setns",
+		    "unshare",
+		    "clone",
+		    "clone3",
+		    "personality",
+		    "ioctl",
+		    "open_by_handle_at",
+		    "acct",
+		    "swapon",
+		    "swapoff",
+		    "reboot",
+		    "memfd_create",
+		    "execveat",
+		    NULL,
 		};
 		for (size_t i = 0; required[i]; i++) {
 			char needle[80];

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Build every fuzz harness with clang + libFuzzer (the whole tree instrumented,
+# ASan+UBSan) and run each for FUZZ_SECONDS (default 60). New inputs go to a
+# scratch directory; copy the interesting ones into fuzz/corpus/NAME/.
+# FUZZ_SECONDS=0 only builds.
+set -eu -o pipefail
+cd "$(dirname "$0")/.."
+dir=${FUZZ_BUILD:-build-fuzz}
+secs=${FUZZ_SECONDS:-60}
+command -v clang >/dev/null || { echo "fuzz: clang is not installed" >&2; exit 1; }
+if [ ! -f "$dir/build.ninja" ]; then
+	CC=clang meson setup "$dir" -Dfuzzers=true -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dbuildtype=debugoptimized -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
+fi
+ninja -C "$dir" >/dev/null
+[ "$secs" = 0 ] && exit 0
+for f in "$dir"/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	name=${f##*/fuzz_}
+	out=$(mktemp -d /tmp/moat-fuzz-$name.XXXXXX)
+	echo "fuzz: $name for ${secs}s (new inputs in $out)"
+	"$f" -max_total_time="$secs" -print_final_stats=0 -artifact_prefix="$out/" "$out" "fuzz/corpus/$name" >"$out.log" 2>&1 ||
+		{ tail -n 40 "$out.log"; echo "fuzz: $name FAILED (inputs in $out)"; exit 1; }
+	tail -n 1 "$out.log"
+	rm -f "$out.log"
+	[ "${FUZZ_KEEP:-1}" = 1 ] || rm -rf "$out"
+done
