@@ -47,6 +47,8 @@ static const char run_help[] =
     "  --mask PATH         hide PATH (repeatable; globs allowed)\n"
     "  --protect NAME      keep NAME read-only inside the workspace (repeatable)\n"
     "  --allow-socket PATH keep a host unix socket reachable (repeatable)\n"
+    "  --home cow|ro       the home directory: copy-on-write, writes vanish (default),\n"
+    "                      or read-only\n"
     "  --net MODE          deny | allow | PORT[,PORT...] (TCP connect only)\n"
     "  --env MODE|NAME     none | restricted | full, or pass variable NAME (repeatable)\n"
     "limits (0: none):\n"
@@ -135,6 +137,17 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		}
 		if (!strcmp(a, "--tmp-workspace")) {
 			o->tmp_workspace = true;
+			continue;
+		}
+		if (!strcmp(a, "--home=cow") || !strcmp(a, "--home=ro")) {
+			ov->home_cow = !strcmp(a, "--home=cow");
+			ov->set |= MOAT_PF_HOME;
+			continue;
+		}
+		if (!strcmp(a, "--home") && i + 1 < argc &&
+		    (!strcmp(argv[i + 1], "cow") || !strcmp(argv[i + 1], "ro"))) {
+			ov->home_cow = !strcmp(argv[++i], "cow");
+			ov->set |= MOAT_PF_HOME;
 			continue;
 		}
 		if (!strcmp(a, "--print-plan")) {

@@ -57,6 +57,7 @@ struct wctx {
 	bool nested;	  /* in re-parsed text: report errors at eoff */
 	uint32_t eoff;
 	int parent;	  /* the view whose text is being re-parsed, or -1 */
+	int nest;	  /* syntactic nesting so far, re-parses included (MOAT_SH_MAX_NEST) */
 };
 
 struct an {
@@ -123,8 +124,20 @@ static void *grow(struct an *an, void *old, size_t n, size_t *cap, size_t size)
 
 static const char *const empty_argv[] = {NULL};
 
+static int new_view_text(struct an *an, const char *const *argv, const wref *vw, size_t argc,
+			 unsigned flags, int depth, int ff, int ft, int parent, const char *text,
+			 size_t *ret);
+
 static int new_view(struct an *an, const char *const *argv, const wref *vw, size_t argc,
 		    unsigned flags, int depth, int ff, int ft, int parent, size_t *ret)
+{
+	return new_view_text(an, argv, vw, argc, flags, depth, ff, ft, parent, NULL, ret);
+}
+
+/* text, when given, is the view's text already joined (a suffix of its parent's) */
+static int new_view_text(struct an *an, const char *const *argv, const wref *vw, size_t argc,
+			 unsigned flags, int depth, int ff, int ft, int parent, const char *text,
+			 size_t *ret)
 {
 	struct moat_cmd_analysis *a = an->a;
 	struct moat_cmdview *v;
@@ -162,23 +175,26 @@ static int new_view(struct an *an, const char *const *argv, const wref *vw, size
 			l0--;
 		prog = l0 > 0 && a0[l0] ? a0 + l0 : a0;
 	}
-	len = strlen(prog);
-	{
-		size_t total = len;
+	if (text) {
+		t = (char *)text;
+	} else {
+		size_t total;
 
+		len = strlen(prog);
+		total = len;
 		for (k = 1; k < argc; k++)
 			total += 1 + vw[k]->len;
 		t = moat_arena_alloc(an->ar, total + 1);
+		if (!t)
+			return an_oom(an);
+		memcpy(t, prog, len);
+		for (k = 1; k < argc; k++) {
+			t[len++] = ' ';
+			memcpy(t + len, argv[k], vw[k]->len);
+			len += vw[k]->len;
+		}
+		t[len] = '\0';
 	}
-	if (!t)
-		return an_oom(an);
-	memcpy(t, prog, len);
-	for (k = 1; k < argc; k++) {
-		t[len++] = ' ';
-		memcpy(t + len, argv[k], vw[k]->len);
-		len += vw[k]->len;
-	}
-	t[len] = '\0';
 	a->prog_first[(unsigned char)prog[0] >> 3] |= (unsigned char)(1u << (prog[0] & 7));
 	a->fed |= ft >= 0;
 	v = &a->views[a->nviews];
@@ -247,7 +263,7 @@ enum pk {
 	PK_SUDO, PK_DOAS, PK_ENV, PK_COMMAND, PK_BUILTIN, PK_EXEC, PK_NOHUP, PK_SETSID,
 	PK_NICE, PK_IONICE, PK_CHRT, PK_TASKSET, PK_TIMEOUT, PK_STDBUF, PK_TIME, PK_XARGS,
 	PK_BUSYBOX, PK_EVAL, PK_FIND, PK_PKEXEC, PK_CHROOT, PK_FLOCK, PK_WATCH, PK_SU,
-	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE,
+	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
 	/* interpreters */
 	PK_SHELL, PK_FSHELL, PK_INTERP,
 	/* checked */
@@ -285,6 +301,8 @@ static const struct {
 	{"timeout", PK_TIMEOUT},  {"truncate", PK_TRUNCATE}, {"unbuffer", PK_UNBUFFER},
 	{"watch", PK_WATCH},	  {"wget", PK_WGET},	  {"wipefs", PK_WIPE},
 	{"xargs", PK_XARGS},	  {"yash", PK_SHELL},	  {"zsh", PK_SHELL},
+	{"alias", PK_ALIAS},	  {"trap", PK_TRAP},	  {"unshare", PK_UNSHARE},
+	{"nsenter", PK_NSENTER},
 };
 
 /* interpreter families: name prefix (a version may follow), options giving the code inline */
@@ -637,10 +655,16 @@ static int check_write(struct an *an, size_t v, unsigned flags, const char *text
 	char buf[CMD_PATH_MAX], name[200];
 	int r;
 
-	if (an->hardline && abs_path(an, flags, text, buf, sizeof(buf)) && is_disk_path(buf) &&
-	    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
-			     "writes to the raw disk device %s", buf)))
-		return r;
+	if (an->hardline && abs_path(an, flags, text, buf, sizeof(buf))) {
+		if (is_disk_path(buf) &&
+		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
+				     "writes to the raw disk device %s", buf)))
+			return r;
+		if (strcmp(buf, "/proc/sysrq-trigger") == 0 &&
+		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+				     "writes to /proc/sysrq-trigger (immediate reboot or crash)")))
+			return r;
+	}
 	if (startup_name(an, flags, text, name, sizeof(name))) {
 		char rule[64];
 
@@ -975,12 +999,15 @@ static int check_cp(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	const char *short_arg = strcmp(view->prog, "install") == 0 ? "gmoSt" : "St";
-	size_t ops[64], nops = 0, tdir = SIZE_MAX;
+	size_t *ops, nops = 0, tdir = SIZE_MAX, last = SIZE_MAX, total = 0;
 	const char *tdir_text = NULL;
 	bool done = false;
 	char joined[CMD_PATH_MAX];
 	int r;
 
+	ops = moat_arena_alloc(an->ar, view->argc * sizeof(*ops));
+	if (!ops)
+		return an_oom(an);
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
 
@@ -1019,17 +1046,20 @@ static int check_cp(struct an *an, size_t v)
 			}
 			continue;
 		}
-		if (nops < MOAT_ARRAY_SIZE(ops))
-			ops[nops++] = i;
+		ops[nops++] = i;
+		last = i;
+		total++;
 	}
 	if (tdir_text) {
 		if ((r = check_write(an, v, vw[tdir]->flags, tdir_text)))
 			return r;
 	} else {
-		if (nops < 2)
+		if (total < 2)
 			return 0;
-		tdir = ops[--nops];
-		tdir_text = view->argv[tdir];
+		if (nops && ops[nops - 1] == last)
+			nops--;
+		tdir = last;
+		tdir_text = an->a->views[v].argv[tdir];
 		if ((r = check_write(an, v, vw[tdir]->flags, tdir_text)))
 			return r;
 	}
@@ -1564,6 +1594,7 @@ static struct wctx sub_ctx(const struct wctx *cx, bool out)
 	struct wctx c = *cx;
 
 	c.depth++;
+	c.nest++;
 	c.vflags |= MOAT_VIEW_SUBST;
 	c.in.rd = NULL;
 	c.in.ff = c.in.ft = -1;
@@ -1815,6 +1846,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 		struct fb f = {n->name ? n->name->text : "", 0, false};
 
 		c = *cx;
+		c.nest++;
 		c.in.rd = NULL;
 		c.in.ff = c.in.ft = -1;
 		c.in.unknown = false;
@@ -1841,6 +1873,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 	    (r = walk_word_list(an, n->words, n->nwords, cx)))
 		return r;
 	c = *cx;
+	c.nest++;
 	apply_stdin(&c.in, n->redirs);
 	lo = a->nviews;
 	for (const struct moat_sh_node *k = n->kids; k; k = k->next)
@@ -1860,37 +1893,104 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 
 /* ---- unwrapping ------------------------------------------------------------ */
 
-/* A view of the command a wrapper runs: argv/vw (argc entries, argv NULL-terminated). */
-static int child(struct an *an, size_t v, const char *const *argv, const wref *vw, size_t argc,
-		 unsigned add, const struct wctx *cx, int chain)
+/* A view of the command a wrapper runs: argv/vw (argc entries, argv NULL-terminated),
+ * ddepth levels deeper, with its text already joined when text is given. */
+static int child_at(struct an *an, size_t v, const char *const *argv, const wref *vw,
+		    size_t argc, unsigned add, int ddepth, const char *text, const struct wctx *cx,
+		    int chain)
 {
 	const struct moat_cmdview *p = &an->a->views[v];
 	unsigned flags = MOAT_VIEW_UNWRAPPED | add | (p->flags & MOAT_VIEW_SUBST);
-	int ff = p->feeds_first, ft = p->feeds_from, depth = p->depth;
+	int ff = p->feeds_first, ft = p->feeds_from, depth = p->depth + ddepth;
 	size_t c;
 	int r;
 
 	if (argc == 0)
 		return 0;
+	if (depth > MOAT_CMD_MAX_DEPTH)
+		return an_fail(an, woff(cx, vw[0]), "commands nested too deep", NULL);
 	if (vw[0]->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB))
 		flags |= MOAT_VIEW_DYNAMIC;
 	for (size_t i = 1; i < argc; i++)
 		if (vw[i]->flags & MOAT_SHW_EXPAND)
 			flags |= MOAT_VIEW_DYNAMIC_ARGS;
-	if ((r = new_view(an, argv, vw, argc, flags, depth, ff, ft, (int)v, &c)))
+	if ((flags & MOAT_VIEW_DYNAMIC) || memchr(argv[0], '/', vw[0]->len))
+		text = NULL; /* the text starts with the basename: join it afresh */
+	if ((r = new_view_text(an, argv, vw, argc, flags, depth, ff, ft, (int)v, text, &c)))
 		return r;
 	return process(an, c, cx, chain + 1);
+}
+
+static int child(struct an *an, size_t v, const char *const *argv, const wref *vw, size_t argc,
+		 unsigned add, const struct wctx *cx, int chain)
+{
+	return child_at(an, v, argv, vw, argc, add, 0, NULL, cx, chain);
+}
+
+/* argv[k..] of view v. SECURITY: the text is shared with the parent's (no
+ * copy), so a chain of wrappers costs linear, not quadratic, time. */
+static int suffix_at(struct an *an, size_t v, size_t k, unsigned add, int ddepth,
+		     const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *p = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t off;
+
+	if (k >= p->argc)
+		return 0;
+	off = strlen(p->prog) + 1;
+	for (size_t i = 1; i < k; i++)
+		off += vw[i]->len + 1;
+	return child_at(an, v, p->argv + k, vw + k, p->argc - k,
+			add | (p->flags & MOAT_VIEW_DYNAMIC_ARGS & (cx->xargs ? ~0u : 0u)), ddepth,
+			p->text + off, cx, chain);
 }
 
 static int suffix(struct an *an, size_t v, size_t k, unsigned add, const struct wctx *cx,
 		  int chain)
 {
-	const struct moat_cmdview *p = &an->a->views[v];
+	return suffix_at(an, v, k, add, 0, cx, chain);
+}
 
-	if (k >= p->argc)
-		return 0;
-	return child(an, v, p->argv + k, an->vw[v] + k, p->argc - k,
-		     add | (p->flags & MOAT_VIEW_DYNAMIC_ARGS & (cx->xargs ? ~0u : 0u)), cx, chain);
+/* eval's words would be parsed back into themselves: no quoting, expansion,
+ * glob, brace or shell syntax in them */
+static bool plain_words(const struct moat_cmdview *v, const wref *vw, size_t from)
+{
+	static const unsigned char safe[256] = {
+		['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+		['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+		['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+		['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1,
+		['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
+		['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+		['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1,
+		['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1,
+		['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['_'] = 1,
+		['-'] = 1, ['.'] = 1, ['/'] = 1, [':'] = 1, ['+'] = 1, ['@'] = 1, ['%'] = 1,
+	};
+
+	for (size_t i = from; i < v->argc; i++) {
+		if (vw[i]->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_TILDE))
+			return false;
+		if (vw[i]->len == 0)
+			return false;
+		for (size_t k = 0; k < vw[i]->len; k++)
+			if (!safe[(unsigned char)v->argv[i][k]])
+				return false;
+	}
+	/* the first word must not become a keyword or an assignment */
+	if (from >= v->argc || strchr(v->argv[from], '='))
+		return false;
+	{
+		static const char *const kw[] = {"if", "then", "else", "elif", "fi", "do", "done",
+						 "case", "esac", "while", "until", "for", "select",
+						 "function", "in", "time", "coproc"};
+
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(kw); k++)
+			if (strcmp(v->argv[from], kw[k]) == 0)
+				return false;
+	}
+	return true;
 }
 
 struct optspec {
@@ -1998,15 +2098,20 @@ static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v)
 
 /* Text a shell parses again: parse it one level deeper. Unknown text
  * (lenient) that does not parse is left alone: it is flagged dynamic. */
-static int reparse(struct an *an, const char *text, size_t len, const struct wctx *c, bool lenient)
+static int reparse(struct an *an, const char *text, size_t len, const struct wctx *cx,
+		   bool lenient)
 {
 	struct moat_sh_node *root;
 	struct moat_sh_error se;
+	struct wctx cc = *cx, *c = &cc;
 	int r;
 
+	cc.nest++;
 	if (c->depth > MOAT_CMD_MAX_DEPTH)
 		return an_fail(an, c->eoff, "commands nested too deep", NULL);
-	r = moat_sh_parse(an->ar, text, len, &root, &se);
+	/* SECURITY: the nesting already walked counts against the limit of the
+	 * re-parse, so the stack stays bounded whatever the number of levels */
+	r = moat_sh_parse_nested(an->ar, text, len, c->nest, &root, &se);
 	if (r == -ENOMEM)
 		return an_oom(an);
 	if (r) {
@@ -2649,6 +2754,12 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return 0;
 		while (i < view->argc && is_assignment(view->argv[i]))
 			i++;
+		/* "-h HOST" or "-h" (help): when -h came last, also read past HOST */
+		if (i > 1 && i + 1 < view->argc && strcmp(view->argv[i - 1], "-h") == 0) {
+			if ((r = suffix(an, v, i + 1, 0, cx, chain)))
+				return r;
+			view = &a->views[v];
+		}
 		if (i < view->argc)
 			return suffix(an, v, i, 0, cx, chain);
 		if (seen['s'] || seen['i'])
@@ -2758,6 +2869,9 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return suffix(an, v, 1, 0, cx, chain);
 		return 0;
 	case PK_EVAL:
+		/* SECURITY: "eval eval ... ls" must not re-parse the rest at every level */
+		if (plain_words(view, vw, 1))
+			return suffix_at(an, v, 1, 0, 1, cx, chain);
 		return do_eval_like(an, v, 1, cx);
 	case PK_FIND:
 		return do_find(an, v, cx, chain);
@@ -2808,6 +2922,47 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		bool found;
 
 		return find_dash_c(an, v, cx, &found);
+	}
+	case PK_ALIAS:
+		/* alias NAME='rm -rf /': the value is a command (run when the alias is) */
+		for (i = 1; i < view->argc; i++) {
+			const char *eq = strchr(view->argv[i], '=');
+			struct wctx c;
+
+			if (!eq || eq == view->argv[i] || !eq[1])
+				continue;
+			c = nest_ctx_of(cx, vw[i], v);
+			if ((r = reparse(an, eq + 1, strlen(eq + 1), &c, true)))
+				return r;
+			view = &a->views[v];
+			vw = an->vw[v];
+		}
+		return 0;
+	case PK_TRAP:
+		/* trap 'CMD' SIGNAL...: CMD runs later */
+		i = 1;
+		if (i < view->argc && strcmp(view->argv[i], "--") == 0)
+			i++;
+		if (i + 1 < view->argc && !is_opt(view->argv[i]) && strcmp(view->argv[i], "-") != 0) {
+			struct wctx c = nest_ctx_of(cx, vw[i], v);
+
+			if (vw[i]->flags & MOAT_SHW_EXPAND)
+				a->dynamic = true;
+			return reparse(an, view->argv[i], vw[i]->len, &c, true);
+		}
+		return 0;
+	case PK_UNSHARE: {
+		static const char *const larg[] = {"propagation", "setuid", "setgid", "root", "wd",
+						   "kill-child", "map-user", "map-group", NULL};
+		static const struct optspec sp = {"SGRwl", "", larg, NULL, false};
+
+		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
+	}
+	case PK_NSENTER: {
+		static const char *const larg[] = {"target", "setuid", "setgid", NULL};
+		static const struct optspec sp = {"tSG", "", larg, NULL, false};
+
+		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
 	}
 	case PK_SOURCE:
 		if (view->argc > 1) {

@@ -28,6 +28,7 @@
 
 #include "base/json.h"
 #include "core/glob.h"
+#include "core/path.h"
 
 /* Seed 000's table, in its order, then additions (docs/configuration.md). */
 const char *const moat_default_denied_paths[] = {
@@ -435,9 +436,11 @@ static bool glob_special(char c)
 	return strchr("\\*?[]{},$~", c) != NULL;
 }
 
-static int put_value(struct moat_buf *out, const char *name, const char *val, unsigned flags,
-		     struct moat_error *err)
+static int put_value(struct moat_buf *out, const char *name, const char *val, char next,
+		     unsigned flags, struct moat_error *err)
 {
+	char norm[MOAT_PATH_MAX];
+
 	/* SECURITY: an unset or empty variable is an error, never "": with X
 	 * empty, "$X/<star><star>" would become "/<star><star>", every path. */
 	if (!val) {
@@ -451,6 +454,18 @@ static int put_value(struct moat_buf *out, const char *name, const char *val, un
 	if (!strcmp(name, "HOME") && val[0] != '/') {
 		moat_error_set(err, "HOME is not an absolute path");
 		return -EINVAL;
+	}
+	/* SECURITY: an absolute value goes in normalized, as the paths it is
+	 * compared with are: with HOME=/home/u/ (or /), "~/.x/<star><star>"
+	 * would read "/home/u//.x/..." ("//.x/...") and never match */
+	if (val[0] == '/') {
+		if (moat_path_normalize_posix(val, strlen(val), NULL, norm, sizeof(norm)) < 0) {
+			moat_error_set(err, "environment variable %s is not a usable path", name);
+			return -EINVAL;
+		}
+		if (!strcmp(norm, "/") && next == '/')
+			return 0;
+		val = norm;
 	}
 	for (const char *p = val; *p; p++) {
 		/* SECURITY: a value is data, not a pattern: "/home/a*" must
@@ -478,7 +493,7 @@ int moat_config_expand_ex(const char *in, unsigned flags, struct moat_buf *out,
 				       "~user is not supported (use an absolute path or $HOME)");
 			return -EINVAL;
 		}
-		r = put_value(out, "HOME", moat_config_env("HOME"), flags, err);
+		r = put_value(out, "HOME", moat_config_env("HOME"), in[1], flags, err);
 		if (r < 0)
 			return r;
 		i = 1;
@@ -533,7 +548,7 @@ int moat_config_expand_ex(const char *in, unsigned flags, struct moat_buf *out,
 			i += n + 1;
 		}
 		name[n] = '\0';
-		r = put_value(out, name, moat_config_env(name), flags, err);
+		r = put_value(out, name, moat_config_env(name), in[i], flags, err);
 		if (r < 0)
 			return r;
 		if (out->len > MOAT_CONFIG_MAX_STRING)

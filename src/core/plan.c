@@ -273,6 +273,12 @@ int moat_profile_builtin(const char *name, struct moat_profile *p)
 			return r;
 		}
 	}
+	/* tools write to the home directory (npm, pip, go and cargo caches,
+	 * shell history): they get a private copy-on-write view whose writes
+	 * vanish with the sandbox, so they work and nothing they write (a
+	 * poisoned cache, an edited ~/.bashrc) survives the call */
+	p->home_cow = true;
+	p->set |= MOAT_PF_HOME;
 	if (!strcmp(name, "readonly")) {
 		p->workspace = MOAT_WS_RO;
 		p->net = MOAT_NET_DENY;
@@ -346,6 +352,8 @@ int moat_profile_layer(struct moat_profile *base, const struct moat_profile *ove
 			return refuse(err, base, "replacing the protected paths", "filesystem");
 		if ((s & MOAT_PF_SOCKETS) && (over->sockets.n || over->sockets.replace))
 			return refuse(err, base, "a host socket", "filesystem");
+		if ((s & MOAT_PF_HOME) && over->home_cow && !base->home_cow)
+			return refuse(err, base, "a writable home", "filesystem");
 	}
 	if (net_imm && (s & MOAT_PF_NET)) {
 		bool ok = over->net < base->net ||
@@ -388,6 +396,8 @@ int moat_profile_layer(struct moat_profile *base, const struct moat_profile *ove
 		goto fail;
 	if ((s & MOAT_PF_SOCKETS) && (r = strv_extend(&base->sockets, &over->sockets)) < 0)
 		goto fail;
+	if (s & MOAT_PF_HOME)
+		base->home_cow = over->home_cow;
 	if ((s & MOAT_PF_ENV_PASS) && (r = strv_extend(&base->env_pass, &over->env_pass)) < 0)
 		goto fail;
 	if (s & MOAT_PF_NET) {
@@ -1107,6 +1117,8 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 				return r;
 		}
 	}
+	p->home_cow = p->mntns && pr->home_cow && p->home;
+
 	for (size_t i = 0; i < pr->sockets.n; i++) {
 		r = expand_path(pr->sockets.v[i], p->home, NULL, path, sizeof(path));
 		if (r < 0) {
@@ -1572,6 +1584,7 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	js_strv(b, &p->protect);
 	moat_buf_puts(b, ",\n    \"host_sockets_allowed\": ");
 	js_strv(b, &p->sockets);
+	moat_buf_printf(b, ",\n    \"home_copy_on_write\": %s", p->home_cow ? "true" : "false");
 	moat_buf_printf(b,
 			",\n    \"private_tmp\": %s, \"private_pts\": %s, \"hide_run\": %s, "
 			"\"fresh_proc\": %s, \"scratch_tmpdir\": %s\n  }",

@@ -137,6 +137,7 @@ enum moat_fallback {
 #define MOAT_PF_ENV_PASS (1u << 13)
 #define MOAT_PF_FALLBACK (1u << 14)
 #define MOAT_PF_SOCKETS (1u << 15)
+#define MOAT_PF_HOME (1u << 16)
 
 /* Seed 004's dimensions, for immutability. */
 #define MOAT_DIM_FS (1u << 0)
@@ -165,6 +166,7 @@ struct moat_profile {
 	struct moat_strv mask;	  /* extra masked paths (on top of the policy's denied paths) */
 	struct moat_strv protect; /* read-only names inside a writable workspace */
 	struct moat_strv sockets; /* host unix sockets left reachable */
+	bool home_cow;		  /* the home directory writable copy-on-write, writes discarded */
 	/* network */
 	enum moat_net_mode net;
 	uint16_t ports[MOAT_PLAN_MAX_PORTS];
@@ -337,6 +339,7 @@ struct moat_plan {
 	struct moat_strv mask_exempt; /* denied paths never masked (libc needs them) */
 	struct moat_strv protect;     /* relative to the workspace */
 	struct moat_strv sockets;     /* host sockets kept reachable */
+	bool home_cow;		      /* overlay on the home directory, writes discarded */
 	bool private_tmp;	      /* tmpfs on /tmp and /dev/shm */
 	bool hide_run;		      /* tmpfs on /run (host sockets) */
 	bool private_pts;	      /* a new devpts instance on /dev/pts (and /dev/ptmx) */

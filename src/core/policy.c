@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -49,6 +50,10 @@ struct layer {
 	struct moat_globset *denied_paths;
 	struct moat_globset *allowed_paths; /* NULL: no allow-list */
 	struct moat_globset *read_only_paths;
+	/* The same sets lower-cased, for drive and UNC paths (Windows names
+	 * are case-insensitive); NULL when lower-casing changes no pattern. */
+	struct moat_globset *path_rules_ci, *denied_paths_ci, *allowed_paths_ci;
+	struct moat_globset *read_only_paths_ci;
 
 	struct cmd_rule *cmd_rules;
 	size_t ncmd_rules;
@@ -128,6 +133,10 @@ static void layer_release(struct layer *l)
 	moat_globset_free(l->denied_paths);
 	moat_globset_free(l->allowed_paths);
 	moat_globset_free(l->read_only_paths);
+	moat_globset_free(l->path_rules_ci);
+	moat_globset_free(l->denied_paths_ci);
+	moat_globset_free(l->allowed_paths_ci);
+	moat_globset_free(l->read_only_paths_ci);
 	for (size_t i = 0; i < l->ncmd_rules; i++) {
 		free(l->cmd_rules[i].pattern);
 		if (l->cmd_rules[i].re)
@@ -251,6 +260,65 @@ static int build_pathset(const struct moat_policy *p, struct moat_globset **ret,
 	return 0;
 fail:
 	moat_globset_free(set);
+	return r;
+}
+
+static bool has_upper(const char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			return true;
+	return false;
+}
+
+/* The lower-cased twin of a path set, index for index, or NULL when no
+ * pattern has an upper-case letter. A pattern that does not compile
+ * lower-cased (a class range such as [Z-a]) is kept as it is. */
+static int ci_twin(const struct moat_globset *set, struct moat_globset **ret)
+{
+	size_t n = set ? moat_globset_count(set) : 0;
+	struct moat_globset *t = NULL;
+	struct moat_buf b = MOAT_BUF_INIT;
+	bool upper = false;
+	int r;
+
+	*ret = NULL;
+	for (size_t i = 0; i < n && !upper; i++)
+		upper = has_upper(moat_globset_pattern(set, i));
+	if (!upper)
+		return 0;
+	r = moat_globset_new(MOAT_GLOB_PATH, &t);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		const char *pat = moat_globset_pattern(set, i);
+		struct moat_error e;
+		long gi;
+
+		moat_buf_reset(&b);
+		for (const char *q = pat; *q; q++)
+			moat_buf_putc(&b, (*q >= 'A' && *q <= 'Z') ? (char)(*q + 32) : *q);
+		if (b.oom) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		gi = moat_globset_add(t, b.data, &e);
+		if (gi < 0)
+			gi = moat_globset_add(t, pat, &e);
+		if (gi < 0) {
+			r = (int)gi;
+			goto fail;
+		}
+	}
+	r = moat_globset_build(t);
+	if (r < 0)
+		goto fail;
+	moat_buf_release(&b);
+	*ret = t;
+	return 0;
+fail:
+	moat_buf_release(&b);
+	moat_globset_free(t);
 	return r;
 }
 
@@ -405,6 +473,11 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	}
 	r = build_pathset(p, &l->read_only_paths, &c->read_only_paths, NULL, err);
 	if (r < 0)
+		return r;
+	if ((r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
+	    (r = ci_twin(l->denied_paths, &l->denied_paths_ci)) < 0 ||
+	    (r = ci_twin(l->allowed_paths, &l->allowed_paths_ci)) < 0 ||
+	    (r = ci_twin(l->read_only_paths, &l->read_only_paths_ci)) < 0)
 		return r;
 	r = compile_cmd_rules(l, c, err);
 	if (r < 0)
@@ -563,6 +636,46 @@ static void rule_id(char *out, size_t n, const struct layer *l, const char *kind
 		snprintf(out, n, "%s%s", l->prefix, kind);
 }
 
+/* Startup files in a home directory that run code at the next login or shell
+ * (the shell analysis asks before writing them too, see core/cmd.c; the
+ * credential files there are denied paths by default). */
+static const char *const startup_files[] = {
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".gitconfig",
+    ".config/fish/config.fish",
+};
+
+/* true when path is a startup file in $HOME, /root or /home/NAME */
+static bool startup_file(const struct moat_policy *p, const char *path, long *ret_index)
+{
+	size_t hl = strlen(p->home);
+	const char *rel = NULL;
+
+	if (hl > 1 && !strncmp(path, p->home, hl) && path[hl] == '/')
+		rel = path + hl + 1;
+	else if (!strncmp(path, "/root/", 6))
+		rel = path + 6;
+	else if (!strncmp(path, "/home/", 6) && (rel = strchr(path + 6, '/')))
+		rel++;
+	if (!rel)
+		return false;
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_files); k++) {
+		if (!strcmp(rel, startup_files[k])) {
+			*ret_index = (long)k;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Check one path (the argument itself or a symlink hop/target) in one layer. */
 static void check_path_layer(struct call *c, size_t li, const char *path, bool is_link)
 {
@@ -571,12 +684,31 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 	size_t len = strlen(path);
 	char rule[160];
 	const char *via = is_link ? " (through a symbolic link)" : "";
+	/* SECURITY: Windows opens C:/X/.SSH as c:/x/.ssh: drive and UNC
+	 * paths meet lower-cased patterns lower-cased */
+	bool ci = moat_path_is_windows_form(path);
+	const struct moat_globset *rules =
+	    ci && l->path_rules_ci ? l->path_rules_ci : l->path_rules;
+	const struct moat_globset *denied =
+	    ci && l->denied_paths_ci ? l->denied_paths_ci : l->denied_paths;
+	const struct moat_globset *allowed =
+	    ci && l->allowed_paths_ci ? l->allowed_paths_ci : l->allowed_paths;
+	const struct moat_globset *ro =
+	    ci && l->read_only_paths_ci ? l->read_only_paths_ci : l->read_only_paths;
+	char low[MOAT_PATH_MAX];
+	const char *subj = path;
 	long i;
 
 	if (out->set && out->v == MOAT_DENY)
 		return;
+	if (ci && len < sizeof(low)) {
+		for (size_t k = 0; k <= len; k++)
+			low[k] =
+			    (path[k] >= 'A' && path[k] <= 'Z') ? (char)(path[k] + 32) : path[k];
+		subj = low;
+	}
 	/* 2. path rules: first match wins, its answer is final for this path */
-	i = moat_globset_first(l->path_rules, path, len);
+	i = moat_globset_first(rules, subj, len);
 	if (i >= 0) {
 		bool ok = ((c->access & ACCESS_READ) ? l->path_rule_read[i] : true) &&
 			  ((c->access & ACCESS_WRITE) ? l->path_rule_write[i] : true);
@@ -590,7 +722,7 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		return;
 	}
 	/* 3. denied paths */
-	i = moat_globset_first(l->denied_paths, path, len);
+	i = moat_globset_first(denied, subj, len);
 	if (i >= 0) {
 		rule_id(rule, sizeof(rule), l, "denied_paths",
 			moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -598,7 +730,7 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		return;
 	}
 	/* 4. read-only paths: readable, never writable */
-	i = moat_globset_first(l->read_only_paths, path, len);
+	i = moat_globset_first(ro, subj, len);
 	if (i >= 0) {
 		if (c->access & ACCESS_WRITE) {
 			rule_id(rule, sizeof(rule), l, "read_only_paths",
@@ -608,9 +740,20 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		return;
 	}
 	/* 4. allowed paths: if set, everything else is outside */
-	if (l->allowed_paths && moat_globset_first(l->allowed_paths, path, len) < 0) {
+	if (allowed && moat_globset_first(allowed, subj, len) < 0) {
 		rule_id(rule, sizeof(rule), l, "allowed_paths", NULL);
 		vset(out, MOAT_DENY, true, rule, "%s is outside the allowed paths%s", path, via);
+		return;
+	}
+	/* SECURITY: a file tool writing a shell startup file gets the same
+	 * ASK as the shell writing it, or write_file would be the way round */
+	if ((c->access & ACCESS_WRITE) && startup_file(c->p, path, &i)) {
+		char id[96];
+
+		snprintf(id, sizeof(id), "startup-write:~/%s", startup_files[i]);
+		rule_id(rule, sizeof(rule), l, id, NULL);
+		vset(out, MOAT_ASK, false, rule, "writes to ~/%s, a shell startup file%s",
+		     startup_files[i], via);
 	}
 }
 
@@ -633,18 +776,20 @@ static int visit_path(const char *path, void *ud)
 	return all_denied ? 1 : 0;
 }
 
-static int check_path_value(struct call *c, const char *key, json_t *val, struct moat_error *err)
+/* Check one spelling of a path argument: normalized, then every symlink on
+ * its way. */
+static int check_one_path(struct call *c, const char *key, const char *s, size_t len,
+			  struct moat_error *err)
 {
 	char norm[MOAT_PATH_MAX];
-	const char *s = json_string_value(val);
-	size_t len = json_string_length(val);
 	struct visit_ctx v = {c, norm};
 	int r;
 
 	r = moat_path_normalize(s, len, c->p->cwd, norm, sizeof(norm));
 	if (r < 0) {
 		moat_error_set(err, "argument '%s' is not a usable path (%s)", key,
-			       r == -ENAMETOOLONG ? "too long" : "empty, NUL byte or invalid UTF-8");
+			       r == -ENAMETOOLONG ? "too long"
+						  : "empty, NUL byte or invalid UTF-8");
 		return -EINVAL;
 	}
 	/* SECURITY: resolve from the raw spelling, as the kernel will: ".."
@@ -653,11 +798,170 @@ static int check_path_value(struct call *c, const char *key, json_t *val, struct
 	r = moat_path_resolve_input(s, len, c->p->cwd, norm, sizeof(norm), visit_path, &v);
 	if (r < 0) {
 		/* SECURITY: a path we cannot resolve is not allowed. */
-		for (size_t li = 0; li < c->p->nlayers; li++)
-			vset(&c->lv[li], MOAT_DENY, true, "path:unresolvable",
-			     "cannot resolve %s: %s", norm, strerror(-r));
+		for (size_t li = 0; li < c->p->nlayers; li++) {
+			if (r == -EXDEV)
+				vset(&c->lv[li], MOAT_DENY, true, "path:unresolvable",
+				     "cannot resolve %s: it goes through a link in /proc whose "
+				     "target depends on the process that opens it",
+				     norm);
+			else
+				vset(&c->lv[li], MOAT_DENY, true, "path:unresolvable",
+				     "cannot resolve %s: %s", norm, strerror(-r));
+		}
 	}
 	return 0;
+}
+
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+		return (ch | 0x20) - 'a' + 10;
+	return -1;
+}
+
+/* "file:///x", "file://localhost/x", "file:/x" -> "/x"; "file://host/x" ->
+ * "//host/x" (UNC); percent-escapes decoded. 1: written, 0: not a file URI,
+ * <0: a file URI that cannot be read safely. */
+static int file_uri_path(const char *s, size_t len, struct moat_buf *out)
+{
+	size_t i = 5;
+
+	if (len < 5 || strncasecmp(s, "file:", 5) != 0)
+		return 0;
+	if (len >= 7 && s[5] == '/' && s[6] == '/') {
+		size_t h = 7, e = 7;
+
+		while (e < len && s[e] != '/')
+			e++;
+		if (!(e - h == 0 || (e - h == 9 && strncasecmp(s + h, "localhost", 9) == 0))) {
+			moat_buf_puts(out, "//");
+			moat_buf_append(out, s + h, e - h);
+		}
+		i = e;
+	}
+	for (; i < len; i++) {
+		if (s[i] == '?' || s[i] == '#')
+			break;
+		if (s[i] == '%') {
+			int hi = i + 2 < len ? hex_digit(s[i + 1]) : -1;
+			int lo = i + 2 < len ? hex_digit(s[i + 2]) : -1;
+
+			/* SECURITY: "%00" would cut the path the tool opens */
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return -EINVAL;
+			moat_buf_putc(out, (char)(hi * 16 + lo));
+			i += 2;
+			continue;
+		}
+		moat_buf_putc(out, s[i]);
+	}
+	if (out->oom)
+		return -ENOMEM;
+	return out->len > 0 ? 1 : -EINVAL;
+}
+
+/* "~", "~/x", "~name/x", "$HOME/x", "${HOME}/x" as a tool that expands them
+ * reads them. 1: written, 0: nothing to expand, <0: cannot expand. */
+static int home_path(const struct moat_policy *p, const char *s, size_t len, struct moat_buf *out)
+{
+	size_t rest;
+
+	if (len >= 1 && s[0] == '~') {
+		size_t e = 1;
+
+		while (e < len && s[e] != '/')
+			e++;
+		if (e == 1) {
+			if (!p->home[0])
+				return -ENOENT;
+			moat_buf_puts(out, p->home);
+		} else {
+			/* ~name: the usual home of that user; the literal
+			 * relative name is checked as well */
+			for (size_t k = 1; k < e; k++)
+				if (!((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'z') &&
+				    !(s[k] >= '0' && s[k] <= '9') && !strchr("._-", s[k]))
+					return 0;
+			moat_buf_puts(out, e == 5 && !strncmp(s + 1, "root", 4) ? "/" : "/home/");
+			moat_buf_append(out, s + 1, e - 1);
+		}
+		rest = e;
+	} else if (len >= 5 && !strncmp(s, "$HOME", 5) && (len == 5 || s[5] == '/')) {
+		rest = 5;
+	} else if (len >= 7 && !strncmp(s, "${HOME}", 7) && (len == 7 || s[7] == '/')) {
+		rest = 7;
+	} else {
+		return 0;
+	}
+	if (s[0] == '$') {
+		if (!p->home[0])
+			return -ENOENT;
+		moat_buf_puts(out, p->home);
+	}
+	moat_buf_append(out, s + rest, len - rest);
+	return out->oom ? -ENOMEM : 1;
+}
+
+/* A path argument is checked as written and as any program might read it:
+ * without surrounding whitespace (tools often strip), with "~" and $HOME
+ * expanded (tools often expand them), and a file:// URI as its path. Every
+ * spelling must pass; each can only add a denial. */
+static int check_path_str(struct call *c, const char *key, const char *s, size_t len,
+			  struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *t = s;
+	size_t tl = len;
+	int r;
+
+	r = check_one_path(c, key, s, len, err);
+	if (r < 0)
+		return r;
+	while (tl > 0 && is_space(t[0])) {
+		t++;
+		tl--;
+	}
+	while (tl > 0 && is_space(t[tl - 1]))
+		tl--;
+	if (tl > 0 && tl != len) {
+		r = check_one_path(c, key, t, tl, err);
+		if (r < 0)
+			return r;
+	}
+	if (tl == 0)
+		return 0;
+	r = home_path(c->p, t, tl, &b);
+	if (r == 0) {
+		moat_buf_reset(&b);
+		r = file_uri_path(t, tl, &b);
+	}
+	if (r > 0)
+		r = check_one_path(c, key, b.data, b.len, err);
+	else if (r == -ENOENT) {
+		for (size_t li = 0; li < c->p->nlayers; li++)
+			vset(&c->lv[li], MOAT_DENY, true, "path:unresolvable",
+			     "cannot expand '~' or $HOME in argument '%s': no home directory is "
+			     "known",
+			     key);
+		r = 0;
+	} else if (r < 0) {
+		moat_error_set(err, "argument '%s' is not a usable path (%s)", key,
+			       r == -ENOMEM ? "out of memory" : "bad file URI");
+	}
+	moat_buf_release(&b);
+	return r < 0 ? -EINVAL : 0;
+}
+
+static int check_path_value(struct call *c, const char *key, json_t *val, struct moat_error *err)
+{
+	return check_path_str(c, key, json_string_value(val), json_string_length(val), err);
 }
 
 static bool is_path_key(const struct call *c, const char *key)
@@ -674,7 +978,85 @@ static bool is_path_key(const struct call *c, const char *key)
 
 static bool is_paths_key(const char *key)
 {
-	return !strcmp(key, "paths") || moat_str_has_suffix(key, "_paths");
+	size_t n = strlen(key);
+
+	return !strcasecmp(key, "paths") || (n > 6 && !strcasecmp(key + n - 6, "_paths")) ||
+	       (n > 5 && !strcmp(key + n - 5, "Paths") && key[n - 6] >= 'a' && key[n - 6] <= 'z');
+}
+
+/* Names that MCP servers and agents commonly give to path arguments,
+ * beyond the built-in path-like names. They are checked only for tools
+ * nobody declared: such a tool gets ASK anyway, so treating one more of its
+ * arguments as a path can only turn that ASK into a DENY for a denied path,
+ * never allow anything; a declared tool says which arguments are paths. */
+static bool undeclared_path_name(const char *key)
+{
+	static const char *const exact[] = {
+	    "file",	"files",   "filename",	  "filenames", "file_name",   "fname",
+	    "pathname", "dir",	   "dirs",	  "dirname",   "folder",      "folders",
+	    "root",	"source",  "sources",	  "src",       "destination", "dest",
+	    "dst",	"target",  "targets",	  "output",    "location",    "uri",
+	    "uris",	"workdir", "working_dir",
+	};
+	static const char *const suffixes[] = {"_file", "_files", "_folder", "_dirs", "_uri"};
+	static const char *const camel[] = {"File", "Files", "Folder", "Dirs", "Uri"};
+	size_t n = strlen(key);
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(exact); i++)
+		if (!strcasecmp(key, exact[i]))
+			return true;
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(suffixes); i++) {
+		size_t k = strlen(suffixes[i]);
+
+		if (n > k && !strcasecmp(key + n - k, suffixes[i]))
+			return true;
+	}
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(camel); i++) {
+		size_t k = strlen(camel[i]);
+
+		if (n > k && !strcmp(key + n - k, camel[i]) &&
+		    ((key[n - k - 1] >= 'a' && key[n - k - 1] <= 'z') ||
+		     (key[n - k - 1] >= '0' && key[n - k - 1] <= '9')))
+			return true;
+	}
+	return false;
+}
+
+/* An undeclared tool's arguments, at any depth: strings under path-like
+ * names (built-in or common), and file:// URIs anywhere. */
+static int check_undeclared(struct call *c, const char *key, json_t *val, bool named,
+			    struct moat_error *err)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_string(val)) {
+		const char *s = json_string_value(val);
+		size_t len = json_string_length(val);
+
+		if (named)
+			return check_path_str(c, key, s, len, err);
+		if (len >= 5 && !strncasecmp(s, "file:", 5))
+			return check_path_str(c, key, s, len, err);
+		return 0;
+	}
+	if (json_is_array(val)) {
+		json_array_foreach(val, i, v) {
+			if (check_undeclared(c, key, v, named, err) < 0)
+				return -EINVAL;
+		}
+		return 0;
+	}
+	if (json_is_object(val)) {
+		json_object_foreach(val, k, v) {
+			bool nm = is_path_key(c, k) || is_paths_key(k) || undeclared_path_name(k);
+
+			if (check_undeclared(c, k, v, nm, err) < 0)
+				return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static int check_paths(struct call *c, json_t *args, struct moat_error *err)
@@ -703,6 +1085,13 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 				if (check_path_value(c, key, el, err) < 0)
 					return -EINVAL;
 			}
+		} else if (is_paths_key(key) && json_is_string(val)) {
+			/* SECURITY: a tool may take one path where it takes several */
+			if (check_path_value(c, key, val, err) < 0)
+				return -EINVAL;
+		} else if (!c->declared) {
+			if (check_undeclared(c, key, val, undeclared_path_name(key), err) < 0)
+				return -EINVAL;
 		}
 	}
 	return 0;

@@ -2236,6 +2236,12 @@ static int parse_list(struct psr *p, unsigned term, struct moat_sh_node **ret)
 int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat_sh_node **ret,
 		  struct moat_sh_error *err)
 {
+	return moat_sh_parse_nested(a, src, len, 0, ret, err);
+}
+
+int moat_sh_parse_nested(struct moat_arena *a, const char *src, size_t len, int nest,
+			 struct moat_sh_node **ret, struct moat_sh_error *err)
+{
 	char inline_text[512];
 	struct moat_sh_word inline_words[32];
 	struct sh_ctx c;
@@ -2267,6 +2273,7 @@ int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat
 	c.tcap = sizeof(inline_text);
 	c.ws = inline_words;
 	c.wcap = sizeof(inline_words) / sizeof(inline_words[0]);
+	c.nest = nest < 0 ? 0 : nest;
 	memset(&p, 0, sizeof(p));
 	p.c = &c;
 	p.s = src;

@@ -184,6 +184,11 @@ struct moat_sh_error {
  * -ENOMEM. Everything hangs off the arena. */
 int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat_sh_node **ret,
 		  struct moat_sh_error *err);
+/* The same for text found nested nest levels deep in another command (sh -c
+ * BODY): the nesting limit counts from there, so re-parsed text cannot add
+ * its own MOAT_SH_MAX_NEST levels of recursion. */
+int moat_sh_parse_nested(struct moat_arena *a, const char *src, size_t len, int nest,
+			 struct moat_sh_node **ret, struct moat_sh_error *err);
 
 /* Line and column (1-based) of a byte offset, for messages. */
 void moat_sh_line_col(const char *src, size_t len, size_t off, int *ret_line, int *ret_col);

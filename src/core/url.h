@@ -28,17 +28,17 @@
 
 enum moat_host_class {
 	MOAT_HOST_PUBLIC = 0,
-	MOAT_HOST_LOOPBACK,	/* localhost, 127/8, ::1, ::ffff:127.x */
-	MOAT_HOST_UNSPECIFIED,	/* 0.0.0.0, :: */
-	MOAT_HOST_LINK_LOCAL,	/* 169.254/16, fe80::/10 */
-	MOAT_HOST_METADATA,	/* 169.254.169.254, fd00:ec2::254, metadata.google.internal */
-	MOAT_HOST_PRIVATE,	/* 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 */
+	MOAT_HOST_LOOPBACK,	 /* localhost, 127/8, ::1, ::ffff:127.x */
+	MOAT_HOST_UNSPECIFIED,	 /* 0.0.0.0, :: */
+	MOAT_HOST_LINK_LOCAL,	 /* 169.254/16, fe80::/10 */
+	MOAT_HOST_METADATA,	 /* 169.254.169.254, fd00:ec2::254, metadata.google.internal */
+	MOAT_HOST_PRIVATE,	 /* 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 */
 	MOAT_HOST_INTERNAL_NAME, /* *.internal, *.local, *.localhost, single-label names */
 };
 
 struct moat_url {
 	char scheme[16];
-	char host[256];	/* canonical: lower-case name, dotted quad, or IPv6 without brackets */
+	char host[256]; /* canonical: lower-case name, dotted quad, or IPv6 without brackets */
 	int port;	/* explicit or scheme default; -1 if unknown */
 	bool host_is_ip;
 	bool has_userinfo;

@@ -375,7 +375,8 @@ static uint64_t plan_access_of(const struct moat_plan *p, const char *path)
 	return a;
 }
 
-int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *late, int max)
+int moat_landlock_late_rules(const struct moat_plan *p, const struct moat_mounts *m,
+			     struct moat_ll_late *late, int max)
 {
 	uint64_t root = plan_access_of(p, "/");
 	int n = 0;
@@ -398,6 +399,15 @@ int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *lat
 		late[n++] = (struct moat_ll_late){"/dev/pts", tty, true};
 		late[n++] = (struct moat_ll_late){"/dev/ptmx", tty, false};
 	}
+	/* the home directory's copy-on-write view: writes land in a private
+	 * tmpfs (spawn.c skips this rule if the overlay did not mount) */
+	for (size_t i = 0; m && i < m->n && n < max; i++)
+		if (m->ops[i].kind == MOAT_MNT_OVERLAY)
+			late[n++] = (struct moat_ll_late){
+			    m->ops[i].target,
+			    moat_landlock_access(MOAT_FS_READ | MOAT_FS_WRITE | MOAT_FS_EXEC,
+						 &p->ll),
+			    true};
 	return n;
 }
 

@@ -110,9 +110,18 @@ void moat_mounts_release(struct moat_mounts *m)
 
 /* The directories a tmpfs will cover in the sandbox. */
 struct hidden {
-	const char *v[4];
+	const char *v[5];
+	bool cow[5]; /* an overlay (the home directory), not an empty tmpfs */
 	size_t n;
 };
+
+static bool within_tmpfs(const struct hidden *h, const char *path)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (!h->cow[i] && moat_path_within(path, h->v[i]))
+			return true;
+	return false;
+}
 
 static bool within_hidden(const struct hidden *h, const char *path)
 {
@@ -199,7 +208,7 @@ static int mask_one(const struct moat_plan *p, struct moat_mounts *m, const stru
 			       p->workspace);
 		return -EINVAL;
 	}
-	if (hid && within_hidden(hid, real)) {
+	if (hid && within_tmpfs(hid, real)) {
 		/* under a tmpfs already, unless a kept path brings it back */
 		bool kept = false;
 
@@ -492,7 +501,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, struc
 
 int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moat_error *err)
 {
-	struct hidden hid = {{NULL}, 0};
+	struct hidden hid;
 	struct keep keep[MOAT_PLAN_MAX_PATHS + 8];
 	size_t nkeep = 0, mask_start;
 	struct stat st;
@@ -500,6 +509,7 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	int r = 0;
 
 	memset(m, 0, sizeof(*m));
+	memset(&hid, 0, sizeof(hid));
 	if (!p->mntns && !p->landlock)
 		return 0;
 	if (!p->mntns)
@@ -517,6 +527,16 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 		if (lstat("/var/run", &st) == 0 && S_ISDIR(st.st_mode))
 			hid.v[hid.n++] = "/var/run"; /* a real directory, not the usual link */
 	}
+	/* the home directory, copy-on-write: unless it lives under a tmpfs
+	 * above (then it is kept read-only), the workspace contains it (then
+	 * the workspace rules apply), or its path cannot be an overlayfs
+	 * option */
+	if (p->home_cow && p->home && !within_hidden(&hid, p->home) &&
+	    !moat_path_within(p->home, p->workspace) && !strpbrk(p->home, ",:\\") &&
+	    strlen(p->home) < 1024 && stat(p->home, &st) == 0 && S_ISDIR(st.st_mode)) {
+		hid.cow[hid.n] = true;
+		hid.v[hid.n++] = p->home;
+	}
 
 	/* 2. hidden paths the sandbox must still see: workspace, rules, home,
 	 * allowed sockets, the resolver configuration */
@@ -529,7 +549,7 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 			r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), path,
 				     !(p->fs[i].access & MOAT_FS_WRITE));
 	}
-	if (r == 0 && p->home && within_hidden(&hid, p->home))
+	if (r == 0 && p->home && within_tmpfs(&hid, p->home))
 		r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), p->home, true);
 	for (size_t i = 0; i < p->sockets.n && r == 0; i++)
 		if (within_hidden(&hid, p->sockets.v[i]))
@@ -565,6 +585,9 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 		if (!strcmp(hid.v[i], "/run") || !strcmp(hid.v[i], "/var/run"))
 			r = add_op(m, MOAT_MNT_TMPFS, hid.v[i], -1, true, false,
 				   "mode=0755,size=1m", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+	for (size_t i = 0; i < hid.n && r == 0; i++)
+		if (hid.cow[i])
+			r = add_op(m, MOAT_MNT_OVERLAY, hid.v[i], -1, true, false, NULL, 0);
 	for (size_t i = 0; i < nkeep && r == 0; i++) {
 		bool inner = false;
 
@@ -675,6 +698,8 @@ static const char *kind_name(enum moat_mount_kind k)
 		return "devpts";
 	case MOAT_MNT_PTMX:
 		return "ptmx";
+	case MOAT_MNT_OVERLAY:
+		return "home-copy-on-write";
 	}
 	return "?";
 }
@@ -887,10 +912,101 @@ fail : {
 }
 }
 
+/* The private tmpfs holding the overlays' upper and work directories
+ * (detached: the command never sees it). */
+static int make_scratch_source(void)
+{
+	int fs, mnt;
+
+	fs = (int)syscall(X_NR_fsopen, "tmpfs", X_FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (syscall(X_NR_fsconfig, fs, X_FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    syscall(X_NR_fsconfig, fs, X_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+
+		close(fs);
+		return -e;
+	}
+	mnt = (int)syscall(X_NR_fsmount, fs, X_FSMOUNT_CLOEXEC,
+			   X_MOUNT_ATTR_NOSUID | X_MOUNT_ATTR_NODEV);
+	close(fs);
+	return mnt < 0 ? -errno : mnt;
+}
+
+static bool cow_ok;
+
+bool moat_ns_child_cow_ok(void)
+{
+	return cow_ok;
+}
+
+static int mount_overlay_opts(int src, size_t idx, const char *target, bool userxattr);
+
+/* "lowerdir=T,upperdir=/proc/self/fd/S/Nu,workdir=/proc/self/fd/S/Nw,userxattr" */
+static int mount_overlay(int src, size_t idx, const char *target)
+{
+	return mount_overlay_opts(src, idx, target, true);
+}
+
+/* kernels whose tmpfs lacks user xattrs (before 6.6) refuse userxattr */
+static int mount_overlay_plain(int src, size_t idx, const char *target)
+{
+	return mount_overlay_opts(src, idx, target, false);
+}
+
+static int mount_overlay_opts(int src, size_t idx, const char *target, bool userxattr)
+{
+	char up[16], wk[16], opts[1200], num[24], fdnum[24];
+	size_t o = 0;
+	const char *parts[9];
+
+	fmt_ulong(num, (unsigned long)idx);
+	fmt_ulong(fdnum, (unsigned long)src);
+	up[0] = wk[0] = '\0';
+	{
+		size_t l = strlen(num);
+
+		memcpy(up, num, l);
+		memcpy(up + l, "u", 2);
+		memcpy(wk, num, l);
+		memcpy(wk + l, "w", 2);
+	}
+	if ((mkdirat(src, up, 0700) < 0 && errno != EEXIST) ||
+	    (mkdirat(src, wk, 0700) < 0 && errno != EEXIST))
+		return -errno;
+	parts[0] = "lowerdir=";
+	parts[1] = target;
+	parts[2] = ",upperdir=/proc/self/fd/";
+	parts[3] = fdnum;
+	parts[4] = "/";
+	parts[5] = up;
+	parts[6] = ",workdir=/proc/self/fd/";
+	parts[7] = fdnum;
+	parts[8] = NULL;
+	for (size_t i = 0; parts[i]; i++) {
+		size_t l = strlen(parts[i]);
+
+		if (o + l + 40 >= sizeof(opts))
+			return -ENAMETOOLONG;
+		memcpy(opts + o, parts[i], l);
+		o += l;
+	}
+	opts[o++] = '/';
+	memcpy(opts + o, wk, strlen(wk));
+	o += strlen(wk);
+	memcpy(opts + o, userxattr ? ",userxattr" : "", userxattr ? 11 : 1);
+	if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+		return -errno;
+	return 0;
+}
+
 int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep)
 {
 	int trees[MOAT_MASK_MAX_MOUNTS];
-	int mask_src = -1, r = 0;
+	int mask_src = -1, scratch_src = -1, r = 0;
+
+	cow_ok = false;
 
 	/* kept paths: clone their trees now, before a tmpfs hides them */
 	for (size_t i = 0; i < m->n; i++) {
@@ -965,8 +1081,27 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "ptmx on ",
 						  op->target);
 			break;
+		case MOAT_MNT_OVERLAY:
+			if (scratch_src < 0) {
+				scratch_src = make_scratch_source();
+				if (scratch_src < 0)
+					return child_fail(rep, MOAT_STEP_MOUNT, -scratch_src,
+							  "the overlay tmpfs", NULL);
+			}
+			/* the view only adds writes that vanish: when overlayfs
+			 * refuses (an old kernel, a home it cannot stack on),
+			 * the home directory stays read-only and its late
+			 * Landlock rule is skipped (moat_ns_child_cow_ok) */
+			r = mount_overlay(scratch_src, i, op->target);
+			if (r == -EINVAL)
+				r = mount_overlay_plain(scratch_src, i, op->target);
+			cow_ok = r == 0;
+			r = 0;
+			break;
 		}
 	}
+	if (scratch_src >= 0)
+		close(scratch_src);
 	if (mask_src >= 0)
 		close(mask_src);
 	return 0;

@@ -202,23 +202,21 @@ int moat_probe(struct moat_kfeatures *kf)
 	return 0;
 }
 
-static int userns_child(void *arg)
-{
-	(void)arg;
-	_exit(0);
-}
-
 int moat_probe_thorough(struct moat_kfeatures *kf)
 {
 	int r = moat_probe(kf);
-	static char stack[16384] __attribute__((aligned(16)));
 	pid_t pid;
 	int st;
 
 	if (r < 0 || !kf->userns)
 		return r;
-	pid = clone(userns_child, stack + sizeof(stack),
-		    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, NULL);
+	/* fork-style (the child runs on a copy of this stack) and exits at once */
+	pid = (pid_t)syscall(
+	    SYS_clone,
+	    (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD),
+	    NULL, NULL, NULL, NULL);
+	if (pid == 0)
+		_exit(0);
 	if (pid < 0) {
 		kf->userns = false;
 		snprintf(kf->userns_why, sizeof(kf->userns_why),

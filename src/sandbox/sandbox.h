@@ -61,9 +61,10 @@ struct moat_ll_late {
 	uint64_t access;
 	bool is_dir;
 };
-#define MOAT_LL_LATE_MAX 8
-/* Fill late[] for the plan; returns how many. */
-int moat_landlock_late_rules(const struct moat_plan *p, struct moat_ll_late *late, int max);
+#define MOAT_LL_LATE_MAX 24
+/* Fill late[] for the plan (and the overlays among the mounts); returns how many. */
+int moat_landlock_late_rules(const struct moat_plan *p, const struct moat_mounts *m,
+			     struct moat_ll_late *late, int max);
 /* Child side: add one rule by path (no allocation). */
 int moat_landlock_add_late(int ruleset_fd, const struct moat_ll_late *late);
 /* Enforce (child side): landlock_restrict_self. */
@@ -107,6 +108,7 @@ enum moat_mount_kind {
 	MOAT_MNT_PROC,	    /* a procfs of the sandbox's PID namespace */
 	MOAT_MNT_DEVPTS,    /* a new devpts instance; target /dev/pts */
 	MOAT_MNT_PTMX,	    /* /dev/pts/ptmx bound over /dev/ptmx */
+	MOAT_MNT_OVERLAY,   /* the home directory copy-on-write; writes go to a private tmpfs */
 };
 
 struct moat_mount_op {
@@ -141,6 +143,8 @@ void moat_mounts_release(struct moat_mounts *m);
  * returns 0 or -errno with rep filled. */
 int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep);
 int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep);
+/* After moat_ns_child_mounts: did the copy-on-write home view mount? */
+bool moat_ns_child_cow_ok(void);
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep);
 int moat_ns_child_loopback(struct moat_child_report *rep);
 /* The mounts as a JSON array (after prepare), for --print-plan. */

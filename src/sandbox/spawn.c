@@ -257,6 +257,11 @@ static int child_main(void *arg)
 		fail_step(a, MOAT_STEP_NO_NEW_PRIVS, errno, NULL);
 	/* 11 */
 	for (int i = 0; i < s->nll_late && s->ll_fd >= 0; i++) {
+		/* SECURITY: without its overlay, the home directory is the real
+		 * one: no write rule for it */
+		if (p->home_cow && p->home && !strcmp(s->ll_late[i].path, p->home) &&
+		    !moat_ns_child_cow_ok())
+			continue;
 		r = moat_landlock_add_late(s->ll_fd, &s->ll_late[i]);
 		if (r < 0)
 			fail_step(a, MOAT_STEP_LANDLOCK, -r, s->ll_late[i].path);
@@ -303,13 +308,21 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
 	s->gid = getgid();
 
 	if (p->scratch_tmp) {
-		const char *base = "/tmp";
+		/* a tmpfs when there is one we own (creating a directory there is
+		 * far cheaper than on a journaled /tmp): the user's runtime
+		 * directory, /dev/shm, then /tmp */
+		const char *bases[] = {secure_getenv("XDG_RUNTIME_DIR"), "/dev/shm", "/tmp"};
 
-		snprintf(s->scratch, sizeof(s->scratch), "%s/moat-tmp-XXXXXX", base);
-		if (!mkdtemp(s->scratch)) {
-			r = -errno;
-			moat_error_set(err, "cannot create a scratch directory in %s: %s", base,
-				       strerror(-r));
+		r = -ENOENT;
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(bases) && r < 0; i++) {
+			if (!bases[i] || bases[i][0] != '/' ||
+			    (size_t)snprintf(s->scratch, sizeof(s->scratch), "%s/moat-tmp-XXXXXX",
+					     bases[i]) >= sizeof(s->scratch))
+				continue;
+			r = mkdtemp(s->scratch) ? 0 : -errno;
+		}
+		if (r < 0) {
+			moat_error_set(err, "cannot create a scratch directory: %s", strerror(-r));
 			s->scratch[0] = '\0';
 			return r;
 		}
@@ -319,7 +332,7 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
 		r = moat_landlock_build(p, &s->mounts, s->scratch[0] ? s->scratch : NULL, &s->ll_fd,
 					s->uncarved, sizeof(s->uncarved), err);
 	if (r == 0)
-		s->nll_late = moat_landlock_late_rules(p, s->ll_late, MOAT_LL_LATE_MAX);
+		s->nll_late = moat_landlock_late_rules(p, &s->mounts, s->ll_late, MOAT_LL_LATE_MAX);
 	if (r == 0)
 		r = moat_seccomp_compile(p, &s->bpf, err);
 	if (r == 0)

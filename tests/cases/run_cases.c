@@ -8,7 +8,8 @@
  *   TOOL {ARGS} -> VERDICT [RULE]
  * RULE is compared exactly, or as a prefix when it ends in '*'. Lines
  * starting with '#' and blank lines are ignored. The environment seen by the
- * configuration is fixed: HOME=/home/user, PROJECT=/home/user/project. */
+ * configuration is fixed: HOME=/home/user, PROJECT=/home/user/project,
+ * SLASHED=/home/user/, ROOTDIR=/. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +29,10 @@ static const char *fake_env(const char *name, void *ud)
 		return "/home/user";
 	if (!strcmp(name, "PROJECT"))
 		return "/home/user/project";
+	if (!strcmp(name, "SLASHED")) /* a value with a trailing slash */
+		return "/home/user/";
+	if (!strcmp(name, "ROOTDIR"))
+		return "/";
 	return NULL;
 }
 

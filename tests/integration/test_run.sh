@@ -201,8 +201,10 @@ mark=moat-it-$$-$RANDOM
 mr -- sh -c "echo s > /tmp/$mark && cat /tmp/$mark" >"$T/o" 2>/dev/null
 if [ "$NOUSERNS" = 1 ]; then
 	check "without a mount namespace /tmp stays read-only" [ ! -e "/tmp/$mark" ]
-	out=$(mr -- sh -c 'echo s > "$TMPDIR/f" && cat "$TMPDIR/f"' 2>/dev/null)
-	check "... and the command gets a scratch TMPDIR" [ "$out" = s ]
+	out=$(mr -- sh -c 'echo s > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"' 2>/dev/null)
+	check "... and the command gets a scratch TMPDIR" [ "$(head -1 <<<"$out")" = s ]
+	scratch=$(tail -1 <<<"$out")
+	check "... removed afterwards ($scratch)" [ -n "$scratch" ] && [ ! -e "$scratch" ]
 else
 	check "/tmp is private: scratch files work and do not land on the host" \
 		[ "$(cat "$T/o")" = s ] && [ ! -e "/tmp/$mark" ]
@@ -246,6 +248,36 @@ else
 	check "masks leave the files intact outside" grep -q SECRET5 "$WS/.env"
 	mr -- sh -c 'rm -f .env; echo pwned > .env' 2>/dev/null
 	check "a masked file cannot be replaced" grep -q SECRET5 "$WS/.env"
+fi
+
+# ---- the home directory: copy-on-write (writes vanish), secrets still masked ----
+if [ "$NOUSERNS" = 1 ]; then
+	na "a copy-on-write home needs a mount namespace"
+else
+	H2=$(mktemp -d /var/tmp/moat-it-home-XXXXXX)
+	mkdir -p "$H2/.ssh" "$H2/proj" "$H2/.npm"
+	echo "h2-SECRET8" >"$H2/.ssh/id_ed25519"
+	echo "# rc" >"$H2/.bashrc"
+	[ "$AS" = nobody ] && chown -R nobody:nogroup "$H2"
+	out=$(cd "$H2/proj" && env -i PATH=/usr/bin:/bin HOME="$H2" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
+		'echo evil >> ~/.bashrc; echo c > ~/.npm/cached && cat ~/.npm/cached; echo w > ~/proj/kept; cat ~/.ssh/id_ed25519' 2>&1)
+	check "home: tools can write their caches (copy-on-write)" grep -q "^c$" <<<"$out"
+	check "home: the writes vanish afterwards (~/.bashrc unchanged, no cache file)" \
+		[ "$(cat "$H2/.bashrc")" = "# rc" ] && [ ! -e "$H2/.npm/cached" ]
+	check "home: the workspace inside it keeps its writes" [ "$(cat "$H2/proj/kept" 2>/dev/null)" = w ]
+	check "home: secrets stay masked through the copy-on-write view" bash -c '! grep -q SECRET8 <<<"$1"' _ "$out"
+	if command -v npm >/dev/null; then
+		mkdir -p "$H2/pkg"
+		printf '{"name":"localpkg","version":"1.0.0","main":"index.js"}' >"$H2/pkg/package.json"
+		echo 'module.exports = 42' >"$H2/pkg/index.js"
+		(cd "$H2/pkg" && npm pack --silent >/dev/null 2>&1)
+		printf '{"name":"app","version":"1.0.0"}' >"$H2/proj/package.json"
+		[ "$AS" = nobody ] && chown -R nobody:nogroup "$H2"
+		out=$(cd "$H2/proj" && env -i PATH=/usr/bin:/bin HOME="$H2" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
+			'npm install --offline --no-audit --no-fund ../pkg/localpkg-1.0.0.tgz >/dev/null 2>&1; node -e "console.log(require(\"localpkg\"))"' 2>&1)
+		check "npm installs from a local tarball (cache in the copy-on-write home)" [ "$out" = 42 ] || echo "# $out"
+	fi
+	rm -rf "$H2"
 fi
 
 # ---- protected paths ----
@@ -301,7 +333,7 @@ check "restricted environment passes only the safe variables" \
 	bash -c '! grep -q HARMLESS <<<"$1" && grep -q "^PATH=" <<<"$1" && grep -q "^HOME=" <<<"$1"' _ "$out"
 out=$(mr --env OPENAI_API_KEY -- env 2>&1)
 check "a variable named with --env passes" grep -q "^OPENAI_API_KEY=" <<<"$out"
-out=$(mr --env none -- env 2>&1 | grep -v '^TMPDIR=/tmp/moat-tmp-')
+out=$(mr --env none -- env 2>&1 | grep -v '^TMPDIR=.*/moat-tmp-')
 check "--env none passes nothing (but a scratch TMPDIR)" [ -z "$out" ]
 EXTRA_ENV=()
 
@@ -399,7 +431,7 @@ while True:
         c, _ = s.accept(); c.close()
 EOF
 SOCK_PID=$!
-sleep 0.3
+for _ in $(seq 40); do [ -S "$T/unix.sock" ] && break; sleep 0.05; done
 unixconn="import socket,sys
 for p in sys.argv[1:]:
     s=socket.socket(socket.AF_UNIX)

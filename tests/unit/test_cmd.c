@@ -11,6 +11,7 @@
 
 #include "base/str.h"
 #include "core/cmd.h"
+#include "core/shell.h"
 #include "tap.h"
 
 #define HOME "/home/u"
@@ -98,7 +99,7 @@ static const struct {
 	{"sudo --us root rm -rf /", "sudo,rm", "hardline:rm-root", 0},
 	{"sudo FOO=1 rm -rf /", "sudo,rm", "hardline:rm-root", 0},
 	{"sudo -l rm -rf /", "sudo", "", 0},
-	{"sudo -h rm -rf /", "sudo,rm", "hardline:rm-root", 0},
+	{"sudo -h rm -rf /", "sudo,-rf,rm", "hardline:rm-root", 0},
 	{"doas rm -rf /", "doas,rm", "hardline:rm-root", 0},
 	{"doas -u root rm -rf /", "doas,rm", "hardline:rm-root", 0},
 	{"env rm -rf /", "env,rm", "hardline:rm-root", 0},
@@ -388,6 +389,31 @@ static const struct {
 	{"ls | xargs -n1 sh -c 'echo \"$0\"'", "ls,xargs,sh,echo", "", 0},
 	{"fish -c 'rm -rf /'", "fish", "", 1},
 	{"tcsh -c reboot", "tcsh", "", 1},
+	{"alias x='rm -rf /'", "alias,rm", "hardline:rm-root", 0},
+	{"alias ll='ls -l'", "alias,ls", "", 0},
+	{"trap 'reboot' EXIT", "trap,reboot", "hardline:power", 0},
+	{"trap - EXIT", "trap", "", 0},
+	{"unshare -r rm -rf /", "unshare,rm", "hardline:rm-root", 0},
+	{"nsenter -t 1 -m -- reboot", "nsenter,reboot", "hardline:power", 0},
+	{"echo b > /proc/sysrq-trigger", "echo", "hardline:power", 0},
+	{"sudo -h host rm -rf /", "sudo,rm,host", "hardline:rm-root", 0},
+	{"r\\m -rf /", "rm", "hardline:rm-root", 0},
+	{"rm -rf $'/'", "rm", "hardline:rm-root", 0},
+	/* an argument whose value is unknown is no literal target: no floor (DYNAMIC_ARGS) */
+	{"rm -rf /$(echo)", "echo,rm", "", 0},
+	{"coproc rm -rf /", "rm", "hardline:rm-root", 0},
+	{"eval coproc rm -rf /", "eval,rm", "hardline:rm-root", 0},
+	{"command exec rm -rf /", "command,exec,rm", "hardline:rm-root", 0},
+	{"sudo -- sh -c 'rm -rf /'", "sudo,sh,rm", "hardline:rm-root", 0},
+	{"rm -rf / # comment", "rm", "hardline:rm-root", 0},
+	{"rm -rf \"$DIR/\"", "rm", "", 0},
+	{"exec > ~/.bashrc", "exec", "startup-write:~/.bashrc", 0},
+	{"cat x | sudo tee /dev/sda", "cat,sudo,tee", "hardline:disk-write", 0},
+	{"dd of=/dev/../dev/sda", "dd", "hardline:disk-write", 0},
+	{"mkfs -t ext4 /dev/sdb", "mkfs", "hardline:mkfs", 0},
+	{"echo $(( $(reboot) ))", "reboot,echo", "hardline:power", 0},
+	{"for x in $(reboot); do :; done", "reboot,:", "hardline:power", 0},
+	{"case $(reboot) in *) ;; esac", "reboot", "hardline:power", 0},
 	{"echo \"unterminated", NULL, "unterminated double quote (byte 5)", 0},
 	{"echo 'unterminated", NULL, "unterminated single quote (byte 5)", 0},
 	{"echo $(ls", NULL, "unterminated command substitution (byte 5)", 0},
@@ -698,6 +724,18 @@ static void test_limits(void)
 		CHECK_INT(rc_of(b.data, &e), -EINVAL); /* over the bound: refused, so DENY */
 		moat_buf_release(&b);
 	}
+	/* syntactic nesting counts across re-parses: the stack stays bounded */
+	s = nest("( ", " )", MOAT_SH_MAX_NEST, "ls");
+	CHECK_INT(rc_of(s, &e), 0);
+	{
+		char *t = malloc(strlen(s) + 16);
+
+		snprintf(t, strlen(s) + 16, "sh -c '%s'", s);
+		CHECK_INT(rc_of(t, &e), -EINVAL);
+		CHECK(strstr(e.msg, "nesting too deep") != NULL);
+		free(t);
+	}
+	free(s);
 	/* wrappers peeled from one command */
 	s = nest("nice ", "", 32, "ls");
 	CHECK_INT(rc_of(s, &e), 0);

@@ -164,6 +164,13 @@ static void test_layering(void)
 	/* readonly: no rw paths, no wider workspace; masks still allowed */
 	moat_profile_builtin("readonly", &base);
 	moat_profile_init(&over, "flags");
+	over.home_cow = false;
+	over.set |= MOAT_PF_HOME;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), 0); /* ro home: tighter */
+	over.home_cow = true;
+	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
+	moat_profile_release(&over);
+	moat_profile_init(&over, "flags");
 	moat_strv_add(&over.rw, "/data");
 	over.set |= MOAT_PF_RW;
 	CHECK_INT(moat_profile_layer(&base, &over, &err), -EPERM);
@@ -356,6 +363,7 @@ static void test_plan_full(void)
 	CHECK(p->ll_scoped == (MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET | MOAT_LL_SCOPE_SIGNAL));
 	CHECK(p->seccomp && !p->seccomp_no_inet);
 	CHECK(p->private_tmp && p->hide_run && p->fresh_proc && !p->scratch_tmp);
+	CHECK(p->home_cow && p->private_pts);
 	CHECK_INT((int)moat_plan_gaps(p, NULL, 0), 0);
 	r = rule(p, "/");
 	CHECK(r && r->access == (MOAT_FS_READ | MOAT_FS_EXEC));
@@ -467,6 +475,7 @@ static void test_plan_degraded(void)
 		CHECK(gap(p, MOAT_FEAT_PIDNS) && gap(p, MOAT_FEAT_HOST_SOCKETS));
 		CHECK(!gap(p, MOAT_FEAT_SCOPES)); /* landlock abi 6 scopes */
 		CHECK(p->scratch_tmp && rule(p, "/tmp") == NULL);
+		CHECK(!p->home_cow && !p->private_pts); /* both need a mount namespace */
 		CHECK(p->pids_mech == MOAT_LIMIT_RLIMIT);
 		CHECK(strstr(p->feat[MOAT_FEAT_PRIVATE_TMP].hint, "faked") != NULL);
 		CHECK(moat_plan_gaps(p, names, sizeof(names)) >= 4 &&
