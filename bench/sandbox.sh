@@ -35,6 +35,7 @@ root=$(mktemp -d "$cache/moat-bench.XXXXXX")
 tmp=$root/out
 ws=$root/ws
 mkdir -p "$tmp" "$ws" "$root/codex-home"
+# shellcheck disable=SC2317
 cleanup() {
 	rm -rf "$root"
 	rm -f /tmp/moat-bench-canary.* 2>/dev/null
@@ -51,6 +52,7 @@ if ! command -v hyperfine >/dev/null; then
 fi
 have_time=0
 [ -x /usr/bin/time ] && have_time=1
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the variants ------------------------------------------------------------
 # Each: name, label, environment prefix (VAR=VALUE or empty), command prefix
@@ -133,6 +135,7 @@ for v in "${variants[@]}"; do
 		continue
 	fi
 	# 1. does it run `sh -c 'echo hi'` and pass the exit status?
+	# shellcheck disable=SC2016
 	out=$(timeout 60 bash -c 'eval "env $1 $2"' _ "$envp" "${prefix:+$prefix }sh -c 'echo hi'" \
 		</dev/null 2>"$tmp/$name.err")
 	rc=$?
@@ -142,6 +145,7 @@ for v in "${variants[@]}"; do
 	fi
 	# 2. enforcement, seen from outside
 	rm -f "$root/canary-out" "$ws/canary-ws" /tmp/moat-bench-canary.*
+	# shellcheck disable=SC2016
 	pout=$(timeout 60 bash -c 'eval "env $1 $2"' _ "$envp" \
 		"${prefix:+$prefix }sh -c $(printf %q "$probe_script")" </dev/null 2>/dev/null | tr '\n' ' ')
 	[ -e "$root/canary-out" ] && out_w=written || out_w=blocked
@@ -239,13 +243,13 @@ fi
 
 # --- report --------------------------------------------------------------------
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-load=$(cut -d' ' -f1-3 /proc/loadavg)
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 hfv=$(hyperfine --version | awk '{print $2}')
 abi=$([ -n "$moat" ] && timeout 20 "$moat" status 2>/dev/null | sed -n 's/^landlock abi //p')
 python3 - "$tmp" "$(uname -r)" "$cpu" "$(nproc)" "$load" "$(id -un)" "$hfv" "${abi:-?}" \
-	"$min_runs" "$max_runs" "$warmup" "$rounds" "$round_s" "$(date -u +%Y-%m-%d)" <<'PY'
+	"$min_runs" "$max_runs" "$warmup" "$rounds" "$round_s" "$(date -u +%Y-%m-%d)" "$load_end" <<'PY'
 import json, os, statistics, sys
-tmp, kern, cpu, ncpu, load, user, hfv, abi, minr, maxr, warm, rounds, round_s, date = sys.argv[1:15]
+tmp, kern, cpu, ncpu, load, user, hfv, abi, minr, maxr, warm, rounds, round_s, date, load_end = sys.argv[1:16]
 variants = []          # (name, idx, label, env, line)
 for l in open(os.path.join(tmp, "variants")):
     n, i, label, env, line = l.rstrip("\n").split("\t")
@@ -275,7 +279,7 @@ def fmt(x):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 print(f"Measured {date} on Linux {kern}, {cpu}, {ncpu} CPUs, load average {load} at the "
-      f"start, as `{user}`; Landlock ABI {abi}. hyperfine {hfv} with `-N` (no shell); {rounds} "
+      f"start and {load_end} at the end, as `{user}`; Landlock ABI {abi}. hyperfine {hfv} with `-N` (no shell); {rounds} "
       f"rounds, in each every launcher runs for about {round_s} s (at least {minr}, at most "
       f"{maxr} runs in all) after {warm} warm-up runs (2 for launchers over 100 ms); the times "
       f"of the rounds are pooled. Times in ms; ratios are of medians.")

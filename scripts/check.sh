@@ -65,7 +65,7 @@ run_build build
 step "layering" scripts/check-layers.sh build
 echo "== ASan+UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+	run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 if command -v clang >/dev/null; then
 	echo "== libFuzzer build (clang), a short run of each harness"
 	step "fuzzers (clang, ${FUZZ_SECONDS:-5}s each)" env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" FUZZ_KEEP=0 scripts/fuzz.sh

@@ -1751,7 +1751,8 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 		x->view = v;
 		x->fd = rd->fd;
 		x->flags = fl;
-		if ((fl & MOAT_CMD_REDIR_WRITE) && (r = check_write(an, v, rd->target.flags, rd->target.text)))
+		if ((fl & MOAT_CMD_REDIR_WRITE) &&
+		    (r = check_write(an, v, rd->target.flags, rd->target.text)))
 			return r;
 	}
 	return 0;
@@ -2606,7 +2607,8 @@ static int do_find(struct an *an, size_t v, const struct wctx *cx, int chain)
 		size_t k, t;
 		const char **copy;
 
-		if (strcmp(a, "-exec") && strcmp(a, "-execdir") && strcmp(a, "-ok") && strcmp(a, "-okdir"))
+		if (strcmp(a, "-exec") && strcmp(a, "-execdir") && strcmp(a, "-ok") &&
+		    strcmp(a, "-okdir"))
 			continue;
 		k = j + 1;
 		for (t = k; t < argc; t++) {

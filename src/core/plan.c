@@ -1404,7 +1404,7 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 			    !strstr(p->feat[f].hint, kf->userns_why)) {
 				char h[256];
 
-				snprintf(h, sizeof(h), "%s (%s)", p->feat[f].hint, kf->userns_why);
+				snprintf(h, sizeof(h), "%.160s (%.80s)", p->feat[f].hint, kf->userns_why);
 				hint(p, (enum moat_feature)f, h);
 			}
 		}

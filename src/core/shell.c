@@ -1612,9 +1612,11 @@ static int parse_simple(struct psr *p, struct moat_sh_node **ret)
 				*ret = n;
 				return 0;
 			}
-			if (words.n == 0 && assigns.n > 0 && last_end == p->i &&
-			    wv_at(p, &assigns, assigns.n - 1)->len > 0 &&
-			    wv_at(p, &assigns, assigns.n - 1)->text[wv_at(p, &assigns, assigns.n - 1)->len - 1] == '=') {
+			const struct moat_sh_word *la =
+				assigns.n ? wv_at(p, &assigns, assigns.n - 1) : NULL;
+
+			if (words.n == 0 && la && last_end == p->i && la->len > 0 &&
+			    la->text[la->len - 1] == '=') {
 				/* NAME=( elements ) */
 				size_t open = p->i;
 

@@ -166,11 +166,11 @@ static void probe_cgroup(struct moat_kfeatures *kf)
 	if (read_small(file, ctl, sizeof(ctl)) < 0 || !strstr(ctl, "memory") ||
 	    !strstr(ctl, "pids")) {
 		snprintf(kf->cgroup_why, sizeof(kf->cgroup_why),
-			 "%s does not delegate the memory and pids controllers", dir);
+			 "%.100s does not delegate the memory and pids controllers", dir);
 		return;
 	}
 	if (access(dir, W_OK) < 0) {
-		snprintf(kf->cgroup_why, sizeof(kf->cgroup_why), "%s is not writable", dir);
+		snprintf(kf->cgroup_why, sizeof(kf->cgroup_why), "%.120s is not writable", dir);
 		return;
 	}
 	kf->cgroup = true;

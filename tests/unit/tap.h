@@ -16,10 +16,21 @@ __attribute__((format(printf, 2, 3), unused)) static int tap_ok(int cond, const 
 	va_list ap;
 
 	tap_n++;
+	char msg[1024];
+
 	printf("%s %d - ", cond ? "ok" : "not ok", tap_n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* one TAP line per check: control characters in names are escaped */
+	for (const char *p = msg; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", stdout);
+		else if ((unsigned char)*p < 0x20)
+			putchar('?');
+		else
+			putchar(*p);
+	}
 	printf("\n");
 	if (!cond)
 		tap_failed++;
