@@ -15,7 +15,7 @@ fi
 ninja -C "$dir" >/dev/null
 [ "$secs" = 0 ] && exit 0
 for f in "$dir"/fuzz/fuzz_*; do
-	[ -x "$f" ] || continue
+	[ -f "$f" ] && [ -x "$f" ] || continue
 	name=${f##*/fuzz_}
 	out=$(mktemp -d /tmp/moat-fuzz-$name.XXXXXX)
 	echo "fuzz: $name for ${secs}s (new inputs in $out)"

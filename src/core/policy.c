@@ -625,6 +625,7 @@ struct call {
 	const char *url;
 	struct verdict lv[2]; /* per layer */
 	bool path_done[2];    /* a path rule decided this path for the layer */
+	bool builtin_file_tool; /* read_file, list_directory, write_file, edit_file */
 };
 
 static void rule_id(char *out, size_t n, const struct layer *l, const char *kind,
@@ -1063,7 +1064,18 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 {
 	const char *key;
 	json_t *val;
+	bool any_path = false;
 
+	json_object_foreach(args, key, val) {
+		if (is_path_key(c, key))
+			any_path = true;
+	}
+	/* SECURITY: a built-in file tool without a path would act on a default
+	 * the policy never saw; it is bad input, not an allow. */
+	if (!any_path && c->builtin_file_tool) {
+		moat_error_set(err, "'%s' needs a \"path\" argument", c->tool);
+		return -EINVAL;
+	}
 	json_object_foreach(args, key, val) {
 		if (is_path_key(c, key)) {
 			if (!json_is_string(val)) {
@@ -1402,6 +1414,8 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 				c.declared = true;
 				command_arg = builtin_tools[i].command_arg;
 				url_arg = builtin_tools[i].url_arg;
+				c.builtin_file_tool = (builtin_tools[i].effects &
+						       (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
 			}
 		}
 	}

@@ -37,7 +37,17 @@ int moat_config_load_file(struct moat_config *c, const char *path, unsigned flag
 
 	if (!c || !path)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* SECURITY: a project file comes from a repository the user may not
+	 * trust: it must be a regular file, not a symlink (whose target's bytes
+	 * could end up quoted in an error) nor a FIFO (which would hang us).
+	 * A user file may be a pipe (--config <(generate-config)). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			     ((flags & MOAT_CONFIG_PROJECT) ? O_NOFOLLOW | O_NONBLOCK : 0));
+	if (fd < 0 && errno == ELOOP && (flags & MOAT_CONFIG_PROJECT)) {
+		moat_error_set_where(err, path, 0, 0);
+		moat_error_set(err, "cannot read project config: it is a symbolic link");
+		return -EINVAL;
+	}
 	if (fd < 0)
 		return read_error(err, path, errno);
 	if (fstat(fd, &st) < 0) {
@@ -48,6 +58,12 @@ int moat_config_load_file(struct moat_config *c, const char *path, unsigned flag
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
 		return read_error(err, path, EISDIR);
+	}
+	if ((flags & MOAT_CONFIG_PROJECT) && !S_ISREG(st.st_mode)) {
+		close(fd);
+		moat_error_set_where(err, path, 0, 0);
+		moat_error_set(err, "cannot read project config: not a regular file");
+		return -EINVAL;
 	}
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));

@@ -89,6 +89,12 @@ expect 2 "project file cannot drop the floor" -- "$MOAT" check --cwd "$tmp/proj"
 contains "$err" 'config.json' "project refusal names the file"
 printf '{"default_denied_paths": false}' >"$tmp/proj/.moat/config.json"
 expect 2 "project file cannot drop default denies" -- "$MOAT" check --cwd "$tmp/proj" read_file '{"path": "a"}'
+ln -sf "$tmp/good.json" "$tmp/proj/.moat/config.json"
+expect 2 "a symlinked project file is refused" -- "$MOAT" check --cwd "$tmp/proj" read_file '{"path": "a"}'
+contains "$err" 'symbolic link' "symlinked project file error says why"
+rm -f "$tmp/proj/.moat/config.json"
+mkfifo "$tmp/proj/.moat/config.json"
+expect 2 "a FIFO project file is refused without hanging" -- timeout 10 "$MOAT" check --cwd "$tmp/proj" read_file '{"path": "a"}'
 rm -rf "$tmp/proj"
 
 # flags never shrink the default deny lists
