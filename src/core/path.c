@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/str.h"
@@ -556,6 +557,34 @@ static int slow_walk(struct visitor *v, const char *raw, size_t rawlen)
 	return r;
 }
 
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef RESOLVE_NO_MAGICLINKS
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+
+struct moat_open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+
+/* openat2(O_PATH, RESOLVE_NO_SYMLINKS): an fd when no component of path is
+ * a symlink, -ELOOP when one is, -ENOSYS on kernels before 5.6 (or -EPERM
+ * under a seccomp filter that refuses it), another -errno otherwise. */
+static int open_no_symlinks(const char *path)
+{
+	struct moat_open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
 /* Up to this many components an lstat each is cheaper than open, readlink
  * of /proc/self/fd/N and close (measured: about 1.1 us per lstat, 5 us for
  * the three). */
@@ -586,6 +615,16 @@ static int resolve(struct visitor *v, const char *lex, size_t lexlen, const char
 		return 0;
 	if (lex[0] != '/' || raw[0] != '/')
 		return -EINVAL;
+	/* Fastest: one openat2 that refuses every symlink on the way. When it
+	 * succeeds there is no link to follow, and without links the kernel's
+	 * reading of raw is lex itself. */
+	r = open_no_symlinks(raw);
+	if (r >= 0) {
+		close(r);
+		return 0;
+	}
+	if (r != -ENOSYS && r != -EPERM)
+		return slow_walk(v, raw, rawlen);
 	if (raw == lex && count_components(lex) <= WALK_FIRST_COMPONENTS)
 		return slow_walk(v, raw, rawlen);
 	/* A missing path (or any other failure) takes the walk: it stops at
