@@ -526,7 +526,8 @@ int moat_policy_new(const struct moat_config *user, const struct moat_config *pr
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	r = moat_path_normalize(cwd, strlen(cwd), "/", p->cwd, sizeof(p->cwd));
+	r = cwd[0] == '/' ? moat_path_normalize(cwd, strlen(cwd), "/", p->cwd, sizeof(p->cwd))
+			  : -EINVAL;
 	if (r < 0 || p->cwd[0] != '/') {
 		moat_error_set(err, "working directory '%s' is not a usable absolute path", cwd);
 		moat_policy_free(p);
