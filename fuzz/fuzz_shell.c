@@ -8,18 +8,13 @@
 #include <string.h>
 
 #include "core/cmd.h"
+#include "core/config.h"
 #include "core/shell.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const defaults[] = {
-	"rm -rf /", "rm -rf /*", "rm -rf ~", "mkfs", "dd if=", "> /dev/sda", "shutdown", "reboot",
-	"halt", "poweroff", "init 0", "init 6", ":(){:|:&};:", "chmod 777", "chmod -R 777",
-	"curl|sh", "curl | sh", "curl|bash", "curl | bash", "wget|sh", "wget | sh", "wget|bash",
-	"wget | bash", "nc -e", "ncat -e", "history -c",
-};
-
-static struct moat_cmdpat *pats[sizeof(defaults) / sizeof(defaults[0])];
+static struct moat_cmdpat *pats[64];
+static size_t npats;
 
 static void check(const struct moat_cmd_analysis *a)
 {
@@ -42,24 +37,29 @@ static void check(const struct moat_cmd_analysis *a)
 	for (size_t r = 0; r < a->nredirs; r++)
 		if (a->redirs[r].view >= a->nviews || !a->redirs[r].target)
 			abort();
+	for (size_t p = 0; p < a->npaths; p++)
+		if (a->paths[p].view >= a->nviews || !a->paths[p].text ||
+		    (a->paths[p].abs && a->paths[p].abs[0] != '/'))
+			abort();
 	if (a->fork_bomb >= (int)a->nviews)
 		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct moat_cmd_opts opts = {"/home/u", true};
+	struct moat_cmd_opts opts = {.home = "/home/u", .hardline = true};
 	struct moat_cmd_analysis *a = NULL;
 	struct moat_error err;
 	size_t view;
 
-	if (!pats[0])
-		for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-			if (moat_cmdpat_compile(defaults[i], &pats[i], &err) != 0)
+	if (!npats)
+		for (; moat_default_denied_commands[npats] && npats < 64; npats++)
+			if (moat_cmdpat_compile(moat_default_denied_commands[npats], &pats[npats],
+						&err) != 0)
 				abort();
 	if (moat_cmd_analyze((const char *)data, size, &opts, &a, &err) == 0) {
 		check(a);
-		for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		for (size_t i = 0; i < npats; i++)
 			if (moat_cmdpat_match(pats[i], a, &view) && view >= a->nviews)
 				abort();
 		/* the input as a pattern, against its own analysis */
@@ -78,7 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		moat_cmd_analysis_free(a);
 	}
-	/* hardline off and no home take other paths */
+	/* a working directory, then hardline off and no home, take other paths */
+	opts.cwd = "/home/u/project";
+	if (moat_cmd_analyze((const char *)data, size, &opts, &a, &err) == 0) {
+		check(a);
+		moat_cmd_analysis_free(a);
+	}
+	opts.cwd = NULL;
 	opts.hardline = false;
 	opts.home = NULL;
 	if (moat_cmd_analyze((const char *)data, size, &opts, &a, &err) == 0) {

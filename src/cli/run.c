@@ -26,6 +26,7 @@
 
 #include "base/str.h"
 #include "cli/cli.h"
+#include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/path.h"
 #include "core/plan.h"
@@ -39,7 +40,8 @@ static const char run_help[] =
     "Run COMMAND confined by Landlock, seccomp and namespaces (docs/sandbox.md).\n"
     "\n"
     "profile:\n"
-    "  --profile NAME      readonly | workspace-write (default) | workspace-write-no-network\n"
+    "  --profile NAME      readonly | workspace-write (default) | workspace-write-no-network,\n"
+    "                      or a profile of the configuration (sandbox.profiles)\n"
     "  --workspace DIR     the writable workspace (default: the current directory)\n"
     "  --tmp-workspace     a fresh empty workspace, removed afterwards\n"
     "  --ro PATH           also readable (repeatable)\n"
@@ -55,7 +57,7 @@ static const char run_help[] =
     "  --mem MB  --pids N  --timeout S  --cpu S  --fsize MB  --nofile N\n"
     "enforcement:\n"
     "  --fallback POLICY   deny (default) | ask | warn: when a protection is missing\n"
-    "  --config FILE       read denied paths and sandbox settings from FILE\n"
+    "  --config FILE       the configuration (default: $XDG_CONFIG_HOME/moat/config.json)\n"
     "  --print-plan        print the plan as JSON and exit\n"
     "\n"
     "exit status: the command's; 124 timeout, 125 moat refused or failed,\n"
@@ -254,7 +256,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			ov->fsize_mb = num;
 			ov->set |= MOAT_PF_FSIZE;
 		} else if (VALUE_OPT("--nofile")) {
-			if (bad || (bad = opt_long(v, "--nofile", 1L << 20, &num)))
+			if (bad || (bad = opt_long(v, "--nofile", MOAT_PLAN_MAX_NOFILE, &num)))
 				return bad;
 			ov->nofile = num;
 			ov->set |= MOAT_PF_NOFILE;
@@ -391,45 +393,49 @@ static const char *step_hint(const struct moat_spawn *s)
 	}
 }
 
-static int load_config(const char *path, struct moat_config **ret, struct moat_strv *denied)
+/* The configuration the rest of moat uses (--config FILE, else the user
+ * file under $XDG_CONFIG_HOME, and the project's .moat/config.json); an
+ * invalid one refuses to run (fail closed). The denied paths of both files
+ * are masked: the project's can only add. */
+static int load_config(const char *path, struct cli_policy *cp, struct moat_strv *denied)
 {
-	struct moat_config *c;
-	struct moat_error err;
-	int r;
+	const struct moat_config *layers[2];
 
-	moat_error_clear(&err);
-	r = moat_config_new(&c);
-	if (r < 0)
-		return run_fail("out of memory");
-	if (path) {
-		r = moat_config_load_file(c, path, 0, &err);
-		if (r < 0) {
-			char buf[1024];
-
-			moat_error_format(&err, buf, sizeof(buf));
-			moat_config_free(c);
-			return run_fail("cannot load the configuration: %s", buf);
-		}
+	cp->config_path = path;
+	if (cli_policy_load(cp, "run", false))
+		return run_fail("refusing to run: fix the configuration error above");
+	layers[0] = cp->user;
+	layers[1] = cp->project;
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; layers[k] && i < layers[k]->denied_paths.n; i++)
+			if (moat_strv_add(denied, layers[k]->denied_paths.v[i]) < 0)
+				return run_fail("too many denied paths in the configuration (at most "
+						"%d)",
+						MOAT_PLAN_MAX_PATHS);
 	}
-	for (size_t i = 0; i < c->denied_paths.n; i++)
-		if (moat_strv_add(denied, c->denied_paths.v[i]) < 0) {
-			moat_config_free(c);
-			return run_fail("too many denied paths in the configuration");
-		}
-	*ret = c;
 	return 0;
+}
+
+/* The kernel refused the user namespace after all (AppArmor may decide
+ * only at clone time): plan again without it, and ask the fallback policy
+ * again. */
+static void replan_without_userns(struct moat_kfeatures *kf, const char *why)
+{
+	kf->userns = false;
+	moat_strlcpy(kf->userns_why, why, sizeof(kf->userns_why));
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o;
-	struct moat_profile prof, cfg_layer;
+	struct moat_profile prof;
 	struct moat_kfeatures kf;
 	struct moat_plan_context ctx;
 	struct moat_plan *plan = NULL;
 	struct moat_spawn sp;
 	struct moat_error err;
-	struct moat_config *cfg = NULL;
+	struct cli_policy cp;
+	const struct moat_config *cfg;
 	struct moat_strv denied_extra = {NULL, 0, false};
 	char ws[PATH_MAX], cwd[PATH_MAX], tmpws[64] = "";
 	bool spawned = false;
@@ -437,31 +443,27 @@ int cmd_run(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	moat_profile_init(&prof, "");
-	moat_profile_init(&cfg_layer, "config");
+	cli_policy_init(&cp);
 	moat_error_clear(&err);
 	ensure_std_fds();
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
 		goto out_opts;
-	r = load_config(o.config, &cfg, &denied_extra);
+	r = load_config(o.config, &cp, &denied_extra);
 	if (r)
 		goto out_opts;
+	cfg = cp.user;
 
-	/* the profile: built-in, then the configuration, then the flags */
-	r = moat_profile_builtin(o.profile, &prof);
+	/* the profile: a built-in or named one (sandbox.profiles, over its
+	 * extends chain, with the configuration's defaults), then the flags.
+	 * SECURITY: an unknown or broken profile refuses (seed 002) */
+	r = moat_config_sandbox_profile(cfg, o.profile, &prof, &err);
 	if (r < 0) {
-		r = run_fail("unknown profile '%s' (readonly, workspace-write, "
-			     "workspace-write-no-network): refusing to run",
-			     o.profile);
+		r = run_fail("%s: refusing to run", err.msg);
 		goto out_opts;
 	}
-	if (cfg->max_memory_mb > 0) {
-		cfg_layer.mem_mb = cfg->max_memory_mb;
-		cfg_layer.set |= MOAT_PF_MEM;
-	}
-	if (moat_profile_layer(&prof, &cfg_layer, &err) < 0 ||
-	    moat_profile_layer(&prof, &o.over, &err) < 0) {
+	if (moat_profile_layer(&prof, &o.over, &err) < 0) {
 		r = run_fail("%s", err.msg);
 		goto out_opts;
 	}
@@ -507,7 +509,25 @@ int cmd_run(int argc, char **argv)
 	ctx.denied_extra = &denied_extra;
 	ctx.argv = o.argv;
 
-	moat_probe(&kf);
+	moat_probe_start(&kf);
+	moat_spawn_init(&sp, &kf);
+	spawned = true;
+	/* with the network denied, the child starts now and creates its
+	 * namespaces (the network namespace is the costliest step) while we
+	 * probe, plan and prepare the rest */
+	if (!o.print_plan && prof.net == MOAT_NET_DENY && kf.userns) {
+		r = moat_spawn_start(&sp, &err);
+		if (r == -EPERM) {
+			attempts++;
+			replan_without_userns(&kf, err.msg);
+			moat_spawn_release(&sp);
+			moat_spawn_init(&sp, &kf);
+		} else if (r) {
+			r = run_fail("%s", err.msg);
+			goto out;
+		}
+	}
+	moat_probe_finish(&kf);
 replan:
 	plan = moat_plan_free(plan);
 	moat_error_clear(&err);
@@ -516,14 +536,13 @@ replan:
 		r = run_fail("cannot plan the sandbox: %s", err.msg);
 		goto out;
 	}
-	r = moat_spawn_prepare(&sp, plan, &kf, environ, &err);
+	r = moat_spawn_prepare(&sp, plan, environ, &err);
 	if (r < 0) {
 		r = run_fail("cannot prepare the sandbox: %s. hint: check the paths given with "
 			     "--ro, --rw and --workspace",
 			     err.msg);
 		goto out;
 	}
-	spawned = true;
 	if (o.print_plan) {
 		struct moat_buf b = MOAT_BUF_INIT;
 
@@ -572,12 +591,9 @@ replan:
 	fflush(NULL);
 	ret = moat_spawn_run(&sp, &err);
 	if (ret == -EPERM && attempts++ == 0) {
-		/* the kernel refused the user namespace after all: re-plan
-		 * without it and ask the fallback policy again */
-		kf.userns = false;
-		moat_strlcpy(kf.userns_why, err.msg, sizeof(kf.userns_why));
+		replan_without_userns(&kf, err.msg);
 		moat_spawn_release(&sp);
-		spawned = false;
+		moat_spawn_init(&sp, &kf);
 		goto replan;
 	}
 	if (ret < 0)
@@ -602,12 +618,9 @@ out:
 out_opts:
 	if (tmpws[0])
 		moat_rmtree(tmpws);
-	moat_config_free(cfg);
-	for (size_t i = 0; i < denied_extra.n; i++)
-		free(denied_extra.v[i]);
-	free(denied_extra.v);
+	cli_policy_release(&cp);
+	moat_strv_release(&denied_extra);
 	moat_profile_release(&prof);
-	moat_profile_release(&cfg_layer);
 	moat_profile_release(&o.over);
 	return r;
 }

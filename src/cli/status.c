@@ -1,7 +1,7 @@
 /* moat status: what this kernel can enforce, requested versus enforced
  * (seed 003), feature by feature, with a hint for each missing one.
  *
- *   moat status [--json] [--profile NAME] [--net MODE]
+ *   moat status [--json] [--profile NAME] [--net MODE] [--config FILE]
  *
  * It probes thoroughly (creates a throw-away user namespace) and builds the
  * plan `moat run` would build in the current directory, without running
@@ -15,16 +15,19 @@
 
 #include "base/str.h"
 #include "cli/cli.h"
+#include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/plan.h"
 #include "sandbox/sandbox.h"
 
 static const char status_help[] =
-    "usage: moat status [--json] [--profile NAME] [--net MODE]\n"
+    "usage: moat status [--json] [--profile NAME] [--net MODE] [--config FILE]\n"
     "\n"
-    "Show what this system can enforce for a profile (default workspace-write),\n"
-    "feature by feature: requested, enforced, how, and a hint for each gap.\n"
-    "Exit status: 0 when everything requested is enforced, 1 otherwise.\n";
+    "Show what this system can enforce for a profile (default: the configuration's\n"
+    "sandbox.profile, else workspace-write), feature by feature: requested,\n"
+    "enforced, how, and a hint for each gap.\n"
+    "Exit status: 0 when everything requested is enforced, 1 otherwise, 2 for a\n"
+    "usage error or an invalid configuration or profile.\n";
 
 int cmd_status(int argc, char **argv)
 {
@@ -34,6 +37,8 @@ int cmd_status(int argc, char **argv)
 	struct moat_plan *plan = NULL;
 	struct moat_error err;
 	const char *profile = NULL, *home = getenv("HOME");
+	struct cli_policy cp;
+	struct moat_strv denied = {NULL, 0, false}; /* the configuration's denied paths */
 	char cwd[PATH_MAX];
 	bool json = false;
 	size_t gaps;
@@ -41,11 +46,14 @@ int cmd_status(int argc, char **argv)
 
 	moat_error_clear(&err);
 	moat_profile_init(&over, "flags");
+	cli_policy_init(&cp);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
 			profile = argv[++i];
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			cp.config_path = argv[++i];
 		} else if (!strcmp(argv[i], "--net") && i + 1 < argc) {
 			if (moat_parse_net(argv[++i], &over, &err) < 0) {
 				fprintf(stderr, "moat status: %s\n", err.msg);
@@ -61,13 +69,22 @@ int cmd_status(int argc, char **argv)
 			return MOAT_EXIT_USAGE;
 		}
 	}
-	if (moat_profile_builtin(profile, &prof) < 0) {
-		fprintf(stderr, "moat status: unknown profile '%s'\n", profile);
+	/* the configuration `moat run` reads, and its profiles */
+	if (cli_policy_load(&cp, "status", false)) {
+		moat_profile_release(&over);
+		return MOAT_EXIT_USAGE;
+	}
+	if (moat_config_sandbox_profile(cp.user, profile, &prof, &err) < 0) {
+		fprintf(stderr, "moat status: %s\n", err.msg);
+		moat_profile_release(&over);
+		cli_policy_release(&cp);
 		return MOAT_EXIT_USAGE;
 	}
 	if (moat_profile_layer(&prof, &over, &err) < 0) {
 		fprintf(stderr, "moat status: %s\n", err.msg);
 		moat_profile_release(&prof);
+		moat_profile_release(&over);
+		cli_policy_release(&cp);
 		return MOAT_EXIT_USAGE;
 	}
 	moat_probe_thorough(&kf);
@@ -79,12 +96,17 @@ int cmd_status(int argc, char **argv)
 	ctx.workspace = cwd;
 	ctx.cwd = cwd;
 	ctx.home = home && home[0] == '/' ? home : NULL;
-	ctx.denied = moat_default_denied_paths;
+	ctx.denied = cp.user->default_denied_paths ? moat_default_denied_paths : NULL;
+	for (size_t i = 0; i < cp.user->denied_paths.n; i++)
+		moat_strv_add(&denied, cp.user->denied_paths.v[i]);
+	ctx.denied_extra = &denied;
 	r = moat_plan_build(&prof, &ctx, &kf, &plan, &err);
 	if (r < 0) {
 		fprintf(stderr, "moat status: cannot plan: %s\n", err.msg);
 		moat_profile_release(&prof);
 		moat_profile_release(&over);
+		moat_strv_release(&denied);
+		cli_policy_release(&cp);
 		return 1;
 	}
 	gaps = moat_plan_gaps(plan, NULL, 0);
@@ -151,5 +173,7 @@ int cmd_status(int argc, char **argv)
 	moat_plan_free(plan);
 	moat_profile_release(&prof);
 	moat_profile_release(&over);
+	moat_strv_release(&denied);
+	cli_policy_release(&cp);
 	return gaps ? 1 : 0;
 }

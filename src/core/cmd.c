@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/str.h"
 #include "core/shell.h"
@@ -32,12 +33,70 @@
 #define CMD_BRACE_BUDGET (4u << 20)    /* bytes of brace expansion work per analysis */
 #define CMD_PATH_MAX 4096	       /* longest path examined by the checks */
 #define CMD_INLINE_ARENA 8192	       /* first arena region, inside the result allocation */
+#define CMD_MAX_CAND 8		       /* values one word, variable or directory may take */
+#define CMD_MAX_VARS 128	       /* shell variables tracked per analysis */
+#define CMD_MAX_POS 32		       /* positional parameters bound by sh -c */
+#define CMD_MAX_RESOLVED 16	       /* combinations of values checked per command */
+#define CMD_MAX_FIELDS 1024	       /* words one word may become once values are known */
+#define CMD_EVAL_DEPTH 4	       /* nested $(echo $(echo ..)) and ${X:-${Y}} evaluated */
+#define CMD_EVAL_BUDGET (1u << 20)     /* bytes of substituted values per analysis */
+#define CMD_PRESCAN_BUDGET 65536u      /* syntax nodes scanned ahead of loops per analysis */
+#define CMD_MAX_DOWNLOADS 64	       /* files downloaded in one command, remembered */
+#define CMD_MAX_FUNCS 64	       /* functions defined in one command, remembered */
 
 typedef const struct moat_sh_word *wref;
+
+/* word flag private to this file: an unknown value whose known values are
+ * checked in resolved views (a positional parameter of sh -c bound to a word
+ * that has them) */
+#define CMD_W_ELSEWHERE 0x8000u
+
+/* The values a word, variable or directory may take before running. */
+#define VS_UNKNOWN 1u	/* ... and possibly one that cannot be known */
+#define VS_ELSEWHERE 2u /* ... unknown here, checked in resolved views */
+
+struct vset {
+	const char *s[CMD_MAX_CAND];
+	uint8_t n;
+	uint8_t flags;
+};
+
+struct var {
+	const char *name;
+	struct vset v;
+	bool exported;
+};
+
+/* What the shell knows at one point of the command: variables assigned
+ * earlier and the working directory. Copied by value at branches (the
+ * variables are shared until written: copy on write). */
+struct state {
+	struct var *vars;
+	uint16_t nvars, cap;
+	bool owned;	  /* vars is not shared with a saved copy */
+	uint32_t gen;	  /* equal generations are equal states */
+	const struct vset *cwd; /* never written: replaced by a new one */
+};
+
+/* positional parameters of a shell started with sh -c BODY NAME ARGS... */
+struct pos {
+	struct vset v[CMD_MAX_POS]; /* $0, $1, ... */
+	uint16_t n;
+	bool unknown; /* set or shift ran, or more than CMD_MAX_POS */
+};
+
+struct download {
+	const char *abs;  /* absolute, or NULL */
+	const char *text; /* as written, without a leading "./" */
+};
 
 struct holder {
 	struct moat_cmd_analysis a;
 	struct moat_arena arena;
+	struct vset cwd0;
+	struct moat_cmd_path paths0[8]; /* the first paths, views and findings, without an allocation */
+	struct moat_cmdview views0[8];
+	const wref *vw0[8];
 	_Alignas(16) char first[CMD_INLINE_ARENA];
 };
 
@@ -58,6 +117,7 @@ struct wctx {
 	uint32_t eoff;
 	int parent;	  /* the view whose text is being re-parsed, or -1 */
 	int nest;	  /* syntactic nesting so far, re-parses included (MOAT_SH_MAX_NEST) */
+	struct pos *pos;  /* positional parameters, NULL when unknown */
 };
 
 struct an {
@@ -70,13 +130,25 @@ struct an {
 	bool failed;
 	const char *home; /* normalised home, or a placeholder that is no real path */
 	size_t hlen;
-	size_t vcap, fcap, rcap;
+	size_t vcap, fcap, rcap, pcap;
 	const wref **vw; /* per view: the word behind each argv entry */
 	size_t brace_budget;
+	struct state st;  /* the shell's state at the command being walked */
+	uint32_t gen;
+	size_t eval_budget;
+	unsigned prescan_budget;
+	const struct vset *cwd0; /* the working directory the command starts in */
+	bool ifs;	  /* IFS is assigned somewhere: splitting is unknown */
+	const char **funcs; /* CMD_MAX_FUNCS, allocated at the first */
+	size_t nfuncs;
+	struct download *dl; /* CMD_MAX_DOWNLOADS, allocated at the first */
+	size_t ndl;
 };
 
 static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *cx);
 static int process(struct an *an, size_t v, const struct wctx *cx, int chain);
+static bool in_list(const char *const *l, const char *s, size_t n, bool prefix);
+static bool is_assignment(const char *a);
 
 /* ---- errors and storage --------------------------------------------------- */
 
@@ -264,11 +336,16 @@ enum pk {
 	PK_NICE, PK_IONICE, PK_CHRT, PK_TASKSET, PK_TIMEOUT, PK_STDBUF, PK_TIME, PK_XARGS,
 	PK_BUSYBOX, PK_EVAL, PK_FIND, PK_PKEXEC, PK_CHROOT, PK_FLOCK, PK_WATCH, PK_SU,
 	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
+	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_GDB,
+	/* builtins that change what the shell knows */
+	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
 	PK_SHELL, PK_FSHELL, PK_INTERP,
 	/* checked */
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
+	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
+	PK_CRONTAB,
 };
 
 static const struct {
@@ -302,8 +379,26 @@ static const struct {
 	{"watch", PK_WATCH},	  {"wget", PK_WGET},	  {"wipefs", PK_WIPE},
 	{"xargs", PK_XARGS},	  {"yash", PK_SHELL},	  {"zsh", PK_SHELL},
 	{"alias", PK_ALIAS},	  {"trap", PK_TRAP},	  {"unshare", PK_UNSHARE},
-	{"nsenter", PK_NSENTER},
+	{"nsenter", PK_NSENTER},  {"parallel", PK_PARALLEL}, {"toybox", PK_TOYBOX},
+	{"strace", PK_STRACE},	  {"ltrace", PK_LTRACE},  {"valgrind", PK_VALGRIND},
+	{"gdb", PK_GDB},	  {"cd", PK_CD},	  {"pushd", PK_PUSHD},
+	{"python", PK_INTERP},	  {"python2", PK_INTERP}, {"python3", PK_INTERP},
+	{"perl", PK_INTERP},	  {"ruby", PK_INTERP},	  {"node", PK_INTERP},
+	{"nodejs", PK_INTERP},	  {"php", PK_INTERP},	  {"lua", PK_INTERP},
+	{"luajit", PK_INTERP},	  {"Rscript", PK_INTERP},
+	{"popd", PK_POPD},	  {"export", PK_DECLARE}, {"declare", PK_DECLARE},
+	{"typeset", PK_DECLARE},  {"local", PK_DECLARE},  {"readonly", PK_DECLARE},
+	{"read", PK_READ},	  {"mapfile", PK_READ},	  {"readarray", PK_READ},
+	{"getopts", PK_READ},	  {"unset", PK_UNSET},	  {"set", PK_SETPOS},
+	{"shift", PK_SETPOS},	  {"let", PK_LET},	  {"kexec", PK_KEXEC},
+	{"loginctl", PK_LOGINCTL}, {"dbus-send", PK_DBUS}, {"gdbus", PK_DBUS},
+	{"busctl", PK_DBUS},	  {"qdbus", PK_DBUS},
+	{"sgdisk", PK_SGDISK},	  {"sfdisk", PK_SFDISK},  {"fdisk", PK_FDISK},
+	{"gdisk", PK_FDISK},	  {"cfdisk", PK_FDISK},	  {"cgdisk", PK_FDISK},
+	{"parted", PK_PARTED},	  {"rsync", PK_RSYNC},	  {"crontab", PK_CRONTAB},
 };
+
+_Static_assert(MOAT_ARRAY_SIZE(progtab) < 255, "progtab indexes must fit in a byte");
 
 /* interpreter families: name prefix (a version may follow), options giving the code inline */
 static const struct {
@@ -344,9 +439,10 @@ static int interp_family(const char *p)
 }
 
 /* progtab hashed once into an open-addressing index (FNV-1a, 256 slots) */
-#define PROG_SLOTS 256u
+#define PROG_SLOTS 512u
 static unsigned char prog_index[PROG_SLOTS]; /* progtab index plus one, 0 when empty */
 static pthread_once_t prog_once = PTHREAD_ONCE_INIT;
+static bool prog_ready; /* the index is built (read with acquire) */
 
 static uint32_t prog_hash(const char *p, size_t *ret_len)
 {
@@ -371,6 +467,7 @@ static void prog_index_build(void)
 			i = (i + 1) & (PROG_SLOTS - 1);
 		prog_index[i] = (unsigned char)(k + 1);
 	}
+	__atomic_store_n(&prog_ready, true, __ATOMIC_RELEASE);
 }
 
 static int prog_kind(const char *p)
@@ -378,7 +475,8 @@ static int prog_kind(const char *p)
 	size_t n;
 	uint32_t i = prog_hash(p, &n) & (PROG_SLOTS - 1);
 
-	pthread_once(&prog_once, prog_index_build);
+	if (!__atomic_load_n(&prog_ready, __ATOMIC_ACQUIRE))
+		pthread_once(&prog_once, prog_index_build);
 	for (; prog_index[i]; i = (i + 1) & (PROG_SLOTS - 1)) {
 		const char *name = progtab[prog_index[i] - 1].name;
 
@@ -387,7 +485,9 @@ static int prog_kind(const char *p)
 	}
 	if (p[0] == 'm' && strncmp(p, "mkfs.", 5) == 0)
 		return PK_MKFS;
-	if (interp_family(p) >= 0)
+	/* the plain interpreter names are in the table: only versioned ones here */
+	if (n > 3 && (p[n - 1] == '.' || (p[n - 1] >= '0' && p[n - 1] <= '9')) &&
+	    interp_family(p) >= 0)
 		return PK_INTERP;
 	return PK_NONE;
 }
@@ -538,15 +638,13 @@ static bool is_home_path(const struct an *an, const char *p)
 	return false;
 }
 
-/* What a destructive operation on this word would hit. */
-static int classify(const struct an *an, wref w, const char *text, char *buf, size_t cap)
+/* What a destructive operation on this absolute path would hit (buf is
+ * changed and restored). */
+static int classify_abs(const struct an *an, bool glob, char *buf)
 {
-	bool glob = (w->flags & MOAT_SHW_GLOB) != 0;
 	const char *c1, *c2, *sl;
 	size_t l1;
 
-	if (!abs_path(an, w->flags, text, buf, cap))
-		return PC_NONE;
 	if (strcmp(buf, "/") == 0)
 		return PC_ROOT;
 	c1 = buf + 1;
@@ -581,6 +679,47 @@ static int classify(const struct an *an, wref w, const char *text, char *buf, si
 	return PC_NONE;
 }
 
+/* The k-th absolute path a word may name: a relative word is joined to the
+ * k-th working directory the shell may be in. 1: written; 0: no k-th; -1:
+ * cannot be known (an expansion, or relative to an unknown directory). */
+static int abs_path_k(const struct an *an, unsigned flags, const char *text, size_t k, char *buf,
+		      size_t cap)
+{
+	const struct vset *cwd = an->st.cwd;
+	size_t dl, tl;
+
+	if (abs_path(an, flags, text, buf, cap))
+		return k == 0 ? 1 : 0;
+	if ((flags & MOAT_SHW_EXPAND) || text[0] == '/' || (text[0] == '~' && (flags & MOAT_SHW_TILDE)))
+		return k == 0 ? -1 : 0; /* unknown, too long, or ~ we cannot place */
+	if (!text[0])
+		return 0;
+	if (k < cwd->n) {
+		bool simple = true;
+
+		while (text[0] == '.' && text[1] == '/')
+			text += 2;
+		dl = strlen(cwd->s[k]);
+		tl = strlen(text);
+		if (dl + tl + 2 > cap)
+			return -1;
+		memcpy(buf, cwd->s[k], dl);
+		buf[dl] = '/';
+		memcpy(buf + dl + 1, text, tl + 1);
+		/* the directories are normalised: only the name may need it */
+		if (tl == 0 || text[tl - 1] == '/' || (text[0] == '.' && (tl == 1 || text[1] == '.')))
+			simple = false;
+		for (size_t j = 0; j + 1 < tl && simple; j++)
+			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
+		if (!simple || (dl == 1 && buf[0] == '/'))
+			norm_path(buf);
+		return 1;
+	}
+	if (k == cwd->n && (cwd->flags & VS_UNKNOWN))
+		return -1;
+	return 0;
+}
+
 static bool is_disk_path(const char *p)
 {
 	static const char *const pfx[] = {"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-",
@@ -602,10 +741,36 @@ static bool is_disk_path(const char *p)
 	return false;
 }
 
-static const char *const startup_files[] = {
-	".bashrc",	".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc",	".zprofile",	 ".zshenv",	".zlogin",	".netrc",
-	".npmrc",	".pypirc",	 ".pgpass",	".gitconfig",	".config/fish/config.fish",
+/* Files that run code at the next login, shell, editor, git or agent
+ * start, or hold credentials; a trailing '/' stands for anything below. */
+static const char *const startup_home[] = {
+	".bashrc",	  ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc",	  ".zprofile",	   ".zshenv",	  ".zlogin",	  ".zlogout",
+	".netrc",	  ".npmrc",	   ".pypirc",	  ".pgpass",	  ".gitconfig",
+	".vimrc",	  ".config/fish/config.fish",	  ".config/git/config",
+	".ssh/",	  ".config/systemd/user/",	  ".config/autostart/",
+	".local/bin/",	  ".config/fish/conf.d/",
+};
+
+static const char *const startup_system[] = {
+	"/etc/profile", "/etc/profile.d/", "/etc/bash.bashrc", "/etc/environment",
+	"/etc/zsh/",	"/etc/ld.so.preload", "/etc/rc.local", "/etc/crontab",
+	"/etc/cron.d/", "/etc/cron.hourly/", "/etc/cron.daily/", "/etc/cron.weekly/",
+	"/etc/cron.monthly/", "/etc/systemd/system/", "/etc/sudoers", "/etc/sudoers.d/",
+};
+
+/* anywhere (a workspace's own): the directory components and the name */
+static const struct {
+	const char *tail; /* path ends with "/" + tail (tail ending in '/': contains it) */
+	const char *rule;
+} startup_any[] = {
+	{".git/hooks/", ".git/hooks"},
+	{".git/config", ".git/config"},
+	{".mcp.json", ".mcp.json"},
+	{".vscode/settings.json", ".vscode/settings.json"},
+	{".vscode/tasks.json", ".vscode/tasks.json"},
+	{".moat/", ".moat"},
+	{".moat", ".moat"},
 };
 
 /* dst = a + b, truncated */
@@ -617,45 +782,1210 @@ static void join2(char *dst, size_t size, const char *a, const char *b)
 		moat_strlcpy(dst + n, b, size - n);
 }
 
-/* "~/.bashrc"-style name of the startup or credential file a word names, or false. */
-static bool startup_name(const struct an *an, unsigned flags, const char *text, char *out,
-			 size_t outsz)
+static bool entry_match(const char *rel, const char *e)
 {
-	char buf[CMD_PATH_MAX];
+	size_t l = strlen(e);
+
+	if (e[l - 1] == '/')
+		return strncmp(rel, e, l) == 0 || (strncmp(rel, e, l - 1) == 0 && !rel[l - 1]);
+	return strcmp(rel, e) == 0;
+}
+
+/* The startup name of an absolute, normalised path ("~/.bashrc",
+ * ".git/hooks", "/etc/profile.d/x"), or false. */
+static bool startup_abs(const char *home, size_t hlen, const char *buf, char *out, size_t outsz)
+{
 	const char *rel = NULL;
 
-	if (!abs_path(an, flags, text, buf, sizeof(buf)))
-		return false;
-	if (strncmp(buf, an->home, an->hlen) == 0 && buf[an->hlen] == '/')
-		rel = buf + an->hlen + 1;
+	if (hlen > 1 && strncmp(buf, home, hlen) == 0 && buf[hlen] == '/')
+		rel = buf + hlen + 1;
 	else if (strncmp(buf, "/root/", 6) == 0)
 		rel = buf + 6;
 	else if (strncmp(buf, "/home/", 6) == 0 && (rel = strchr(buf + 6, '/')))
 		rel++;
-	if (!rel || !*rel)
-		return false;
-	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_files); k++) {
-		if (strcmp(rel, startup_files[k]) == 0) {
-			join2(out, outsz, "~/", rel);
-			return true;
+	if (rel && rel[0] == '.') {
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_home); k++) {
+			if (entry_match(rel, startup_home[k])) {
+				join2(out, outsz, "~/", rel);
+				return true;
+			}
 		}
 	}
-	if (strcmp(rel, ".ssh") == 0 || strncmp(rel, ".ssh/", 5) == 0) {
-		join2(out, outsz, "~/", rel);
-		return true;
+	if (buf[1] == 'e') {
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_system); k++) {
+			if (entry_match(buf, startup_system[k])) {
+				moat_strlcpy(out, buf, outsz);
+				return true;
+			}
+		}
+	}
+	for (const char *c = strstr(buf, "/."); c; c = strstr(c + 1, "/.")) {
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_any); k++) {
+			const char *e = startup_any[k].tail;
+			size_t l = strlen(e);
+
+			if (e[l - 1] == '/' ? strncmp(c + 1, e, l) == 0 : strcmp(c + 1, e) == 0) {
+				moat_strlcpy(out, startup_any[k].rule, outsz);
+				return true;
+			}
+		}
 	}
 	return false;
 }
 
-/* ---- findings ------------------------------------------------------------- */
-
-/* A file the command writes: raw disks (floor) and startup files (ask). */
-static int check_write(struct an *an, size_t v, unsigned flags, const char *text)
+bool moat_cmd_startup_name(const char *home, const char *path, char *out, size_t outsz)
 {
-	char buf[CMD_PATH_MAX], name[200];
+	size_t hl = home ? strlen(home) : 0;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	return path && path[0] == '/' && startup_abs(home ? home : "", hl, path, out, outsz);
+}
+
+/* An unknown path ending in tail ("$(echo ~)/.bashrc"): could it be one? */
+static bool startup_tail(const char *tail, char *out, size_t outsz)
+{
+	size_t tl = strlen(tail);
+
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_home); k++) {
+		const char *e = startup_home[k];
+		size_t l = strlen(e);
+
+		if (e[l - 1] == '/' ? (strstr(tail, e) != NULL)
+				    : (tl >= l && strcmp(tail + tl - l, e) == 0 &&
+				       (tl == l || tail[tl - l - 1] == '/'))) {
+			snprintf(out, outsz, "~/%s%s", e, e[l - 1] == '/' ? "*" : "");
+			return true;
+		}
+	}
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_any); k++) {
+		const char *e = startup_any[k].tail;
+		size_t l = strlen(e);
+
+		if (e[l - 1] == '/' ? (strstr(tail, e) != NULL)
+				    : (tl >= l && strcmp(tail + tl - l, e) == 0 &&
+				       (tl == l || tail[tl - l - 1] == '/'))) {
+			moat_strlcpy(out, startup_any[k].rule, outsz);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- what the shell knows: values, variables, working directory ----------- */
+
+static void vs_unknown(struct vset *v)
+{
+	v->n = 0;
+	v->flags = VS_UNKNOWN;
+}
+
+static void vs_one(struct vset *v, const char *s)
+{
+	v->s[0] = s;
+	v->n = 1;
+	v->flags = 0;
+}
+
+/* SECURITY: a set that overflows keeps what it has and becomes unknown, so
+ * checks still see every value it kept and ask about the rest. */
+static void vs_add(struct vset *v, const char *s)
+{
+	for (size_t k = 0; k < v->n; k++)
+		if (strcmp(v->s[k], s) == 0)
+			return;
+	if (v->n == CMD_MAX_CAND) {
+		v->flags |= VS_UNKNOWN;
+		return;
+	}
+	v->s[v->n++] = s;
+}
+
+static void vs_join(struct vset *a, const struct vset *b)
+{
+	for (size_t k = 0; k < b->n; k++)
+		vs_add(a, b->s[k]);
+	a->flags |= b->flags;
+}
+
+static void st_touch(struct an *an)
+{
+	an->st.gen = ++an->gen;
+}
+
+/* A copy to come back to (the variables become shared: copy on write). */
+static struct state st_save(struct an *an)
+{
+	an->st.owned = false;
+	return an->st;
+}
+
+static void st_restore(struct an *an, const struct state *s)
+{
+	an->st = *s;
+	an->st.owned = false;
+}
+
+static int st_own(struct an *an)
+{
+	struct state *st = &an->st;
+	size_t cap = st->nvars < 4 ? 8 : (size_t)st->nvars * 2;
+	struct var *nv;
+
+	if (st->owned)
+		return 0;
+	if (cap > CMD_MAX_VARS)
+		cap = CMD_MAX_VARS;
+	nv = moat_arena_alloc(an->ar, cap * sizeof(*nv));
+	if (!nv)
+		return an_oom(an);
+	if (st->nvars)
+		memcpy(nv, st->vars, st->nvars * sizeof(*nv));
+	st->vars = nv;
+	st->cap = (uint16_t)cap;
+	st->owned = true;
+	return 0;
+}
+
+static struct var *var_find(const struct state *st, const char *name, size_t n)
+{
+	for (size_t k = 0; k < st->nvars; k++)
+		if (strncmp(st->vars[k].name, name, n) == 0 && st->vars[k].name[n] == '\0')
+			return &st->vars[k];
+	return NULL;
+}
+
+/* NAME takes the values v (join: or keeps its own, the assignment may not
+ * run). A variable that cannot be tracked any more stays unknown. */
+static int var_set(struct an *an, const char *name, size_t n, const struct vset *v, bool join,
+		   bool exported)
+{
+	struct var *x;
 	int r;
 
-	if (an->hardline && abs_path(an, flags, text, buf, sizeof(buf))) {
+	if (n == 3 && memcmp(name, "IFS", 3) == 0)
+		an->ifs = true;
+	if ((r = st_own(an)))
+		return r;
+	x = var_find(&an->st, name, n);
+	if (!x) {
+		char *nm;
+
+		if (an->st.nvars == an->st.cap) {
+			size_t cap = (size_t)an->st.cap * 2;
+			struct var *nv;
+
+			if (cap > CMD_MAX_VARS)
+				return 0; /* untracked: unknown */
+			nv = moat_arena_alloc(an->ar, cap * sizeof(*nv));
+			if (!nv)
+				return an_oom(an);
+			memcpy(nv, an->st.vars, an->st.nvars * sizeof(*nv));
+			an->st.vars = nv;
+			an->st.cap = (uint16_t)cap;
+		}
+		nm = moat_arena_strndup(an->ar, name, n);
+		if (!nm)
+			return an_oom(an);
+		x = &an->st.vars[an->st.nvars++];
+		x->name = nm;
+		x->exported = false;
+		vs_unknown(&x->v); /* before: whatever the environment holds */
+		if (join)
+			vs_join(&x->v, v);
+		else
+			x->v = *v;
+	} else if (join) {
+		vs_join(&x->v, v);
+	} else {
+		x->v = *v;
+	}
+	x->exported |= exported;
+	st_touch(an);
+	return 0;
+}
+
+/* Something we cannot see may have changed every variable (and the
+ * working directory): they keep their values and may hold others. */
+static int havoc(struct an *an, bool vars, bool cwd)
+{
+	int r;
+
+	if (vars && an->st.nvars) {
+		if ((r = st_own(an)))
+			return r;
+		for (size_t k = 0; k < an->st.nvars; k++)
+			an->st.vars[k].v.flags |= VS_UNKNOWN;
+	}
+	if (cwd && !(an->st.cwd->flags & VS_UNKNOWN)) {
+		struct vset *nc = moat_arena_alloc(an->ar, sizeof(*nc));
+
+		if (!nc)
+			return an_oom(an);
+		*nc = *an->st.cwd;
+		nc->flags |= VS_UNKNOWN;
+		an->st.cwd = nc;
+	}
+	st_touch(an);
+	return 0;
+}
+
+static int havoc_var(struct an *an, const char *name, size_t n)
+{
+	struct vset u;
+
+	vs_unknown(&u);
+	return var_set(an, name, n, &u, true, false);
+}
+
+/* dst = either dst or src (the shell is in one of the two states). */
+static int st_join(struct an *an, struct state *dst, const struct state *src)
+{
+	struct var *nv;
+	size_t n = 0, cap;
+
+	if (dst->gen == src->gen)
+		return 0;
+	cap = (size_t)dst->nvars + src->nvars;
+	if (cap > CMD_MAX_VARS)
+		cap = CMD_MAX_VARS;
+	nv = cap ? moat_arena_alloc(an->ar, cap * sizeof(*nv)) : NULL;
+	if (cap && !nv)
+		return an_oom(an);
+	for (size_t k = 0; k < dst->nvars && n < cap; k++) {
+		const struct var *o = var_find(src, dst->vars[k].name, strlen(dst->vars[k].name));
+
+		nv[n] = dst->vars[k];
+		if (o) {
+			vs_join(&nv[n].v, &o->v);
+			nv[n].exported |= o->exported;
+		} else {
+			nv[n].v.flags |= VS_UNKNOWN;
+		}
+		n++;
+	}
+	for (size_t k = 0; k < src->nvars && n < cap; k++) {
+		if (var_find(dst, src->vars[k].name, strlen(src->vars[k].name)))
+			continue;
+		nv[n] = src->vars[k];
+		nv[n].v.flags |= VS_UNKNOWN;
+		n++;
+	}
+	if (dst->cwd != src->cwd) {
+		struct vset *nc = moat_arena_alloc(an->ar, sizeof(*nc));
+
+		if (!nc)
+			return an_oom(an);
+		*nc = *dst->cwd;
+		vs_join(nc, src->cwd);
+		dst->cwd = nc;
+	}
+	dst->vars = nv;
+	dst->nvars = (uint16_t)n;
+	dst->cap = (uint16_t)cap;
+	dst->owned = true;
+	dst->gen = ++an->gen;
+	return 0;
+}
+
+/* A child shell (sh -c, a script on a pipe): variables it was not given
+ * in its environment are empty there. */
+static int st_child(struct an *an)
+{
+	int r;
+
+	if (!an->st.nvars)
+		return 0;
+	if ((r = st_own(an)))
+		return r;
+	for (size_t k = 0; k < an->st.nvars; k++)
+		if (!an->st.vars[k].exported)
+			vs_add(&an->st.vars[k].v, "");
+	st_touch(an);
+	return 0;
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* ---- evaluating words --------------------------------------------------------
+ * A word becomes one or more alternatives (values it may take), each a list
+ * of fields (the arguments it becomes after splitting). A field whose value
+ * cannot be known keeps the expansion's text verbatim and MOAT_SHW_EXPAND. */
+
+struct fields {
+	wref *w;	/* finished fields */
+	uint32_t n, cap;
+	char *cur;	/* field being built */
+	uint32_t clen, ccap;
+	uint16_t cflags;
+	bool open;	/* a field is started (it may be empty but quoted) */
+};
+
+struct alts {
+	struct fields a[CMD_MAX_CAND];
+	uint8_t n;
+	bool truncated; /* more values than alternatives: some were dropped */
+	bool changed;	/* some expansion has a known value */
+	bool unknown;	/* some field is unknown */
+};
+
+static int f_put(struct an *an, struct fields *f, const char *s, size_t n)
+{
+	if (n > an->eval_budget)
+		return -E2BIG;
+	an->eval_budget -= n;
+	if (f->clen + n + 1 > f->ccap) {
+		size_t cap = f->ccap ? f->ccap : 32;
+		char *nc;
+
+		while (cap < f->clen + n + 1)
+			cap *= 2;
+		nc = moat_arena_alloc(an->ar, cap);
+		if (!nc)
+			return an_oom(an);
+		if (f->clen)
+			memcpy(nc, f->cur, f->clen);
+		f->cur = nc;
+		f->ccap = (uint32_t)cap;
+	}
+	memcpy(f->cur + f->clen, s, n);
+	f->clen += (uint32_t)n;
+	f->cur[f->clen] = '\0';
+	f->open = true;
+	return 0;
+}
+
+/* Close the field being built; an empty one survives only when quoted. */
+static int f_break(struct an *an, struct fields *f, bool keep_empty)
+{
+	wref w;
+
+	if (!f->open)
+		return 0;
+	if (f->clen || keep_empty) {
+		if (f->n >= CMD_MAX_FIELDS)
+			return -E2BIG;
+		if (f->n == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 4;
+			wref *nw = moat_arena_alloc(an->ar, cap * sizeof(*nw));
+
+			if (!nw)
+				return an_oom(an);
+			if (f->n)
+				memcpy(nw, f->w, f->n * sizeof(*nw));
+			f->w = nw;
+			f->cap = (uint32_t)cap;
+		}
+		w = synth_word(an, f->clen ? f->cur : "", f->clen, f->cflags, 0);
+		if (!w)
+			return an_oom(an);
+		f->w[f->n++] = w;
+	}
+	f->cur = NULL;
+	f->clen = f->ccap = 0;
+	f->cflags &= (uint16_t)MOAT_SHW_QUOTED;
+	f->open = false;
+	return 0;
+}
+
+static int f_copy(struct an *an, struct fields *dst, const struct fields *src)
+{
+	*dst = *src;
+	if (src->n) {
+		dst->w = moat_arena_alloc(an->ar, src->cap * sizeof(*dst->w));
+		if (!dst->w)
+			return an_oom(an);
+		memcpy(dst->w, src->w, src->n * sizeof(*dst->w));
+	}
+	dst->cur = NULL;
+	dst->clen = dst->ccap = 0;
+	if (src->clen) {
+		int r = f_put(an, dst, src->cur, src->clen);
+
+		if (r)
+			return r;
+	}
+	dst->open = src->open;
+	return 0;
+}
+
+/* Append a value: unquoted values are split on blanks and may glob. */
+static int f_value(struct an *an, struct fields *f, const char *s, bool split)
+{
+	int r;
+
+	if (!split)
+		return f_put(an, f, s, strlen(s));
+	while (*s) {
+		size_t n = strcspn(s, " \t\n");
+
+		if (n) {
+			if (memchr(s, '*', n) || memchr(s, '?', n) || memchr(s, '[', n))
+				f->cflags |= MOAT_SHW_GLOB;
+			if ((r = f_put(an, f, s, n)))
+				return r;
+			s += n;
+		}
+		if (*s) {
+			if ((r = f_break(an, f, false)))
+				return r;
+			s += strspn(s, " \t\n");
+		}
+	}
+	return 0;
+}
+
+/* An unknown part: the expansion's text, flagged. */
+static int f_unknown(struct an *an, struct fields *f, const char *s, size_t n, bool elsewhere)
+{
+	f->cflags |= MOAT_SHW_EXPAND | (elsewhere ? CMD_W_ELSEWHERE : 0);
+	return f_put(an, f, s, n);
+}
+
+static int eval_word(struct an *an, wref w, const struct wctx *cx, int depth, size_t from,
+		     bool split, struct alts *out);
+
+/* Home spelled with a tilde prefix ("~", "~user"): its directory, or NULL. */
+static const char *tilde_dir(const struct an *an, const char *t, size_t n, char *buf, size_t cap)
+{
+	if (n == 0)
+		return an->home;
+	if (n == 4 && memcmp(t, "root", 4) == 0)
+		return "/root";
+	for (size_t k = 0; k < n; k++)
+		if (!is_name_char(t[k]) && t[k] != '.' && t[k] != '-')
+			return NULL;
+	if (n + 7 > cap)
+		return NULL;
+	memcpy(buf, "/home/", 6);
+	memcpy(buf + 6, t, n);
+	buf[6 + n] = '\0';
+	return buf;
+}
+
+/* The values of a word given as text (the default of ${X:-word}): parsed as
+ * the shell would, each alternative's fields joined by spaces. */
+static int eval_text(struct an *an, const char *t, size_t n, const struct wctx *cx, int depth,
+		     struct vset *ret)
+{
+	struct moat_sh_node *root, *k;
+	struct moat_sh_error se;
+	bool plain = true;
+	int r;
+
+	vs_unknown(ret);
+	for (size_t i = 0; i < n && plain; i++)
+		plain = !strchr("$`\\'\"~*?[{;&|<>()\n", t[i]) || (t[i] == '~' && i > 0);
+	if (plain) {
+		char *s = moat_arena_strndup(an->ar, t, n);
+
+		if (!s)
+			return an_oom(an);
+		vs_one(ret, s);
+		return 0;
+	}
+	if (depth >= CMD_EVAL_DEPTH || n == 0)
+		return 0;
+	r = moat_sh_parse_nested(an->ar, t, n, cx->nest + 1, &root, &se);
+	if (r == -ENOMEM)
+		return an_oom(an);
+	if (r)
+		return 0;
+	k = root->kids;
+	if (!k || k->next || k->kind != MOAT_SH_SIMPLE || k->redirs || k->nassigns)
+		return 0;
+	{
+		struct vset acc;
+
+		acc.n = 1;
+		acc.flags = 0;
+		acc.s[0] = "";
+		for (size_t i = 0; i < k->nwords; i++) {
+			struct alts al;
+			struct vset next;
+
+			if ((r = eval_word(an, &k->words[i], cx, depth + 1, 0, false, &al)))
+				return r < 0 && r != -E2BIG ? r : 0;
+			next.n = 0;
+			next.flags = acc.flags | (al.truncated || al.unknown ? VS_UNKNOWN : 0);
+			for (size_t x = 0; x < acc.n; x++) {
+				for (size_t y = 0; y < al.n; y++) {
+					const struct fields *f = &al.a[y];
+					struct moat_buf b = MOAT_BUF_INIT;
+					bool unknown = false;
+					char *s;
+
+					for (size_t z = 0; z < f->n; z++)
+						unknown |= (f->w[z]->flags & MOAT_SHW_EXPAND) != 0;
+					if (unknown) {
+						next.flags |= VS_UNKNOWN;
+						continue;
+					}
+					moat_buf_puts(&b, acc.s[x]);
+					for (size_t z = 0; z < f->n; z++) {
+						if (b.len)
+							moat_buf_putc(&b, ' ');
+						moat_buf_append(&b, f->w[z]->text, f->w[z]->len);
+					}
+					s = b.oom ? NULL
+						  : moat_arena_strndup(an->ar, b.data ? b.data : "",
+								       b.len);
+					moat_buf_release(&b);
+					if (!s)
+						return an_oom(an);
+					vs_add(&next, s);
+				}
+			}
+			acc = next;
+		}
+		*ret = acc;
+	}
+	return 0;
+}
+
+static bool digits_only_param(const char *name, size_t n)
+{
+	static const char *const nums[] = {"$", "!", "?", "-", "PPID", "RANDOM", "SRANDOM",
+					   "LINENO", "SECONDS", "UID", "EUID", "BASHPID",
+					   "EPOCHSECONDS"};
+
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(nums); k++)
+		if (strlen(nums[k]) == n && memcmp(nums[k], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* The values of $NAME (one name, no operator). */
+static void param_get(struct an *an, const char *name, size_t n, const struct wctx *cx,
+		      struct vset *ret)
+{
+	const struct var *x;
+
+	if (n == 1 && name[0] == '#') {
+		char *s;
+
+		if (!cx->pos || cx->pos->unknown || !(s = moat_arena_alloc(an->ar, 8))) {
+			vs_one(ret, "0"); /* a count: digits whatever it is */
+			return;
+		}
+		snprintf(s, 8, "%u", cx->pos->n ? cx->pos->n - 1u : 0u);
+		vs_one(ret, s);
+		return;
+	}
+	if (digits_only_param(name, n)) {
+		vs_one(ret, "0");
+		return;
+	}
+	if (name[0] >= '0' && name[0] <= '9') {
+		size_t i = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			if (name[k] < '0' || name[k] > '9' || i > CMD_MAX_POS) {
+				vs_unknown(ret);
+				return;
+			}
+			i = i * 10 + (size_t)(name[k] - '0');
+		}
+		if (!cx->pos || (i >= cx->pos->n && cx->pos->unknown)) {
+			vs_unknown(ret);
+			return;
+		}
+		if (i >= cx->pos->n) {
+			vs_one(ret, "");
+			return;
+		}
+		*ret = cx->pos->v[i];
+		return;
+	}
+	x = var_find(&an->st, name, n);
+	if (x) {
+		*ret = x->v;
+		return;
+	}
+	if (n == 4 && memcmp(name, "HOME", 4) == 0) {
+		vs_one(ret, an->home);
+		return;
+	}
+	if (n == 3 && memcmp(name, "PWD", 3) == 0) {
+		*ret = *an->st.cwd;
+		return;
+	}
+	vs_unknown(ret);
+}
+
+/* The values of one ${...} or $NAME span; *ret_at: "$@"-like (one field per
+ * positional parameter). */
+static int param_values(struct an *an, const char *t, size_t n, const struct wctx *cx, int depth,
+			struct vset *ret, bool *ret_at)
+{
+	const char *name, *op;
+	size_t nl = 0, inner;
+	int r;
+
+	*ret_at = false;
+	vs_unknown(ret);
+	if (n < 2 || t[0] != '$')
+		return 0;
+	if (t[1] != '{') {
+		name = t + 1;
+		nl = n - 1;
+		if (nl == 1 && (name[0] == '@' || name[0] == '*')) {
+			*ret_at = true;
+			return 0;
+		}
+		param_get(an, name, nl, cx, ret);
+		return 0;
+	}
+	if (n < 4 || t[n - 1] != '}')
+		return 0;
+	name = t + 2;
+	inner = n - 3;
+	if (inner > 1 && name[0] == '#') { /* ${#X}: a length */
+		bool simple = true;
+
+		for (size_t k = 1; k < inner; k++)
+			simple &= is_name_char(name[k]) || name[k] == '@' || name[k] == '*';
+		if (simple)
+			vs_one(ret, "0");
+		return 0;
+	}
+	if (inner == 0)
+		return 0;
+	if (is_name_char(name[0])) {
+		bool num = name[0] >= '0' && name[0] <= '9';
+
+		while (nl < inner && (num ? (name[nl] >= '0' && name[nl] <= '9') : is_name_char(name[nl])))
+			nl++;
+	} else if (strchr("@*#?$!-", name[0])) {
+		nl = 1;
+	}
+	if (nl == 0)
+		return 0; /* ${!X} and the like */
+	op = name + nl;
+	if ((size_t)(op - name) == inner) {
+		if (nl == 1 && (name[0] == '@' || name[0] == '*')) {
+			*ret_at = true;
+			return 0;
+		}
+		param_get(an, name, nl, cx, ret);
+		return 0;
+	}
+	{
+		size_t ol = inner - nl;
+		bool colon = op[0] == ':';
+		char o = colon ? (ol > 1 ? op[1] : 0) : op[0];
+		const char *word = op + (colon ? 2 : 1);
+		size_t wl = ol - (colon ? 2 : 1);
+		struct vset v, d;
+
+		if (colon && ol < 2)
+			return 0;
+		if (o != '-' && o != '=' && o != '+' && o != '?')
+			return 0; /* substring, pattern removal, replacement, case: unknown */
+		if (nl == 1 && (name[0] == '@' || name[0] == '*'))
+			return 0;
+		param_get(an, name, nl, cx, &v);
+		if (o == '?') {
+			*ret = v;
+			return 0;
+		}
+		if ((r = eval_text(an, word, wl, cx, depth, &d)))
+			return r;
+		if (o == '+') {
+			/* the word when set, else nothing */
+			vs_one(ret, "");
+			vs_join(ret, &d);
+			return 0;
+		}
+		/* SECURITY: the default counts whenever the value may be unset or
+		 * empty (or, without ':', even when it looks set: unset leaves no
+		 * trace here): ${X:-/} is checked as "/" */
+		{
+			bool maybe_empty = (v.flags & VS_UNKNOWN) || v.n == 0 || !colon;
+
+			for (size_t k = 0; k < v.n; k++)
+				maybe_empty |= v.s[k][0] == '\0';
+			*ret = v;
+			if (maybe_empty) {
+				struct vset keep;
+
+				keep.n = 0;
+				keep.flags = v.flags;
+				for (size_t k = 0; k < v.n; k++)
+					if (v.s[k][0] || !colon)
+						vs_add(&keep, v.s[k]);
+				vs_join(&keep, &d);
+				*ret = keep;
+			}
+			if (o == '=' && is_name_char(name[0]) && !(name[0] >= '0' && name[0] <= '9') &&
+			    (r = var_set(an, name, nl, ret, false, false)))
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* echo's output for its arguments, or NULL when escapes make it unknown */
+static const char *echo_output(struct an *an, const struct fields *f)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	size_t i = 0;
+	bool esc = false;
+	char *s;
+
+	for (; i < f->n; i++) {
+		const char *a = f->w[i]->text;
+
+		if (a[0] != '-' || !a[1] || strspn(a + 1, "neE") != strlen(a + 1))
+			break;
+		esc |= strchr(a, 'e') != NULL;
+	}
+	for (size_t k = i; k < f->n; k++) {
+		if (f->w[k]->flags & MOAT_SHW_EXPAND)
+			return NULL;
+		if (esc && strchr(f->w[k]->text, '\\'))
+			return NULL;
+		if (k > i)
+			moat_buf_putc(&b, ' ');
+		moat_buf_append(&b, f->w[k]->text, f->w[k]->len);
+	}
+	s = b.oom ? NULL : moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
+	moat_buf_release(&b);
+	return s;
+}
+
+/* printf's output for FORMAT ARGS when the format holds only text, %s, %b,
+ * %% and simple escapes; NULL otherwise. */
+static const char *printf_output(struct an *an, const struct fields *f, size_t first)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *fmt;
+	size_t ai;
+	char *s;
+
+	if (first < f->n && strcmp(f->w[first]->text, "--") == 0)
+		first++;
+	if (first >= f->n || f->w[first]->text[0] == '-')
+		return NULL;
+	for (size_t k = first; k < f->n; k++)
+		if (f->w[k]->flags & MOAT_SHW_EXPAND)
+			return NULL;
+	fmt = f->w[first]->text;
+	ai = first + 1;
+	do {
+		bool used = false;
+
+		for (const char *p = fmt; *p; p++) {
+			if (*p == '\\') {
+				p++;
+				if (*p == 'n')
+					moat_buf_putc(&b, '\n');
+				else if (*p == 't')
+					moat_buf_putc(&b, '\t');
+				else if (*p == '\\')
+					moat_buf_putc(&b, '\\');
+				else
+					goto unknown;
+			} else if (*p == '%') {
+				p++;
+				if (*p == '%') {
+					moat_buf_putc(&b, '%');
+				} else if (*p == 's' || *p == 'b') {
+					if (ai < f->n) {
+						if (*p == 'b' && strchr(f->w[ai]->text, '\\'))
+							goto unknown;
+						moat_buf_append(&b, f->w[ai]->text, f->w[ai]->len);
+						ai++;
+					}
+					used = true;
+				} else {
+					goto unknown;
+				}
+			} else {
+				moat_buf_putc(&b, *p);
+			}
+		}
+		if (!used)
+			break;
+	} while (ai < f->n);
+	while (b.len && b.data[b.len - 1] == '\n')
+		b.len--;
+	s = b.oom ? NULL : moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
+	moat_buf_release(&b);
+	return s;
+unknown:
+	moat_buf_release(&b);
+	return NULL;
+}
+
+/* The output of $( ... ) when it is echo, printf or pwd of known values. */
+static int cmd_values(struct an *an, const struct moat_sh_sub *sub, const struct wctx *cx,
+		      int depth, struct vset *ret)
+{
+	const struct moat_sh_node *k = sub->body ? sub->body->kids : NULL;
+	const struct moat_sh_word *w0;
+	struct alts al;
+	int r;
+
+	vs_unknown(ret);
+	if (!k || k->next || k->kind != MOAT_SH_SIMPLE || k->redirs || k->nassigns || !k->nwords ||
+	    depth >= CMD_EVAL_DEPTH)
+		return 0;
+	w0 = &k->words[0];
+	if (w0->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_BRACE))
+		return 0;
+	if (strcmp(w0->text, "pwd") == 0 && k->nwords == 1) {
+		*ret = *an->st.cwd;
+		return 0;
+	}
+	if (strcmp(w0->text, "echo") != 0 && strcmp(w0->text, "printf") != 0)
+		return 0;
+	ret->flags = 0;
+	{
+		/* the arguments, each word evaluated, alternatives combined */
+		struct fields acc[CMD_MAX_CAND];
+		size_t na = 1;
+
+		memset(&acc[0], 0, sizeof(acc[0]));
+		for (size_t i = 1; i < k->nwords; i++) {
+			struct fields next[CMD_MAX_CAND];
+			size_t nn = 0;
+
+			if (k->words[i].flags & MOAT_SHW_BRACE) {
+				vs_unknown(ret);
+				return 0;
+			}
+			r = eval_word(an, &k->words[i], cx, depth + 1, 0, true, &al);
+			if (r == -E2BIG) {
+				vs_unknown(ret);
+				return 0;
+			}
+			if (r)
+				return r;
+			if (al.truncated)
+				ret->flags |= VS_UNKNOWN;
+			for (size_t x = 0; x < na; x++) {
+				for (size_t y = 0; y < al.n; y++) {
+					if (nn == CMD_MAX_CAND) {
+						ret->flags |= VS_UNKNOWN;
+						break;
+					}
+					if ((r = f_copy(an, &next[nn], &acc[x])))
+						return r;
+					for (size_t z = 0; z < al.a[y].n && !r; z++) {
+						r = f_put(an, &next[nn], al.a[y].w[z]->text,
+							  al.a[y].w[z]->len);
+						next[nn].cflags |= al.a[y].w[z]->flags;
+						if (!r)
+							r = f_break(an, &next[nn], true);
+					}
+					if (r == -E2BIG) {
+						vs_unknown(ret);
+						return 0;
+					}
+					if (r)
+						return r;
+					nn++;
+				}
+			}
+			memcpy(acc, next, nn * sizeof(acc[0]));
+			na = nn;
+		}
+		for (size_t x = 0; x < na; x++) {
+			const char *out = w0->text[0] == 'e' ? echo_output(an, &acc[x])
+							     : printf_output(an, &acc[x], 0);
+
+			if (!out) {
+				ret->flags |= VS_UNKNOWN;
+				continue;
+			}
+			if (w0->text[0] == 'e') {
+				size_t l = strlen(out);
+
+				while (l && out[l - 1] == '\n')
+					l--;
+				((char *)out)[l] = '\0';
+			}
+			vs_add(ret, out);
+		}
+	}
+	return 0;
+}
+
+/* Multiply the alternatives by the values of one expansion. */
+static int apply_values(struct an *an, struct alts *out, const struct vset *v, const char *raw,
+			size_t rawlen, bool split, bool changes)
+{
+	struct fields next[CMD_MAX_CAND];
+	size_t nn = 0, nv = v->n + ((v->flags & VS_UNKNOWN) ? 1 : 0);
+	int r;
+
+	if (nv == 0) {
+		/* no value at all: unknown */
+		for (size_t x = 0; x < out->n; x++)
+			if ((r = f_unknown(an, &out->a[x], raw, rawlen, false)))
+				return r;
+		out->unknown = true;
+		return 0;
+	}
+	for (size_t x = 0; x < out->n; x++) {
+		for (size_t y = 0; y < nv; y++) {
+			if (nn == CMD_MAX_CAND) {
+				out->truncated = true;
+				break;
+			}
+			if (y + 1 == nv && x + 1 == out->n) {
+				next[nn] = out->a[x]; /* the last one can take the original */
+			} else if ((r = f_copy(an, &next[nn], &out->a[x]))) {
+				return r;
+			}
+			if (y < v->n) {
+				r = f_value(an, &next[nn], v->s[y], split && !an->ifs);
+				out->changed |= changes;
+			} else {
+				r = f_unknown(an, &next[nn], raw, rawlen, (v->flags & VS_ELSEWHERE) != 0);
+				out->unknown = true;
+			}
+			if (r)
+				return r;
+			nn++;
+		}
+	}
+	memcpy(out->a, next, nn * sizeof(out->a[0]));
+	out->n = (uint8_t)nn;
+	return 0;
+}
+
+/* "$@" and $*: the positional parameters from $1 */
+static int apply_at(struct an *an, struct alts *out, const struct wctx *cx, const char *raw,
+		    size_t rawlen, bool dq, bool star)
+{
+	const struct pos *p = cx->pos;
+	int r;
+
+	if (!p || p->unknown) {
+		for (size_t x = 0; x < out->n; x++)
+			if ((r = f_unknown(an, &out->a[x], raw, rawlen, false)))
+				return r;
+		out->unknown = true;
+		return 0;
+	}
+	for (size_t i = 1; i < p->n; i++) {
+		if (i > 1) {
+			for (size_t x = 0; x < out->n; x++) {
+				if (dq && star)
+					r = f_put(an, &out->a[x], " ", 1);
+				else
+					r = f_break(an, &out->a[x], dq);
+				if (r)
+					return r;
+				out->a[x].open = true;
+			}
+		}
+		if ((r = apply_values(an, out, &p->v[i], raw, rawlen, !dq, true)))
+			return r;
+	}
+	return 0;
+}
+
+/* Evaluate w's text from byte 'from' (an assignment's value) into out.
+ * split: word splitting applies to unquoted expansions (arguments, not
+ * assignments or redirection targets). Returns 0, -E2BIG when over a limit
+ * (the caller treats the word as unknown), or an error. */
+static int eval_word(struct an *an, wref w, const struct wctx *cx, int depth, size_t from,
+		     bool split, struct alts *out)
+{
+	const char *t = w->text;
+	uint16_t base = w->flags & (MOAT_SHW_QUOTED | MOAT_SHW_GLOB);
+	size_t pos = from;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->n = 1;
+	out->a[0].cflags = base;
+	if (depth > CMD_EVAL_DEPTH)
+		return -E2BIG;
+	if (from == 0 && (w->flags & MOAT_SHW_TILDE) && t[0] == '~' &&
+	    !(w->spans && w->spans->off == 0)) {
+		size_t e = 1;
+		char ub[256];
+		const char *d;
+
+		while (e < w->len && t[e] != '/' && !(w->spans && e >= w->spans->off))
+			e++;
+		d = tilde_dir(an, t + 1, e - 1, ub, sizeof(ub));
+		if (d) {
+			if ((r = f_put(an, &out->a[0], d, strlen(d))))
+				return r;
+			pos = e;
+			out->changed = true;
+		} else {
+			out->a[0].cflags |= MOAT_SHW_TILDE;
+		}
+	} else if (from > 0 && (w->flags & MOAT_SHW_ATILDE) && t[from] == '~') {
+		size_t e = from + 1;
+		char ub[256];
+		const char *d;
+
+		while (e < w->len && t[e] != '/' && t[e] != ':' && !(w->spans && e >= w->spans->off))
+			e++;
+		d = tilde_dir(an, t + from + 1, e - from - 1, ub, sizeof(ub));
+		if (d) {
+			if ((r = f_put(an, &out->a[0], d, strlen(d))))
+				return r;
+			pos = e;
+		}
+	}
+	if ((w->flags & MOAT_SHW_EXPAND) && !w->spans) {
+		/* expansions we cannot place (a brace expansion of them): unknown */
+		if ((r = f_unknown(an, &out->a[0], t + pos, w->len - pos, false)))
+			return r;
+		out->unknown = true;
+		pos = w->len;
+	}
+	for (const struct moat_sh_span *sp = w->spans; sp && pos < w->len; sp = sp->next) {
+		struct vset v;
+		bool at = false, sp_split = split && !sp->dq;
+		const char *raw = t + sp->off;
+
+		if (sp->off + sp->len <= pos)
+			continue;
+		if (sp->off > pos) {
+			for (size_t x = 0; x < out->n; x++)
+				if ((r = f_put(an, &out->a[x], t + pos, sp->off - pos)))
+					return r;
+		}
+		pos = sp->off + sp->len;
+		switch (sp->kind) {
+		case MOAT_SH_SPAN_PARAM:
+			r = param_values(an, raw, sp->len, cx, depth, &v, &at);
+			break;
+		case MOAT_SH_SPAN_CMD:
+			r = sp->sub ? cmd_values(an, sp->sub, cx, depth, &v) : 0;
+			if (!sp->sub)
+				vs_unknown(&v);
+			break;
+		case MOAT_SH_SPAN_PROC:
+			vs_one(&v, "/dev/fd/63");
+			r = 0;
+			break;
+		default: {
+			/* $(( N )): a plain number is known */
+			size_t a0 = 3, a1 = sp->len >= 5 ? sp->len - 2 : 3;
+
+			while (a0 < a1 && raw[a0] == ' ')
+				a0++;
+			while (a1 > a0 && raw[a1 - 1] == ' ')
+				a1--;
+			vs_unknown(&v);
+			if (a1 > a0 && a1 - a0 < 20) {
+				size_t k = raw[a0] == '-' ? a0 + 1 : a0;
+				bool num = k < a1;
+				char *s;
+
+				for (; k < a1 && num; k++)
+					num = raw[k] >= '0' && raw[k] <= '9';
+				if (num && (s = moat_arena_strndup(an->ar, raw + a0, a1 - a0)))
+					vs_one(&v, s);
+			}
+			r = 0;
+			break;
+		}
+		}
+		if (r)
+			return r;
+		if (at)
+			r = apply_at(an, out, cx, raw, sp->len, sp->dq, raw[sp->len - 1 - (raw[1] == '{')] == '*');
+		else
+			r = apply_values(an, out, &v, raw, sp->len, sp_split,
+					 sp->kind != MOAT_SH_SPAN_PROC);
+		if (r)
+			return r;
+	}
+	if (pos < w->len) {
+		for (size_t x = 0; x < out->n; x++)
+			if ((r = f_put(an, &out->a[x], t + pos, w->len - pos)))
+				return r;
+	}
+	for (size_t x = 0; x < out->n; x++) {
+		/* a quoted empty word stays; an unquoted one vanishes */
+		bool keep = (w->flags & MOAT_SHW_QUOTED) || (out->a[x].n == 0 && !split);
+
+		if (!out->a[x].open && out->a[x].n == 0 && keep)
+			out->a[x].open = true;
+		if ((r = f_break(an, &out->a[x], keep)))
+			return r;
+	}
+	return 0;
+}
+
+/* The values of a word as one string each (assignments, targets): NULL fields are unknown. */
+static int word_values(struct an *an, wref w, const struct wctx *cx, size_t from, struct vset *ret)
+{
+	struct alts al;
+	int r;
+
+	ret->n = 0;
+	ret->flags = 0;
+	if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_ATILDE))) {
+		vs_one(ret, w->text + from);
+		return 0;
+	}
+	r = eval_word(an, w, cx, 0, from, false, &al);
+	if (r == -E2BIG) {
+		vs_unknown(ret);
+		return 0;
+	}
+	if (r)
+		return r;
+	if (al.truncated)
+		ret->flags |= VS_UNKNOWN;
+	for (size_t x = 0; x < al.n; x++) {
+		const struct fields *f = &al.a[x];
+
+		if (f->n != 1) {
+			if (f->n == 0)
+				vs_add(ret, "");
+			else
+				ret->flags |= VS_UNKNOWN;
+			continue;
+		}
+		if (f->w[0]->flags & MOAT_SHW_EXPAND)
+			ret->flags |= VS_UNKNOWN | ((f->w[0]->flags & CMD_W_ELSEWHERE) ? VS_ELSEWHERE : 0);
+		else
+			vs_add(ret, f->w[0]->text);
+	}
+	return 0;
+}
+
+/* ---- findings ------------------------------------------------------------- */
+
+/* The known end of an unknown word ("$(echo ~)/.bashrc" -> "/.bashrc"). */
+static const char *unknown_tail(const char *t)
+{
+	const char *last = NULL;
+
+	for (const char *p = t; *p; p++)
+		if (*p == '$' || *p == '`' || *p == ')' || *p == '}')
+			last = p;
+	if (!last)
+		return t;
+	if (*last == '$')
+		while (is_name_char(last[1]))
+			last++;
+	return last + 1;
+}
+
+static int check_write_abs(struct an *an, size_t v, const char *buf)
+{
+	char name[CMD_PATH_MAX / 2], rule[64];
+	int r;
+
+	if (an->hardline) {
 		if (is_disk_path(buf) &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
 				     "writes to the raw disk device %s", buf)))
@@ -665,14 +1995,79 @@ static int check_write(struct an *an, size_t v, unsigned flags, const char *text
 				     "writes to /proc/sysrq-trigger (immediate reboot or crash)")))
 			return r;
 	}
-	if (startup_name(an, flags, text, name, sizeof(name))) {
-		char rule[64];
+	if (!startup_abs(an->home, an->hlen, buf, name, sizeof(name)))
+		return 0;
+	join2(rule, sizeof(rule), "startup-write:", name);
+	return add_finding(an, v, MOAT_FINDING_ASK, rule,
+			   "writes to %s, a startup, persistence or credential file", name);
+}
 
+/* A file the command writes: raw disks (floor) and startup files (ask),
+ * for every directory a relative name may be in; an unknown name asks when
+ * its known end names a startup file. */
+static int check_write(struct an *an, size_t v, unsigned flags, const char *text)
+{
+	char buf[CMD_PATH_MAX], name[200], rule[64];
+	int r, got;
+
+	if (flags & CMD_W_ELSEWHERE)
+		return 0;
+	for (size_t k = 0; (got = abs_path_k(an, flags, text, k, buf, sizeof(buf))) != 0; k++) {
+		if (got > 0) {
+			if ((r = check_write_abs(an, v, buf)))
+				return r;
+			continue;
+		}
+		if (!startup_tail(unknown_tail(text), name, sizeof(name)))
+			continue;
 		join2(rule, sizeof(rule), "startup-write:", name);
 		return add_finding(an, v, MOAT_FINDING_ASK, rule,
-				   "writes to %s, a shell startup or credential file", name);
+				   "writes to '%s', which cannot be known before running and may be "
+				   "%s, a startup, persistence or credential file",
+				   text, name);
 	}
 	return 0;
+}
+
+/* Every absolute path a word may name, classified; the first hit is copied
+ * to hit. *ret_unknown: some cannot be known before running. */
+static int classify_word(const struct an *an, const struct moat_cmdview *view, wref w,
+			 const char *text, char *hit, size_t hitsz, bool *ret_unknown)
+{
+	char buf[CMD_PATH_MAX];
+	int worst = PC_NONE, got;
+
+	*ret_unknown = false;
+	if ((w->flags & CMD_W_ELSEWHERE) ||
+	    ((view->flags & MOAT_VIEW_VALUES) && (w->flags & MOAT_SHW_EXPAND)))
+		return PC_NONE; /* the resolved views hold its values */
+	for (size_t k = 0; (got = abs_path_k(an, w->flags, text, k, buf, sizeof(buf))) != 0; k++) {
+		int c;
+
+		if (got < 0) {
+			*ret_unknown = true;
+			continue;
+		}
+		c = classify_abs(an, (w->flags & MOAT_SHW_GLOB) != 0, buf);
+		if (c != PC_NONE && worst == PC_NONE) {
+			worst = c;
+			moat_strlcpy(hit, buf, hitsz);
+		}
+	}
+	return worst;
+}
+
+/* SECURITY: a recursive removal (or chmod, chown, find -delete) of a target
+ * that cannot be known before running asks: "$X/" may be "/" */
+static int ask_dynamic(struct an *an, size_t v, const char *prog, const char *text)
+{
+	char rule[64];
+
+	join2(rule, sizeof(rule), "dynamic-target:", prog);
+	return add_finding(an, v, MOAT_FINDING_ASK, rule,
+			   "%s acts recursively on '%s', whose value (or working directory) "
+			   "cannot be known before the command runs",
+			   prog, text);
 }
 
 static bool long_is(const char *s, const char *full, size_t min)
@@ -691,7 +2086,7 @@ static int check_rm(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	char buf[CMD_PATH_MAX];
+	char hit[CMD_PATH_MAX];
 	bool rec = false, done = false;
 	size_t argc = view->argc;
 
@@ -712,6 +2107,7 @@ static int check_rm(struct an *an, size_t v)
 	done = false;
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = an->a->views[v].argv[i];
+		bool unknown;
 		int cls, r = 0;
 
 		if (!done && strcmp(a, "--") == 0) {
@@ -720,49 +2116,98 @@ static int check_rm(struct an *an, size_t v)
 		}
 		if (!done && is_opt(a))
 			continue;
-		cls = classify(an, vw[i], a, buf, sizeof(buf));
+		cls = classify_word(an, &an->a->views[v], vw[i], a, hit, sizeof(hit), &unknown);
 		if (cls == PC_ROOT)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-root",
 					"recursive removal of the root directory (%s)", a);
 		else if (cls == PC_SYSTEM)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
-					"recursive removal of the system directory %s", buf);
+					"recursive removal of the system directory %s", hit);
 		else if (cls == PC_HOME)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-home",
 					"recursive removal of the home directory (%s)", a);
+		else if (unknown)
+			r = ask_dynamic(an, v, "rm", a);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
+/* chmod MODE: a setuid or setgid bit asks (4755, u+s, g=s, +s) */
+static bool setuid_mode(const char *m)
+{
+	size_t n = strlen(m);
+
+	if (n >= 4 && strspn(m, "01234567") == n) {
+		char c = m[n - 4];
+
+		return c == '2' || c == '4' || c == '6' || c == '7' || c == '3' || c == '5';
+	}
+	for (const char *p = m; *p; p++) {
+		if (*p != '+' && *p != '=')
+			continue;
+		for (p++; *p && *p != ',' && *p != '+' && *p != '-' && *p != '='; p++)
+			if (*p == 's')
+				return true;
+		p--;
+	}
+	return false;
+}
+
 static int check_chmod(struct an *an, size_t v, bool own)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	char buf[CMD_PATH_MAX];
-	bool rec = false;
+	char hit[CMD_PATH_MAX];
+	bool rec = false, ref = false, done = false, first = true;
+	int r;
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
 
-		if (!is_opt(a) || strcmp(a, "--") == 0)
+		if (strcmp(a, "--") == 0)
+			break;
+		if (!is_opt(a))
 			continue;
-		if (a[1] == '-')
+		if (a[1] == '-') {
 			rec |= long_is(a + 2, "recursive", 3);
-		else if (strchr(a + 1, 'R'))
+			ref |= long_is(a + 2, "reference", 3);
+		} else if (strchr(a + 1, 'R')) {
 			rec = true;
+		}
 	}
-	if (!rec)
-		return 0;
 	for (size_t i = 1; i < view->argc; i++) {
-		int cls = classify(an, vw[i], view->argv[i], buf, sizeof(buf));
+		const char *a = view->argv[i];
+		bool unknown;
+		int cls;
 
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+			continue;
+		}
+		/* "-x" and "-s" are modes of chmod, not options */
+		if (!done && is_opt(a) && (own || !first || a[1] == '-' || strspn(a + 1, "rwxXst,") != strlen(a + 1)))
+			continue;
+		if (first && !ref) {
+			first = false;
+			if (!own && (vw[i]->flags & MOAT_SHW_EXPAND) == 0 && setuid_mode(a) &&
+			    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:setuid",
+					     "chmod %s sets a setuid or setgid bit", a)))
+				return r;
+			continue;
+		}
+		if (!rec || !an->hardline)
+			continue;
+		cls = classify_word(an, view, vw[i], a, hit, sizeof(hit), &unknown);
 		if (cls == PC_ROOT || cls == PC_SYSTEM)
 			return add_finding(an, v, MOAT_FINDING_DENY,
 					   own ? "hardline:chown-root" : "hardline:chmod-root",
 					   "recursive %s of %s", own ? "change of owner" : "chmod",
-					   buf);
+					   hit);
+		if (unknown && (r = ask_dynamic(an, v, own ? "chown" : "chmod", a)))
+			return r;
+		view = &an->a->views[v];
 	}
 	return 0;
 }
@@ -777,7 +2222,8 @@ static int check_find(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	char buf[CMD_PATH_MAX], hit[CMD_PATH_MAX];
+	char hit[CMD_PATH_MAX];
+	const char *unknown_text = NULL;
 	size_t i = 1, argc = view->argc;
 	bool bad = false;
 
@@ -793,33 +2239,53 @@ static int check_find(struct an *an, size_t v)
 			break;
 	}
 	for (; i < argc && !is_find_expr(view->argv[i]); i++) {
-		if (!bad && classify(an, vw[i], view->argv[i], buf, sizeof(buf)) != PC_NONE) {
+		bool unknown;
+
+		if (!bad && classify_word(an, view, vw[i], view->argv[i], hit, sizeof(hit),
+					  &unknown) != PC_NONE)
 			bad = true;
-			moat_strlcpy(hit, buf, sizeof(hit));
-		}
+		else if (unknown && !unknown_text)
+			unknown_text = view->argv[i];
 	}
-	if (!bad)
+	if (!bad && !unknown_text)
 		return 0;
 	for (; i < argc; i++) {
 		const char *a = view->argv[i];
+		const char *what = NULL;
 
-		if (strcmp(a, "-delete") == 0)
-			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:find-delete-root",
-					   "find deleting everything under %s", hit);
-		if ((strcmp(a, "-exec") == 0 || strcmp(a, "-execdir") == 0 ||
-		     strcmp(a, "-ok") == 0 || strcmp(a, "-okdir") == 0) &&
-		    i + 1 < argc) {
+		if (strcmp(a, "-delete") == 0) {
+			what = "-delete";
+		} else if ((strcmp(a, "-exec") == 0 || strcmp(a, "-execdir") == 0 ||
+			    strcmp(a, "-ok") == 0 || strcmp(a, "-okdir") == 0) &&
+			   i + 1 < argc) {
 			const char *p = strrchr(view->argv[i + 1], '/');
 
 			p = p ? p + 1 : view->argv[i + 1];
 			if (strcmp(p, "rm") == 0 || strcmp(p, "shred") == 0 ||
 			    strcmp(p, "unlink") == 0 || strcmp(p, "rmdir") == 0)
-				return add_finding(an, v, MOAT_FINDING_DENY,
-						   "hardline:find-delete-root",
-						   "find running %s on everything under %s", p, hit);
+				what = p;
 		}
+		if (!what)
+			continue;
+		if (bad)
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:find-delete-root",
+					   "find %s%s everything under %s",
+					   what[0] == '-' ? "" : "running ", what, hit);
+		return ask_dynamic(an, v, "find", unknown_text);
 	}
 	return 0;
+}
+
+static bool harmless_to_init(const char *sig)
+{
+	static const char *const ok[] = {"0", "1", "HUP", "SIGHUP", "USR1", "SIGUSR1", "USR2",
+					 "SIGUSR2", "CONT", "SIGCONT", "WINCH", "SIGWINCH",
+					 "CHLD", "SIGCHLD", "10", "12", "18", "28"};
+
+	for (size_t k = 0; sig && k < MOAT_ARRAY_SIZE(ok); k++)
+		if (strcasecmp(sig, ok[k]) == 0)
+			return true;
+	return false;
 }
 
 static int check_kill(struct an *an, size_t v)
@@ -847,11 +2313,43 @@ static int check_kill(struct an *an, size_t v)
 		i++;
 	if (sig && strcmp(sig, "0") == 0)
 		return 0;
-	for (; i < argc; i++)
+	for (; i < argc; i++) {
 		if (strcmp(argv[i], "-1") == 0)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
 					   "sends a signal to every process (pid -1)");
+		/* SECURITY: init dying or told to shut down takes the machine with it */
+		if (strcmp(argv[i], "1") == 0 && !harmless_to_init(sig))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-init",
+					   "sends signal %s to init (pid 1)", sig ? sig : "TERM");
+	}
 	return 0;
+}
+
+/* systemctl and loginctl: the options, then the verb */
+static size_t ctl_verb(const struct moat_cmdview *view)
+{
+	const char *const *argv = view->argv;
+	size_t i;
+
+	for (i = 1; i < view->argc; i++) {
+		const char *a = argv[i];
+		static const char *const larg[] = {"type", "property", "host", "machine", "lines",
+						   "output", "signal", "kill-whom", "root",
+						   "job-mode", "state", "what", "message", "when",
+						   "image", "reboot-argument"};
+
+		if (!is_opt(a))
+			break;
+		if (a[1] == '-') {
+			if (!strchr(a, '='))
+				for (size_t k = 0; k < MOAT_ARRAY_SIZE(larg); k++)
+					if (strcmp(a + 2, larg[k]) == 0)
+						i++;
+		} else if (strchr("tpPHMnos", a[strlen(a) - 1])) {
+			i++;
+		}
+	}
+	return i;
 }
 
 static int check_power(struct an *an, size_t v, int kind)
@@ -859,6 +2357,7 @@ static int check_power(struct an *an, size_t v, int kind)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const char *const *argv = view->argv;
 	size_t argc = view->argc, i;
+	static const char *const verbs[] = {"poweroff", "reboot", "halt", "kexec", "soft-reboot"};
 
 	if (kind == PK_POWER) {
 		for (i = 1; i < argc; i++)
@@ -877,30 +2376,24 @@ static int check_power(struct an *an, size_t v, int kind)
 					   argv[i]);
 		return 0;
 	}
-	/* systemctl */
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		static const char *const larg[] = {"type", "property", "host", "machine", "lines",
-						   "output", "signal", "kill-whom", "root",
-						   "job-mode", "state", "what", "message", "when",
-						   "image", "reboot-argument"};
+	if (kind == PK_KEXEC) {
+		/* kexec -l loads a kernel to jump to, -e jumps: both lead to a reboot */
+		static const char *const safe[] = {"-u", "--unload", "-h", "--help", "-v",
+						   "--version", "-S", "--status", "-p",
+						   "--load-panic", "--print-ckr-size"};
 
-		if (!is_opt(a))
-			break;
-		if (a[1] == '-') {
-			if (!strchr(a, '='))
-				for (size_t k = 0; k < MOAT_ARRAY_SIZE(larg); k++)
-					if (strcmp(a + 2, larg[k]) == 0)
-						i++;
-		} else if (strchr("tpPHMnos", a[strlen(a) - 1])) {
-			i++;
-		}
+		for (i = 1; i < argc; i++)
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(safe); k++)
+				if (strcmp(argv[i], safe[k]) == 0)
+					return 0;
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+				   "kexec loads or starts another kernel (a reboot)");
 	}
+	/* systemctl, loginctl */
+	i = ctl_verb(view);
 	if (i >= argc)
 		return 0;
 	{
-		static const char *const verbs[] = {"poweroff", "reboot", "halt", "kexec",
-						    "soft-reboot"};
 		static const char *const starts[] = {"start", "isolate", "restart", "try-restart",
 						     "reload-or-restart"};
 		const char *verb = argv[i];
@@ -908,8 +2401,10 @@ static int check_power(struct an *an, size_t v, int kind)
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(verbs); k++)
 			if (strcmp(verb, verbs[k]) == 0)
 				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
-						   "systemctl %s powers off or restarts the machine",
-						   verb);
+						   "%s %s powers off or restarts the machine",
+						   view->prog, verb);
+		if (kind == PK_LOGINCTL)
+			return 0;
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(starts); k++) {
 			if (strcmp(verb, starts[k]) != 0)
 				continue;
@@ -930,6 +2425,41 @@ static int check_power(struct an *an, size_t v, int kind)
 	return 0;
 }
 
+/* dbus-send, gdbus, busctl, qdbus calling logind's or systemd's power methods */
+static int check_dbus(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	static const char *const methods[] = {"PowerOff", "Reboot", "Halt", "KExec", "SoftReboot",
+					      "ScheduleShutdown"};
+	static const char *const targets[] = {"poweroff.target", "reboot.target", "halt.target",
+					      "kexec.target"};
+	bool mgr = false;
+	const char *hit = NULL;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		const char *m = strrchr(a, '.');
+
+		if (strstr(a, "login1") || strstr(a, "systemd1"))
+			mgr = true;
+		m = m ? m + 1 : a;
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(methods) && !hit; k++) {
+			size_t l = strlen(methods[k]);
+
+			if (strncmp(m, methods[k], l) == 0 &&
+			    (m[l] == '\0' || strcmp(m + l, "WithFlags") == 0))
+				hit = a;
+		}
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(targets) && !hit; k++)
+			if (strcmp(a, targets[k]) == 0)
+				hit = a;
+	}
+	if (!mgr || !hit)
+		return 0;
+	return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+			   "%s calls %s, which powers off or restarts the machine", view->prog, hit);
+}
+
 /* any operand naming a device */
 static int check_devices(struct an *an, size_t v, int kind)
 {
@@ -939,17 +2469,200 @@ static int check_devices(struct an *an, size_t v, int kind)
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
+		int got;
 
-		if (!abs_path(an, vw[i]->flags, a, buf, sizeof(buf)))
-			continue;
-		if (kind == PK_MKFS && strncmp(buf, "/dev/", 5) == 0)
-			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:mkfs",
-					   "%s creates a file system on %s", view->prog, buf);
-		if (kind == PK_WIPE && is_disk_path(buf))
-			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
-					   "%s destroys the contents of %s", view->prog, buf);
+		for (size_t k = 0; (got = abs_path_k(an, vw[i]->flags, a, k, buf, sizeof(buf))) != 0;
+		     k++) {
+			if (got < 0)
+				continue;
+			if (kind == PK_MKFS && strncmp(buf, "/dev/", 5) == 0)
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:mkfs",
+						   "%s creates a file system on %s", view->prog,
+						   buf);
+			if (kind == PK_WIPE && is_disk_path(buf))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+						   "%s destroys the contents of %s", view->prog,
+						   buf);
+		}
 	}
 	return 0;
+}
+
+/* The first operand naming a whole disk (or a partition) device, or NULL. */
+static const char *disk_operand(struct an *an, size_t v, char *buf, size_t cap)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		const char *eq = a[0] == '-' ? strchr(a, '=') : NULL;
+
+		if (a[0] == '-' && !eq)
+			continue;
+		if (abs_path_k(an, vw[i]->flags, eq ? eq + 1 : a, 0, buf, cap) > 0 &&
+		    is_disk_path(buf))
+			return buf;
+	}
+	return NULL;
+}
+
+/* Is standard input fed (a pipe, a file, a here-document)? */
+static bool stdin_fed(const struct an *an, size_t v, const struct wctx *cx)
+{
+	return an->a->views[v].feeds_from >= 0 || cx->in.rd != NULL || cx->in.unknown;
+}
+
+/* Partition editors on a whole disk: writing a table is the floor; an
+ * editor waiting for commands (fdisk, cfdisk, parted without commands) asks. */
+static int check_partition(struct an *an, size_t v, int kind, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *const *argv = view->argv;
+	char buf[CMD_PATH_MAX];
+	const char *disk = disk_operand(an, v, buf, sizeof(buf));
+	bool writes = false, readonly = false, cmds = false;
+
+	if (!disk)
+		return 0;
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = argv[i];
+
+		if (kind == PK_PARTED) {
+			static const char *const w[] = {"mklabel", "mktable", "rm", "mkpart",
+							"mkpartfs", "resizepart", "resize", "rescue",
+							"move", "cp", "mkfs"};
+			size_t l = strcspn(a, " \t");
+
+			if (strcmp(a, "-l") == 0 || strcmp(a, "--list") == 0 ||
+			    strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+				readonly = true;
+			if (a[0] != '-' && a[0] != '/')
+				cmds = true;
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(w); k++)
+				if (strlen(w[k]) == l && strncmp(a, w[k], l) == 0)
+					writes = true;
+			continue;
+		}
+		if (!is_opt(a))
+			continue;
+		if (kind == PK_SGDISK) {
+			/* anything but printing, verifying or pretending changes the disk */
+			if (a[1] == '-') {
+				static const char *const ro[] = {"print", "info", "verify",
+								 "print-mbr", "list-types",
+								 "version", "help",
+								 "display-alignment", "pretend",
+								 "backup"};
+				size_t n = strcspn(a + 2, "=");
+				bool ok = false;
+
+				for (size_t k = 0; k < MOAT_ARRAY_SIZE(ro); k++)
+					ok |= strlen(ro[k]) == n && strncmp(a + 2, ro[k], n) == 0;
+				if (n == 7 && strncmp(a + 2, "pretend", 7) == 0)
+					readonly = true;
+				writes |= !ok;
+			} else {
+				if (strchr(a + 1, 'P'))
+					readonly = true;
+				if (strspn(a + 1, "piOvLV?DPb") != strlen(a + 1))
+					writes = true;
+				if (strchr("ib", a[strlen(a) - 1]) && !strchr(a + 1, 'P'))
+					i++;
+			}
+		} else if (kind == PK_SFDISK) {
+			static const char *const ro[] = {"-l", "--list", "-d", "--dump", "-s",
+							 "--show-size", "-g", "--show-geometry",
+							 "-V", "--verify", "-J", "--json", "-F",
+							 "--list-free", "-n", "--no-act", "-h",
+							 "--help", "-v", "--version"};
+
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(ro); k++)
+				readonly |= strcmp(a, ro[k]) == 0;
+		} else {
+			static const char *const ro[] = {"-l", "--list", "-x", "--list-details",
+							 "-h", "--help", "-V", "--version", "-v"};
+
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(ro); k++)
+				readonly |= strcmp(a, ro[k]) == 0;
+		}
+	}
+	if (readonly)
+		return 0;
+	if (kind == PK_SGDISK && !writes)
+		return 0;
+	if (kind == PK_SFDISK || kind == PK_SGDISK || writes ||
+	    ((kind == PK_FDISK || kind == PK_PARTED) && !cmds && strcmp(view->prog, "cfdisk") &&
+	     strcmp(view->prog, "cgdisk") && stdin_fed(an, v, cx)))
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+				   "%s rewrites the partition table of %s", view->prog, disk);
+	if (kind == PK_PARTED && cmds)
+		return 0;
+	return add_finding(an, v, MOAT_FINDING_ASK, "command:disk-partition",
+			   "%s edits the partition table of %s", view->prog, disk);
+}
+
+/* A file a download writes ("curl -o f URL", "wget URL", "curl URL > f"). */
+static int note_download(struct an *an, unsigned flags, const char *text)
+{
+	char buf[CMD_PATH_MAX];
+	struct download *d;
+
+	if (an->ndl >= CMD_MAX_DOWNLOADS || !text[0] || strcmp(text, "-") == 0 ||
+	    (flags & MOAT_SHW_EXPAND))
+		return 0;
+	if (!an->dl && !(an->dl = moat_arena_alloc(an->ar, CMD_MAX_DOWNLOADS * sizeof(*an->dl))))
+		return an_oom(an);
+	d = &an->dl[an->ndl];
+	d->abs = NULL;
+	if (abs_path_k(an, flags, text, 0, buf, sizeof(buf)) > 0 &&
+	    !(d->abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
+		return an_oom(an);
+	while (text[0] == '.' && text[1] == '/')
+		text += 2;
+	d->text = text;
+	an->ndl++;
+	return 0;
+}
+
+/* Does this word name a file downloaded earlier in the command? */
+static bool is_download(const struct an *an, unsigned flags, const char *text)
+{
+	char buf[CMD_PATH_MAX];
+	int got;
+
+	if (!an->ndl || (flags & MOAT_SHW_EXPAND))
+		return false;
+	got = abs_path_k(an, flags, text, 0, buf, sizeof(buf));
+	while (text[0] == '.' && text[1] == '/')
+		text += 2;
+	for (size_t k = 0; k < an->ndl; k++)
+		if ((got > 0 && an->dl[k].abs && strcmp(buf, an->dl[k].abs) == 0) ||
+		    strcmp(text, an->dl[k].text) == 0)
+			return true;
+	return false;
+}
+
+static int ask_download_exec(struct an *an, size_t v, const char *text)
+{
+	return add_finding(an, v, MOAT_FINDING_ASK, "command:download-exec",
+			   "runs %s, which the same command downloads first: what it runs cannot "
+			   "be checked before running",
+			   text);
+}
+
+/* Is view v's input (through pipes) a download? */
+static bool fed_by_download(const struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+
+	for (int x = view->feeds_first; x >= 0 && x <= view->feeds_from; x++) {
+		const char *p = an->a->views[x].prog;
+
+		if (strcmp(p, "curl") == 0 || strcmp(p, "wget") == 0)
+			return true;
+	}
+	return false;
 }
 
 static int check_dd(struct an *an, size_t v)
@@ -970,7 +2683,7 @@ static int check_tee(struct an *an, size_t v, const char *short_arg)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	bool done = false;
+	bool done = false, dl = !short_arg[0] && fed_by_download(an, v);
 	int r;
 
 	for (size_t i = 1; i < view->argc; i++) {
@@ -988,17 +2701,33 @@ static int check_tee(struct an *an, size_t v, const char *short_arg)
 				i++;
 			continue;
 		}
-		if ((r = check_write(an, v, vw[i]->flags, a)))
+		if ((r = check_write(an, v, vw[i]->flags, a)) ||
+		    (dl && (r = note_download(an, vw[i]->flags, a))))
 			return r;
 	}
 	return 0;
+}
+
+/* rsync's HOST:PATH and rsync:// are not local files */
+static bool remote_name(const char *a)
+{
+	const char *c = strchr(a, ':');
+
+	return c && !memchr(a, '/', (size_t)(c - a));
 }
 
 static int check_cp(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	const char *short_arg = strcmp(view->prog, "install") == 0 ? "gmoSt" : "St";
+	bool rsync = strcmp(view->prog, "rsync") == 0;
+	const char *short_arg = strcmp(view->prog, "install") == 0 ? "gmoSt" : rsync ? "efBTM" : "St";
+	static const char *const rsync_long[] = {
+		"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from",
+		"temp-dir", "partial-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir",
+		"suffix", "chmod", "chown", "log-file", "password-file", "out-format", "timeout",
+		"bwlimit", "max-size", "min-size", "rsync-path", "usermap", "groupmap", "info",
+		"debug", "remote-option", "iconv", "address", "port", NULL};
 	size_t *ops, nops = 0, tdir = SIZE_MAX, last = SIZE_MAX, total = 0;
 	const char *tdir_text = NULL;
 	bool done = false;
@@ -1017,6 +2746,12 @@ static int check_cp(struct an *an, size_t v)
 		}
 		if (!done && is_opt(a)) {
 			if (a[1] == '-') {
+				if (rsync) {
+					if (!strchr(a, '=') &&
+					    in_list(rsync_long, a + 2, strlen(a + 2), false))
+						i++;
+					continue;
+				}
 				if (long_is(a + 2, "target-directory", 3)) {
 					const char *eq = strchr(a, '=');
 
@@ -1060,6 +2795,8 @@ static int check_cp(struct an *an, size_t v)
 			nops--;
 		tdir = last;
 		tdir_text = an->a->views[v].argv[tdir];
+		if (rsync && remote_name(tdir_text))
+			return 0;
 		if ((r = check_write(an, v, vw[tdir]->flags, tdir_text)))
 			return r;
 	}
@@ -1157,7 +2894,39 @@ static int check_sed(struct an *an, size_t v)
 	return 0;
 }
 
-/* curl -o/-D/-c FILE, wget -O/-o/-a FILE */
+/* The file name curl -O and wget give a URL's download. */
+static const char *url_basename(struct an *an, const char *u, const char *dir)
+{
+	const char *p = strstr(u, "://");
+	const char *e, *b;
+	char *out;
+	size_t n, dl = dir ? strlen(dir) : 0;
+
+	p = p ? p + 3 : u;
+	e = p + strcspn(p, "?#");
+	b = e;
+	while (b > p && b[-1] != '/')
+		b--;
+	if (b == p) /* no path: the host alone */
+		b = e;
+	n = (size_t)(e - b);
+	if (n == 0) {
+		b = "index.html";
+		n = 10;
+	}
+	out = moat_arena_alloc(an->ar, dl + n + 2);
+	if (!out)
+		return NULL;
+	if (dl) {
+		memcpy(out, dir, dl);
+		out[dl++] = '/';
+	}
+	memcpy(out + dl, b, n);
+	out[dl + n] = '\0';
+	return out;
+}
+
+/* curl -o/-D/-c FILE, wget -O/-o/-a FILE; downloads are remembered. */
 static int check_fetch(struct an *an, size_t v, bool wget)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -1167,6 +2936,10 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 	static const char *const curl_long[] = {"output", "dump-header", "cookie-jar", "trace",
 						"trace-ascii", "stderr", "libcurl"};
 	static const char *const wget_long[] = {"output-document", "output-file", "append-output"};
+	static const char *const skip_long[] = {"directory-prefix", "header", "user-agent",
+						"data", "user", "referer", "proxy", "url", NULL};
+	bool named = false, remote = false; /* an output file given; curl -O */
+	const char *prefix = NULL;
 	int r;
 
 	for (size_t i = 1; i < view->argc; i++) {
@@ -1179,49 +2952,162 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 			size_t nl = wget ? MOAT_ARRAY_SIZE(wget_long) : MOAT_ARRAY_SIZE(curl_long);
 			const char *eq = strchr(a, '=');
 			size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			bool found = false;
 
+			if (!wget && (long_is(a + 2, "remote-name", 8) ||
+				      long_is(a + 2, "remote-name-all", 12)))
+				remote = true;
+			if (wget && long_is(a + 2, "directory-prefix", 3))
+				prefix = eq ? eq + 1 : i + 1 < view->argc ? view->argv[i + 1] : NULL;
 			for (size_t k = 0; k < nl; k++) {
+				const char *val = NULL;
+				unsigned fl = 0;
+
 				if (strlen(l[k]) != n || strncmp(a + 2, l[k], n) != 0)
 					continue;
-				if (eq)
-					r = check_write(an, v, vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE,
-							eq + 1);
-				else if (i + 1 < view->argc) {
+				found = true;
+				if (eq) {
+					val = eq + 1;
+					fl = vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE;
+				} else if (i + 1 < view->argc) {
 					i++;
-					r = check_write(an, v, vw[i]->flags, an->a->views[v].argv[i]);
-				} else {
-					r = 0;
+					val = an->a->views[v].argv[i];
+					fl = vw[i]->flags;
 				}
-				if (r)
+				if (val && (r = check_write(an, v, fl, val)))
 					return r;
+				if (val && k == 0) {
+					named = true;
+					if ((r = note_download(an, fl, val)))
+						return r;
+				}
 				break;
 			}
+			if (!found && !eq && n && in_list(skip_long, a + 2, n, false))
+				i++;
 			continue;
 		}
 		for (size_t k = 1; a[k]; k++) {
+			if (!wget && a[k] == 'O')
+				remote = true;
 			if (!strchr(args, a[k]))
 				continue;
+			if (wget && a[k] == 'P')
+				prefix = a[k + 1] ? a + k + 1 : i + 1 < view->argc ? view->argv[i + 1] : NULL;
 			if (strchr(outs, a[k])) {
-				if (a[k + 1])
-					r = check_write(an, v, vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE,
-							a + k + 1);
-				else if (i + 1 < view->argc)
-					r = check_write(an, v, vw[i + 1]->flags,
-							an->a->views[v].argv[i + 1]);
-				else
-					r = 0;
-				if (r)
+				const char *val = NULL;
+				unsigned fl = 0;
+
+				if (a[k + 1]) {
+					val = a + k + 1;
+					fl = vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE;
+				} else if (i + 1 < view->argc) {
+					val = an->a->views[v].argv[i + 1];
+					fl = vw[i + 1]->flags;
+				}
+				if (val && (r = check_write(an, v, fl, val)))
 					return r;
+				if (val && a[k] == outs[0]) {
+					named = true;
+					if ((r = note_download(an, fl, val)))
+						return r;
+				}
 			}
 			if (!a[k + 1])
 				i++;
 			break;
 		}
 	}
+	/* the name the server's URL gives: wget by default, curl -O */
+	if (!named && (wget || remote)) {
+		for (size_t i = 1; i < view->argc; i++) {
+			const char *a = an->a->views[v].argv[i];
+			const char *name;
+
+			if (is_opt(a)) {
+				if (a[1] != '-' && strchr(args, a[strlen(a) - 1]))
+					i++;
+				continue;
+			}
+			if (!strstr(a, "://") && !strchr(a, '/'))
+				continue;
+			name = url_basename(an, a, wget ? prefix : NULL);
+			if (!name)
+				return an_oom(an);
+			if ((r = note_download(an, vw[i]->flags, name)))
+				return r;
+		}
+	}
 	return 0;
 }
 
-static int check_view(struct an *an, size_t v, int kind)
+/* perl -i / ruby -i: the files after the script are rewritten in place */
+static int check_inplace(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool inplace = false, code = false;
+	size_t i = 1;
+	int r;
+
+	for (; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!is_opt(a))
+			break;
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[1] == '-')
+			continue;
+		for (size_t k = 1; a[k]; k++) {
+			if (a[k] == 'i') {
+				inplace = true;
+				break; /* the rest is a backup suffix */
+			}
+			if (a[k] == 'e' || a[k] == 'E') {
+				code = true;
+				if (!a[k + 1])
+					i++;
+				break;
+			}
+			if (strchr("IMmrC", a[k])) {
+				if (!a[k + 1])
+					i++;
+				break;
+			}
+		}
+	}
+	if (!inplace)
+		return 0;
+	if (!code)
+		i++; /* the script file */
+	for (; i < view->argc; i++)
+		if ((r = check_write(an, v, vw[i]->flags, view->argv[i])))
+			return r;
+	return 0;
+}
+
+/* crontab FILE, crontab - (and crontab fed on its input) installs a schedule */
+static int check_crontab(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (strcmp(a, "-l") == 0 || strcmp(a, "-r") == 0 || strcmp(a, "-h") == 0 ||
+		    strcmp(a, "-V") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "--version") == 0)
+			return 0;
+		if (strcmp(a, "-u") == 0 || strcmp(a, "-s") == 0)
+			i++;
+	}
+	return add_finding(an, v, MOAT_FINDING_ASK, "startup-write:crontab",
+			   "crontab installs commands that run later on a schedule");
+}
+
+static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 {
 	bool h = an->hardline;
 
@@ -1236,7 +3122,16 @@ static int check_view(struct an *an, size_t v, int kind)
 	case PK_POWER:
 	case PK_INIT:
 	case PK_SYSTEMCTL:
+	case PK_LOGINCTL:
+	case PK_KEXEC:
 		return h ? check_power(an, v, kind) : 0;
+	case PK_DBUS:
+		return h ? check_dbus(an, v) : 0;
+	case PK_SGDISK:
+	case PK_SFDISK:
+	case PK_FDISK:
+	case PK_PARTED:
+		return h ? check_partition(an, v, kind, cx) : 0;
 	case PK_KILL:
 		return h ? check_kill(an, v) : 0;
 	case PK_KILLALL5:
@@ -1244,7 +3139,7 @@ static int check_view(struct an *an, size_t v, int kind)
 				       "killall5 signals every process")
 			 : 0;
 	case PK_CHMOD:
-		return h ? check_chmod(an, v, false) : 0;
+		return check_chmod(an, v, false);
 	case PK_CHOWN:
 		return h ? check_chmod(an, v, true) : 0;
 	case PK_DD:
@@ -1254,6 +3149,7 @@ static int check_view(struct an *an, size_t v, int kind)
 	case PK_TRUNCATE:
 		return check_tee(an, v, "sr");
 	case PK_CP:
+	case PK_RSYNC:
 		return check_cp(an, v);
 	case PK_SED:
 		return check_sed(an, v);
@@ -1261,6 +3157,8 @@ static int check_view(struct an *an, size_t v, int kind)
 		return check_fetch(an, v, false);
 	case PK_WGET:
 		return check_fetch(an, v, true);
+	case PK_CRONTAB:
+		return check_crontab(an, v);
 	default:
 		return 0;
 	}
@@ -1612,11 +3510,16 @@ static int walk_subs(struct an *an, const struct moat_sh_word *w, const struct w
 		size_t lo = an->a->nviews;
 		int r;
 
+		struct state saved;
+
 		if (c.depth > MOAT_CMD_MAX_DEPTH)
 			return an_fail(an, cx->nested ? cx->eoff : s->off,
 				       "substitutions nested too deep", NULL);
+		/* a subshell: what it changes stays there */
+		saved = st_save(an);
 		if ((r = walk(an, s->body, &c)))
 			return r;
+		st_restore(an, &saved);
 		if (an->a->nviews > lo) {
 			s->view_lo = (int)lo;
 			s->view_hi = (int)an->a->nviews - 1;
@@ -1704,7 +3607,90 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v)
+/* A word naming a file, for the policy's denied paths. */
+static int add_path(struct an *an, size_t v, const char *text, const char *abs, unsigned flags)
+{
+	struct moat_cmd_analysis *a = an->a;
+	struct moat_cmd_path *p;
+
+	if (a->npaths == an->pcap) {
+		struct moat_cmd_path *np = grow(an, a->paths, a->npaths, &an->pcap, sizeof(*np));
+
+		if (!np)
+			return an_oom(an);
+		a->paths = np;
+	}
+	p = &a->paths[a->npaths++];
+	p->text = text;
+	p->abs = abs;
+	p->view = v;
+	p->flags = flags;
+	return 0;
+}
+
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
+{
+	char buf[CMD_PATH_MAX];
+	int got, r;
+
+	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0])
+		return 0;
+	/* absolute, or relative to the directory the command starts in: the
+	 * policy normalises it (only when it may be a denied path at all) */
+	if (!(wflags & MOAT_SHW_TILDE) &&
+	    (text[0] == '/' ||
+	     an->st.cwd == an->cwd0)) {
+		if (text[0] == '/' && strcmp(text, "/dev/null") == 0)
+			return 0;
+		return add_path(an, v, text, NULL, pflags);
+	}
+	if (strstr(text, "://"))
+		return 0;
+	for (size_t k = 0; (got = abs_path_k(an, wflags, text, k, buf, sizeof(buf))) != 0; k++) {
+		const char *abs = NULL;
+
+		if (got > 0 && !(abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
+			return an_oom(an);
+		if ((r = add_path(an, v, text, abs, pflags)))
+			return r;
+	}
+	return 0;
+}
+
+/* The operands of view v: words that are not options, --opt=VALUE values. */
+static int note_operands(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool done = false;
+	int r;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		unsigned fl = vw[i]->flags;
+
+		if (!done && a[0] == '-' && a[1]) {
+			const char *eq;
+
+			if (strcmp(a, "--") == 0) {
+				done = true;
+				continue;
+			}
+			if (a[1] != '-' || !(eq = strchr(a, '=')) || !eq[1])
+				continue;
+			a = eq + 1;
+			fl &= ~(unsigned)MOAT_SHW_TILDE;
+			if (a[0] == '~')
+				fl |= MOAT_SHW_TILDE;
+		}
+		if ((r = note_path(an, v, fl, a, 0)))
+			return r;
+	}
+	return 0;
+}
+
+static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v,
+			 const struct wctx *cx)
 {
 	struct moat_cmd_analysis *a = an->a;
 	int r;
@@ -1712,6 +3698,7 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 	for (; rd; rd = rd->next) {
 		unsigned fl = 0;
 		struct moat_cmd_redir *x;
+		const struct moat_sh_word *t = &rd->target;
 
 		switch (rd->op) {
 		case MOAT_SH_R_IN:
@@ -1730,14 +3717,14 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 			fl = MOAT_CMD_REDIR_WRITE | MOAT_CMD_REDIR_APPEND;
 			break;
 		case MOAT_SH_R_DUPOUT:
-			if (all_digits(rd->target.text) || strcmp(rd->target.text, "-") == 0)
+			if (all_digits(t->text) || strcmp(t->text, "-") == 0)
 				continue;
 			fl = MOAT_CMD_REDIR_WRITE;
 			break;
 		default:
 			continue;
 		}
-		if (rd->target.flags & MOAT_SHW_EXPAND)
+		if (t->flags & MOAT_SHW_EXPAND)
 			fl |= MOAT_CMD_REDIR_DYNAMIC;
 		if (a->nredirs == an->rcap) {
 			struct moat_cmd_redir *nr = grow(an, a->redirs, a->nredirs, &an->rcap, sizeof(*nr));
@@ -1747,13 +3734,154 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 			a->redirs = nr;
 		}
 		x = &a->redirs[a->nredirs++];
-		x->target = rd->target.text;
+		x->target = t->text;
 		x->view = v;
 		x->fd = rd->fd;
 		x->flags = fl;
-		if ((fl & MOAT_CMD_REDIR_WRITE) &&
-		    (r = check_write(an, v, rd->target.flags, rd->target.text)))
+		if (t->flags & MOAT_SHW_EXPAND) {
+			/* the values it may take; what stays unknown is checked by its end */
+			struct vset vals;
+
+			if ((r = word_values(an, t, cx, 0, &vals)))
+				return r;
+			for (size_t k = 0; k < vals.n; k++) {
+				if (((fl & MOAT_CMD_REDIR_WRITE) && (r = check_write(an, v, 0, vals.s[k]))) ||
+				    (r = note_path(an, v, 0, vals.s[k], fl & 3u)))
+					return r;
+			}
+			if ((vals.flags & VS_UNKNOWN) && (fl & MOAT_CMD_REDIR_WRITE) &&
+			    (r = check_write(an, v, t->flags, t->text)))
+				return r;
+			continue;
+		}
+		if ((fl & MOAT_CMD_REDIR_WRITE) && (r = check_write(an, v, t->flags, t->text)))
 			return r;
+		if ((r = note_path(an, v, t->flags, t->text, fl & 3u)))
+			return r;
+		/* curl URL > f: a download */
+		if ((fl & MOAT_CMD_REDIR_WRITE) && (rd->fd == -1 || rd->fd == 1) &&
+		    a->views[v].argc && (strcmp(a->views[v].prog, "curl") == 0 ||
+					 strcmp(a->views[v].prog, "wget") == 0) &&
+		    (r = note_download(an, t->flags, t->text)))
+			return r;
+	}
+	return 0;
+}
+
+/* NAME=VALUE words: the shell's variables change (exported: for one
+ * command's environment). */
+static int do_assigns(struct an *an, const struct moat_sh_node *n, const struct wctx *cx,
+		      bool exported)
+{
+	int r;
+
+	for (size_t i = 0; i < n->nassigns; i++) {
+		const struct moat_sh_word *w = &n->assigns[i];
+		size_t eq = w->eq, nl;
+		struct vset val;
+
+		if (eq < 2)
+			continue;
+		nl = eq - 1;
+		if (memchr(w->text, '[', nl) || w->text[nl - 1] == '+') {
+			/* arrays and appends: unknown */
+			nl -= w->text[nl - 1] == '+';
+			if (memchr(w->text, '[', nl))
+				nl = (size_t)((const char *)memchr(w->text, '[', nl) - w->text);
+			if ((r = havoc_var(an, w->text, nl)))
+				return r;
+			continue;
+		}
+		if ((r = word_values(an, w, cx, eq, &val)) ||
+		    (r = var_set(an, w->text, nl, &val, false, exported)))
+			return r;
+	}
+	return 0;
+}
+
+/* Per argument: its alternatives (NULL when it is literal). */
+struct resolution {
+	struct alts *al;   /* per word, al[i].n == 0 when the word is itself */
+	size_t nwords;
+	size_t combos;     /* views to make */
+	bool diagonal;     /* too many combinations: each value once */
+};
+
+static int resolve_words(struct an *an, const struct argv_b *b, const struct wctx *cx,
+			 struct resolution *res)
+{
+	bool changed = false;
+	size_t prod = 1, maxn = 1;
+	int r;
+
+	res->al = NULL;
+	res->combos = 0;
+	res->nwords = b->n;
+	res->al = moat_arena_alloc(an->ar, b->n * sizeof(*res->al));
+	if (!res->al)
+		return an_oom(an);
+	for (size_t i = 0; i < b->n; i++) {
+		struct alts *al = &res->al[i];
+		wref w = b->wv[i];
+
+		al->n = 0;
+		if (!(w->flags & MOAT_SHW_EXPAND))
+			continue;
+		r = eval_word(an, w, cx, 0, 0, true, al);
+		if (r == -E2BIG) {
+			al->n = 0; /* over a limit: the word stays unknown */
+			continue;
+		}
+		if (r)
+			return r;
+		if (al->truncated) {
+			/* SECURITY: dropped values are unknown, so checks ask */
+			struct fields *f = &al->a[al->n - 1];
+
+			memset(f, 0, sizeof(*f));
+			if ((r = f_unknown(an, f, w->text, w->len, false)) ||
+			    (r = f_break(an, f, true)))
+				return r == -E2BIG ? 0 : r;
+		}
+		changed |= al->changed;
+		if (prod <= CMD_MAX_RESOLVED)
+			prod *= al->n;
+		if (al->n > maxn)
+			maxn = al->n;
+	}
+	if (!changed)
+		return 0;
+	res->diagonal = prod > CMD_MAX_RESOLVED;
+	res->combos = res->diagonal ? maxn : prod;
+	return 0;
+}
+
+/* The argv of combination j. */
+static int combo_argv(struct an *an, const struct argv_b *b, const struct resolution *res,
+		      size_t j, struct argv_b *out)
+{
+	size_t rest = j;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < b->n; i++) {
+		const struct alts *al = &res->al[i];
+		size_t pick;
+
+		if (al->n == 0) {
+			if ((r = argv_push(an, out, b->av[i], b->wv[i])))
+				return r;
+			continue;
+		}
+		if (res->diagonal) {
+			pick = j % al->n;
+		} else {
+			pick = rest % al->n;
+			rest /= al->n;
+		}
+		for (size_t f = 0; f < al->a[pick].n; f++)
+			if ((r = argv_push(an, out, al->a[pick].w[f]->text, al->a[pick].w[f])))
+				return r;
 	}
 	return 0;
 }
@@ -1763,6 +3891,8 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 	struct wctx c = *cx;
 	struct argv_b b;
 	unsigned flags = cx->vflags & (MOAT_VIEW_SUBST | MOAT_VIEW_UNWRAPPED);
+	struct resolution res = {0};
+	struct state before, pre;
 	size_t v;
 	int r;
 
@@ -1773,11 +3903,14 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 		return r;
 	apply_stdin(&c.in, n->redirs);
 	if (n->nwords == 0) {
+		/* NAME=VALUE alone: the shell's variables change */
+		if ((r = do_assigns(an, n, cx, false)))
+			return r;
 		if (!n->redirs)
 			return 0;
 		if ((r = new_view(an, NULL, NULL, 0, flags, cx->depth, -1, -1, -1, &v)))
 			return r;
-		return record_redirs(an, n->redirs, v);
+		return record_redirs(an, n->redirs, v, cx);
 	}
 	if ((r = build_argv(an, n->words, n->nwords, &b)))
 		return r;
@@ -1786,25 +3919,178 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 			return 0;
 		if ((r = new_view(an, NULL, NULL, 0, flags, cx->depth, -1, -1, -1, &v)))
 			return r;
-		return record_redirs(an, n->redirs, v);
+		return record_redirs(an, n->redirs, v, cx);
 	}
 	if (b.wv[0]->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB))
 		flags |= MOAT_VIEW_DYNAMIC;
 	for (size_t i = 1; i < b.n; i++)
 		if (b.wv[i]->flags & MOAT_SHW_EXPAND)
 			flags |= MOAT_VIEW_DYNAMIC_ARGS;
+	/* values known before running: resolved views below */
+	if ((flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_DYNAMIC_ARGS)) &&
+	    (r = resolve_words(an, &b, cx, &res)))
+		return r;
+	if (res.combos)
+		flags |= MOAT_VIEW_VALUES;
 	if ((r = new_view(an, b.av, b.wv, b.n, flags, cx->depth, c.in.rd ? -1 : c.in.ff,
 			  c.in.rd ? -1 : c.in.ft, cx->parent, &v)))
 		return r;
-	if ((r = record_redirs(an, n->redirs, v)))
+	if ((r = record_redirs(an, n->redirs, v, cx)))
 		return r;
-	return process(an, v, &c, 0);
+	/* NAME=VALUE before a command: in its environment only */
+	if (n->nassigns) {
+		before = st_save(an);
+		if ((r = do_assigns(an, n, cx, true)))
+			return r;
+	}
+	if (res.combos)
+		pre = st_save(an);
+	if ((r = process(an, v, &c, 0)))
+		return r;
+	if (res.combos) {
+		/* SECURITY: what the command does to the shell (cd, eval) comes
+		 * from the views with the values, not from the one without */
+		struct state start = pre, acc = start;
+		const struct moat_cmdview *o = &an->a->views[v];
+		unsigned rf = (o->flags & MOAT_VIEW_SUBST) | MOAT_VIEW_UNWRAPPED | MOAT_VIEW_RESOLVED;
+
+		for (size_t j = 0; j < res.combos; j++) {
+			struct argv_b cb;
+			unsigned f = rf;
+			size_t rv;
+
+			if ((r = combo_argv(an, &b, &res, j, &cb)))
+				return r;
+			if (cb.n == 0)
+				continue;
+			if (cb.wv[0]->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB))
+				f |= MOAT_VIEW_DYNAMIC;
+			for (size_t i = 1; i < cb.n; i++)
+				if (cb.wv[i]->flags & MOAT_SHW_EXPAND)
+					f |= MOAT_VIEW_DYNAMIC_ARGS;
+			o = &an->a->views[v];
+			st_restore(an, &start);
+			if ((r = new_view(an, cb.av, cb.wv, cb.n, f, o->depth, o->feeds_first,
+					  o->feeds_from, (int)v, &rv)) ||
+			    (r = process(an, rv, &c, 0)))
+				return r;
+			/* the command ran with one of the values: the shell is in one of the states */
+			if (j == 0)
+				acc = st_save(an);
+			else if ((r = st_join(an, &acc, &an->st)))
+				return r;
+		}
+		st_restore(an, &acc);
+	}
+	/* the environment of one command: its NAME=VALUE are gone afterwards */
+	for (size_t i = 0; i < n->nassigns; i++) {
+		const struct moat_sh_word *w = &n->assigns[i];
+		size_t nl = strcspn(w->text, "+[=");
+		const struct var *old = var_find(&before, w->text, nl);
+		struct vset u;
+
+		vs_unknown(&u);
+		if ((r = var_set(an, w->text, nl, old ? &old->v : &u, false, false)))
+			return r;
+	}
+	return 0;
+}
+
+/* Variables and the directory a loop body may change are unknown from its
+ * start (it runs again after changing them). */
+static int prescan(struct an *an, const struct moat_sh_node *n)
+{
+	int r;
+
+	for (const struct moat_sh_node *k = n; k; k = k->next) {
+		if (!an->prescan_budget)
+			return havoc(an, true, true);
+		an->prescan_budget--;
+		switch (k->kind) {
+		case MOAT_SH_SIMPLE: {
+			const char *w0 = NULL;
+
+			for (size_t i = 0; i < k->nassigns; i++) {
+				const struct moat_sh_word *w = &k->assigns[i];
+				size_t nl = strcspn(w->text, "+[=");
+
+				if ((r = havoc_var(an, w->text, nl)))
+					return r;
+			}
+			for (size_t i = 0; i < k->nwords && i < 3; i++) {
+				const struct moat_sh_word *w = &k->words[i];
+				int kind;
+
+				if (w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_BRACE))
+					return havoc(an, true, true);
+				w0 = strrchr(w->text, '/') ? strrchr(w->text, '/') + 1 : w->text;
+				kind = prog_kind(w0);
+				if (kind == PK_CD || kind == PK_PUSHD || kind == PK_POPD) {
+					if ((r = havoc(an, false, true)))
+						return r;
+				} else if ((kind >= PK_DECLARE && kind <= PK_LET) ||
+					   strcmp(w0, "printf") == 0) {
+					if ((r = havoc(an, true, false)))
+						return r;
+				} else if (kind == PK_EVAL || kind == PK_SOURCE || kind == PK_ALIAS) {
+					return havoc(an, true, true);
+				}
+				for (size_t f = 0; f < an->nfuncs; f++)
+					if (strcmp(w0, an->funcs[f]) == 0)
+						return havoc(an, true, true);
+				if (kind != PK_BUILTIN && kind != PK_COMMAND && kind != PK_EXEC)
+					break;
+			}
+			break;
+		}
+		case MOAT_SH_FOR:
+		case MOAT_SH_SELECT:
+			if (k->name && (r = havoc_var(an, k->name->text, k->name->len)))
+				return r;
+			if ((r = prescan(an, k->kids)))
+				return r;
+			break;
+		case MOAT_SH_ARITH:
+		case MOAT_SH_ARITH_FOR:
+			if ((r = havoc(an, true, false)) || (r = prescan(an, k->kids)))
+				return r;
+			break;
+		case MOAT_SH_FUNC:
+			break;
+		default:
+			if ((r = prescan(an, k->kids)))
+				return r;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* (( )) and let: the variables named may change */
+static int arith_names(struct an *an, const char *t)
+{
+	int r;
+
+	while (*t) {
+		if ((is_name_char(*t) && !(*t >= '0' && *t <= '9'))) {
+			const char *s = t;
+
+			while (is_name_char(*t))
+				t++;
+			if ((r = havoc_var(an, s, (size_t)(t - s))))
+				return r;
+			continue;
+		}
+		t++;
+	}
+	return 0;
 }
 
 static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *cx)
 {
 	struct moat_cmd_analysis *a = an->a;
 	struct wctx c;
+	struct state saved;
 	size_t lo;
 	int r;
 
@@ -1813,15 +4099,54 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 	switch (n->kind) {
 	case MOAT_SH_SIMPLE:
 		return emit_simple(an, n, cx);
-	case MOAT_SH_LIST:
-		for (const struct moat_sh_node *k = n->kids; k; k = k->next)
+	case MOAT_SH_LIST: {
+		/* a && b || c: each item may be the last to run; the shell is in
+		 * one of the states after them. b runs after a succeeded, c after
+		 * a or b failed. A background item changes nothing here. */
+		struct state acc = an->st;
+		bool chain = false;
+		int prev = MOAT_SH_OP_NONE;
+
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next) {
+			bool bg = k->op == MOAT_SH_OP_BG;
+
+			if (!chain && !bg && k->op != MOAT_SH_OP_AND && k->op != MOAT_SH_OP_OR) {
+				/* "a; b": the state simply flows */
+				if ((r = walk(an, k, cx)))
+					return r;
+				prev = k->op;
+				continue;
+			}
+			if (prev == MOAT_SH_OP_OR && chain)
+				st_restore(an, &acc);
+			if (bg)
+				saved = st_save(an);
 			if ((r = walk(an, k, cx)))
 				return r;
+			if (bg)
+				st_restore(an, &saved);
+			if (!chain) {
+				acc = st_save(an);
+				chain = true;
+			} else if ((r = st_join(an, &acc, &an->st))) {
+				return r;
+			}
+			if (k->op != MOAT_SH_OP_AND && k->op != MOAT_SH_OP_OR) {
+				st_restore(an, &acc);
+				chain = false;
+			}
+			prev = k->op;
+		}
+		if (chain)
+			st_restore(an, &acc);
 		return 0;
+	}
 	case MOAT_SH_PIPELINE: {
 		int pf = -1, pt = -1;
 		size_t idx = 0;
 
+		/* every stage is a subshell */
+		saved = st_save(an);
 		for (const struct moat_sh_node *k = n->kids; k; k = k->next, idx++) {
 			struct wctx s = *cx;
 
@@ -1832,6 +4157,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 				s.in.unknown = false;
 			}
 			lo = a->nviews;
+			st_restore(an, &saved);
 			if ((r = walk(an, k, &s)))
 				return r;
 			if (a->nviews > lo) {
@@ -1841,19 +4167,29 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 				pf = pt = -1;
 			}
 		}
+		st_restore(an, &saved);
 		return 0;
 	}
 	case MOAT_SH_FUNC: {
 		struct fb f = {n->name ? n->name->text : "", 0, false};
 
+		if (n->name && !an->funcs &&
+		    !(an->funcs = moat_arena_alloc(an->ar, CMD_MAX_FUNCS * sizeof(*an->funcs))))
+			return an_oom(an);
+		if (n->name && an->nfuncs < CMD_MAX_FUNCS)
+			an->funcs[an->nfuncs++] = n->name->text;
 		c = *cx;
 		c.nest++;
 		c.in.rd = NULL;
 		c.in.ff = c.in.ft = -1;
 		c.in.unknown = false;
+		c.pos = NULL; /* $1 is the function's argument */
 		lo = a->nviews;
+		/* the body runs when called (and then changes everything) */
+		saved = st_save(an);
 		if ((r = walk(an, n->kids, &c)))
 			return r;
+		st_restore(an, &saved);
 		fb_scan(n->kids, &f, false, false);
 		if (f.calls >= 2 && f.spread && a->nviews > lo) {
 			if (a->fork_bomb < 0)
@@ -1877,9 +4213,124 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 	c.nest++;
 	apply_stdin(&c.in, n->redirs);
 	lo = a->nviews;
-	for (const struct moat_sh_node *k = n->kids; k; k = k->next)
-		if ((r = walk(an, k, &c)))
+	switch (n->kind) {
+	case MOAT_SH_SUBSHELL:
+	case MOAT_SH_COPROC:
+		saved = st_save(an);
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next)
+			if ((r = walk(an, k, &c)))
+				return r;
+		st_restore(an, &saved);
+		break;
+	case MOAT_SH_IF: {
+		/* cond, then, [cond, then]..., [else]: the shell ends in one of
+		 * the branches' states, or after the last condition */
+		struct state acc = an->st, cond = an->st;
+		bool any = false;
+		size_t idx = 0;
+
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next, idx++) {
+			bool is_else = (idx % 2 == 0) && !k->next;
+
+			if (idx % 2 == 1 || is_else) {
+				if ((r = walk(an, k, &c)))
+					return r;
+				if (!any) {
+					acc = st_save(an);
+					any = true;
+				} else if ((r = st_join(an, &acc, &an->st))) {
+					return r;
+				}
+				if (!is_else)
+					st_restore(an, &cond);
+				if (is_else)
+					idx++; /* the else ran: no "no branch" state */
+				continue;
+			}
+			if ((r = walk(an, k, &c)))
+				return r;
+			cond = st_save(an);
+		}
+		if (idx % 2 == 0 && any && (r = st_join(an, &acc, &an->st)))
 			return r;
+		if (any)
+			st_restore(an, &acc);
+		break;
+	}
+	case MOAT_SH_WHILE:
+	case MOAT_SH_UNTIL:
+	case MOAT_SH_FOR:
+	case MOAT_SH_SELECT:
+	case MOAT_SH_ARITH_FOR: {
+		struct state entry;
+
+		if ((r = prescan(an, n->kids)))
+			return r;
+		if ((n->kind == MOAT_SH_FOR || n->kind == MOAT_SH_SELECT) && n->name) {
+			/* the loop variable takes each value of the list */
+			struct vset vals = {.n = 0, .flags = 0};
+
+			if (n->nwords == 0)
+				vs_unknown(&vals);
+			for (size_t i = 0; i < n->nwords; i++) {
+				const struct moat_sh_word *w = &n->words[i];
+				struct alts al;
+
+				if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_BRACE))) {
+					vs_add(&vals, w->text);
+					continue;
+				}
+				r = (w->flags & MOAT_SHW_BRACE) ? -E2BIG
+							    : eval_word(an, w, cx, 0, 0, true, &al);
+				if (r == -E2BIG) {
+					vals.flags |= VS_UNKNOWN;
+					continue;
+				}
+				if (r)
+					return r;
+				vals.flags |= al.truncated ? VS_UNKNOWN : 0;
+				for (size_t x = 0; x < al.n; x++)
+					for (size_t f = 0; f < al.a[x].n; f++) {
+						if (al.a[x].w[f]->flags & MOAT_SHW_EXPAND)
+							vals.flags |= VS_UNKNOWN;
+						else
+							vs_add(&vals, al.a[x].w[f]->text);
+					}
+			}
+			if ((r = var_set(an, n->name->text, n->name->len, &vals, false, false)))
+				return r;
+		}
+		if (n->kind == MOAT_SH_ARITH_FOR && n->nwords && (r = arith_names(an, n->words[0].text)))
+			return r;
+		entry = st_save(an);
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next)
+			if ((r = walk(an, k, &c)))
+				return r;
+		if ((r = st_join(an, &an->st, &entry)))
+			return r;
+		break;
+	}
+	case MOAT_SH_CASE: {
+		struct state entry = st_save(an), acc = entry;
+
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next) {
+			st_restore(an, &entry);
+			if ((r = walk(an, k, &c)) || (r = st_join(an, &acc, &an->st)))
+				return r;
+		}
+		st_restore(an, &acc);
+		break;
+	}
+	case MOAT_SH_ARITH:
+		if (n->nwords && (r = arith_names(an, n->words[0].text)))
+			return r;
+		break;
+	default:
+		for (const struct moat_sh_node *k = n->kids; k; k = k->next)
+			if ((r = walk(an, k, &c)))
+				return r;
+		break;
+	}
 	if (n->redirs) {
 		size_t v = lo;
 
@@ -1887,7 +4338,7 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 		    (r = new_view(an, NULL, NULL, 0, cx->vflags & (MOAT_VIEW_SUBST | MOAT_VIEW_UNWRAPPED),
 				  cx->depth, -1, -1, -1, &v)))
 			return r;
-		return record_redirs(an, n->redirs, v);
+		return record_redirs(an, n->redirs, v, cx);
 	}
 	return 0;
 }
@@ -2098,13 +4549,16 @@ static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v)
 }
 
 /* Text a shell parses again: parse it one level deeper. Unknown text
- * (lenient) that does not parse is left alone: it is flagged dynamic. */
+ * (lenient) that does not parse is left alone: it is flagged dynamic. A
+ * child shell (sh -c, a script on a pipe) or text run later (trap, alias)
+ * changes nothing in this shell's variables or directory. */
 static int reparse(struct an *an, const char *text, size_t len, const struct wctx *cx,
-		   bool lenient)
+		   bool lenient, bool child)
 {
 	struct moat_sh_node *root;
 	struct moat_sh_error se;
 	struct wctx cc = *cx, *c = &cc;
+	struct state saved;
 	int r;
 
 	cc.nest++;
@@ -2120,7 +4574,13 @@ static int reparse(struct an *an, const char *text, size_t len, const struct wct
 			return 0;
 		return an_fail(an, c->eoff, "cannot parse a nested command", se.msg);
 	}
-	return walk(an, root, c);
+	if (!child)
+		return walk(an, root, c);
+	saved = st_save(an);
+	if ((r = st_child(an)) || (r = walk(an, root, c)))
+		return r;
+	st_restore(an, &saved);
+	return 0;
 }
 
 /* A shell or interpreter reading its script from its standard input. */
@@ -2159,7 +4619,9 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 		c.in.rd = NULL;
 		c.in.ff = c.in.ft = -1;
 		c.in.unknown = false;
-		return reparse(an, body->text, body->len, &c, (body->flags & MOAT_SHW_EXPAND) != 0);
+		c.pos = NULL;
+		return reparse(an, body->text, body->len, &c, (body->flags & MOAT_SHW_EXPAND) != 0,
+			       true);
 	}
 	if (in->ft >= 0) {
 		const struct moat_cmdview *src = &a->views[in->ft];
@@ -2198,7 +4660,8 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				c.in.rd = NULL;
 				c.in.ff = c.in.ft = -1;
 				c.in.unknown = false;
-				r = reparse(an, t, strlen(t), &c, false);
+				c.pos = NULL;
+				r = reparse(an, t, strlen(t), &c, false, true);
 				return r;
 			}
 		}
@@ -2298,10 +4761,32 @@ static int do_shell(struct an *an, size_t v, const struct wctx *cx, bool foreign
 				return 0;
 		}
 		c = nest_ctx_of(cx, body, v);
-		return reparse(an, view->argv[i], body->len, &c, unknown);
+		/* sh -c BODY NAME ARGS...: $0 is NAME, $1... are ARGS */
+		c.pos = moat_arena_alloc(an->ar, sizeof(*c.pos));
+		if (!c.pos)
+			return an_oom(an);
+		c.pos->n = 0;
+		c.pos->unknown = argc - i - 1 > CMD_MAX_POS;
+		for (size_t k = i + 1; k < argc && c.pos->n < CMD_MAX_POS; k++) {
+			struct vset *pv = &c.pos->v[c.pos->n++];
+			int r;
+
+			if (vw[k]->flags & MOAT_SHW_EXPAND) {
+				vs_unknown(pv);
+				if (view->flags & MOAT_VIEW_VALUES)
+					pv->flags |= VS_ELSEWHERE;
+			} else if ((r = word_values(an, vw[k], cx, 0, pv))) {
+				return r;
+			}
+		}
+		if (c.pos->n == 0)
+			vs_unknown(&c.pos->v[c.pos->n++]); /* $0: the shell's name */
+		return reparse(an, view->argv[i], body->len, &c, unknown, true);
 	}
 	if (i < argc && script_from_procsubst(an, v, vw[i]))
 		return 0;
+	if (i < argc && !sflag && is_download(an, vw[i]->flags, view->argv[i]))
+		return ask_download_exec(an, v, view->argv[i]);
 	if (sflag || i >= argc || is_dev_stdin(view->argv[i])) {
 		if (cx->xargs && i >= argc)
 			a->dynamic = true;
@@ -2319,9 +4804,15 @@ static int do_interp(struct an *an, size_t v, const struct wctx *cx)
 	const char *code = fam >= 0 ? interps[fam].code_short : "";
 	const char *args = fam >= 0 ? interps[fam].arg_short : "";
 	size_t i = 1, argc = view->argc;
+	int r;
 
 	if (fam >= 0 && strcmp(interps[fam].name, "pwsh") == 0 && argc > 1)
 		return 0;
+	if (fam >= 0 && (strcmp(interps[fam].name, "perl") == 0 ||
+			 strcmp(interps[fam].name, "ruby") == 0) &&
+	    (r = check_inplace(an, v)))
+		return r;
+	view = &an->a->views[v];
 	while (i < argc) {
 		const char *a = view->argv[i];
 
@@ -2352,6 +4843,8 @@ static int do_interp(struct an *an, size_t v, const struct wctx *cx)
 		return 0;
 	if (i >= argc || is_dev_stdin(view->argv[i]))
 		return mark_stdin(an, v, cx, false);
+	if (is_download(an, an->vw[v][i]->flags, view->argv[i]))
+		return ask_download_exec(an, v, view->argv[i]);
 	return 0;
 }
 
@@ -2532,6 +5025,199 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	return child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
 }
 
+static bool wrapper_kind(int kind)
+{
+	return kind >= PK_SUDO && kind <= PK_GDB && kind != PK_FIND && kind != PK_SOURCE &&
+	       kind != PK_EVAL && kind != PK_ALIAS && kind != PK_TRAP && kind != PK_SCRIPT;
+}
+
+/* What a command reads on its input when that is known before running:
+ * echo or printf of known values on a pipe, a here-string, a here-document. */
+static int known_input(struct an *an, const struct wctx *cx, struct vset *ret)
+{
+	const struct moat_cmd_analysis *a = an->a;
+	int d = INT32_MAX, r;
+
+	vs_unknown(ret);
+	if (cx->in.rd) {
+		const struct moat_sh_redir *rd = cx->in.rd;
+
+		if (rd->op == MOAT_SH_R_HERESTRING)
+			return word_values(an, &rd->target, cx, 0, ret);
+		if (rd->op == MOAT_SH_R_HEREDOC || rd->op == MOAT_SH_R_HEREDOC_STRIP) {
+			if (!(rd->body.flags & MOAT_SHW_EXPAND)) {
+				vs_one(ret, rd->body.text);
+				return 0;
+			}
+			return word_values(an, &rd->body, cx, 0, ret);
+		}
+		return 0;
+	}
+	if (cx->in.ft < 0 || cx->in.ff < 0 || cx->in.unknown)
+		return 0;
+	for (int x = cx->in.ff; x <= cx->in.ft; x++)
+		if (a->views[x].depth < d)
+			d = a->views[x].depth;
+	ret->flags = 0;
+	for (int x = cx->in.ff; x <= cx->in.ft; x++) {
+		const struct moat_cmdview *sv = &a->views[x];
+		struct fields f;
+		const char *out;
+
+		if (sv->depth != d || (sv->flags & MOAT_VIEW_VALUES) || sv->argc == 0)
+			continue;
+		if (strcmp(sv->prog, "echo") != 0 && strcmp(sv->prog, "printf") != 0) {
+			if (wrapper_kind(prog_kind(sv->prog)))
+				continue;
+			vs_unknown(ret);
+			return 0;
+		}
+		memset(&f, 0, sizeof(f));
+		f.w = (wref *)an->vw[x] + 1;
+		f.n = (uint32_t)(sv->argc - 1);
+		out = sv->prog[0] == 'e' ? echo_output(an, &f) : printf_output(an, &f, 0);
+		if (!out) {
+			ret->flags |= VS_UNKNOWN;
+			continue;
+		}
+		vs_add(ret, out);
+	}
+	if (!ret->n)
+		ret->flags |= VS_UNKNOWN;
+	(void)r;
+	return 0;
+}
+
+/* xargs's items: blank-separated with quotes (delim -1), lines (-I: '\n'
+ * with leading blanks dropped), or split at one byte (-0, -d). */
+static int xargs_items(struct an *an, const char *in, int delim, bool lines, struct argv_b *out)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	int r = 0;
+
+	while (*in && !r) {
+		bool any = false;
+
+		moat_buf_reset(&b);
+		if (lines || delim >= 0) {
+			char sep = lines ? '\n' : (char)delim;
+
+			if (lines)
+				in += strspn(in, " \t");
+			while (*in && *in != sep)
+				moat_buf_putc(&b, *in++);
+			if (*in)
+				in++;
+			any = b.len > 0 || !lines;
+		} else {
+			in += strspn(in, " \t\n");
+			if (!*in)
+				break;
+			while (*in && !strchr(" \t\n", *in)) {
+				char q = *in;
+
+				any = true;
+				if (q == '\'' || q == '"') {
+					for (in++; *in && *in != q; in++)
+						moat_buf_putc(&b, *in);
+					if (*in)
+						in++;
+				} else if (q == '\\' && in[1]) {
+					moat_buf_putc(&b, in[1]);
+					in += 2;
+				} else {
+					moat_buf_putc(&b, *in++);
+				}
+			}
+		}
+		if (b.oom) {
+			r = an_oom(an);
+			break;
+		}
+		if (any) {
+			char *t = moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
+			wref w = t ? synth_word(an, t, b.len, 0, 0) : NULL;
+
+			if (!w) {
+				r = an_oom(an);
+				break;
+			}
+			if (out->n >= CMD_MAX_FIELDS)
+				break;
+			r = argv_push(an, out, t, w);
+		}
+	}
+	moat_buf_release(&b);
+	return r;
+}
+
+/* s with every occurrence of repl replaced by item (xargs -I, parallel {}) */
+static const char *replace_all(struct an *an, const char *s, const char *repl, const char *item)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	size_t rl = strlen(repl);
+	const char *p;
+	char *t;
+
+	if (!rl || !strstr(s, repl))
+		return s;
+	while ((p = strstr(s, repl))) {
+		moat_buf_append(&b, s, (size_t)(p - s));
+		moat_buf_puts(&b, item);
+		s = p + rl;
+	}
+	moat_buf_puts(&b, s);
+	t = b.oom ? NULL : moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
+	moat_buf_release(&b);
+	return t;
+}
+
+/* The command xargs (or parallel) runs, given its items: appended, or one
+ * command per item with repl replaced. */
+static int run_items(struct an *an, size_t v, size_t at, const struct argv_b *items,
+		     const char *repl, const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	struct wctx c = *cx;
+	size_t runs = repl ? items->n : 1;
+	int r;
+
+	c.xargs = false;
+	c.repl = NULL;
+	if (runs > CMD_MAX_RESOLVED)
+		runs = CMD_MAX_RESOLVED;
+	for (size_t j = 0; j < runs; j++) {
+		struct argv_b b;
+
+		memset(&b, 0, sizeof(b));
+		view = &an->a->views[v];
+		for (size_t i = at; i < view->argc; i++) {
+			const char *t = view->argv[i];
+			wref w = an->vw[v][i];
+
+			if (repl) {
+				const char *nt = replace_all(an, t, repl, items->av[j]);
+
+				if (!nt)
+					return an_oom(an);
+				if (nt != t && !(w = synth_word(an, nt, strlen(nt),
+								w->flags & ~(unsigned)MOAT_SHW_TILDE,
+								w->off)))
+					return an_oom(an);
+				t = nt;
+			}
+			if ((r = argv_push(an, &b, t, w)))
+				return r;
+		}
+		for (size_t k = 0; !repl && k < items->n; k++)
+			if ((r = argv_push(an, &b, items->av[k], items->wv[k])))
+				return r;
+		if (b.n && (r = child(an, v, b.av, b.wv, b.n, MOAT_VIEW_RESOLVED, &c, chain)))
+			return r;
+	}
+	return 0;
+}
+
 static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2541,6 +5227,9 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 	const char *repl = NULL;
 	size_t i = 1, argc = view->argc;
 	struct wctx c = *cx;
+	int delim = -1, r;
+	bool from_file = false;
+	struct vset in;
 
 	while (i < argc) {
 		const char *a = argv[i];
@@ -2554,10 +5243,17 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 		if (a[1] == '-') {
 			const char *eq = strchr(a, '=');
 			size_t n = strcspn(a + 2, "=");
+			const char *val = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "";
 
 			if (long_is(a + 2, "replace", 1))
 				repl = eq ? eq + 1 : "{}";
-			else if (!eq && n && in_list(larg, a + 2, n, true))
+			else if (long_is(a + 2, "null", 1))
+				delim = 0;
+			else if (long_is(a + 2, "arg-file", 1))
+				from_file = true;
+			else if (long_is(a + 2, "delimiter", 1))
+				delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
+			if (!eq && n && in_list(larg, a + 2, n, true))
 				i++;
 			i++;
 			continue;
@@ -2576,9 +5272,17 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 				repl = a[k + 1] ? a + k + 1 : "{}";
 				break;
 			}
+			if (ch == '0')
+				delim = 0;
 			if (ch == 'e' || ch == 'l')
 				break;
 			if (strchr("aEdLnPs", ch)) {
+				const char *val = a[k + 1] ? a + k + 1 : i + 1 < argc ? argv[i + 1] : "";
+
+				if (ch == 'a')
+					from_file = true;
+				if (ch == 'd')
+					delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
 				if (!a[k + 1])
 					i++;
 				break;
@@ -2590,7 +5294,126 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 		return 0;
 	c.xargs = true;
 	c.repl = repl && *repl ? repl : NULL;
-	return child(an, v, argv + i, an->vw[v] + i, argc - i, MOAT_VIEW_DYNAMIC_ARGS, &c, chain);
+	if ((r = child(an, v, argv + i, an->vw[v] + i, argc - i, MOAT_VIEW_DYNAMIC_ARGS, &c, chain)))
+		return r;
+	/* SECURITY: a literal input is substituted, so "echo / | xargs rm -rf" is
+	 * checked as "rm -rf /" */
+	if (from_file || (r = known_input(an, cx, &in)))
+		return r;
+	for (size_t k = 0; k < in.n; k++) {
+		struct argv_b items;
+
+		memset(&items, 0, sizeof(items));
+		if ((r = xargs_items(an, in.s[k], delim, c.repl != NULL, &items)) ||
+		    (r = run_items(an, v, i, &items, c.repl, cx, chain)))
+			return r;
+	}
+	return 0;
+}
+
+/* GNU parallel [OPTIONS] COMMAND ::: ARGS: each argument is a run of the
+ * command ({} replaced, or appended); without ":::", arguments come from
+ * the input (as xargs). A single command word is run by a shell. */
+static int do_parallel(struct an *an, size_t v, const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	static const char *const larg[] = {
+		"arg-file", "arg-sep", "arg-file-sep", "basefile", "bf", "colsep", "delimiter",
+		"eof", "env", "joblog", "jobs", "load", "max-args", "max-chars", "max-line-length",
+		"max-replace-args", "memfree", "nice", "results", "res", "retries", "return",
+		"sshlogin", "sshloginfile", "slf", "tagstring", "tmpdir", "timeout", "workdir", "wd",
+		"replace", "extensionreplace", "basenamereplace", "dirnamereplace", "seqreplace",
+		"block", "block-size", "header", "halt", "delay", "sshdelay", "ssh", "termseq",
+		"limit", "profile", "shebang-wrap", "transferfile", "tf", NULL};
+	static const struct optspec sp = {"aCdEIjJLlnNPsSX", "", larg, NULL, false};
+	bool stop = false;
+	size_t i = skip_opts(view, 1, &sp, &stop, NULL), sep = i, argc = view->argc;
+	struct wctx c = *cx;
+	struct argv_b items;
+	int r;
+
+	while (sep < argc && strncmp(view->argv[sep], ":::", 3) != 0)
+		sep++;
+	if (sep == i)
+		return 0; /* the commands are the arguments: nothing known */
+	c.xargs = true;
+	c.repl = "{}";
+	if (sep - i == 1 && strpbrk(view->argv[i], " \t;|&$`<>") &&
+	    !(an->vw[v][i]->flags & MOAT_SHW_EXPAND)) {
+		/* one word: a shell command line */
+		struct wctx n = nest_ctx_of(cx, an->vw[v][i], v);
+
+		if ((r = reparse(an, view->argv[i], an->vw[v][i]->len, &n, true, true)))
+			return r;
+	} else {
+		struct argv_b b;
+
+		memset(&b, 0, sizeof(b));
+		for (size_t k = i; k < sep; k++)
+			if ((r = argv_push(an, &b, view->argv[k], an->vw[v][k])))
+				return r;
+		if ((r = child(an, v, b.av, b.wv, b.n, MOAT_VIEW_DYNAMIC_ARGS, &c, chain)))
+			return r;
+	}
+	view = &an->a->views[v];
+	if (sep >= argc || strcmp(view->argv[sep], ":::") != 0)
+		return 0; /* "::::" reads files: unknown */
+	memset(&items, 0, sizeof(items));
+	for (size_t k = sep + 1; k < argc && strncmp(view->argv[k], ":::", 3) != 0; k++)
+		if ((r = argv_push(an, &items, view->argv[k], an->vw[v][k])))
+			return r;
+	if (sep - i == 1 && strpbrk(view->argv[i], " \t;|&$`<>")) {
+		for (size_t j = 0; j < items.n && j < CMD_MAX_RESOLVED; j++) {
+			const char *line = strstr(view->argv[i], "{}")
+						   ? replace_all(an, view->argv[i], "{}", items.av[j])
+						   : NULL;
+			struct wctx n = nest_ctx_of(cx, an->vw[v][i], v);
+
+			if (!line) {
+				struct moat_buf b = MOAT_BUF_INIT;
+
+				moat_buf_printf(&b, "%s %s", view->argv[i], items.av[j]);
+				line = b.oom ? NULL : moat_arena_strndup(an->ar, b.data, b.len);
+				moat_buf_release(&b);
+			}
+			if (!line)
+				return an_oom(an);
+			if ((r = reparse(an, line, strlen(line), &n, true, true)))
+				return r;
+			view = &an->a->views[v];
+		}
+		return 0;
+	}
+	{
+		bool has_repl = false;
+
+		for (size_t k = i; k < sep; k++)
+			has_repl |= strstr(view->argv[k], "{}") != NULL;
+		/* one run per argument */
+		for (size_t j = 0; j < items.n && j < CMD_MAX_RESOLVED; j++) {
+			struct argv_b one;
+
+			memset(&one, 0, sizeof(one));
+			if ((r = argv_push(an, &one, items.av[j], items.wv[j])))
+				return r;
+			if (has_repl) {
+				if ((r = run_items(an, v, i, &one, "{}", cx, chain)))
+					return r;
+			} else {
+				struct argv_b b;
+
+				memset(&b, 0, sizeof(b));
+				view = &an->a->views[v];
+				for (size_t k = i; k < sep; k++)
+					if ((r = argv_push(an, &b, view->argv[k], an->vw[v][k])))
+						return r;
+				if ((r = argv_push(an, &b, items.av[j], items.wv[j])) ||
+				    (r = child(an, v, b.av, b.wv, b.n, MOAT_VIEW_RESOLVED, cx, chain)))
+					return r;
+			}
+		}
+	}
+	return 0;
 }
 
 static int do_find(struct an *an, size_t v, const struct wctx *cx, int chain)
@@ -2632,7 +5455,7 @@ static int do_find(struct an *an, size_t v, const struct wctx *cx, int chain)
 	return 0;
 }
 
-static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx *cx)
+static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx *cx, bool child)
 {
 	struct moat_cmd_analysis *a = an->a;
 	const struct moat_cmdview *view = &a->views[v];
@@ -2641,6 +5464,7 @@ static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx 
 	size_t len = 0, o = 0;
 	struct wctx c;
 	char *t;
+	int r;
 
 	if (from >= view->argc) {
 		if (cx->xargs)
@@ -2677,7 +5501,10 @@ static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx 
 		}
 	}
 	c = nest_ctx_of(cx, vw[from], v);
-	return reparse(an, t, o, &c, unknown);
+	if ((r = reparse(an, t, o, &c, unknown, child)))
+		return r;
+	/* SECURITY: eval of text we cannot see may set any variable */
+	return unknown && !child ? havoc(an, true, true) : 0;
 }
 
 /* su/runuser/script/flock: -c CMD anywhere */
@@ -2709,10 +5536,244 @@ static int find_dash_c(struct an *an, size_t v, const struct wctx *cx, bool *fou
 			*found = true;
 			if (unknown)
 				an->a->dynamic = true;
-			return reparse(an, body, strlen(body), &c, unknown);
+			return reparse(an, body, strlen(body), &c, unknown, true);
 		}
 	}
 	return 0;
+}
+
+/* ---- what builtins change ---------------------------------------------------- */
+
+/* A command the shell itself runs (not one run by sudo, env, xargs ...),
+ * whose effects on variables and directory count. */
+static bool shell_level(const struct an *an, size_t v, int chain, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *pp;
+
+	if (cx->xargs || (view->flags & MOAT_VIEW_VALUES))
+		return false;
+	if (chain == 0)
+		return true;
+	if (view->parent < 0)
+		return false;
+	pp = an->a->views[view->parent].prog;
+	return strcmp(pp, "builtin") == 0 || strcmp(pp, "command") == 0 || strcmp(pp, "eval") == 0;
+}
+
+/* cd, pushd, popd: where the shell is afterwards */
+static int do_cd(struct an *an, size_t v, int kind)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	char buf[CMD_PATH_MAX];
+	struct vset nw = {.n = 0, .flags = 0};
+	size_t i = 1;
+	int got;
+
+	while (i < view->argc && view->argv[i][0] == '-' && view->argv[i][1] &&
+	       strspn(view->argv[i] + 1, "LPe@n") == strlen(view->argv[i] + 1))
+		i++;
+	if (i < view->argc && strcmp(view->argv[i], "--") == 0)
+		i++;
+	if (kind == PK_POPD || (i >= view->argc && kind == PK_PUSHD) ||
+	    (i < view->argc && (strcmp(view->argv[i], "-") == 0 || view->argv[i][0] == '+'))) {
+		nw = *an->st.cwd;
+		nw.flags |= VS_UNKNOWN;
+	} else if (i >= view->argc) {
+		vs_one(&nw, an->home);
+	} else {
+		for (size_t k = 0;
+		     (got = abs_path_k(an, vw[i]->flags, view->argv[i], k, buf, sizeof(buf))) != 0;
+		     k++) {
+			char *d;
+
+			if (got < 0) {
+				nw.flags |= VS_UNKNOWN;
+				continue;
+			}
+			if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
+				return an_oom(an);
+			vs_add(&nw, d);
+		}
+		if (!nw.n)
+			nw.flags |= VS_UNKNOWN;
+	}
+	{
+		struct vset *nc = moat_arena_alloc(an->ar, sizeof(*nc));
+
+		if (!nc)
+			return an_oom(an);
+		*nc = nw;
+		an->st.cwd = nc;
+	}
+	st_touch(an);
+	return 0;
+}
+
+static size_t name_len(const char *a)
+{
+	size_t n = 0;
+
+	if (!is_name_char(a[0]) || (a[0] >= '0' && a[0] <= '9'))
+		return 0;
+	while (is_name_char(a[n]))
+		n++;
+	return n;
+}
+
+/* export, declare, typeset, local, readonly NAME=VALUE */
+static int do_declare(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool exported = strcmp(view->prog, "export") == 0, opaque = false, done = false;
+	int r;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		size_t nl = name_len(a);
+		struct vset val;
+
+		if (!done && (a[0] == '-' || a[0] == '+') && a[1]) {
+			if (strcmp(a, "--") == 0) {
+				done = true;
+				continue;
+			}
+			/* SECURITY: a name reference makes any later assignment
+			 * change another variable */
+			if (strchr(a, 'n') && !exported)
+				return havoc(an, true, false);
+			if (a[0] == '-' && strchr(a, 'x'))
+				exported = true;
+			if (strpbrk(a, "iaAluc"))
+				opaque = true;
+			continue;
+		}
+		if (!nl)
+			continue;
+		if (a[nl] != '=') {
+			if (a[nl] == '\0' && !exported && (r = havoc_var(an, a, nl)))
+				return r;
+			if (a[nl] != '\0' && (r = havoc_var(an, a, nl)))
+				return r; /* NAME+=, NAME[i]= */
+			if (a[nl] == '\0' && exported) {
+				struct var *x = var_find(&an->st, a, nl);
+
+				if (x && (r = var_set(an, a, nl, &x->v, false, true)))
+					return r;
+			}
+			continue;
+		}
+		if (opaque || (vw[i]->flags & MOAT_SHW_EXPAND)) {
+			vs_unknown(&val);
+		} else if (a[nl + 1] == '~') {
+			char ub[256];
+			const char *e = a + nl + 1 + strcspn(a + nl + 1, "/:");
+			const char *d = tilde_dir(an, a + nl + 2, (size_t)(e - a - nl - 2), ub, sizeof(ub));
+			char *s;
+
+			if (!d) {
+				vs_unknown(&val);
+			} else {
+				size_t dl = strlen(d), el = strlen(e);
+
+				if (!(s = moat_arena_alloc(an->ar, dl + el + 1)))
+					return an_oom(an);
+				memcpy(s, d, dl);
+				memcpy(s + dl, e, el + 1);
+				vs_one(&val, s);
+			}
+		} else {
+			vs_one(&val, a + nl + 1);
+		}
+		if ((r = var_set(an, a, nl, &val, false, exported)))
+			return r;
+	}
+	return 0;
+}
+
+/* builtins that change variables, positional parameters or the directory */
+static int track(struct an *an, size_t v, int kind, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	int r;
+
+	switch (kind) {
+	case PK_CD:
+	case PK_PUSHD:
+	case PK_POPD:
+		return do_cd(an, v, kind);
+	case PK_DECLARE:
+		return do_declare(an, v);
+	case PK_READ:
+		for (size_t i = 1; i < view->argc; i++) {
+			size_t nl = name_len(view->argv[i]);
+
+			if (nl && !view->argv[i][nl] && (r = havoc_var(an, view->argv[i], nl)))
+				return r;
+		}
+		return 0;
+	case PK_UNSET:
+		for (size_t i = 1; i < view->argc; i++) {
+			const char *a = view->argv[i];
+			size_t nl = name_len(a);
+			struct vset e;
+
+			if (strcmp(a, "-f") == 0)
+				return 0;
+			vs_one(&e, "");
+			if (nl && !a[nl] && (r = var_set(an, a, nl, &e, false, false)))
+				return r;
+		}
+		return 0;
+	case PK_SETPOS:
+		if (cx->pos && (strcmp(view->prog, "shift") == 0 || view->argc > 1))
+			cx->pos->unknown = true;
+		return 0;
+	case PK_LET:
+		for (size_t i = 1; i < view->argc; i++)
+			if ((r = arith_names(an, view->argv[i])))
+				return r;
+		return 0;
+	case PK_SOURCE:
+		return havoc(an, true, true);
+	default:
+		break;
+	}
+	if (view->prog[0] == 'p' && strcmp(view->prog, "printf") == 0 && view->argc > 2 &&
+	    strncmp(view->argv[1], "-v", 2) == 0) {
+		const char *nm = view->argv[1][2] ? view->argv[1] + 2 : view->argv[2];
+		size_t nl = name_len(nm);
+
+		return nl ? havoc_var(an, nm, nl) : havoc(an, true, false);
+	}
+	/* a function defined in this command: its body may change anything */
+	for (size_t f = 0; f < an->nfuncs; f++)
+		if (strcmp(view->prog, an->funcs[f]) == 0)
+			return havoc(an, true, true);
+	return 0;
+}
+
+/* Words of these name no file worth checking (data, code, or a wrapped command). */
+static bool collects_paths(int kind, const char *prog)
+{
+	if (wrapper_kind(kind) || (kind >= PK_CD && kind <= PK_LET) || kind == PK_SHELL ||
+	    kind == PK_FSHELL || kind == PK_EVAL || kind == PK_ALIAS || kind == PK_TRAP)
+		return false;
+	switch (prog[0]) {
+	case 'e':
+		return strcmp(prog, "echo") != 0;
+	case 'p':
+		return strcmp(prog, "printf") != 0;
+	case 't':
+		return strcmp(prog, "test") != 0 && strcmp(prog, "true") != 0;
+	case '[':
+	case ':':
+		return prog[1] != '\0' && strcmp(prog, "[[") != 0;
+	default:
+		return true;
+	}
 }
 
 static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
@@ -2737,10 +5798,24 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	}
 	kind = prog_kind(view->prog);
 	if (kind >= PK_RM || kind == PK_FIND) {
-		if ((r = check_view(an, v, kind)))
+		if ((r = check_view(an, v, kind, cx)))
 			return r;
 		view = &a->views[v];
 	}
+	/* the files it names, for the policy's denied paths */
+	if (!(view->flags & MOAT_VIEW_VALUES) && collects_paths(kind, view->prog)) {
+		if ((r = note_operands(an, v)))
+			return r;
+		view = &a->views[v];
+	}
+	/* SECURITY: a file downloaded earlier in the same command, run */
+	if (an->ndl && memchr(view->argv[0], '/', vw[0]->len) &&
+	    is_download(an, vw[0]->flags, view->argv[0]) &&
+	    (r = ask_download_exec(an, v, view->argv[0])))
+		return r;
+	if (shell_level(an, v, chain, cx) && (r = track(an, v, kind, cx)))
+		return r;
+	view = &a->views[v];
 	switch (kind) {
 	case PK_SUDO: {
 		static const char *const larg[] = {"user", "group", "host", "prompt", "chdir",
@@ -2867,14 +5942,46 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	case PK_XARGS:
 		return do_xargs(an, v, cx, chain);
 	case PK_BUSYBOX:
+	case PK_TOYBOX:
 		if (view->argc > 1 && view->argv[1][0] != '-')
 			return suffix(an, v, 1, 0, cx, chain);
+		return 0;
+	case PK_PARALLEL:
+		return do_parallel(an, v, cx, chain);
+	case PK_STRACE: {
+		static const char *const larg[] = {"output", "signal", "trace", "abbrev", "verbose",
+						   "raw", "read", "write", "fault", "inject",
+						   "status", "attach", "user", "env", "string-limit",
+						   "columns", "summary-sort-by", "trace-path",
+						   "decode-fds", "quiet", NULL};
+		static const char *const lstop[] = {"attach", NULL};
+		static const struct optspec sp = {"abeIoOpPsSuEXU", "p", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_LTRACE: {
+		static const char *const larg[] = {"output", "library", NULL};
+		static const struct optspec sp = {"aAeDFlnopsuwx", "p", larg, NULL, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_VALGRIND: {
+		static const struct optspec sp = {"", "", NULL, NULL, false};
+
+		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
+	}
+	case PK_GDB:
+		for (i = 1; i < view->argc; i++)
+			if (strcmp(view->argv[i], "--args") == 0 || strcmp(view->argv[i], "-args") == 0)
+				return suffix(an, v, i + 1, 0, cx, chain);
 		return 0;
 	case PK_EVAL:
 		/* SECURITY: "eval eval ... ls" must not re-parse the rest at every level */
 		if (plain_words(view, vw, 1))
 			return suffix_at(an, v, 1, 0, 1, cx, chain);
-		return do_eval_like(an, v, 1, cx);
+		return do_eval_like(an, v, 1, cx, false);
 	case PK_FIND:
 		return do_find(an, v, cx, chain);
 	case PK_CHROOT: {
@@ -2904,7 +6011,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		i = skip_opts(view, 1, &sp, &stop, seen);
 		if (seen['x'])
 			return suffix(an, v, i, 0, cx, chain);
-		return do_eval_like(an, v, i, cx); /* joined and run by sh -c */
+		return do_eval_like(an, v, i, cx, true); /* joined and run by sh -c */
 	}
 	case PK_SU: {
 		static const char *const larg[] = {"user", "shell", "group", "supp-group",
@@ -2934,7 +6041,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			if (!eq || eq == view->argv[i] || !eq[1])
 				continue;
 			c = nest_ctx_of(cx, vw[i], v);
-			if ((r = reparse(an, eq + 1, strlen(eq + 1), &c, true)))
+			if ((r = reparse(an, eq + 1, strlen(eq + 1), &c, true, true)))
 				return r;
 			view = &a->views[v];
 			vw = an->vw[v];
@@ -2950,7 +6057,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 
 			if (vw[i]->flags & MOAT_SHW_EXPAND)
 				a->dynamic = true;
-			return reparse(an, view->argv[i], vw[i]->len, &c, true);
+			return reparse(an, view->argv[i], vw[i]->len, &c, true, true);
 		}
 		return 0;
 	case PK_UNSHARE: {
@@ -2972,6 +6079,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 				return 0;
 			if (is_dev_stdin(view->argv[1]))
 				return mark_stdin(an, v, cx, true);
+			if (is_download(an, vw[1]->flags, view->argv[1]))
+				return ask_download_exec(an, v, view->argv[1]);
 		}
 		return 0;
 	case PK_SHELL:
@@ -2986,6 +6095,58 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 }
 
 /* ---- entry points ---------------------------------------------------------- */
+
+/* One released analysis per thread is kept for the next one: allocating its
+ * first arena region is otherwise the largest fixed cost of an analysis.
+ * (Not under AddressSanitizer, which should see every use after free.) */
+#if defined(__SANITIZE_ADDRESS__)
+#define CMD_KEEP_SPARE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CMD_KEEP_SPARE 0
+#endif
+#endif
+#ifndef CMD_KEEP_SPARE
+#define CMD_KEEP_SPARE 1
+#endif
+
+#if CMD_KEEP_SPARE
+static _Thread_local struct holder *tl_spare;
+#endif
+
+static struct holder *holder_get(void)
+{
+#if CMD_KEEP_SPARE
+	struct holder *h = tl_spare;
+
+	if (h) {
+		tl_spare = NULL;
+		return h;
+	}
+#endif
+	return malloc(sizeof(struct holder));
+}
+
+static void holder_put(struct holder *h)
+{
+	moat_arena_release(&h->arena);
+#if CMD_KEEP_SPARE
+	if (!tl_spare) {
+		tl_spare = h;
+		return;
+	}
+#endif
+	free(h);
+}
+
+/* Is an absolute path already normalised (no "//", "/.", "/..", trailing '/')? */
+static bool clean_path(const char *p)
+{
+	for (const char *q = p; *q; q++)
+		if (*q == '/' && (q[1] == '/' || q[1] == '.' || (q[1] == '\0' && q != p)))
+			return false;
+	return true;
+}
 
 int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *opts,
 		     struct moat_cmd_analysis **ret, struct moat_error *err)
@@ -3006,7 +6167,7 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 		}
 		return -EINVAL;
 	}
-	h = malloc(sizeof(*h));
+	h = holder_get();
 	if (!h)
 		return -ENOMEM;
 	memset(&h->a, 0, sizeof(h->a));
@@ -3023,25 +6184,47 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 	an.hardline = opts && opts->hardline;
 	an.brace_budget = CMD_BRACE_BUDGET;
 	an.home = "/home/\001"; /* unknown home: a placeholder under /home */
-	if (opts && opts->home && opts->home[0] == '/' && strlen(opts->home) < CMD_PATH_MAX) {
+	if (opts && opts->normalized && opts->home && opts->home[0] == '/') {
+		an.home = opts->home;
+		h->a.home = opts->home;
+	} else if (opts && opts->home && opts->home[0] == '/' && strlen(opts->home) < CMD_PATH_MAX) {
 		char *hb = moat_arena_strndup(&h->arena, opts->home, strlen(opts->home));
 
 		if (!hb) {
-			moat_arena_release(&h->arena);
-			free(h);
+			holder_put(h);
 			return -ENOMEM;
 		}
-		size_t hl = strlen(hb);
-		bool clean = hl == 1 || hb[hl - 1] != '/';
-
-		for (size_t k = 0; k + 1 < hl && clean; k++)
-			clean = !(hb[k] == '/' && (hb[k + 1] == '/' || hb[k + 1] == '.'));
-		if (!clean)
+		if (!clean_path(hb))
 			norm_path(hb);
 		an.home = hb;
 		h->a.home = hb;
 	}
 	an.hlen = strlen(an.home);
+	h->a.paths = h->paths0;
+	an.pcap = MOAT_ARRAY_SIZE(h->paths0);
+	h->a.views = h->views0;
+	an.vw = h->vw0;
+	an.vcap = MOAT_ARRAY_SIZE(h->views0);
+	an.eval_budget = CMD_EVAL_BUDGET;
+	an.prescan_budget = CMD_PRESCAN_BUDGET;
+	/* unknown working directory: a placeholder deep below / that names no
+	 * real directory (relative names are then harmless, as before) */
+	vs_one(&h->cwd0, "/\001/\001/\001/\001/\001/\001/\001/\001");
+	if (opts && opts->cwd && opts->cwd[0] == '/' && strlen(opts->cwd) < CMD_PATH_MAX) {
+		/* (used while analysing only: no copy unless it needs normalising) */
+		char *cb = (char *)opts->cwd;
+
+		if (!opts->normalized && !clean_path(cb)) {
+			cb = moat_arena_strndup(&h->arena, opts->cwd, strlen(opts->cwd));
+			if (!cb) {
+				holder_put(h);
+				return -ENOMEM;
+			}
+			norm_path(cb);
+		}
+		vs_one(&h->cwd0, cb);
+	}
+	an.st.cwd = an.cwd0 = &h->cwd0;
 
 	r = moat_sh_parse(&h->arena, an.src, len, &root, &se);
 	if (r == -ENOMEM) {
@@ -3061,8 +6244,7 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 		r = walk(&an, root, &cx);
 	}
 	if (r) {
-		moat_arena_release(&h->arena);
-		free(h);
+		holder_put(h);
 		return r < 0 ? r : -EINVAL;
 	}
 	*ret = &h->a;
@@ -3076,7 +6258,6 @@ struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a)
 	if (!a)
 		return NULL;
 	h = a->priv;
-	moat_arena_release(&h->arena);
-	free(h);
+	holder_put(h);
 	return NULL;
 }

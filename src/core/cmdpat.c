@@ -5,9 +5,10 @@
  * of short flags (clusters compare as sets, a few long forms normalised),
  * required long options, operands that must appear in order (paths and home
  * spellings normalised, numeric modes compared without leading zeros, a
- * trailing '=' matching as a prefix), and required write redirections; or a
- * pipe chain "a | b" (a feeds b, directly or through more stages); or the
- * fork-bomb shape.
+ * trailing '=' matching as a prefix, a trailing ':' as a case-insensitive
+ * prefix), and required write redirections; or a pipe chain "a | b" (a feeds
+ * b, directly or through more stages); or the fork-bomb shape; or a device
+ * path ("/dev/tcp") that any file redirection to it or below it matches.
  *
  * Matching reads an analysis and never allocates or writes shared state, so
  * compiled patterns can be used from many threads. Pure: no I/O. */
@@ -18,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/str.h"
 #include "core/shell.h"
@@ -28,7 +30,7 @@
 #define CMDPAT_WALK_BUDGET 65536u  /* views visited following pipes for one match */
 #define CMDPAT_NORM_MAX 4096	   /* longest argument normalised while matching */
 
-enum { CP_SIMPLE = 1, CP_PIPE, CP_FORKBOMB, CP_REDIR };
+enum { CP_SIMPLE = 1, CP_PIPE, CP_FORKBOMB, CP_REDIR, CP_DEVICE };
 
 struct pcmd {
 	const char *prog; /* basename; NULL for a redirection-only pattern */
@@ -40,7 +42,7 @@ struct pcmd {
 	const char *longs[CMDPAT_MAX_ITEMS];
 	size_t nlongs;
 	const char *ops[CMDPAT_MAX_ITEMS];
-	bool prefix[CMDPAT_MAX_ITEMS];
+	unsigned char prefix[CMDPAT_MAX_ITEMS]; /* 1: "if=" prefix, 2: "exec:" any case */
 	size_t nops;
 	const char *redirs[CMDPAT_MAX_ITEMS];
 	size_t nredirs;
@@ -306,7 +308,7 @@ static int compile_cmd(struct moat_cmdpat *p, const struct moat_sh_node *n, stru
 			c->ops[c->nops] = moat_arena_strndup(&p->arena, t, l);
 			if (!c->ops[c->nops])
 				return -ENOMEM;
-			c->prefix[c->nops++] = l > 1 && t[l - 1] == '=';
+			c->prefix[c->nops++] = l > 1 && t[l - 1] == '=' ? 1 : l > 1 && t[l - 1] == ':' ? 2 : 0;
 		}
 	}
 	return 0;
@@ -351,6 +353,25 @@ int moat_cmdpat_compile(const char *pattern, struct moat_cmdpat **ret, struct mo
 		r = perr(err, pattern, "a pattern is one command or one pipe");
 		goto fail;
 	}
+	/* "/dev/tcp": a device any redirection may open */
+	if (item->kind == MOAT_SH_SIMPLE && item->nwords == 1 && !item->redirs &&
+	    !item->nassigns && strncmp(item->words[0].text, "/dev/", 5) == 0 &&
+	    !(item->words[0].flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_BRACE))) {
+		char buf[CMDPAT_NORM_MAX];
+		const char *t = norm_arg(item->words[0].text, NULL, buf, sizeof(buf));
+
+		p->kind = CP_DEVICE;
+		p->ncmds = 1;
+		p->cmds[0].redirs[0] = moat_arena_strndup(&p->arena, t, strlen(t));
+		if (!p->cmds[0].redirs[0]) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		p->cmds[0].nredirs = 1;
+		p->cmds[0].plen = strlen(t);
+		*ret = p;
+		return 0;
+	}
 	if (item->kind == MOAT_SH_FUNC) {
 		p->kind = CP_FORKBOMB;
 	} else if (item->kind == MOAT_SH_PIPELINE) {
@@ -386,6 +407,25 @@ fail:
 const char *moat_cmdpat_source(const struct moat_cmdpat *p)
 {
 	return p ? p->source : NULL;
+}
+
+int moat_cmdpat_needs(const struct moat_cmdpat *p)
+{
+	if (!p)
+		return MOAT_CMDPAT_NEEDS_ANY;
+	switch (p->kind) {
+	case CP_SIMPLE:
+		return p->cmds[0].glob ? MOAT_CMDPAT_NEEDS_ANY : (unsigned char)p->cmds[0].prog[0];
+	case CP_PIPE:
+		return MOAT_CMDPAT_NEEDS_PIPE;
+	case CP_REDIR:
+	case CP_DEVICE:
+		return MOAT_CMDPAT_NEEDS_REDIR;
+	case CP_FORKBOMB:
+		return MOAT_CMDPAT_NEEDS_FORK;
+	default:
+		return MOAT_CMDPAT_NEEDS_ANY;
+	}
 }
 
 struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p)
@@ -484,10 +524,15 @@ static __attribute__((noinline)) bool args_match(const struct pcmd *c,
 		}
 		if (j < c->nops) {
 			const char *t = norm_arg(arg, a->home, buf, sizeof(buf));
+			bool hit;
 
-			if (c->prefix[j] ? strncmp(t, c->ops[j], strlen(c->ops[j])) == 0
-					 : strcmp(t, c->ops[j]) == 0)
-				j++;
+			if (c->prefix[j] == 1)
+				hit = strncmp(t, c->ops[j], strlen(c->ops[j])) == 0;
+			else if (c->prefix[j] == 2)
+				hit = strncasecmp(arg, c->ops[j], strlen(c->ops[j])) == 0;
+			else
+				hit = strcmp(t, c->ops[j]) == 0;
+			j += hit;
 		}
 	}
 	if (j < c->nops)
@@ -560,6 +605,29 @@ static bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *
 	return false;
 }
 
+/* any file redirection to the device or below it (reads too: "exec 3<>/dev/tcp/h/p") */
+static bool device_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
+			 size_t *ret_view)
+{
+	char buf[CMDPAT_NORM_MAX];
+	const char *dev = p->cmds[0].redirs[0];
+	size_t dl = p->cmds[0].plen;
+
+	for (size_t x = 0; x < a->nredirs; x++) {
+		const char *t = a->redirs[x].target;
+
+		if (t[0] != '/')
+			continue;
+		t = norm_arg(t, a->home, buf, sizeof(buf));
+		if (strncmp(t, dev, dl) == 0 && (t[dl] == '\0' || t[dl] == '/')) {
+			if (ret_view)
+				*ret_view = a->redirs[x].view;
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
 			size_t *ret_view)
 {
@@ -599,6 +667,8 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 		return true;
 	case CP_REDIR:
 		return redir_match(p, a, ret_view);
+	case CP_DEVICE:
+		return device_match(p, a, ret_view);
 	case CP_SIMPLE:
 		if (!p->cmds[0].glob && !(a->prog_first[(unsigned char)p->cmds[0].prog[0] >> 3] &
 					  (1u << (p->cmds[0].prog[0] & 7))))

@@ -106,8 +106,8 @@ const char *const moat_default_denied_paths[] = {
     NULL,
 };
 
-/* Seed 000's table verbatim. The policy matches them by structure (core/cmd.h),
- * not as substrings. */
+/* Seed 000's table verbatim, then moat's additions. The policy matches them
+ * by structure (core/cmd.h), not as substrings. */
 const char *const moat_default_denied_commands[] = {
     /* filesystem destruction */
     "rm -rf /",
@@ -142,6 +142,18 @@ const char *const moat_default_denied_commands[] = {
     "ncat -e",
     /* history wipe */
     "history -c",
+    /* moat additions found by red-teaming: more reverse shells, matched by
+     * structure (a shell handed to a network peer) */
+    "nc -c",
+    "netcat -e",
+    "netcat -c",
+    "ncat -c",
+    "ncat --sh-exec",
+    "ncat --lua-exec",
+    "socat exec:",
+    "socat system:",
+    "/dev/tcp",
+    "/dev/udp",
     NULL,
 };
 
@@ -267,6 +279,7 @@ int moat_config_init(struct moat_config *c)
 	c->default_denied_paths = true;
 	c->default_denied_commands = true;
 	c->sandbox_mode = MOAT_SANDBOX_LOCAL;
+	c->sandbox_fallback = -1;
 	return 0;
 }
 
@@ -298,6 +311,17 @@ void moat_config_release(struct moat_config *c)
 	free(c->tools);
 	strlist_release(&c->allow_domains);
 	strlist_release(&c->block_domains);
+	for (size_t i = 0; i < c->nprofiles; i++)
+		moat_profile_def_release(&c->profiles[i]);
+	free(c->profiles);
+	free(c->profile_locs);
+	free(c->sandbox_profile);
+	for (size_t i = 0; i < c->nsandbox_rules; i++) {
+		free(c->sandbox_rules[i].tool);
+		free(c->sandbox_rules[i].profile);
+	}
+	free(c->sandbox_rules);
+	free(c->sandbox_rule_locs);
 	free(c->sandbox_workspace);
 	strlist_release(&c->files);
 	moat_config_init(c);
@@ -388,6 +412,13 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 	memset(&dst->allow_domains, 0, sizeof(dst->allow_domains));
 	memset(&dst->block_domains, 0, sizeof(dst->block_domains));
 	dst->sandbox_workspace = NULL;
+	dst->profiles = NULL;
+	dst->profile_locs = NULL;
+	dst->nprofiles = 0;
+	dst->sandbox_profile = NULL;
+	dst->sandbox_rules = NULL;
+	dst->sandbox_rule_locs = NULL;
+	dst->nsandbox_rules = 0;
 
 	r = strlist_copy(src, NULL, &src->files, &dst->files);
 	if (r < 0)
@@ -444,6 +475,49 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 	dst->sandbox_workspace = dup_or_null(src->sandbox_workspace, &oom);
 	if (oom)
 		goto fail;
+	for (size_t i = 0; i < src->nprofiles; i++) {
+		const struct moat_profile_def *sd = &src->profiles[i];
+		struct moat_profile_def *d;
+
+		if (grow((void **)&dst->profiles, dst->nprofiles, sizeof(*d)) < 0 ||
+		    grow((void **)&dst->profile_locs, dst->nprofiles, sizeof(*dst->profile_locs)) <
+			0)
+			goto fail;
+		d = &dst->profiles[dst->nprofiles];
+		memset(d, 0, sizeof(*d));
+		if (moat_profile_copy(&d->layer, &sd->layer) < 0)
+			goto fail;
+		dst->profile_locs[dst->nprofiles].name =
+		    remap_loc(src, dst, src->profile_locs[i].name);
+		dst->profile_locs[dst->nprofiles].extends =
+		    remap_loc(src, dst, src->profile_locs[i].extends);
+		dst->nprofiles++;
+		d->name = dup_or_null(sd->name, &oom);
+		d->extends = dup_or_null(sd->extends, &oom);
+		d->description = dup_or_null(sd->description, &oom);
+		if (oom)
+			goto fail;
+	}
+	dst->sandbox_profile = dup_or_null(src->sandbox_profile, &oom);
+	dst->sandbox_profile_loc = remap_loc(src, dst, src->sandbox_profile_loc);
+	if (oom)
+		goto fail;
+	for (size_t i = 0; i < src->nsandbox_rules; i++) {
+		struct moat_tool_rule *tr;
+
+		if (grow((void **)&dst->sandbox_rules, dst->nsandbox_rules, sizeof(*tr)) < 0 ||
+		    grow((void **)&dst->sandbox_rule_locs, dst->nsandbox_rules,
+			 sizeof(*dst->sandbox_rule_locs)) < 0)
+			goto fail;
+		tr = &dst->sandbox_rules[dst->nsandbox_rules];
+		dst->sandbox_rule_locs[dst->nsandbox_rules] =
+		    remap_loc(src, dst, src->sandbox_rule_locs[i]);
+		tr->tool = dup_or_null(src->sandbox_rules[i].tool, &oom);
+		tr->profile = dup_or_null(src->sandbox_rules[i].profile, &oom);
+		dst->nsandbox_rules++;
+		if (oom)
+			goto fail;
+	}
 	return 0;
 fail:
 	moat_config_release(dst);
@@ -1445,13 +1519,705 @@ static int h_sandbox_linux(struct walker *w, const struct key_spec *s, json_t *v
 	return walk_object(w, v, off, sandbox_linux_specs, MOAT_ARRAY_SIZE(sandbox_linux_specs), t);
 }
 
-/* HOOK (sandbox profiles): the sandbox module adds its keys here, e.g.
- * "profiles", "profile", "fallback", with handlers above and fields in
- * struct moat_config. Until then unknown keys under "sandbox" are errors.
- * Keys that choose or weaken confinement must be P_NEVER for project files. */
+/* ---- sandbox profiles ----- */
+
+/* A named profile being loaded: its definition and where it was written. */
+struct profile_ctx {
+	struct moat_profile_def *d;
+	struct moat_profile_locs *locs;
+	bool extra; /* inside "extra": lists add to the base instead of replacing it */
+};
+
+/* The list a profile key fills, and the field bit it sets. */
+static struct moat_strv *profile_list(struct moat_profile *p, const char *key, unsigned *bit)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		unsigned bit;
+	} lists[] = {
+	    {"ro", offsetof(struct moat_profile, ro), MOAT_PF_RO},
+	    {"rw", offsetof(struct moat_profile, rw), MOAT_PF_RW},
+	    {"mask", offsetof(struct moat_profile, mask), MOAT_PF_MASK},
+	    {"protect", offsetof(struct moat_profile, protect), MOAT_PF_PROTECT},
+	    {"allow_sockets", offsetof(struct moat_profile, sockets), MOAT_PF_SOCKETS},
+	    {"env_keep", offsetof(struct moat_profile, env_pass), MOAT_PF_ENV_PASS},
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(lists); i++) {
+		if (!strcmp(lists[i].key, key)) {
+			*bit = lists[i].bit;
+			return (struct moat_strv *)((char *)p + lists[i].off);
+		}
+	}
+	return NULL;
+}
+
+static bool env_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!name_start(s[0]))
+		return false;
+	while (s[n] && name_char(s[n]))
+		n++;
+	return !s[n] && n <= MOAT_CONFIG_MAX_VAR_NAME;
+}
+
+struct plist_ctx {
+	struct moat_strv *l;
+	const char *key;
+};
+
+static int profile_list_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct plist_ctx *pc = ud;
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *str;
+	char *val = NULL;
+	int r = get_string(w, v, off, "entry", &str);
+
+	if (r < 0)
+		return r;
+	if (!strcmp(pc->key, "mask")) {
+		/* a glob: absolute (after ~ and $VAR) or "**" + "/NAME" */
+		r = path_pattern(str, &val, w->err);
+		if (r < 0)
+			return fail_keep_msg(w, off, r);
+		if (val[0] != '/' && strncmp(val, "**/", 3)) {
+			free(val);
+			return fail_at(w, off,
+				       "expected an absolute path or glob (or ~/..., $VAR/..., "
+				       "**/NAME)");
+		}
+	} else if (!strcmp(pc->key, "protect")) {
+		if (!moat_protect_name_ok(str))
+			return fail_at(w, off,
+				       "expected a path relative to the workspace, without '.' "
+				       "or '..' components");
+	} else if (!strcmp(pc->key, "env_keep")) {
+		if (!env_name_ok(str))
+			return fail_at(w, off,
+				       "expected an environment variable name "
+				       "([A-Za-z_][A-Za-z0-9_]*, at most %u bytes)",
+				       MOAT_CONFIG_MAX_VAR_NAME);
+	} else {
+		/* ro, rw, allow_sockets: plain paths, not globs */
+		r = moat_config_expand_ex(str, 0, &b, w->err);
+		if (r < 0) {
+			moat_buf_release(&b);
+			return fail_keep_msg(w, off, r);
+		}
+		if (!b.data || b.data[0] != '/') {
+			moat_buf_release(&b);
+			return fail_at(w, off, "expected an absolute path (or ~/..., $VAR/...)");
+		}
+		val = moat_buf_steal(&b);
+		if (!val)
+			return oom(w, off);
+	}
+	r = moat_strv_add(pc->l, val ? val : str);
+	free(val);
+	if (r == -E2BIG)
+		return fail_at(w, off, "too many entries (limit %d)",
+			       !strcmp(pc->key, "env_keep") ? MOAT_PLAN_MAX_ENV_NAMES
+							    : MOAT_PLAN_MAX_PATHS);
+	if (r < 0)
+		return oom(w, off);
+	if (!strcmp(pc->key, "env_keep") && pc->l->n > MOAT_PLAN_MAX_ENV_NAMES)
+		return fail_at(w, off, "too many entries (limit %d)", MOAT_PLAN_MAX_ENV_NAMES);
+	return 0;
+}
+
+/* ro, rw, mask, protect, allow_sockets, env_keep: a plain key replaces the
+ * base's list, inside "extra" it adds to it (seed 003) */
+static int h_pf_list(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct profile_ctx *pc = t;
+	struct plist_ctx lc;
+	unsigned bit = 0;
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	lc.key = s->name;
+	lc.l = profile_list(&pc->d->layer, s->name, &bit);
+	if (!lc.l)
+		return fail_internal(w, off);
+	if (!pc->extra)
+		lc.l->replace = true;
+	pc->d->layer.set |= bit;
+	return walk_elements(w, v, off, profile_list_element, &lc);
+}
+
+/* A string that must be one of names[]; *ret gets its index. */
+static int get_enum(struct walker *w, json_t *v, size_t off, const char *const *names,
+		    const char *expected, int *ret)
+{
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(json_string_value(v), names[i])) {
+			*ret = i;
+			return 0;
+		}
+	}
+	return fail_at(w, off, "expected %s", expected);
+}
+
+static int get_profile_name(struct walker *w, json_t *v, size_t off, const char **ret)
+{
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	if (!moat_profile_name_ok(json_string_value(v)))
+		return fail_at(w, off,
+			       "invalid profile name (expected 1 to %d characters of A-Z a-z 0-9 "
+			       "_ . -)",
+			       MOAT_PLAN_MAX_NAME);
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int h_pf_extends(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			void *t)
+{
+	struct profile_ctx *pc = t;
+	const char *name;
+	int r = get_profile_name(w, v, off, &name);
+
+	if (r < 0)
+		return r;
+	free(pc->d->extends);
+	pc->d->extends = moat_strdup(name);
+	pc->locs->extends = loc_at(w, off);
+	return pc->d->extends ? 0 : oom(w, off);
+}
+
+static int h_pf_description(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			    void *t)
+{
+	struct profile_ctx *pc = t;
+	const char *str;
+	int r = get_string(w, v, off, "description", &str);
+
+	if (r < 0)
+		return r;
+	free(pc->d->description);
+	pc->d->description = moat_strdup(str);
+	return pc->d->description ? 0 : oom(w, off);
+}
+
+static int h_pf_workspace(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	static const char *const names[] = {"ro", "rw", NULL};
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int i, r = get_enum(w, v, off, names, "\"ro\" or \"rw\"", &i);
+
+	if (r < 0)
+		return r;
+	p->workspace = i ? MOAT_WS_RW : MOAT_WS_RO;
+	p->set |= MOAT_PF_WORKSPACE;
+	return 0;
+}
+
+static int h_pf_home(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	static const char *const names[] = {"ro", "cow", NULL};
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int i, r = get_enum(w, v, off, names, "\"cow\" or \"ro\"", &i);
+
+	if (r < 0)
+		return r;
+	p->home_cow = i == 1;
+	p->set |= MOAT_PF_HOME;
+	return 0;
+}
+
+static int h_pf_env(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	static const char *const names[] = {"none", "restricted", "full", NULL};
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int i, r = get_enum(w, v, off, names, "\"none\", \"restricted\" or \"full\"", &i);
+
+	if (r < 0)
+		return r;
+	p->env = i == 0 ? MOAT_ENV_NONE : i == 1 ? MOAT_ENV_RESTRICTED : MOAT_ENV_FULL;
+	p->set |= MOAT_PF_ENV;
+	return 0;
+}
+
+static const char *const fallback_names[] = {"deny", "ask", "warn", NULL};
+#define FALLBACK_EXPECTED "\"deny\", \"ask\" or \"warn\""
+
+static enum moat_fallback fallback_of(int i)
+{
+	return i == 0 ? MOAT_FALLBACK_DENY : i == 1 ? MOAT_FALLBACK_ASK : MOAT_FALLBACK_WARN;
+}
+
+static int h_pf_fallback(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			 void *t)
+{
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int i, r = get_enum(w, v, off, fallback_names, FALLBACK_EXPECTED, &i);
+
+	if (r < 0)
+		return r;
+	p->fallback = fallback_of(i);
+	p->set |= MOAT_PF_FALLBACK;
+	return 0;
+}
+
+static int port_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_profile *p = ud;
+	json_int_t port;
+	int r = expect_type(w, v, off, JSON_INTEGER);
+
+	if (r < 0)
+		return r;
+	port = json_integer_value(v);
+	if (port < 1 || port > 65535)
+		return fail_at(w, off, "expected a port from 1 to 65535, got %lld", (long long)port);
+	for (size_t k = 0; k < p->nports; k++)
+		if (p->ports[k] == (uint16_t)port)
+			return 0;
+	if (p->nports >= MOAT_PLAN_MAX_PORTS)
+		return fail_at(w, off, "too many ports (limit %d)", MOAT_PLAN_MAX_PORTS);
+	p->ports[p->nports++] = (uint16_t)port;
+	return 0;
+}
+
+/* "deny", "allow", or the TCP ports that may be connected to */
+static int h_pf_network(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			void *t)
+{
+	static const char *const names[] = {"deny", "allow", NULL};
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int i, r;
+
+	p->set |= MOAT_PF_NET;
+	p->nports = 0;
+	if (json_is_array(v)) {
+		if (json_array_size(v) == 0)
+			return fail_at(w, off,
+				       "expected at least one port (\"deny\" allows none)");
+		p->net = MOAT_NET_PORTS;
+		return walk_elements(w, v, off, port_element, p);
+	}
+	if (!json_is_string(v))
+		return fail_at(w, off, "expected \"deny\", \"allow\" or an array of ports, got %s",
+			       moat_json_type_name(v));
+	r = get_enum(w, v, off, names, "\"deny\", \"allow\" or an array of ports", &i);
+	if (r < 0)
+		return r;
+	p->net = i ? MOAT_NET_ALLOW : MOAT_NET_DENY;
+	return 0;
+}
+
+/* The limits: each an integer from 0 (no limit) to its maximum, or null
+ * (inherit). */
+static const struct {
+	const char *name;
+	size_t off;
+	unsigned bit;
+	long max;
+} limit_keys[] = {
+    {"mem_mb", offsetof(struct moat_profile, mem_mb), MOAT_PF_MEM, MOAT_PLAN_MAX_MEM_MB},
+    {"pids", offsetof(struct moat_profile, pids), MOAT_PF_PIDS, MOAT_PLAN_MAX_PIDS},
+    {"cpu_s", offsetof(struct moat_profile, cpu_s), MOAT_PF_CPU, MOAT_PLAN_MAX_TIMEOUT_S},
+    {"fsize_mb", offsetof(struct moat_profile, fsize_mb), MOAT_PF_FSIZE, MOAT_PLAN_MAX_MEM_MB},
+    {"nofile", offsetof(struct moat_profile, nofile), MOAT_PF_NOFILE, MOAT_PLAN_MAX_NOFILE},
+    {"timeout_s", offsetof(struct moat_profile, timeout_s), MOAT_PF_TIMEOUT,
+     MOAT_PLAN_MAX_TIMEOUT_S},
+};
+
+static int h_pf_limit(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	json_int_t n;
+	int r;
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(limit_keys); i++) {
+		if (strcmp(limit_keys[i].name, s->name))
+			continue;
+		if (json_is_null(v)) {
+			p->set &= ~limit_keys[i].bit;
+			return 0;
+		}
+		r = expect_type(w, v, off, JSON_INTEGER);
+		if (r < 0)
+			return r;
+		n = json_integer_value(v);
+		if (n < 0 || n > limit_keys[i].max)
+			return fail_at(w, off, "expected an integer from 0 (no limit) to %ld, got %lld",
+				       limit_keys[i].max, (long long)n);
+		*(long *)((char *)p + limit_keys[i].off) = (long)n;
+		p->set |= limit_keys[i].bit;
+		return 0;
+	}
+	return fail_internal(w, off);
+}
+
+static const struct key_spec limits_specs[] = {
+    {"mem_mb", h_pf_limit, P_ANY, false, 0}, {"pids", h_pf_limit, P_ANY, false, 0},
+    {"cpu_s", h_pf_limit, P_ANY, false, 0},  {"fsize_mb", h_pf_limit, P_ANY, false, 0},
+    {"nofile", h_pf_limit, P_ANY, false, 0},
+};
+
+static int h_pf_limits(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	return walk_object(w, v, off, limits_specs, MOAT_ARRAY_SIZE(limits_specs), t);
+}
+
+static const char *const dim_names[] = {"filesystem", "network", "process", "environment", NULL};
+static const unsigned dim_bits[] = {MOAT_DIM_FS, MOAT_DIM_NET, MOAT_DIM_PROC, MOAT_DIM_ENV};
+
+static int dim_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_profile *p = ud;
+	int k, r = get_enum(w, v, off, dim_names,
+			    "\"filesystem\", \"network\", \"process\" or \"environment\"", &k);
+
+	if (r < 0)
+		return r;
+	p->immutable |= dim_bits[k];
+	return 0;
+}
+
+/* seed 004: dimensions a later layer (another profile, the flags) may only
+ * tighten */
+static int h_pf_immutable(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, dim_element, p);
+}
+
+static const struct key_spec extra_specs[] = {
+    {"ro", h_pf_list, P_ANY, false, 0},	  {"rw", h_pf_list, P_ANY, false, 0},
+    {"mask", h_pf_list, P_ANY, false, 0}, {"protect", h_pf_list, P_ANY, false, 0},
+    {"allow_sockets", h_pf_list, P_ANY, false, 0}, {"env_keep", h_pf_list, P_ANY, false, 0},
+};
+
+static int h_pf_extra(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct profile_ctx *pc = t;
+	int r;
+
+	pc->extra = true;
+	r = walk_object(w, v, off, extra_specs, MOAT_ARRAY_SIZE(extra_specs), t);
+	pc->extra = false;
+	return r;
+}
+
+static const struct key_spec profile_specs[] = {
+    {"extends", h_pf_extends, P_ANY, true, 0},
+    {"description", h_pf_description, P_ANY, false, 0},
+    {"workspace", h_pf_workspace, P_ANY, false, 0},
+    {"ro", h_pf_list, P_ANY, false, 0},
+    {"rw", h_pf_list, P_ANY, false, 0},
+    {"mask", h_pf_list, P_ANY, false, 0},
+    {"protect", h_pf_list, P_ANY, false, 0},
+    {"allow_sockets", h_pf_list, P_ANY, false, 0},
+    {"home", h_pf_home, P_ANY, false, 0},
+    {"network", h_pf_network, P_ANY, false, 0},
+    {"env", h_pf_env, P_ANY, false, 0},
+    {"env_keep", h_pf_list, P_ANY, false, 0},
+    {"limits", h_pf_limits, P_ANY, false, 0},
+    {"timeout_s", h_pf_limit, P_ANY, false, 0},
+    {"fallback", h_pf_fallback, P_ANY, false, 0},
+    {"immutable", h_pf_immutable, P_ANY, false, 0},
+    {"extra", h_pf_extra, P_ANY, false, 0},
+};
+
+static int profile_member(struct walker *w, const char *key, json_t *v, size_t koff, size_t voff,
+			  void *ud)
+{
+	struct moat_config *c = ud;
+	struct profile_ctx pc;
+	size_t i;
+
+	if (!moat_profile_name_ok(key))
+		return fail_at(w, koff,
+			       "invalid profile name (expected 1 to %d characters of A-Z a-z 0-9 "
+			       "_ . -)",
+			       MOAT_PLAN_MAX_NAME);
+	if (moat_profile_is_builtin(key))
+		return fail_at(w, koff,
+			       "the built-in profile '%s' cannot be redefined (define a new one "
+			       "that extends it)",
+			       key);
+	/* a later file's definition replaces an earlier one of the same name */
+	for (i = 0; i < c->nprofiles; i++)
+		if (!strcmp(c->profiles[i].name, key))
+			break;
+	if (i < c->nprofiles) {
+		moat_profile_def_release(&c->profiles[i]);
+	} else {
+		if (c->nprofiles >= MOAT_PLAN_MAX_PROFILES)
+			return fail_at(w, koff, "too many profiles (limit %d)",
+				       MOAT_PLAN_MAX_PROFILES);
+		if (grow((void **)&c->profiles, c->nprofiles, sizeof(*c->profiles)) < 0 ||
+		    grow((void **)&c->profile_locs, c->nprofiles, sizeof(*c->profile_locs)) < 0)
+			return oom(w, koff);
+		i = c->nprofiles++;
+	}
+	memset(&c->profiles[i], 0, sizeof(c->profiles[i]));
+	moat_profile_init(&c->profiles[i].layer, key);
+	c->profiles[i].name = moat_strdup(key);
+	if (!c->profiles[i].name)
+		return oom(w, koff);
+	c->profile_locs[i].name = loc_at(w, koff);
+	c->profile_locs[i].extends = c->profile_locs[i].name;
+	pc.d = &c->profiles[i];
+	pc.locs = &c->profile_locs[i];
+	pc.extra = false;
+	return walk_object(w, v, voff, profile_specs, MOAT_ARRAY_SIZE(profile_specs), &pc);
+}
+
+static int h_profiles(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	int r = expect_type(w, v, off, JSON_OBJECT);
+
+	if (r < 0)
+		return r;
+	return walk_members(w, v, off, profile_member, t);
+}
+
+static int h_sandbox_profile(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			     void *t)
+{
+	struct moat_config *c = t;
+	const char *name;
+	int r;
+
+	free(c->sandbox_profile);
+	c->sandbox_profile = NULL;
+	if (json_is_null(v))
+		return 0;
+	r = get_profile_name(w, v, off, &name);
+	if (r < 0)
+		return r;
+	c->sandbox_profile = moat_strdup(name);
+	c->sandbox_profile_loc = loc_at(w, off);
+	return c->sandbox_profile ? 0 : oom(w, off);
+}
+
+static int h_sandbox_fallback(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			      void *t)
+{
+	struct moat_config *c = t;
+	int i, r;
+
+	if (json_is_null(v)) {
+		c->sandbox_fallback = -1;
+		return 0;
+	}
+	r = get_enum(w, v, off, fallback_names, FALLBACK_EXPECTED, &i);
+	if (r < 0)
+		return r;
+	c->sandbox_fallback = (int)fallback_of(i);
+	return 0;
+}
+
+static bool valid_tool_name(const char *s);
+
+struct rule_ctx {
+	struct moat_config *c;
+	struct moat_tool_rule *r;
+};
+
+static int h_rule_tool(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct rule_ctx *rc = t;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	if (!valid_tool_name(json_string_value(v)))
+		return fail_at(w, off,
+			       "invalid tool name (expected 1 to %u characters of A-Z a-z 0-9 _ . -)",
+			       MOAT_CONFIG_MAX_TOOL_NAME);
+	rc->r->tool = moat_strdup(json_string_value(v));
+	return rc->r->tool ? 0 : oom(w, off);
+}
+
+static int h_rule_profile(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct rule_ctx *rc = t;
+	const char *name;
+	int r = get_profile_name(w, v, off, &name);
+
+	if (r < 0)
+		return r;
+	rc->r->profile = moat_strdup(name);
+	rc->c->sandbox_rule_locs[rc->c->nsandbox_rules - 1] = loc_at(w, off);
+	return rc->r->profile ? 0 : oom(w, off);
+}
+
+static const struct key_spec sandbox_rule_specs[] = {
+    {"tool", h_rule_tool, P_ANY, true, 0},
+    {"profile", h_rule_profile, P_ANY, true, 0},
+};
+
+static int sandbox_rule_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_config *c = ud;
+	struct rule_ctx rc;
+
+	if (c->nsandbox_rules >= MOAT_PLAN_MAX_RULES)
+		return fail_at(w, off, "too many rules (limit %d)", MOAT_PLAN_MAX_RULES);
+	if (grow((void **)&c->sandbox_rules, c->nsandbox_rules, sizeof(*c->sandbox_rules)) < 0 ||
+	    grow((void **)&c->sandbox_rule_locs, c->nsandbox_rules,
+		 sizeof(*c->sandbox_rule_locs)) < 0)
+		return oom(w, off);
+	rc.c = c;
+	rc.r = &c->sandbox_rules[c->nsandbox_rules];
+	memset(rc.r, 0, sizeof(*rc.r));
+	c->sandbox_rule_locs[c->nsandbox_rules] = loc_at(w, off);
+	c->nsandbox_rules++;
+	return walk_object(w, v, off, sandbox_rule_specs, MOAT_ARRAY_SIZE(sandbox_rule_specs), &rc);
+}
+
+/* sandbox.rules: appended across files; the first rule naming a tool wins */
+static int h_sandbox_rules(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, sandbox_rule_element, t);
+}
+
+/* The configuration-wide layer under every named profile. */
+static void sandbox_defaults(const struct moat_config *c, struct moat_profile *d)
+{
+	moat_profile_init(d, "configuration");
+	if (c->sandbox_fallback >= 0) {
+		d->fallback = (enum moat_fallback)c->sandbox_fallback;
+		d->set |= MOAT_PF_FALLBACK;
+	}
+	if (c->max_memory_mb > 0) {
+		d->mem_mb = c->max_memory_mb;
+		d->set |= MOAT_PF_MEM;
+	}
+}
+
+int moat_config_sandbox_profile(const struct moat_config *c, const char *name,
+				struct moat_profile *ret, struct moat_error *err)
+{
+	struct moat_profile d;
+
+	if (!c || !ret)
+		return -EINVAL;
+	sandbox_defaults(c, &d);
+	return moat_profile_resolve(name ? name : c->sandbox_profile, c->profiles, c->nprofiles, &d,
+				    ret, NULL, err);
+}
+
+const char *moat_config_profile_for_tool(const struct moat_config *c, const char *tool)
+{
+	if (!c)
+		return MOAT_PROFILE_DEFAULT;
+	return moat_profile_for_tool(c->sandbox_rules, c->nsandbox_rules, tool, c->sandbox_profile);
+}
+
+/* An error found after the walk, at a location recorded during it. */
+static int fail_at_loc(struct walker *w, const struct moat_loc *loc, const char *key,
+		       const char *msg)
+{
+	if (!w->err)
+		return -EINVAL;
+	moat_error_set_where(w->err, loc->file ? loc->file : w->name, loc->line, loc->column);
+	moat_error_set_key(w->err, key);
+	moat_strlcpy(w->err->msg, msg, sizeof(w->err->msg));
+	return -EINVAL;
+}
+
+/* SECURITY: seed 002's fail-closed table: every named profile, the default
+ * profile and every rule's profile must resolve when the file loads, so a
+ * broken profile is reported by `moat config check` and refused by `moat
+ * run`, never silently replaced by another one. */
+static int validate_profiles(struct walker *w, struct moat_config *c)
+{
+	struct moat_profile d, p;
+	struct moat_error e;
+	char key[MOAT_PLAN_MAX_NAME + 64];
+	int r;
+
+	sandbox_defaults(c, &d);
+	for (size_t i = 0; i < c->nprofiles; i++) {
+		size_t culprit = SIZE_MAX;
+
+		moat_error_clear(&e);
+		r = moat_profile_resolve(c->profiles[i].name, c->profiles, c->nprofiles, &d, &p,
+					 &culprit, &e);
+		if (r == 0) {
+			moat_profile_release(&p);
+			continue;
+		}
+		if (r == -ENOMEM)
+			return oom(w, 0);
+		if (culprit >= c->nprofiles)
+			culprit = i;
+		if (r == -ENOENT || r == -ELOOP) {
+			snprintf(key, sizeof(key), "safety.sandbox.profiles.%s.extends",
+				 c->profiles[culprit].name);
+			return fail_at_loc(w, &c->profile_locs[culprit].extends, key, e.msg);
+		}
+		snprintf(key, sizeof(key), "safety.sandbox.profiles.%s", c->profiles[culprit].name);
+		return fail_at_loc(w, &c->profile_locs[culprit].name, key, e.msg);
+	}
+	if (c->sandbox_profile && !moat_profile_is_builtin(c->sandbox_profile)) {
+		bool found = false;
+
+		for (size_t i = 0; i < c->nprofiles && !found; i++)
+			found = !strcmp(c->profiles[i].name, c->sandbox_profile);
+		if (!found) {
+			snprintf(e.msg, sizeof(e.msg),
+				 "unknown profile '%s' (built-in: readonly, workspace-write, "
+				 "workspace-write-no-network; others are defined in "
+				 "sandbox.profiles)",
+				 c->sandbox_profile);
+			return fail_at_loc(w, &c->sandbox_profile_loc, "safety.sandbox.profile",
+					   e.msg);
+		}
+	}
+	for (size_t k = 0; k < c->nsandbox_rules; k++) {
+		const char *name = c->sandbox_rules[k].profile;
+		bool found = moat_profile_is_builtin(name);
+
+		for (size_t i = 0; i < c->nprofiles && !found; i++)
+			found = !strcmp(c->profiles[i].name, name);
+		if (!found) {
+			snprintf(e.msg, sizeof(e.msg), "unknown profile '%s'", name);
+			snprintf(key, sizeof(key), "safety.sandbox.rules[%zu].profile", k);
+			return fail_at_loc(w, &c->sandbox_rule_locs[k], key, e.msg);
+		}
+	}
+	return 0;
+}
+
+/* Keys that choose or weaken confinement are P_NEVER: a project file may
+ * neither define profiles nor pick one (it could loosen). */
 static const struct key_spec sandbox_specs[] = {
     {"mode", h_sandbox_mode, P_NEVER, false, 0},
     {"linux", h_sandbox_linux, P_ANY, false, 0},
+    {"profile", h_sandbox_profile, P_NEVER, false, 0},
+    {"fallback", h_sandbox_fallback, P_NEVER, false, 0},
+    {"profiles", h_profiles, P_NEVER, false, 0},
+    {"rules", h_sandbox_rules, P_NEVER, false, 0},
     /* Aar compatibility: settings for other platforms, ignored */
     {"local", h_ignore_object, P_ANY, false, 0},
     {"windows", h_ignore_object, P_ANY, false, 0},
@@ -1460,7 +2226,9 @@ static const struct key_spec sandbox_specs[] = {
 
 static int h_sandbox(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
-	return walk_object(w, v, off, sandbox_specs, MOAT_ARRAY_SIZE(sandbox_specs), t);
+	int r = walk_object(w, v, off, sandbox_specs, MOAT_ARRAY_SIZE(sandbox_specs), t);
+
+	return r < 0 ? r : validate_profiles(w, t);
 }
 
 /* ---- tools ----- */
@@ -1939,6 +2707,163 @@ static void put_opt_str(struct moat_buf *b, const char *s)
 		moat_buf_puts(b, "null");
 }
 
+static void put_strv(struct moat_buf *b, const struct moat_strv *l, bool plain_path)
+{
+	moat_buf_putc(b, '[');
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			moat_buf_puts(b, ", ");
+		if (plain_path)
+			put_plain_path(b, l->v[i]);
+		else
+			put_str(b, l->v[i]);
+	}
+	moat_buf_putc(b, ']');
+}
+
+/* One named profile, every field it sets; lists that replace the base's as
+ * plain keys, lists that add to it under "extra" (loading it again gives
+ * the same profile). */
+static void put_profile(struct moat_buf *b, const struct moat_profile_def *d)
+{
+	static const struct {
+		const char *key;
+		unsigned bit;
+		bool plain_path;
+	} lists[] = {
+	    {"ro", MOAT_PF_RO, true},
+	    {"rw", MOAT_PF_RW, true},
+	    {"mask", MOAT_PF_MASK, false},
+	    {"protect", MOAT_PF_PROTECT, false},
+	    {"allow_sockets", MOAT_PF_SOCKETS, true},
+	    {"env_keep", MOAT_PF_ENV_PASS, false},
+	};
+	static const char *const envs[] = {"none", "restricted", "full"};
+	const struct moat_profile *p = &d->layer;
+	bool any = false;
+
+	moat_buf_puts(b, "{\"extends\": ");
+	put_str(b, d->extends ? d->extends : MOAT_PROFILE_DEFAULT);
+	if (d->description) {
+		moat_buf_puts(b, ", \"description\": ");
+		put_str(b, d->description);
+	}
+	if (p->set & MOAT_PF_WORKSPACE)
+		moat_buf_printf(b, ", \"workspace\": \"%s\"",
+				p->workspace == MOAT_WS_RW ? "rw" : "ro");
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(lists); i++) {
+		unsigned bit;
+		const struct moat_strv *l =
+		    profile_list((struct moat_profile *)p, lists[i].key, &bit);
+
+		if (!(p->set & lists[i].bit) || !l->replace)
+			continue;
+		moat_buf_printf(b, ", \"%s\": ", lists[i].key);
+		put_strv(b, l, lists[i].plain_path);
+	}
+	if (p->set & MOAT_PF_HOME)
+		moat_buf_printf(b, ", \"home\": \"%s\"", p->home_cow ? "cow" : "ro");
+	if (p->set & MOAT_PF_NET) {
+		if (p->net == MOAT_NET_PORTS) {
+			moat_buf_puts(b, ", \"network\": [");
+			for (size_t i = 0; i < p->nports; i++)
+				moat_buf_printf(b, "%s%u", i ? ", " : "", p->ports[i]);
+			moat_buf_putc(b, ']');
+		} else {
+			moat_buf_printf(b, ", \"network\": \"%s\"",
+					p->net == MOAT_NET_ALLOW ? "allow" : "deny");
+		}
+	}
+	if ((p->set & MOAT_PF_ENV) && (unsigned)p->env < MOAT_ARRAY_SIZE(envs))
+		moat_buf_printf(b, ", \"env\": \"%s\"", envs[p->env]);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(limit_keys); i++) {
+		if (!(p->set & limit_keys[i].bit) || !strcmp(limit_keys[i].name, "timeout_s"))
+			continue;
+		moat_buf_puts(b, any ? ", " : ", \"limits\": {");
+		moat_buf_printf(b, "\"%s\": %ld", limit_keys[i].name,
+				*(const long *)((const char *)p + limit_keys[i].off));
+		any = true;
+	}
+	if (any)
+		moat_buf_putc(b, '}');
+	if (p->set & MOAT_PF_TIMEOUT)
+		moat_buf_printf(b, ", \"timeout_s\": %ld", p->timeout_s);
+	if (p->set & MOAT_PF_FALLBACK)
+		moat_buf_printf(b, ", \"fallback\": \"%s\"",
+				fallback_names[p->fallback == MOAT_FALLBACK_DENY  ? 0
+					       : p->fallback == MOAT_FALLBACK_ASK ? 1
+										: 2]);
+	if (p->immutable) {
+		bool first = true;
+
+		moat_buf_puts(b, ", \"immutable\": [");
+		for (size_t i = 0; dim_names[i]; i++) {
+			if (!(p->immutable & dim_bits[i]))
+				continue;
+			moat_buf_printf(b, "%s\"%s\"", first ? "" : ", ", dim_names[i]);
+			first = false;
+		}
+		moat_buf_putc(b, ']');
+	}
+	any = false;
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(lists); i++) {
+		unsigned bit;
+		const struct moat_strv *l =
+		    profile_list((struct moat_profile *)p, lists[i].key, &bit);
+
+		if (!(p->set & lists[i].bit) || l->replace)
+			continue;
+		moat_buf_printf(b, "%s\"%s\": ", any ? ", " : ", \"extra\": {", lists[i].key);
+		put_strv(b, l, lists[i].plain_path);
+		any = true;
+	}
+	if (any)
+		moat_buf_putc(b, '}');
+	moat_buf_putc(b, '}');
+}
+
+static void put_sandbox_profiles(struct moat_buf *b, const struct moat_config *c)
+{
+	put_key(b, 3, "profile");
+	if (c->sandbox_profile)
+		put_str(b, c->sandbox_profile);
+	else
+		moat_buf_puts(b, "null");
+	moat_buf_puts(b, ",\n");
+	put_key(b, 3, "fallback");
+	if (c->sandbox_fallback >= 0)
+		moat_buf_printf(b, "\"%s\"",
+				fallback_names[c->sandbox_fallback == MOAT_FALLBACK_DENY  ? 0
+					       : c->sandbox_fallback == MOAT_FALLBACK_ASK ? 1
+											  : 2]);
+	else
+		moat_buf_puts(b, "null");
+	moat_buf_puts(b, ",\n");
+	put_key(b, 3, "profiles");
+	moat_buf_putc(b, '{');
+	for (size_t i = 0; i < c->nprofiles; i++) {
+		moat_buf_puts(b, i ? ",\n" : "\n");
+		put_key(b, 4, c->profiles[i].name);
+		put_profile(b, &c->profiles[i]);
+	}
+	if (c->nprofiles) {
+		moat_buf_putc(b, '\n');
+		put_indent(b, 3);
+	}
+	moat_buf_puts(b, "},\n");
+	put_key(b, 3, "rules");
+	moat_buf_putc(b, '[');
+	for (size_t i = 0; i < c->nsandbox_rules; i++) {
+		moat_buf_puts(b, i ? ", " : "");
+		moat_buf_puts(b, "{\"tool\": ");
+		put_str(b, c->sandbox_rules[i].tool);
+		moat_buf_puts(b, ", \"profile\": ");
+		put_str(b, c->sandbox_rules[i].profile);
+		moat_buf_putc(b, '}');
+	}
+	moat_buf_puts(b, "]\n");
+}
+
 char *moat_config_to_json(const struct moat_config *c)
 {
 	static const char *const modes[] = {"local", "linux", "auto"};
@@ -2030,9 +2955,10 @@ char *moat_config_to_json(const struct moat_config *c)
 	else
 		moat_buf_puts(&b, "null");
 	if (c->max_memory_mb > 0)
-		moat_buf_printf(&b, ", \"max_memory_mb\": %ld}\n", c->max_memory_mb);
+		moat_buf_printf(&b, ", \"max_memory_mb\": %ld},\n", c->max_memory_mb);
 	else
-		moat_buf_puts(&b, ", \"max_memory_mb\": null}\n");
+		moat_buf_puts(&b, ", \"max_memory_mb\": null},\n");
+	put_sandbox_profiles(&b, c);
 	moat_buf_puts(&b, "    },\n");
 
 	put_key(&b, 2, "tools");

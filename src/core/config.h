@@ -13,6 +13,7 @@
 #include <moat/policy.h>
 
 #include "base/str.h"
+#include "core/plan.h"
 
 #define MOAT_CONFIG_MAX_BYTES (16u << 20) /* 16 MiB */
 #define MOAT_CONFIG_MAX_DEPTH 32
@@ -105,8 +106,27 @@ struct moat_config {
 	char *sandbox_workspace;	/* NULL: cwd */
 	long max_memory_mb;		/* 0: profile default */
 
+	/* sandbox profiles (docs/configuration.md, "Sandbox profiles"): named
+	 * profiles, the default one, the default fallback, per-tool rules.
+	 * Every name resolves (moat_profile_resolve) when the file loads. */
+	struct moat_profile_def *profiles;
+	struct moat_profile_locs *profile_locs; /* parallel to profiles */
+	size_t nprofiles;
+	char *sandbox_profile;		 /* sandbox.profile; NULL: MOAT_PROFILE_DEFAULT */
+	struct moat_loc sandbox_profile_loc;
+	int sandbox_fallback;		 /* sandbox.fallback (enum moat_fallback); -1: unset */
+	struct moat_tool_rule *sandbox_rules; /* sandbox.rules, first match wins */
+	struct moat_loc *sandbox_rule_locs;   /* each rule's "profile" value */
+	size_t nsandbox_rules;
+
 	/* every file name a location points to */
 	struct moat_strlist files;
+};
+
+/* Where a named profile and its base were written, for messages. */
+struct moat_profile_locs {
+	struct moat_loc name;	 /* the key */
+	struct moat_loc extends; /* the "extends" value */
 };
 
 /* Defaults (Aar's PolicyConfig defaults: nothing read-only, no approvals,
@@ -141,6 +161,17 @@ int moat_config_add_denied_paths_csv(struct moat_config *c, const char *csv, str
 int moat_config_set_allowed_paths_csv(struct moat_config *c, const char *csv, struct moat_error *err);
 int moat_config_strlist_add(struct moat_config *c, struct moat_strlist *l, const char *s,
 			    const struct moat_loc *loc);
+
+/* The sandbox profile the configuration gives NAME (NULL: sandbox.profile,
+ * else MOAT_PROFILE_DEFAULT): a built-in or named profile resolved over its
+ * extends chain, with the configuration-wide defaults (sandbox.fallback,
+ * sandbox.linux.max_memory_mb) under the named layers. Fails closed like
+ * moat_profile_resolve (-ENOENT, -ELOOP, -EPERM, -E2BIG, -ENOMEM). */
+int moat_config_sandbox_profile(const struct moat_config *c, const char *name,
+				struct moat_profile *ret, struct moat_error *err);
+/* The profile name for a call of TOOL (seed 002): the first sandbox.rules
+ * entry naming it, else sandbox.profile, else MOAT_PROFILE_DEFAULT. */
+const char *moat_config_profile_for_tool(const struct moat_config *c, const char *tool);
 
 /* Strict JSON helpers shared with the tool-argument parser. */
 struct json_t;

@@ -171,6 +171,11 @@ static void strv_release(struct moat_strv *l)
 	l->replace = false;
 }
 
+void moat_strv_release(struct moat_strv *l)
+{
+	strv_release(l);
+}
+
 void moat_profile_release(struct moat_profile *p)
 {
 	if (!p)
@@ -361,7 +366,7 @@ int moat_profile_layer(struct moat_profile *base, const struct moat_profile *ove
 			   (over->net != MOAT_NET_PORTS || ports_subset(base, over)));
 
 		if (!ok)
-			return refuse(err, base, "--net", "network");
+			return refuse(err, base, "a wider network", "network");
 	}
 	if (proc_imm) {
 		if ((s & MOAT_PF_TIMEOUT) && !limit_tightens(base->timeout_s, over->timeout_s))
@@ -428,6 +433,202 @@ fail:
 	moat_error_set(err, "profile '%s': %s", base->name,
 		       r == -E2BIG ? "too many paths in one list" : "out of memory");
 	return r;
+}
+
+static int strv_copy(struct moat_strv *dst, const struct moat_strv *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++) {
+		int r = moat_strv_add(dst, src->v[i]);
+
+		if (r < 0) {
+			strv_release(dst);
+			return r;
+		}
+	}
+	dst->replace = src->replace;
+	return 0;
+}
+
+int moat_profile_copy(struct moat_profile *ret, const struct moat_profile *src)
+{
+	struct moat_profile p = *src;
+
+	memset(&p.ro, 0, sizeof(p.ro));
+	memset(&p.rw, 0, sizeof(p.rw));
+	memset(&p.mask, 0, sizeof(p.mask));
+	memset(&p.protect, 0, sizeof(p.protect));
+	memset(&p.sockets, 0, sizeof(p.sockets));
+	memset(&p.env_pass, 0, sizeof(p.env_pass));
+	if (strv_copy(&p.ro, &src->ro) < 0 || strv_copy(&p.rw, &src->rw) < 0 ||
+	    strv_copy(&p.mask, &src->mask) < 0 || strv_copy(&p.protect, &src->protect) < 0 ||
+	    strv_copy(&p.sockets, &src->sockets) < 0 ||
+	    strv_copy(&p.env_pass, &src->env_pass) < 0) {
+		moat_profile_release(&p);
+		return -ENOMEM;
+	}
+	*ret = p;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* named profiles (sandbox.profiles) and per-tool rules                */
+/* ------------------------------------------------------------------ */
+
+bool moat_profile_name_ok(const char *name)
+{
+	size_t n = 0;
+
+	if (!name)
+		return false;
+	for (; name[n]; n++) {
+		char c = name[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return n >= 1 && n <= MOAT_PLAN_MAX_NAME;
+}
+
+bool moat_profile_is_builtin(const char *name)
+{
+	for (size_t i = 0; name && moat_profile_builtin_names[i]; i++)
+		if (!strcmp(name, moat_profile_builtin_names[i]))
+			return true;
+	return false;
+}
+
+void moat_profile_def_release(struct moat_profile_def *d)
+{
+	if (!d)
+		return;
+	free(d->name);
+	free(d->extends);
+	free(d->description);
+	moat_profile_release(&d->layer);
+	d->name = d->extends = d->description = NULL;
+}
+
+static size_t find_def(const struct moat_profile_def *defs, size_t ndefs, const char *name)
+{
+	for (size_t i = 0; name && i < ndefs; i++)
+		if (defs[i].name && !strcmp(defs[i].name, name))
+			return i;
+	return SIZE_MAX;
+}
+
+int moat_profile_resolve(const char *name, const struct moat_profile_def *defs, size_t ndefs,
+			 const struct moat_profile *defaults, struct moat_profile *ret,
+			 size_t *ret_culprit, struct moat_error *err)
+{
+	size_t chain[MOAT_PLAN_MAX_EXTENDS];
+	size_t depth = 0, culprit = SIZE_MAX;
+	const char *cur;
+	struct moat_profile p;
+	int r;
+
+	if (!name)
+		name = MOAT_PROFILE_DEFAULT;
+	cur = name;
+	/* SECURITY: fail closed (seed 002): an unknown name, an unknown base or
+	 * a cycle refuses; nothing falls back to a default profile */
+	while (!moat_profile_is_builtin(cur)) {
+		size_t i = find_def(defs, ndefs, cur);
+
+		if (i == SIZE_MAX) {
+			if (depth == 0)
+				moat_error_set(err,
+					       "unknown profile '%s' (built-in: readonly, "
+					       "workspace-write, workspace-write-no-network; others are "
+					       "defined in sandbox.profiles)",
+					       cur);
+			else
+				moat_error_set(err, "profile '%s' extends the unknown profile '%s'",
+					       defs[chain[depth - 1]].name, cur);
+			culprit = depth ? chain[depth - 1] : SIZE_MAX;
+			r = -ENOENT;
+			goto fail;
+		}
+		for (size_t k = 0; k < depth; k++) {
+			if (chain[k] != i)
+				continue;
+			char cyc[256];
+			size_t o = 0;
+
+			for (size_t j = k; j < depth && o < sizeof(cyc); j++)
+				o += (size_t)snprintf(cyc + o, sizeof(cyc) - o, "'%s' -> ",
+						      defs[chain[j]].name);
+			if (o < sizeof(cyc))
+				snprintf(cyc + o, sizeof(cyc) - o, "'%s'", defs[i].name);
+			moat_error_set(err, "profiles extend each other in a cycle: %s", cyc);
+			culprit = chain[depth - 1];
+			r = -ELOOP;
+			goto fail;
+		}
+		if (depth >= MOAT_PLAN_MAX_EXTENDS) {
+			moat_error_set(err,
+				       "profile '%s': its extends chain is longer than %d profiles",
+				       name, MOAT_PLAN_MAX_EXTENDS);
+			culprit = chain[0];
+			r = -ELOOP;
+			goto fail;
+		}
+		chain[depth++] = i;
+		cur = defs[i].extends;
+		if (!cur) {
+			moat_error_set(err, "profile '%s' extends no profile", defs[i].name);
+			culprit = i;
+			r = -ENOENT;
+			goto fail;
+		}
+	}
+	r = moat_profile_builtin(cur, &p);
+	if (r < 0) {
+		moat_error_set(err, "unknown profile '%s'", cur);
+		goto fail;
+	}
+	if (defaults) {
+		r = moat_profile_layer(&p, defaults, err);
+		if (r < 0) {
+			moat_profile_release(&p);
+			goto fail;
+		}
+	}
+	while (depth-- > 0) {
+		const struct moat_profile_def *d = &defs[chain[depth]];
+
+		r = moat_profile_layer(&p, &d->layer, err);
+		if (r < 0) {
+			char msg[MOAT_ERROR_MSG_MAX];
+
+			moat_strlcpy(msg, err ? err->msg : "", sizeof(msg));
+			moat_error_set(err, "profile '%s': %s", d->name, msg);
+			moat_profile_release(&p);
+			culprit = chain[depth];
+			goto fail;
+		}
+		/* a later refusal names the profile that was extended */
+		moat_strlcpy(p.name, d->name, sizeof(p.name));
+	}
+	moat_strlcpy(p.name, name, sizeof(p.name));
+	*ret = p;
+	if (ret_culprit)
+		*ret_culprit = SIZE_MAX;
+	return 0;
+fail:
+	if (ret_culprit)
+		*ret_culprit = culprit;
+	return r;
+}
+
+const char *moat_profile_for_tool(const struct moat_tool_rule *rules, size_t n, const char *tool,
+				  const char *dflt)
+{
+	for (size_t i = 0; tool && i < n; i++)
+		if (rules[i].tool && rules[i].profile && !strcmp(rules[i].tool, tool))
+			return rules[i].profile;
+	return dflt ? dflt : MOAT_PROFILE_DEFAULT;
 }
 
 /* ------------------------------------------------------------------ */
@@ -759,9 +960,22 @@ const struct moat_sc_rule moat_seccomp_rules[] = {
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
+#define X_AF_UNIX 1
 #define X_AF_INET 2
 #define X_AF_INET6 10
 #define X_AF_PACKET 17
+
+/* Network denied: no unix domain sockets (socketpair(2) is another call). */
+const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_UNIX, "network denied: host unix sockets"},
+    {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+};
+
+unsigned moat_plan_seccomp_variant(const struct moat_plan *p)
+{
+	return (p->seccomp_no_inet ? MOAT_SC_NO_INET : 0u) |
+	       (p->seccomp_no_unix ? MOAT_SC_NO_UNIX : 0u);
+}
 
 /* Without a network namespace, "deny" closes the IP socket families. */
 const struct moat_sc_rule moat_seccomp_rules_no_inet[] = {
@@ -996,21 +1210,37 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 	return add_mask(p, path, has_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin, err);
 }
 
-static int valid_protect(const char *s)
+bool moat_protect_name_ok(const char *s)
 {
 	/* relative, no "..", no empty components */
-	if (!*s || s[0] == '/')
-		return -EINVAL;
+	if (!s || !*s || s[0] == '/')
+		return false;
 	for (const char *c = s; *c;) {
 		size_t n = strcspn(c, "/");
 
 		if (n == 0 || (n == 2 && c[0] == '.' && c[1] == '.') || (n == 1 && c[0] == '.'))
-			return -EINVAL;
+			return false;
 		c += n;
 		if (*c == '/')
 			c++;
 	}
-	return 0;
+	return true;
+}
+
+/* A read-only rule inside a writable one: Landlock cannot carve it out (its
+ * rules only add), so it needs a read-only bind mount. */
+static bool ro_inside_rw(const struct moat_plan *p)
+{
+	for (size_t i = 0; i < p->nfs; i++) {
+		if ((p->fs[i].access & MOAT_FS_WRITE) || !strcmp(p->fs[i].path, "/"))
+			continue;
+		for (size_t j = 0; j < p->nfs; j++)
+			if ((p->fs[j].access & MOAT_FS_WRITE) &&
+			    strcmp(p->fs[j].path, p->fs[i].path) &&
+			    moat_path_within(p->fs[i].path, p->fs[j].path))
+				return true;
+	}
+	return false;
 }
 
 static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
@@ -1109,7 +1339,7 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	/* protected names inside a writable workspace */
 	if (pr->workspace == MOAT_WS_RW) {
 		for (size_t i = 0; i < pr->protect.n; i++) {
-			if (valid_protect(pr->protect.v[i]) < 0) {
+			if (!moat_protect_name_ok(pr->protect.v[i])) {
 				moat_error_set(err,
 					       "protected path '%s' must be relative to the "
 					       "workspace, without '.' or '..'",
@@ -1172,20 +1402,35 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 			    "masking needs a mount namespace (enable unprivileged user namespaces) "
 			    "or Landlock");
 	}
-	if (p->protect.n) {
+	if (p->protect.n || ro_inside_rw(p)) {
 		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
 		     p->mntns ? "read-only bind mounts" : "none");
 		if (!p->mntns)
 			hint(p, MOAT_FEAT_PROTECTED,
-			     "needs a mount namespace: enable unprivileged user namespaces, or use "
-			     "--profile readonly");
+			     "protected names and read-only paths inside writable ones need a mount "
+			     "namespace: enable unprivileged user namespaces, or use --profile "
+			     "readonly");
 	}
-	feat(p, MOAT_FEAT_HOST_SOCKETS, p->mntns, "%s",
-	     p->mntns ? "tmpfs over /run and /tmp" : "none");
-	if (!p->mntns)
-		hint(p, MOAT_FEAT_HOST_SOCKETS,
-		     "needs a mount namespace: enable unprivileged user namespaces");
 	return 0;
+}
+
+/* Host unix sockets: hidden with /run and /tmp by the mount namespace; with
+ * the network denied, creating unix sockets is refused as well (seccomp),
+ * which reaches the ones anywhere else too (a home read-only, /var/lib...,
+ * and everything without a mount namespace). socketpair(2) keeps working,
+ * and a profile that allows a named host socket keeps unix sockets. */
+static void plan_host_sockets(struct moat_plan *p)
+{
+	p->seccomp_no_unix = p->net == MOAT_NET_DENY && p->seccomp && p->sockets.n == 0;
+	feat(p, MOAT_FEAT_HOST_SOCKETS, p->mntns || p->seccomp_no_unix, "%s",
+	     p->mntns && p->seccomp_no_unix ? "tmpfs over /run and /tmp; no unix sockets (seccomp)"
+	     : p->mntns			     ? "tmpfs over /run and /tmp"
+	     : p->seccomp_no_unix	     ? "seccomp: no unix sockets (socketpair only)"
+					     : "none");
+	if (!p->mntns && !p->seccomp_no_unix)
+		hint(p, MOAT_FEAT_HOST_SOCKETS,
+		     "needs a mount namespace (enable unprivileged user namespaces), or --net deny "
+		     "(then no unix sockets can be created)");
 }
 
 static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
@@ -1389,6 +1634,7 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	if (r < 0)
 		goto fail;
 	plan_network(p, pr, kf);
+	plan_host_sockets(p);
 
 	feat(p, MOAT_FEAT_SECCOMP, p->seccomp, "%s", p->seccomp ? "libseccomp filter" : "none");
 	if (!p->seccomp)
@@ -1615,10 +1861,14 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	    (unsigned long long)p->ll_net_handled, (unsigned long long)p->ll_scoped,
 	    p->ll_restrict_flags);
 	moat_buf_printf(
-	    b, ",\n  \"seccomp\": {\"enabled\": %s, \"deny_ip_sockets\": %s, \"rules\": %zu}",
+	    b,
+	    ",\n  \"seccomp\": {\"enabled\": %s, \"deny_ip_sockets\": %s, "
+	    "\"deny_unix_sockets\": %s, \"rules\": %zu}",
 	    p->seccomp ? "true" : "false", p->seccomp_no_inet ? "true" : "false",
+	    p->seccomp_no_unix ? "true" : "false",
 	    MOAT_ARRAY_SIZE(moat_seccomp_rules) - 1 +
-		(p->seccomp_no_inet ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_inet) - 1 : 0));
+		(p->seccomp_no_inet ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_inet) - 1 : 0) +
+		(p->seccomp_no_unix ? MOAT_ARRAY_SIZE(moat_seccomp_rules_no_unix) - 1 : 0));
 	moat_buf_printf(b,
 			",\n  \"process\": {\"no_new_privs\": true, \"drop_capabilities\": %s, "
 			"\"die_with_parent\": true, \"timeout_s\": %ld}",

@@ -33,6 +33,7 @@
 #define MOAT_PLAN_MAX_MEM_MB (1L << 22) /* 4 TiB */
 #define MOAT_PLAN_MAX_PIDS 4194304L
 #define MOAT_PLAN_MAX_TIMEOUT_S (365L * 24 * 3600)
+#define MOAT_PLAN_MAX_NOFILE (1L << 20)
 #define MOAT_PLAN_MIN_PID_MAX 301 /* the kernel's floor for kernel.pid_max */
 
 /* ---- Landlock vocabulary (kernel uapi values, carried here because older
@@ -189,6 +190,8 @@ void moat_profile_init(struct moat_profile *p, const char *name);
 void moat_profile_release(struct moat_profile *p);
 /* Append a string to one of p's lists (copied). -E2BIG past MOAT_PLAN_MAX_PATHS. */
 int moat_strv_add(struct moat_strv *l, const char *s);
+/* Free the strings and empty the list (replace is cleared too). */
+void moat_strv_release(struct moat_strv *l);
 
 /* The built-in profiles (seed 002, for Linux): "readonly", "workspace-write"
  * (the default; network allowed), "workspace-write-no-network". */
@@ -202,6 +205,60 @@ int moat_profile_builtin(const char *name, struct moat_profile *p);
  * otherwise -EPERM with err naming the field. base keeps its name. */
 int moat_profile_layer(struct moat_profile *base, const struct moat_profile *over,
 		       struct moat_error *err);
+
+/* Deep copy of a profile (lists with their replace flags). 0 or -ENOMEM
+ * (then ret holds nothing to release). */
+int moat_profile_copy(struct moat_profile *ret, const struct moat_profile *src);
+
+/* ---- named profiles from the configuration (sandbox.profiles) ----
+ * A named profile is one layer (seed 003) over the profile it extends: a
+ * built-in one or another named one. The chain is resolved from its
+ * built-in root upwards, each layer through moat_profile_layer, so the
+ * immutable dimensions of a base (seed 004) bind every profile built on it.
+ * Seed 004's presets, parameter bindings and trust stages are further
+ * layers and fields of the same struct. */
+#define MOAT_PLAN_MAX_PROFILES 256 /* named profiles in one configuration */
+#define MOAT_PLAN_MAX_EXTENDS 16   /* named profiles in one extends chain */
+#define MOAT_PLAN_MAX_RULES 256	   /* per-tool profile rules */
+
+struct moat_profile_def {
+	char *name;		   /* moat_profile_name_ok, never a built-in name */
+	char *extends;		   /* the base: built-in or named */
+	char *description;	   /* free text or NULL */
+	struct moat_profile layer; /* what this profile sets (layer.set, layer.immutable) */
+};
+
+/* A protected name: relative to the workspace, no empty, "." or ".."
+ * components. */
+bool moat_protect_name_ok(const char *s);
+/* 1 to MOAT_PLAN_MAX_NAME characters of A-Z a-z 0-9 _ . - */
+bool moat_profile_name_ok(const char *name);
+bool moat_profile_is_builtin(const char *name);
+
+/* Resolve NAME into a complete profile: a built-in one, or a named one
+ * (defs) layered over its extends chain. defaults (may be NULL) is layered
+ * right over the built-in root, so every named layer can override it (the
+ * configuration-wide sandbox.fallback and max_memory_mb). Fails closed:
+ * -ENOENT an unknown name or base, -ELOOP a cycle or a chain longer than
+ * MOAT_PLAN_MAX_EXTENDS, -EPERM a layer loosening an immutable dimension,
+ * -E2BIG a list over its limit; err says which profile, and *ret_culprit
+ * (may be NULL) the index in defs of the profile at fault (SIZE_MAX: the
+ * name asked for itself). ret is set only on success; its name is NAME. */
+int moat_profile_resolve(const char *name, const struct moat_profile_def *defs, size_t ndefs,
+			 const struct moat_profile *defaults, struct moat_profile *ret,
+			 size_t *ret_culprit, struct moat_error *err);
+void moat_profile_def_release(struct moat_profile_def *d);
+
+/* Per-tool profile rules (seed 002: the shell tool gets one profile,
+ * another tool another), matched by exact tool name. */
+struct moat_tool_rule {
+	char *tool;
+	char *profile;
+};
+/* The profile name for a call of TOOL: the first rule naming it, else dflt,
+ * else MOAT_PROFILE_DEFAULT. Pure and allocation-free; never NULL. */
+const char *moat_profile_for_tool(const struct moat_tool_rule *rules, size_t n, const char *tool,
+				  const char *dflt);
 
 /* Parse "--net" values: "deny", "allow", or a comma list of ports 1..65535. */
 int moat_parse_net(const char *s, struct moat_profile *p, struct moat_error *err);
@@ -307,6 +364,14 @@ struct moat_sc_rule {
 extern const struct moat_sc_rule moat_seccomp_rules[];
 /* Extra rows when the network is denied without a network namespace. */
 extern const struct moat_sc_rule moat_seccomp_rules_no_inet[];
+/* Extra rows when the network is denied (and no host socket is allowed):
+ * no unix domain sockets, so no host socket anywhere can be connected to;
+ * socketpair(2) keeps working. */
+extern const struct moat_sc_rule moat_seccomp_rules_no_unix[];
+/* Which rows a filter has: the base rows, plus these. */
+#define MOAT_SC_NO_INET 1u
+#define MOAT_SC_NO_UNIX 2u
+#define MOAT_SC_VARIANTS 4u
 /* personality(2): only these values pass (PER_LINUX and the query). */
 #define MOAT_SC_PERSONALITY_OK_1 0x0u
 #define MOAT_SC_PERSONALITY_OK_2 0xffffffffu
@@ -363,7 +428,8 @@ struct moat_plan {
 
 	/* seccomp */
 	bool seccomp;
-	bool seccomp_no_inet;
+	bool seccomp_no_inet; /* + moat_seccomp_rules_no_inet */
+	bool seccomp_no_unix; /* + moat_seccomp_rules_no_unix */
 
 	/* processes */
 	bool drop_caps;
@@ -396,6 +462,8 @@ int moat_plan_build(const struct moat_profile *profile, const struct moat_plan_c
 		    const struct moat_kfeatures *kf, struct moat_plan **ret,
 		    struct moat_error *err);
 struct moat_plan *moat_plan_free(struct moat_plan *p);
+/* The plan's seccomp rows: MOAT_SC_NO_INET | MOAT_SC_NO_UNIX. */
+unsigned moat_plan_seccomp_variant(const struct moat_plan *p);
 /* Number of gaps; fills names (comma separated) into out when non-NULL. */
 size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz);
 /* The plan as a JSON object (for --print-plan and the audit record). */

@@ -15,6 +15,7 @@
  * symlinks (core/path.c). On any error the answer is DENY. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,39 @@ struct cmd_rule {
 	pcre2_code *re; /* NULL for a glob rule */
 };
 
+/* A quick "can this path match any denied path?" for the shell's path
+ * operands: each pattern needs its longest literal run (within a path
+ * component) somewhere in a matching path; runs are indexed by their first
+ * two bytes. Built with the policy, read-only afterwards. */
+#define PF_SLOTS 256u /* hash slots of the first two bytes (a power of two) */
+
+struct pathfilter {
+	uint64_t bits[1024]; /* a bit per first two bytes of a run */
+	struct pf_run {
+		uint16_t key;
+		uint16_t len;
+		const char *s;
+	} *runs; /* sorted by key */
+	size_t nruns;
+	struct {
+		uint16_t key, first, count; /* runs[first .. first + count) have this key */
+	} slot[PF_SLOTS];
+	char *store;
+	bool all; /* a pattern has no run of two bytes: everything may match */
+};
+
+static unsigned pf_hash(unsigned key)
+{
+	return (key * 40503u >> 8) & (PF_SLOTS - 1);
+}
+
+static int pf_cmp(const void *a, const void *b)
+{
+	const struct pf_run *x = a, *y = b;
+
+	return (int)x->key - (int)y->key;
+}
+
 struct layer {
 	const char *prefix; /* "" or "project:" */
 	bool read_only, req_writes, req_execute, hardline, forced_ask;
@@ -63,6 +97,13 @@ struct layer {
 	size_t ncmd_regex;
 	struct moat_cmdpat **denied_cmds;
 	size_t ndenied_cmds;
+	/* the patterns grouped by what they need (moat_cmdpat_needs): indexes
+	 * denied_by_need[denied_need_at[n] .. denied_need_at[n + 1]), ascending */
+	size_t *denied_by_need;
+	size_t denied_need_at[MOAT_CMDPAT_NEEDS_ANY + 2];
+	uint16_t denied_needs[MOAT_CMDPAT_NEEDS_ANY + 1]; /* the non-empty groups */
+	size_t ndenied_needs;
+	struct pathfilter *shell_paths; /* prefilter of denied_paths, NULL when there are none */
 
 	char **allow_domains, **block_domains;
 	size_t nallow_domains, nblock_domains;
@@ -149,9 +190,117 @@ static void layer_release(struct layer *l)
 	for (size_t i = 0; i < l->ndenied_cmds; i++)
 		moat_cmdpat_free(l->denied_cmds[i]);
 	free(l->denied_cmds);
+	free(l->denied_by_need);
 	free_strv(l->allow_domains, l->nallow_domains);
 	free_strv(l->block_domains, l->nblock_domains);
+	if (l->shell_paths) {
+		free(l->shell_paths->runs);
+		free(l->shell_paths->store);
+		free(l->shell_paths);
+	}
 	memset(l, 0, sizeof(*l));
+}
+
+/* The longest literal run of a path glob within one component, copied to
+ * buf; returns its length (0 when there is none of two bytes). Escaped
+ * bytes count as literal; classes and alternatives end a run. */
+static size_t glob_run(const char *g, char *buf, size_t cap)
+{
+	size_t best = 0, cur = 0;
+	char run[MOAT_PATH_MAX];
+
+	for (size_t i = 0; g[i]; i++) {
+		char ch = g[i];
+
+		if (ch == '\\' && g[i + 1]) {
+			ch = g[++i];
+		} else if (ch == '*' || ch == '?' || ch == '/' || ch == '[' || ch == '{' ||
+			   ch == '}' || ch == ',') {
+			if (ch == '[')
+				while (g[i + 1] && g[i + 1] != ']')
+					i++;
+			if (ch == '{') {
+				/* skip the alternatives as a whole */
+				int depth = 1;
+
+				while (g[i + 1] && depth) {
+					i++;
+					depth += g[i] == '{' ? 1 : g[i] == '}' ? -1 : 0;
+				}
+			}
+			cur = 0;
+			continue;
+		}
+		if (cur + 1 >= sizeof(run))
+			cur = 0;
+		run[cur++] = ch;
+		if (cur > best && cur < cap) {
+			best = cur;
+			memcpy(buf, run, cur);
+		}
+	}
+	return best >= 2 ? best : 0;
+}
+
+static int build_pathfilter(struct layer *l)
+{
+	const struct moat_globset *set = l->denied_paths;
+	size_t n = set ? moat_globset_count(set) : 0, used = 0, total = 0;
+	struct pathfilter *f;
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(moat_globset_pattern(set, i)) + 1;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->runs = calloc(n, sizeof(*f->runs));
+	f->store = malloc(total);
+	if (!f->runs || !f->store) {
+		free(f->runs);
+		free(f->store);
+		free(f);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *dst = f->store + used;
+		size_t len = glob_run(moat_globset_pattern(set, i), dst, total - used);
+		unsigned key;
+
+		if (!len) {
+			f->all = true;
+			continue;
+		}
+		key = (unsigned)(unsigned char)dst[0] << 8 | (unsigned char)dst[1];
+		f->bits[key >> 6] |= (uint64_t)1 << (key & 63);
+		f->runs[f->nruns].key = (uint16_t)key;
+		f->runs[f->nruns].len = (uint16_t)len;
+		f->runs[f->nruns].s = dst;
+		f->nruns++;
+		used += len;
+	}
+	/* one slot per distinct first two bytes (at most PF_SLOTS - 1 of them) */
+	qsort(f->runs, f->nruns, sizeof(*f->runs), pf_cmp);
+	for (size_t k = 0, distinct = 0; k < f->nruns;) {
+		size_t e = k;
+		unsigned h = pf_hash(f->runs[k].key);
+
+		while (e < f->nruns && f->runs[e].key == f->runs[k].key)
+			e++;
+		if (++distinct >= PF_SLOTS || e - k > UINT16_MAX || k > UINT16_MAX) {
+			f->all = true; /* too many to index: check everything */
+			break;
+		}
+		while (f->slot[h].count)
+			h = (h + 1) & (PF_SLOTS - 1);
+		f->slot[h].key = f->runs[k].key;
+		f->slot[h].first = (uint16_t)k;
+		f->slot[h].count = (uint16_t)(e - k);
+		k = e;
+	}
+	l->shell_paths = f;
+	return 0;
 }
 
 struct moat_policy *moat_policy_free(struct moat_policy *p)
@@ -407,7 +556,8 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 		ndef++;
 	cap = ndef + c->denied_commands.n;
 	l->denied_cmds = calloc(cap + 1, sizeof(*l->denied_cmds));
-	if (!l->denied_cmds)
+	l->denied_by_need = calloc(cap + 1, sizeof(*l->denied_by_need));
+	if (!l->denied_cmds || !l->denied_by_need)
 		return -ENOMEM;
 	for (size_t i = 0; i < cap; i++) {
 		const char *src =
@@ -421,7 +571,58 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 		}
 		l->ndenied_cmds++;
 	}
+	/* counting sort by need, stable: each group stays in pattern order */
+	for (size_t i = 0; i < l->ndenied_cmds; i++)
+		l->denied_need_at[moat_cmdpat_needs(l->denied_cmds[i]) + 1]++;
+	for (size_t n = 1; n < MOAT_ARRAY_SIZE(l->denied_need_at); n++)
+		l->denied_need_at[n] += l->denied_need_at[n - 1];
+	{
+		size_t fill[MOAT_CMDPAT_NEEDS_ANY + 1];
+
+		memcpy(fill, l->denied_need_at, sizeof(fill));
+		for (size_t i = 0; i < l->ndenied_cmds; i++)
+			l->denied_by_need[fill[moat_cmdpat_needs(l->denied_cmds[i])]++] = i;
+	}
+	for (int n = 0; n <= MOAT_CMDPAT_NEEDS_ANY; n++)
+		if (l->denied_need_at[n] != l->denied_need_at[n + 1])
+			l->denied_needs[l->ndenied_needs++] = (uint16_t)n;
 	return 0;
+}
+
+/* The denied-command patterns that can match this analysis at all, in
+ * pattern order: those needing a program one of its views runs (by first
+ * byte), a pipe, a redirection or a fork bomb it has, and the rest. Writes
+ * at most cap indexes; returns how many there are. */
+static size_t denied_candidates(const struct layer *l, const struct moat_cmd_analysis *a,
+				size_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < l->ndenied_needs; g++) {
+		int need = l->denied_needs[g];
+		size_t lo = l->denied_need_at[need], hi = l->denied_need_at[need + 1];
+
+		if (need < 256 ? !(a->prog_first[need >> 3] & (1u << (need & 7)))
+		    : need == MOAT_CMDPAT_NEEDS_PIPE  ? !a->fed
+		    : need == MOAT_CMDPAT_NEEDS_REDIR ? !a->nredirs
+		    : need == MOAT_CMDPAT_NEEDS_FORK  ? a->fork_bomb < 0
+						      : false)
+			continue;
+		for (size_t k = lo; k < hi; k++) {
+			/* insertion keeps the list in pattern order */
+			size_t idx = l->denied_by_need[k], j = n < cap ? n : cap;
+
+			if (n < cap) {
+				while (j > 0 && out[j - 1] > idx) {
+					out[j] = out[j - 1];
+					j--;
+				}
+				out[j] = idx;
+			}
+			n++;
+		}
+	}
+	return n;
 }
 
 static int compile_layer(struct moat_policy *p, struct layer *l, const struct moat_config *c,
@@ -474,7 +675,8 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	r = build_pathset(p, &l->read_only_paths, &c->read_only_paths, NULL, err);
 	if (r < 0)
 		return r;
-	if ((r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
+	if ((r = build_pathfilter(l)) < 0 ||
+	    (r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
 	    (r = ci_twin(l->denied_paths, &l->denied_paths_ci)) < 0 ||
 	    (r = ci_twin(l->allowed_paths, &l->allowed_paths_ci)) < 0 ||
 	    (r = ci_twin(l->read_only_paths, &l->read_only_paths_ci)) < 0)
@@ -590,6 +792,10 @@ __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum
 	out->hard = hard;
 	out->set = true;
 	moat_strlcpy(out->rule, rule, sizeof(out->rule));
+	if (!strchr(fmt, '%')) { /* a fixed sentence: no formatting to pay for */
+		moat_strlcpy(out->reason, fmt, sizeof(out->reason));
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
 	va_end(ap);
@@ -638,46 +844,6 @@ static void rule_id(char *out, size_t n, const struct layer *l, const char *kind
 		snprintf(out, n, "%s%s", l->prefix, kind);
 }
 
-/* Startup files in a home directory that run code at the next login or shell
- * (the shell analysis asks before writing them too, see core/cmd.c; the
- * credential files there are denied paths by default). */
-static const char *const startup_files[] = {
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".gitconfig",
-    ".config/fish/config.fish",
-};
-
-/* true when path is a startup file in $HOME, /root or /home/NAME */
-static bool startup_file(const struct moat_policy *p, const char *path, long *ret_index)
-{
-	size_t hl = strlen(p->home);
-	const char *rel = NULL;
-
-	if (hl > 1 && !strncmp(path, p->home, hl) && path[hl] == '/')
-		rel = path + hl + 1;
-	else if (!strncmp(path, "/root/", 6))
-		rel = path + 6;
-	else if (!strncmp(path, "/home/", 6) && (rel = strchr(path + 6, '/')))
-		rel++;
-	if (!rel)
-		return false;
-	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_files); k++) {
-		if (!strcmp(rel, startup_files[k])) {
-			*ret_index = (long)k;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Check one path (the argument itself or a symlink hop/target) in one layer. */
 static void check_path_layer(struct call *c, size_t li, const char *path, bool is_link)
 {
@@ -697,7 +863,7 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 	    ci && l->allowed_paths_ci ? l->allowed_paths_ci : l->allowed_paths;
 	const struct moat_globset *ro =
 	    ci && l->read_only_paths_ci ? l->read_only_paths_ci : l->read_only_paths;
-	char low[MOAT_PATH_MAX];
+	char low[MOAT_PATH_MAX], name[MOAT_PATH_MAX];
 	const char *subj = path;
 	long i;
 
@@ -749,13 +915,15 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 	}
 	/* SECURITY: a file tool writing a shell startup file gets the same
 	 * ASK as the shell writing it, or write_file would be the way round */
-	if ((c->access & ACCESS_WRITE) && startup_file(c->p, path, &i)) {
+	/* (the list is the shell analysis's, core/cmd.c) */
+	if ((c->access & ACCESS_WRITE) &&
+	    moat_cmd_startup_name(c->p->home, path, name, sizeof(name))) {
 		char id[96];
 
-		snprintf(id, sizeof(id), "startup-write:~/%s", startup_files[i]);
+		snprintf(id, sizeof(id), "startup-write:%.80s", name);
 		rule_id(rule, sizeof(rule), l, id, NULL);
-		vset(out, MOAT_ASK, false, rule, "writes to ~/%s, a shell startup file%s",
-		     startup_files[i], via);
+		vset(out, MOAT_ASK, false, rule,
+		     "writes to %s, a startup, persistence or credential file%s", name, via);
 	}
 }
 
@@ -1169,11 +1337,12 @@ static _Thread_local pcre2_match_data *tl_md;
 /* First command rule matching one view's text; -1 if none. */
 static long first_cmd_rule(const struct layer *l, const char *text)
 {
-	size_t len = strlen(text);
+	size_t len;
 	long best = -1, gi;
 
 	if (!l->ncmd_rules)
 		return -1;
+	len = strlen(text);
 	gi = moat_globset_first(l->cmd_globs, text, len);
 	if (gi >= 0)
 		best = (long)l->cmd_glob_rule[gi];
@@ -1199,6 +1368,92 @@ static bool view_unknown(const struct moat_cmdview *v)
 	return (v->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_SHELL_STDIN)) != 0;
 }
 
+/* Can the path (of len bytes) match a denied path at all? */
+static bool pathfilter_hit(const struct pathfilter *f, const char *s, size_t n)
+{
+	if (!f)
+		return false;
+	if (f->all)
+		return true;
+	for (size_t i = 0; i + 1 < n; i++) {
+		unsigned key = (unsigned)(unsigned char)s[i] << 8 | (unsigned char)s[i + 1];
+
+		unsigned h;
+
+		if (!(f->bits[key >> 6] & ((uint64_t)1 << (key & 63))))
+			continue;
+		for (h = pf_hash(key); f->slot[h].count && f->slot[h].key != key;
+		     h = (h + 1) & (PF_SLOTS - 1))
+			;
+		for (size_t k = f->slot[h].first, e = k + f->slot[h].count; k < e; k++)
+			if (f->runs[k].len <= n - i &&
+			    memcmp(s + i + 2, f->runs[k].s + 2, f->runs[k].len - 2u) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* The files the command's words name, against the denied paths: ASK, since
+ * the sandbox hides them anyway and a human may approve (a path rule that
+ * allows the access, or a command rule that allows the view, wins). */
+static void check_command_paths(struct call *c, size_t li, const struct moat_cmd_analysis *a,
+				const long *decided)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	char norm[MOAT_PATH_MAX], rule[160];
+	int cwd_hit = -1; /* the working directory itself may hold a denied path */
+
+	for (size_t k = 0; k < a->npaths; k++) {
+		const struct moat_cmd_path *pp = &a->paths[k];
+		const char *subj = pp->abs;
+		size_t len;
+		long i, pr;
+
+		/* SECURITY: an ASK or DENY already stands; nothing here can change it */
+		if (out->set && out->v != MOAT_ALLOW)
+			return;
+		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
+		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
+			continue;
+		if (subj) {
+			len = strlen(subj);
+			if (!pathfilter_hit(l->shell_paths, subj, len))
+				continue;
+		} else {
+			/* SECURITY: a denied pattern's literal run lies within one
+			 * component, so it is in the name or in the directory */
+			len = strlen(pp->text);
+			if (!pathfilter_hit(l->shell_paths, pp->text, len)) {
+				if (pp->text[0] == '/')
+					continue;
+				if (cwd_hit < 0)
+					cwd_hit = pathfilter_hit(l->shell_paths, c->p->cwd,
+								 strlen(c->p->cwd));
+				if (!cwd_hit)
+					continue;
+			}
+			if (moat_path_normalize_posix(pp->text, len, c->p->cwd, norm, sizeof(norm)) < 0)
+				continue;
+			subj = norm;
+			len = strlen(norm);
+		}
+		i = moat_globset_first(l->denied_paths, subj, len);
+		if (i < 0)
+			continue;
+		pr = moat_globset_first(l->path_rules, subj, len);
+		if (pr >= 0 && l->path_rule_read[pr] &&
+		    (!(pp->flags & MOAT_CMD_PATH_WRITE) || l->path_rule_write[pr]))
+			continue;
+		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
+		vset(out, MOAT_ASK, false, rule,
+		     "'%s' names %s, a denied path: the command would %s it (the sandbox hides it)",
+		     a->views[pp->view].text, subj,
+		     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		return;
+	}
+}
+
 static void check_command_layer(struct call *c, size_t li, const struct moat_cmd_analysis *a)
 {
 	const struct layer *l = &c->p->layers[li];
@@ -1206,7 +1461,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	char rule[160];
 	bool all_allowed = a->nviews > 0;
 	long first_allow = -1;
-	long *decided;
+	long *decided, decided_buf[32];
 
 	/* the floor first: no rule lifts it */
 	for (size_t i = 0; i < a->nfindings; i++) {
@@ -1218,7 +1473,9 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 		vset(out, MOAT_DENY, true, rule, "%s", f->reason);
 		return;
 	}
-	decided = calloc(a->nviews + 1, sizeof(long));
+	/* (no allocation for the usual few views) */
+	decided = a->nviews < MOAT_ARRAY_SIZE(decided_buf) ? decided_buf
+							    : calloc(a->nviews + 1, sizeof(long));
 	if (!decided) {
 		vset(out, MOAT_DENY, true, "internal:oom", "out of memory while deciding");
 		return;
@@ -1253,10 +1510,17 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 			break;
 		}
 	}
-	/* 6. denied commands, by structure; an explicit rule for the view wins */
-	for (size_t k = 0; k < l->ndenied_cmds; k++) {
-		size_t vi = 0;
+	/* 6. denied commands, by structure; an explicit rule for the view wins.
+	 * Most patterns need a program no view runs: only candidates are tried
+	 * (all of them, in order, when there are too many to list). */
+	size_t cand[64], ncand = denied_candidates(l, a, cand, MOAT_ARRAY_SIZE(cand));
+	bool all = ncand > MOAT_ARRAY_SIZE(cand);
 
+	for (size_t j = 0; j < (all ? l->ndenied_cmds : ncand); j++) {
+		size_t vi = 0, k = all ? j : cand[j];
+
+		if (out->set && out->v == MOAT_DENY)
+			break; /* nothing after can change the answer */
 		if (!moat_cmdpat_match(l->denied_cmds[k], a, &vi))
 			continue;
 		if (vi < a->nviews && decided[vi] >= 0)
@@ -1296,7 +1560,13 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 			all_allowed = false;
 		}
 	}
-	free(decided);
+	if (a->npaths) {
+		check_command_paths(c, li, a, decided);
+		if (out->set && out->v != MOAT_ALLOW)
+			all_allowed = false;
+	}
+	if (decided != decided_buf)
+		free(decided);
 	if (!out->set && all_allowed && first_allow >= 0) {
 		rule_id(rule, sizeof(rule), l, "command_rules", l->cmd_rules[first_allow].pattern);
 		vset(out, MOAT_ALLOW, false, rule, "command rules allow every program it runs");
@@ -1309,6 +1579,8 @@ static void check_command(struct call *c)
 	struct moat_cmd_opts opts = {
 		.home = c->p->home[0] ? c->p->home : NULL,
 		.hardline = true,
+		.cwd = c->p->cwd[0] == '/' ? c->p->cwd : NULL,
+		.normalized = true, /* moat_policy_new normalised both */
 	};
 	struct moat_error e;
 	int r;

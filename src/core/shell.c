@@ -158,6 +158,7 @@ struct wst {
 	size_t tstart;
 	unsigned flags;
 	struct moat_sh_sub *subs, *subs_tail;
+	struct moat_sh_span *spans, *spans_tail;
 	unsigned bdepth; /* open unquoted braces */
 	unsigned nmark;	 /* brace marks written */
 	bool bracket;	 /* unquoted '[' seen */
@@ -600,6 +601,38 @@ static int add_sub(struct psr *p, struct wst *w, int kind, size_t off, struct mo
 	return 0;
 }
 
+/* Record that text [from, now) of the word is an expansion. */
+static int add_span(struct psr *p, struct wst *w, int kind, size_t from, bool dq,
+		    struct moat_sh_sub *sub)
+{
+	struct moat_sh_span *s = moat_arena_alloc(p->c->arena, sizeof(*s));
+
+	if (!s)
+		return poom(p);
+	s->off = (uint32_t)(from - w->tstart);
+	s->len = (uint32_t)(p->c->tlen - from);
+	s->kind = (uint8_t)kind;
+	s->dq = dq;
+	s->sub = sub;
+	s->next = NULL;
+	if (w->spans_tail)
+		w->spans_tail->next = s;
+	else
+		w->spans = s;
+	w->spans_tail = s;
+	return 0;
+}
+
+/* Forget the spans recorded after tail (nested in an expansion being closed). */
+static void drop_spans(struct wst *w, struct moat_sh_span *tail)
+{
+	w->spans_tail = tail;
+	if (tail)
+		tail->next = NULL;
+	else
+		w->spans = NULL;
+}
+
 /* ---- words ---------------------------------------------------------------- */
 
 static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
@@ -607,7 +640,7 @@ static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
 {
 	struct sh_ctx *c = p->c;
 	size_t len = c->tlen - w->tstart;
-	bool brace = false;
+	bool brace = false, opaque = false;
 	char *t;
 
 	if (w->nmark) {
@@ -615,9 +648,11 @@ static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
 
 		for (size_t k = 0; k < len; k++)
 			low += (unsigned char)c->tb[w->tstart + k] <= 3;
-		if (low != w->nmark)
-			w->flags |= MOAT_SHW_EXPAND; /* control bytes from $'\x01' look like marks */
-		else if (w->closed)
+		if (low != w->nmark) {
+			/* control bytes from $'\x01' look like marks: the value is unknown */
+			w->flags |= MOAT_SHW_EXPAND;
+			opaque = true;
+		} else if (w->closed)
 			brace = true;
 	}
 	/* with a brace expansion, the marked text follows the text */
@@ -648,6 +683,7 @@ static int finish_word(struct psr *p, struct wst *w, size_t start, unsigned eq,
 	out->flags = (uint16_t)w->flags;
 	out->eq = (uint16_t)(eq <= UINT16_MAX ? eq : 0);
 	out->subs = w->subs;
+	out->spans = (w->flags & MOAT_SHW_EXPAND) && !opaque ? w->spans : NULL;
 	if (++c->nwords > MOAT_SH_MAX_WORDS)
 		return perr(p, start, "too many words");
 	return 0;
@@ -837,9 +873,10 @@ static int lex_ansi(struct psr *p, struct wst *w)
 }
 
 /* The text of $( ), <( ), >( ): parse a command list up to the ')'. */
-static int lex_cmdsubst(struct psr *p, struct wst *w, size_t st, int kind)
+static int lex_cmdsubst(struct psr *p, struct wst *w, size_t st, int kind, bool dq)
 {
 	struct moat_sh_node *body;
+	size_t from;
 	int r;
 
 	p->i = st + 2;
@@ -852,7 +889,11 @@ static int lex_cmdsubst(struct psr *p, struct wst *w, size_t st, int kind)
 	leave(p);
 	if ((r = add_sub(p, w, kind, st, body)))
 		return r;
-	return tput(p, p->s + st, p->i - st);
+	from = p->c->tlen;
+	if ((r = tput(p, p->s + st, p->i - st)))
+		return r;
+	return add_span(p, w, kind == MOAT_SH_SUB_CMD ? MOAT_SH_SPAN_CMD : MOAT_SH_SPAN_PROC, from,
+			dq, w->subs_tail);
 }
 
 /* Is the '((' whose content starts at from arithmetic? bash's rule: the
@@ -943,6 +984,7 @@ static int scan_arith_body(struct psr *p, struct wst *w, size_t from, size_t end
 {
 	size_t saved_n = p->n, saved_t = p->c->tlen;
 	unsigned saved_f = w->flags;
+	struct moat_sh_span *saved_s = w->spans_tail;
 	int r;
 
 	if ((r = enter(p, from)))
@@ -957,6 +999,7 @@ static int scan_arith_body(struct psr *p, struct wst *w, size_t from, size_t end
 		return perr(p, from, "unterminated arithmetic expression");
 	leave(p);
 	p->c->tlen = saved_t;
+	drop_spans(w, saved_s);
 	w->flags = saved_f | MOAT_SHW_EXPAND | (w->flags & (MOAT_SHW_SUBST | MOAT_SHW_PROCSUBST));
 	return 0;
 }
@@ -966,6 +1009,7 @@ static int lex_param(struct psr *p, struct wst *w, bool in_dq)
 {
 	size_t st = p->i, saved_t = p->c->tlen;
 	unsigned saved_f = w->flags, depth = 1;
+	struct moat_sh_span *saved_s = w->spans_tail;
 	int r;
 
 	if ((r = enter(p, st)))
@@ -1015,8 +1059,11 @@ static int lex_param(struct psr *p, struct wst *w, bool in_dq)
 done:
 	leave(p);
 	p->c->tlen = saved_t;
+	drop_spans(w, saved_s);
 	w->flags = saved_f | MOAT_SHW_EXPAND | (w->flags & (MOAT_SHW_SUBST | MOAT_SHW_PROCSUBST));
-	return tput(p, p->s + st, p->i - st);
+	if ((r = tput(p, p->s + st, p->i - st)))
+		return r;
+	return add_span(p, w, MOAT_SH_SPAN_PARAM, saved_t, in_dq, NULL);
 }
 
 static int lex_dollar(struct psr *p, struct wst *w, bool in_dq)
@@ -1038,31 +1085,39 @@ static int lex_dollar(struct psr *p, struct wst *w, bool in_dq)
 			if (r < 0)
 				return r;
 			if (r == 1) {
+				size_t from = p->c->tlen;
+
 				if ((r = scan_arith_body(p, w, st + 3, end)))
 					return r;
 				p->i = end + 2;
-				return tput(p, p->s + st, p->i - st);
+				if ((r = tput(p, p->s + st, p->i - st)))
+					return r;
+				return add_span(p, w, MOAT_SH_SPAN_ARITH, from, in_dq, NULL);
 			}
 		}
-		return lex_cmdsubst(p, w, st, MOAT_SH_SUB_CMD);
+		return lex_cmdsubst(p, w, st, MOAT_SH_SUB_CMD, in_dq);
 	}
 	if (c1 == '{')
 		return lex_param(p, w, in_dq);
 	if (is_alpha_(c1)) {
-		size_t j = st + 2;
+		size_t j = st + 2, from = p->c->tlen;
 
 		while (j < p->n && (is_alpha_((unsigned char)p->s[j]) || is_digit((unsigned char)p->s[j])))
 			j++;
 		w->flags |= MOAT_SHW_EXPAND;
-		r = tput(p, p->s + st, j - st);
+		if ((r = tput(p, p->s + st, j - st)))
+			return r;
 		p->i = j;
-		return r;
+		return add_span(p, w, MOAT_SH_SPAN_PARAM, from, in_dq, NULL);
 	}
 	if (is_digit(c1) || (c1 > 0 && strchr("@*#?$!-", c1))) {
+		size_t from = p->c->tlen;
+
 		w->flags |= MOAT_SHW_EXPAND;
-		r = tput(p, p->s + st, 2);
+		if ((r = tput(p, p->s + st, 2)))
+			return r;
 		p->i += 2;
-		return r;
+		return add_span(p, w, MOAT_SH_SPAN_PARAM, from, in_dq, NULL);
 	}
 	p->i++;
 	return tputc(p, '$');
@@ -1124,7 +1179,13 @@ static int lex_backq(struct psr *p, struct wst *w, bool in_dq)
 	if ((r = add_sub(p, w, MOAT_SH_SUB_CMD, st, body)))
 		return r;
 	p->i = j + 1;
-	return tput(p, p->s + st, p->i - st);
+	{
+		size_t from = c->tlen;
+
+		if ((r = tput(p, p->s + st, p->i - st)))
+			return r;
+		return add_span(p, w, MOAT_SH_SPAN_CMD, from, in_dq, w->subs_tail);
+	}
 }
 
 /* "..." (or an unquoted here-document body up to p->n when heredoc). */
@@ -1209,6 +1270,8 @@ static int lex_word(struct psr *p, struct moat_sh_word *out, bool assign_ok)
 			out->len = (uint32_t)len;
 			out->off = moff(p, start);
 			out->flags = p->s[start] == '~' ? MOAT_SHW_TILDE : 0;
+			if (eq && start + eq < j && p->s[start + eq] == '~')
+				out->flags |= MOAT_SHW_ATILDE;
 			out->eq = (uint16_t)eq;
 			p->i = j;
 			if (++p->c->nwords > MOAT_SH_MAX_WORDS)
@@ -1220,6 +1283,8 @@ static int lex_word(struct psr *p, struct moat_sh_word *out, bool assign_ok)
 	w.tstart = p->c->tlen;
 	if (pc(p, 0) == '~')
 		w.flags |= MOAT_SHW_TILDE;
+	if (eq && start + eq < p->n && p->s[start + eq] == '~')
+		w.flags |= MOAT_SHW_ATILDE;
 	for (;;) {
 		size_t j = p->i;
 		int ch;
@@ -1234,7 +1299,8 @@ static int lex_word(struct psr *p, struct moat_sh_word *out, bool assign_ok)
 		ch = (unsigned char)p->s[j];
 		if (wcls[ch] & CM) {
 			if ((ch == '<' || ch == '>') && pc(p, 1) == '(') {
-				r = lex_cmdsubst(p, &w, p->i, ch == '<' ? MOAT_SH_SUB_IN : MOAT_SH_SUB_OUT);
+				r = lex_cmdsubst(p, &w, p->i, ch == '<' ? MOAT_SH_SUB_IN : MOAT_SH_SUB_OUT,
+						 false);
 				if (r)
 					return r;
 				continue;

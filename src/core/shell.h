@@ -68,6 +68,7 @@ void moat_arena_release(struct moat_arena *a);
 #define MOAT_SHW_SUBST 0x10u	 /* contains a command or process substitution */
 #define MOAT_SHW_PROCSUBST 0x20u /* contains <( ) or >( ) */
 #define MOAT_SHW_BRACE 0x40u	 /* unquoted brace expansion {a,b} / {1..3}: see moat_sh_word_btext */
+#define MOAT_SHW_ATILDE 0x80u	 /* an assignment whose value starts with an unquoted ~ */
 
 struct moat_sh_node;
 
@@ -83,9 +84,26 @@ struct moat_sh_sub {
 	int view_lo, view_hi;	   /* scratch for the consumer (cmd.c), -1 initially */
 };
 
+/* Where the expansions are in a word's text: everything outside the spans
+ * is literal (quotes removed), everything inside is the expansion's source
+ * verbatim. Expansions nested in ${...} or $((...)) belong to that span. */
+#define MOAT_SH_SPAN_PARAM 1 /* $name, ${...}, $1, $@, $? ... */
+#define MOAT_SH_SPAN_CMD 2   /* $( ) or backquotes (sub is its substitution) */
+#define MOAT_SH_SPAN_ARITH 3 /* $(( )) */
+#define MOAT_SH_SPAN_PROC 4  /* <( ) or >( ) */
+
+struct moat_sh_span {
+	uint32_t off, len;	  /* in the word's text */
+	uint8_t kind;
+	bool dq;		  /* inside double quotes (or a here-document body): not split */
+	struct moat_sh_sub *sub;  /* MOAT_SH_SPAN_CMD / PROC */
+	struct moat_sh_span *next;
+};
+
 struct moat_sh_word {
 	const char *text;	  /* after quote removal, expansions verbatim, NUL-terminated */
 	struct moat_sh_sub *subs; /* substitutions anywhere in the word, in order */
+	struct moat_sh_span *spans; /* MOAT_SHW_EXPAND: where the expansions are, in order */
 	uint32_t len;
 	uint32_t off;	 /* byte offset in the parsed source */
 	uint16_t flags;

@@ -287,20 +287,14 @@ static uint64_t dev_access(const struct moat_plan *p)
 	       ((MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE) & p->ll.fs);
 }
 
-int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err)
+int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_error *err)
 {
-	static struct carve carve; /* large; one build at a time */
 	struct ll_ruleset_attr attr;
-	uint64_t dev_rights;
-	int fd, r = 0;
+	int fd, r;
 
 	*ret_fd = -1;
-	if (uncarved && uncarved_sz)
-		uncarved[0] = '\0';
 	if (!p->landlock)
 		return 0;
-	plan_carve(p, m, &carve, uncarved, uncarved_sz);
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = p->ll.fs;
 	attr.handled_access_net = p->ll_net_handled;
@@ -311,6 +305,27 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 		r = -errno;
 		moat_error_set(err, "cannot create a landlock ruleset: %s", strerror(-r));
 		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
+			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err)
+{
+	static struct carve carve; /* large; one build at a time */
+	uint64_t dev_rights;
+	int fd = *ret_fd, r = 0;
+
+	if (uncarved && uncarved_sz)
+		uncarved[0] = '\0';
+	if (!p->landlock)
+		return 0;
+	plan_carve(p, m, &carve, uncarved, uncarved_sz);
+	if (fd < 0) {
+		r = moat_landlock_create(p, &fd, err);
+		if (r < 0)
+			return r;
 	}
 
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
@@ -359,6 +374,7 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 	}
 	if (r < 0) {
 		close(fd);
+		*ret_fd = -1;
 		return r;
 	}
 	*ret_fd = fd;

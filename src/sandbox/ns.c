@@ -19,6 +19,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "base/str.h"
 #include "core/glob.h"
 #include "core/path.h"
+#include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
 
 /* the new mount API, by number (unified across architectures since 5.1) */
@@ -108,11 +110,112 @@ void moat_mounts_release(struct moat_mounts *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The directories a tmpfs will cover in the sandbox. */
+/* The names in one directory, read once. Most denied and protected paths
+ * do not exist; one getdents of the home directory (or the workspace)
+ * answers for all of its candidates, where a stat each would cost a path
+ * walk each. A name that is listed is still checked with stat. */
+#define LISTING_MAX_NAMES 4096
+
+struct listing {
+	const char *dir; /* absolute, normalized */
+	size_t dirlen;
+	char **v; /* sorted */
+	size_t n;
+	bool ok; /* complete: a name not in v does not exist */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void listing_release(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static void listing_read(struct listing *l, const char *dir)
+{
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!dir || dir[0] != '/' || !strcmp(dir, "/"))
+		return;
+	l->dir = dir;
+	l->dirlen = strlen(dir);
+	d = opendir(dir);
+	if (!d)
+		return;
+	l->ok = true;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (l->n == cap) {
+			char **nv = cap < LISTING_MAX_NAMES
+					? realloc(l->v, (cap ? cap * 2 : 64) * sizeof(*nv))
+					: NULL;
+
+			if (!nv) {
+				l->ok = false; /* too large or no memory: stat instead */
+				break;
+			}
+			l->v = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		l->v[l->n] = moat_strdup(e->d_name);
+		if (!l->v[l->n]) {
+			l->ok = false;
+			break;
+		}
+		l->n++;
+	}
+	closedir(d);
+	if (!l->ok) {
+		listing_release(l);
+		return;
+	}
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+}
+
+/* Is path surely absent: below a listed directory, with a first component
+ * the listing does not have? false means "stat it". */
+static bool listing_absent(const struct listing *ls, size_t nls, const char *path)
+{
+	for (size_t i = 0; i < nls; i++) {
+		const struct listing *l = &ls[i];
+		char name[NAME_MAX + 1];
+		const char *c;
+		size_t n;
+
+		if (!l->ok || strncmp(path, l->dir, l->dirlen) || path[l->dirlen] != '/')
+			continue;
+		c = path + l->dirlen + 1;
+		n = strcspn(c, "/");
+		if (n == 0 || n > NAME_MAX)
+			continue;
+		memcpy(name, c, n);
+		name[n] = '\0';
+		const char *key = name;
+
+		return !l->n || !bsearch(&key, l->v, l->n, sizeof(*l->v), cmp_str);
+	}
+	return false;
+}
+
+/* The directories a tmpfs will cover in the sandbox, and what the parent
+ * read of the home directory and the workspace. */
 struct hidden {
 	const char *v[5];
 	bool cow[5]; /* an overlay (the home directory), not an empty tmpfs */
 	size_t n;
+	struct listing ls[2];
+	size_t nls;
 };
 
 static bool within_tmpfs(const struct hidden *h, const char *path)
@@ -165,10 +268,24 @@ static int cmp_keep(const void *a, const void *b)
 
 /* ---- masks ---- */
 
+/* A globstar mask whose rest is one name, literal or with '*' and '?' only
+ * (most of the defaults: ".env", "*.pem", ".ssh" followed by a globstar):
+ * matched against the entry's name without a compiled glob. The others are
+ * compiled when the first entry needs them. */
+struct scan_name {
+	const char *name; /* in the pattern */
+	size_t len;
+	bool literal;
+};
+
 struct scan {
 	struct moat_mounts *m;
-	struct moat_glob **globs;
+	const char **pats;	   /* the other "**" patterns */
+	struct moat_glob **globs; /* compiled from pats on first use */
 	size_t nglobs;
+	bool compiled;
+	struct scan_name *names;
+	size_t nnames;
 	size_t entries;
 	bool incomplete;
 	char rel[PATH_MAX];
@@ -196,7 +313,10 @@ static int mask_one(const struct moat_plan *p, struct moat_mounts *m, const stru
 	char real[PATH_MAX];
 	struct stat st;
 
-	/* most denied paths do not exist: one stat decides, before realpath */
+	/* most denied paths do not exist: the directory listing, else one stat
+	 * decides, before realpath */
+	if (hid && listing_absent(hid->ls, hid->nls, path))
+		return 0;
 	if (stat(path, &st) < 0)
 		return 0; /* gone, dangling or unreadable: nothing to hide */
 	if (!realpath(path, real))
@@ -258,6 +378,19 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 			s->rel[len++] = '/';
 		memcpy(s->rel + len, e->d_name, nl + 1);
 		len += nl;
+		for (size_t i = 0; i < s->nnames && !matched; i++)
+			matched = s->names[i].literal
+				      ? nl == s->names[i].len &&
+					    !memcmp(s->names[i].name, e->d_name, nl)
+				      : fnmatch(s->names[i].name, e->d_name, 0) == 0;
+		if (!matched && s->nglobs && !s->compiled) {
+			s->compiled = true;
+			for (size_t i = 0; i < s->nglobs && r == 0; i++)
+				r = moat_glob_compile(s->pats[i], MOAT_GLOB_PATH, &s->globs[i],
+						      s->err);
+			if (r < 0)
+				break;
+		}
 		for (size_t i = 0; i < s->nglobs && !matched; i++)
 			matched = moat_glob_match(s->globs[i], s->rel, len);
 		if (matched) {
@@ -286,28 +419,59 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 	return r;
 }
 
+/* The rest of a globstar pattern as one entry name, when it is one: no '/',
+ * no class, brace or escape ('*' and '?' match as fnmatch does without
+ * flags, as moat's globs do within a name). A trailing globstar on a
+ * literal name is dropped: the directory itself gets masked, and the scan
+ * does not descend into a masked entry. */
+static bool scan_name_of(const char *pattern, struct scan_name *ret)
+{
+	const char *t = pattern + 3;
+	size_t n = strlen(t);
+	bool globstar = n > 3 && !strcmp(t + n - 3, "/**"), wild;
+
+	if (globstar)
+		n -= 3;
+	if (n == 0 || n > NAME_MAX || memchr(t, '/', n) || strpbrk(t, "[]{}\\"))
+		return false;
+	wild = memchr(t, '*', n) || memchr(t, '?', n);
+	if (wild && globstar)
+		return false; /* fnmatch needs the name on its own */
+	ret->name = t;
+	ret->len = n;
+	ret->literal = !wild;
+	return true;
+}
+
 static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 			  const struct hidden *hid, struct moat_error *err)
 {
 	struct scan s;
 	struct moat_glob *globs[MOAT_PLAN_MAX_PATHS];
+	const char *pats[MOAT_PLAN_MAX_PATHS];
+	struct scan_name names[MOAT_PLAN_MAX_PATHS];
 	int fd, r = 0;
 
 	memset(&s, 0, sizeof(s));
+	memset(globs, 0, sizeof(globs));
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		if (p->masks[i].kind != MOAT_MASK_WORKSPACE_NAME)
 			continue;
-		r = moat_glob_compile(p->masks[i].pattern, MOAT_GLOB_PATH, &globs[s.nglobs], err);
-		if (r == 0)
-			s.nglobs++;
+		if (!strncmp(p->masks[i].pattern, "**/", 3) &&
+		    scan_name_of(p->masks[i].pattern, &names[s.nnames]))
+			s.nnames++;
+		else
+			pats[s.nglobs++] = p->masks[i].pattern;
 	}
-	if (r < 0 || s.nglobs == 0)
+	if (s.nglobs + s.nnames == 0)
 		goto out;
 	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		goto out;
 	s.m = m;
+	s.pats = pats;
 	s.globs = globs;
+	s.names = names;
 	s.ws = p->workspace;
 	s.plan = p;
 	s.hid = hid;
@@ -324,7 +488,7 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 		m->scan_note = moat_strdup(note);
 	}
 out:
-	for (size_t i = 0; i < s.nglobs; i++)
+	for (size_t i = 0; s.compiled && i < s.nglobs; i++)
 		moat_glob_free(globs[i]);
 	return r;
 }
@@ -423,7 +587,8 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 
 /* ---- protected paths ---- */
 
-static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, struct moat_error *err)
+static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+			 struct moat_error *err)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -441,7 +606,8 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, struc
 
 			if (n < 0 || (size_t)n >= sizeof(path))
 				break;
-			if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			if (listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0 ||
+			    !S_ISDIR(st.st_mode))
 				break;
 			if (!op_exists(m, MOAT_MNT_SELF_BIND, path)) {
 				r = add_op(m, MOAT_MNT_SELF_BIND, path, -1, true, false, NULL, 0);
@@ -455,7 +621,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, struc
 
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		if (lstat(path, &st) < 0) {
+		if (listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0) {
 			char **nv = realloc(m->protected_missing,
 					    (m->nprotected_missing + 1) * sizeof(*nv));
 
@@ -576,7 +742,14 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 				 (unsigned long long)p->mem_bytes);
 		else
 			snprintf(opts, sizeof(opts), "mode=1777");
-		r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, opts, MS_NOSUID | MS_NODEV);
+		/* the stash first: the private /tmp covers it. Attached (unlike an
+		 * fsmount'ed tree, whose last close unmounts it and waits for an
+		 * RCU grace period), and capped like /tmp, since the home
+		 * directory's copy-on-write layer writes into it */
+		r = add_op(m, MOAT_MNT_STASH, "/tmp", -1, true, false, opts, MS_NOSUID | MS_NODEV);
+		if (r == 0)
+			r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, opts,
+				   MS_NOSUID | MS_NODEV);
 		if (r == 0 && hid.n > 1 && !strcmp(hid.v[1], "/dev/shm"))
 			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, opts,
 				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
@@ -611,6 +784,14 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 		goto fail;
 
 masks:
+	/* one listing each of the home directory and the workspace replaces a
+	 * stat per candidate mask and protected name */
+	listing_read(&hid.ls[hid.nls], p->home);
+	if (hid.ls[hid.nls].ok)
+		hid.nls++;
+	listing_read(&hid.ls[hid.nls], p->workspace);
+	if (hid.ls[hid.nls].ok)
+		hid.nls++;
 	mask_start = m->n;
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		switch (p->masks[i].kind) {
@@ -636,7 +817,7 @@ masks:
 	{
 		size_t before = m->n;
 
-		r = protect_paths(p, m, err);
+		r = protect_paths(p, m, &hid, err);
 		if (r < 0)
 			goto fail;
 		/* protect_paths appended SELF_BINDs then RO_BINDs; rotate the
@@ -666,6 +847,8 @@ masks:
 done:
 	for (size_t i = 0; i < nkeep; i++)
 		free(keep[i].path);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(hid.ls); i++)
+		listing_release(&hid.ls[i]);
 	return 0;
 fail:
 	if (!err->msg[0])
@@ -673,6 +856,8 @@ fail:
 			       r == -E2BIG ? "too many mounts" : strerror(-r));
 	for (size_t i = 0; i < nkeep; i++)
 		free(keep[i].path);
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(hid.ls); i++)
+		listing_release(&hid.ls[i]);
 	moat_mounts_release(m);
 	return r;
 }
@@ -700,6 +885,8 @@ static const char *kind_name(enum moat_mount_kind k)
 		return "ptmx";
 	case MOAT_MNT_OVERLAY:
 		return "home-copy-on-write";
+	case MOAT_MNT_STASH:
+		return "stash";
 	}
 	return "?";
 }
@@ -760,21 +947,19 @@ static size_t fmt_ulong(char *buf, unsigned long v)
 	return i;
 }
 
+/* Raw system calls (rawsys.h): the functions below also run in a child
+ * that shares memory with its still running parent. */
 static int write_file(const char *path, const char *s, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
+	long fd = moat_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+	long n;
 
 	if (fd < 0)
-		return -errno;
-	n = write(fd, s, len);
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
+		return (int)fd;
+	n = moat_sys3(SYS_write, fd, s, len);
+	moat_sys1(SYS_close, fd);
+	if (n < 0)
+		return (int)n;
 	return (size_t)n == len ? 0 : -EIO;
 }
 
@@ -871,8 +1056,25 @@ static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly
 	return r;
 }
 
+/* The mask sources "d" (directory) and "f" (file), both mode 000, in the
+ * directory dfd. */
+static int make_mask_nodes(int dfd)
+{
+	int f;
+
+	if (mkdirat(dfd, "d", 0) < 0)
+		return -errno;
+	f = openat(dfd, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (f < 0)
+		return -errno;
+	close(f);
+	if (fchmodat(dfd, "d", 0, 0) < 0 || fchmodat(dfd, "f", 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 /* A detached, read-only tmpfs holding "d" (directory) and "f" (file), both
- * mode 000: the source of every mask. */
+ * mode 000: the source of every mask (when there is no stash). */
 static int make_mask_source(void)
 {
 	int fs, mnt, f;
@@ -893,23 +1095,14 @@ static int make_mask_source(void)
 	close(fs);
 	if (mnt < 0)
 		return -errno;
-	if (mkdirat(mnt, "d", 0) < 0)
-		goto fail;
-	f = openat(mnt, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
-	if (f < 0)
-		goto fail;
-	close(f);
-	if (fchmodat(mnt, "d", 0, 0) < 0 || fchmodat(mnt, "f", 0, 0) < 0)
-		goto fail;
-	if (set_readonly(mnt) < 0)
-		goto fail;
+	f = make_mask_nodes(mnt);
+	if (f == 0)
+		f = set_readonly(mnt);
+	if (f < 0) {
+		close(mnt);
+		return f;
+	}
 	return mnt;
-fail : {
-	int e = errno;
-
-	close(mnt);
-	return -e;
-}
 }
 
 /* The private tmpfs holding the overlays' upper and work directories
@@ -1004,7 +1197,8 @@ static int mount_overlay_opts(int src, size_t idx, const char *target, bool user
 int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep)
 {
 	int trees[MOAT_MASK_MAX_MOUNTS];
-	int mask_src = -1, scratch_src = -1, r = 0;
+	int mask_src = -1, scratch_src = -1, stash = -1, r = 0;
+	bool mask_ro = false; /* mask_src is a read-only mount already */
 
 	cow_ok = false;
 
@@ -1027,6 +1221,19 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		const struct moat_mount_op *op = &m->ops[i];
 
 		switch (op->kind) {
+		case MOAT_MNT_STASH:
+			if (mount("tmpfs", op->target, "tmpfs", op->flags, op->data) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "stash on ",
+						  op->target);
+			stash = open(op->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (stash < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "stash on ",
+						  op->target);
+			if (fchmodat(stash, ".", 0700, 0) < 0 || (r = make_mask_nodes(stash)) < 0)
+				return child_fail(rep, MOAT_STEP_MOUNT, r < 0 ? -r : errno,
+						  "stash on ", op->target);
+			mask_src = scratch_src = stash;
+			break;
 		case MOAT_MNT_TMPFS:
 			if (mount("tmpfs", op->target, "tmpfs", op->flags, op->data) < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "tmpfs on ",
@@ -1055,9 +1262,12 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				if (mask_src < 0)
 					return child_fail(rep, MOAT_STEP_MOUNT, -mask_src,
 							  "the mask tmpfs", NULL);
+				mask_ro = true;
 			}
+			/* SECURITY: every mask is a read-only mount (a clone of the
+			 * stash is made read-only on its own) */
 			r = attach_clone(mask_src, op->kind == MOAT_MNT_MASK_DIR ? "d" : "f", 0,
-					 false, op->target);
+					 !mask_ro, op->target);
 			if (r < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "masking ", op->target);
 			break;
@@ -1100,10 +1310,14 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			break;
 		}
 	}
-	if (scratch_src >= 0)
+	/* closing a detached tree unmounts it (an RCU grace period each); the
+	 * stash is attached, and closing its O_PATH descriptor is cheap */
+	if (scratch_src >= 0 && scratch_src != stash)
 		close(scratch_src);
-	if (mask_src >= 0)
+	if (mask_src >= 0 && mask_src != stash)
 		close(mask_src);
+	if (stash >= 0)
+		close(stash);
 	return 0;
 }
 
@@ -1118,22 +1332,31 @@ int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
 	return 0;
 }
 
+int moat_ns_child_netns(struct moat_child_report *rep)
+{
+	long r = moat_sys1(SYS_unshare, CLONE_NEWNET);
+
+	if (r < 0)
+		return child_fail(rep, MOAT_STEP_NETWORK, (int)-r, "unshare", NULL);
+	return 0;
+}
+
 int moat_ns_child_loopback(struct moat_child_report *rep)
 {
 	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	long fd = moat_sys3(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
 
 	if (fd < 0)
-		return child_fail(rep, MOAT_STEP_NETWORK, errno, "socket", NULL);
+		return child_fail(rep, MOAT_STEP_NETWORK, (int)-fd, "socket", NULL);
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
-	    (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
-		int e = errno;
-
-		close(fd);
-		return child_fail(rep, MOAT_STEP_NETWORK, e, "loopback up", NULL);
+	r = moat_sys3(SYS_ioctl, fd, SIOCGIFFLAGS, &ifr);
+	if (r == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		r = moat_sys3(SYS_ioctl, fd, SIOCSIFFLAGS, &ifr);
 	}
-	close(fd);
+	moat_sys1(SYS_close, fd);
+	if (r < 0)
+		return child_fail(rep, MOAT_STEP_NETWORK, (int)-r, "loopback up", NULL);
 	return 0;
 }

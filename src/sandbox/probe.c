@@ -65,13 +65,16 @@ static void probe_userns_sysctls(struct moat_kfeatures *kf)
 			     sizeof(kf->userns_why));
 		return;
 	}
-	if (access("/proc/self/ns/user", F_OK) < 0) {
+	/* the sysctl answers both questions in the common case; only when it
+	 * is missing is /proc/self/ns/user asked (a path walk in procfs) */
+	v = read_long("/proc/sys/user/max_user_namespaces", -1);
+	if (v < 0 && access("/proc/self/ns/user", F_OK) < 0) {
 		kf->userns = false;
 		moat_strlcpy(kf->userns_why, "kernel built without user namespaces",
 			     sizeof(kf->userns_why));
 		return;
 	}
-	if (read_long("/proc/sys/user/max_user_namespaces", 1) == 0) {
+	if (v == 0) {
 		kf->userns = false;
 		moat_strlcpy(kf->userns_why, "sysctl user.max_user_namespaces is 0",
 			     sizeof(kf->userns_why));
@@ -178,28 +181,39 @@ static void probe_cgroup(struct moat_kfeatures *kf)
 	kf->cgroup_why[0] = '\0';
 }
 
-int moat_probe(struct moat_kfeatures *kf)
+int moat_probe_start(struct moat_kfeatures *kf)
 {
 	struct utsname u;
 
 	memset(kf, 0, sizeof(*kf));
 	kf->is_root = geteuid() == 0;
 	if (uname(&u) == 0) {
-		unsigned a = 0, b = 0;
+		char *end;
 
-		if (sscanf(u.release, "%u.%u", &a, &b) == 2) {
-			kf->kernel_major = a;
-			kf->kernel_minor = b;
-		}
+		kf->kernel_major = (unsigned)strtoul(u.release, &end, 10);
+		if (*end == '.')
+			kf->kernel_minor = (unsigned)strtoul(end + 1, NULL, 10);
 	}
 	kf->landlock_abi = moat_landlock_abi(&kf->landlock_errno);
 	probe_userns_sysctls(kf);
+	return 0;
+}
+
+int moat_probe_finish(struct moat_kfeatures *kf)
+{
 	probe_seccomp(kf);
 	probe_cgroup(kf);
 	/* Linux 6.14 made kernel.pid_max a per-PID-namespace sysctl */
 	kf->pidns_pid_max =
 	    kf->kernel_major > 6 || (kf->kernel_major == 6 && kf->kernel_minor >= 14);
 	return 0;
+}
+
+int moat_probe(struct moat_kfeatures *kf)
+{
+	int r = moat_probe_start(kf);
+
+	return r < 0 ? r : moat_probe_finish(kf);
 }
 
 int moat_probe_thorough(struct moat_kfeatures *kf)

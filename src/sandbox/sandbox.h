@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,6 +39,11 @@
  * MOAT_FAKE_NO_USERNS=1 in the environment (read only here) makes user
  * namespaces look unavailable, for tests on hosts where they are. */
 int moat_probe(struct moat_kfeatures *ret);
+/* The same in two halves: the first (kernel, Landlock, user namespaces) is
+ * what moat_spawn_start needs; the second (seccomp, cgroup) can run while
+ * an early child sets itself up. */
+int moat_probe_start(struct moat_kfeatures *ret);
+int moat_probe_finish(struct moat_kfeatures *kf);
 /* Thorough probe for `moat status`: also creates a user namespace. */
 int moat_probe_thorough(struct moat_kfeatures *ret);
 
@@ -45,12 +51,17 @@ int moat_probe_thorough(struct moat_kfeatures *ret);
 /* The kernel's Landlock ABI, or 0 with *ret_errno set. */
 int moat_landlock_abi(int *ret_errno);
 struct moat_mounts;
-/* Build the ruleset for the plan in the calling (parent) process. scratch
- * is the per-call TMPDIR when the plan has one, else NULL. Without a mount
- * namespace the masked paths in m are left out of the read rules; the ones
- * another rule covers (inside the workspace) are listed in uncarved.
- * Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has no
- * Landlock. */
+/* Create the plan's (empty) ruleset: *ret_fd, or -1 when the plan has no
+ * Landlock. Rules added later through it reach every copy of the fd, also
+ * one a child inherited before they were added. */
+int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_error *err);
+/* Build the ruleset for the plan in the calling (parent) process, in
+ * *ret_fd when it is a ruleset already (moat_landlock_create), else in a
+ * new one. scratch is the per-call TMPDIR when the plan has one, else NULL.
+ * Without a mount namespace the masked paths in m are left out of the read
+ * rules; the ones another rule covers (inside the workspace) are listed in
+ * uncarved. Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the
+ * plan has no Landlock; on failure the fd is closed and *ret_fd is -1. */
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
 			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err);
 /* Rules for directories that get a fresh mount in the child (private /tmp,
@@ -80,12 +91,12 @@ struct moat_bpf {
  * from the same rows (src/sandbox/seccomp_bpf.h), elsewhere compiled now. */
 int moat_seccomp_compile(const struct moat_plan *p, struct moat_bpf *ret, struct moat_error *err);
 /* Compile with libseccomp now, whatever the architecture. */
-int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_error *err);
+int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct moat_error *err);
 /* Write src/sandbox/seccomp_bpf.h (the precompiled x86_64 filters). */
 #include <stdio.h>
 int moat_seccomp_write_header(FILE *out, struct moat_error *err);
 /* Write the filter as libseccomp pseudo filter code (for the golden test). */
-int moat_seccomp_export_pfc(bool no_inet, int fd, struct moat_error *err);
+int moat_seccomp_export_pfc(unsigned variant, int fd, struct moat_error *err);
 /* Load a compiled filter (child side; no_new_privs must be set). */
 int moat_seccomp_load(const struct moat_bpf *b);
 void moat_bpf_release(struct moat_bpf *b);
@@ -109,6 +120,8 @@ enum moat_mount_kind {
 	MOAT_MNT_DEVPTS,    /* a new devpts instance; target /dev/pts */
 	MOAT_MNT_PTMX,	    /* /dev/pts/ptmx bound over /dev/ptmx */
 	MOAT_MNT_OVERLAY,   /* the home directory copy-on-write; writes go to a private tmpfs */
+	MOAT_MNT_STASH,	    /* a tmpfs on a directory a later tmpfs covers: holds the mask
+			     * sources and the overlay's upper layer, unreachable by path */
 };
 
 struct moat_mount_op {
@@ -146,6 +159,10 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 /* After moat_ns_child_mounts: did the copy-on-write home view mount? */
 bool moat_ns_child_cow_ok(void);
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep);
+/* A new network namespace (unshare), and its loopback brought up. Both use
+ * raw system calls (rawsys.h): they run beside the parent after an early
+ * start. */
+int moat_ns_child_netns(struct moat_child_report *rep);
 int moat_ns_child_loopback(struct moat_child_report *rep);
 /* The mounts as a JSON array (after prepare), for --print-plan. */
 int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *out);
@@ -224,6 +241,23 @@ struct moat_spawn {
 	gid_t gid;
 	int parent_pidfd;
 
+	/* the child */
+	bool started;	      /* cloned (early by moat_spawn_start, or by moat_spawn_run) */
+	bool early;	      /* started early: it runs beside the parent until go */
+	bool reaped;	      /* waited for */
+	bool ns_user, ns_net, ns_pid; /* the child's new namespaces (step 2, 3) */
+	int go;		      /* futex word the early child waits on: 0 wait, 1 go */
+	int pidfd;	      /* of the child */
+	int report_fd;	      /* read end of the child's report pipe */
+	int child_report_fd;  /* the write end, as the child sees it */
+	sigset_t child_mask;  /* the mask the child restores before exec (ours at clone) */
+	const char *search_path; /* PATH the child searches for argv[0] */
+	void *child_stack;    /* mapped for a child that borrows our memory */
+	int mnt_tid;	      /* the early child's mount thread, 0 once it has exited */
+	bool mnt_failed;      /* ... and whether its mounts failed (mnt_report) */
+	struct moat_child_report mnt_report;
+	double start_ms;      /* go (or clone), for --timeout */
+
 	/* results */
 	pid_t pid;
 	struct moat_child_report report;
@@ -234,16 +268,32 @@ struct moat_spawn {
 	char protected_created[512]; /* protected names that appeared during the run */
 };
 
-/* Prepare everything in the parent: Landlock ruleset, seccomp BPF, mounts,
- * rlimits, cgroup, environment. */
-int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
-		       const struct moat_kfeatures *kf, char *const *parent_env,
+/* The life of one sandboxed command:
+ *   moat_spawn_init      always first
+ *   moat_spawn_start     optional, for a plan that will deny the network
+ *                        with user namespaces (kf->userns): clone the child
+ *                        now, before the plan is built, so that it creates
+ *                        its network namespace (the costliest step, about a
+ *                        third of the start-up) while we plan and prepare;
+ *                        it waits for moat_spawn_run. A no-op where that
+ *                        does not apply. -EPERM: user namespaces refused
+ *                        (clear kf->userns and go on without them).
+ *   moat_spawn_prepare   everything else, in the parent: Landlock rules,
+ *                        seccomp BPF, mounts, rlimits, cgroup, environment;
+ *                        refuses a plan other than the early child's
+ *   moat_spawn_run       let the child go (or clone it now), wait
+ *   moat_spawn_release   always last; kills a started child that never ran.
+ * A refusal between start and run (the fallback policy) just releases. */
+void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf);
+int moat_spawn_start(struct moat_spawn *s, struct moat_error *err);
+int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,
 		       struct moat_error *err);
-/* Clone, set up in the child, exec, wait (with the timeout), kill the tree.
- * Returns the exit status moat should exit with (the command's, passed
- * through; or one of MOAT_RUN_EXIT_*), with err filled when moat itself
- * failed (report.step says where). -EAGAIN-like clone failures of user
- * namespaces are returned as -EPERM so the caller can re-plan without them. */
+/* Clone (unless started), set up in the child, exec, wait (with the
+ * timeout), kill the tree. Returns the exit status moat should exit with
+ * (the command's, passed through; or one of MOAT_RUN_EXIT_*), with err
+ * filled when moat itself failed (report.step says where). -EAGAIN-like
+ * clone failures of user namespaces are returned as -EPERM so the caller can
+ * re-plan without them. */
 int moat_spawn_run(struct moat_spawn *s, struct moat_error *err);
 void moat_spawn_release(struct moat_spawn *s);
 /* Remove a directory tree without following symlinks. */

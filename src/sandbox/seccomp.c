@@ -90,7 +90,7 @@ static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct m
 	return r;
 }
 
-static int build_ctx(bool no_inet, scmp_filter_ctx *ret, struct moat_error *err)
+static int build_ctx(unsigned variant, scmp_filter_ctx *ret, struct moat_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r;
@@ -114,8 +114,14 @@ static int build_ctx(bool no_inet, scmp_filter_ctx *ret, struct moat_error *err)
 	}
 	for (size_t i = 0; moat_seccomp_rules[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules[i], err);
-	for (size_t i = 0; no_inet && moat_seccomp_rules_no_inet[i].syscall && r == 0; i++)
+	for (size_t i = 0; (variant & MOAT_SC_NO_INET) && moat_seccomp_rules_no_inet[i].syscall &&
+			   r == 0;
+	     i++)
 		r = add_row(ctx, &moat_seccomp_rules_no_inet[i], err);
+	for (size_t i = 0; (variant & MOAT_SC_NO_UNIX) && moat_seccomp_rules_no_unix[i].syscall &&
+			   r == 0;
+	     i++)
+		r = add_row(ctx, &moat_seccomp_rules_no_unix[i], err);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return r;
@@ -124,10 +130,10 @@ static int build_ctx(bool no_inet, scmp_filter_ctx *ret, struct moat_error *err)
 	return 0;
 }
 
-int moat_seccomp_export_pfc(bool no_inet, int fd, struct moat_error *err)
+int moat_seccomp_export_pfc(unsigned variant, int fd, struct moat_error *err)
 {
 	scmp_filter_ctx ctx;
-	int r = build_ctx(no_inet, &ctx, err);
+	int r = build_ctx(variant, &ctx, err);
 
 	if (r < 0)
 		return r;
@@ -138,7 +144,7 @@ int moat_seccomp_export_pfc(bool no_inet, int fd, struct moat_error *err)
 	return r;
 }
 
-int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_error *err)
+int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct moat_error *err)
 {
 	scmp_filter_ctx ctx;
 	int pfd[2], r;
@@ -147,7 +153,7 @@ int moat_seccomp_compile_fresh(bool no_inet, struct moat_bpf *ret, struct moat_e
 	size_t got = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	r = build_ctx(no_inet, &ctx, err);
+	r = build_ctx(variant, &ctx, err);
 	if (r < 0)
 		return r;
 	buf = malloc(BPF_MAXINSNS * sizeof(*buf));
@@ -202,25 +208,24 @@ int moat_seccomp_compile(const struct moat_plan *p, struct moat_bpf *ret, struct
 	/* the filter compiled at development time from the same rows (the
 	 * unit test proves it matches libseccomp's output): no compile cost
 	 * per call */
-	if (p->seccomp_no_inet) {
-		ret->insns = (void *)moat_bpf_x86_64_no_inet;
-		ret->len = MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet);
-	} else {
-		ret->insns = (void *)moat_bpf_x86_64;
-		ret->len = MOAT_ARRAY_SIZE(moat_bpf_x86_64);
+	{
+		unsigned v = moat_plan_seccomp_variant(p);
+
+		ret->insns = (void *)moat_bpf_x86_64[v].insns;
+		ret->len = moat_bpf_x86_64[v].len;
+		ret->owned = false;
+		return 0;
 	}
-	ret->owned = false;
-	return 0;
 #else
-	return moat_seccomp_compile_fresh(p->seccomp_no_inet, ret, err);
+	return moat_seccomp_compile_fresh(moat_plan_seccomp_variant(p), ret, err);
 #endif
 }
 
-static int print_array(FILE *out, const char *name, bool no_inet, struct moat_error *err)
+static int print_array(FILE *out, const char *name, unsigned variant, struct moat_error *err)
 {
 	struct moat_bpf b;
 	const struct sock_filter *f;
-	int r = moat_seccomp_compile_fresh(no_inet, &b, err);
+	int r = moat_seccomp_compile_fresh(variant, &b, err);
 
 	if (r < 0)
 		return r;
@@ -247,12 +252,24 @@ int moat_seccomp_write_header(FILE *out, struct moat_error *err)
 		"#include <linux/filter.h>\n\n"
 		"#define MOAT_BPF_LIBSECCOMP_VERSION \"%u.%u.%u\"\n\n",
 		v->major, v->minor, v->micro, v->major, v->minor, v->micro);
-	r = print_array(out, "moat_bpf_x86_64", false, err);
-	if (r == 0) {
+	r = 0;
+	for (unsigned k = 0; k < MOAT_SC_VARIANTS && r == 0; k++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "moat_bpf_x86_64_v%u", k);
+		r = print_array(out, name, k, err);
 		fputc('\n', out);
-		r = print_array(out, "moat_bpf_x86_64_no_inet", true, err);
 	}
-	fprintf(out, "\n#endif\n");
+	/* indexed by moat_plan_seccomp_variant */
+	fprintf(out, "static const struct {\n\tconst struct sock_filter *insns;\n"
+		     "\tunsigned short len;\n} moat_bpf_x86_64[%u] = {\n",
+		MOAT_SC_VARIANTS);
+	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++)
+		fprintf(out,
+			"\t{moat_bpf_x86_64_v%u, sizeof(moat_bpf_x86_64_v%u) / "
+			"sizeof(moat_bpf_x86_64_v%u[0])},\n",
+			k, k, k);
+	fprintf(out, "};\n\n#endif\n");
 	return r;
 }
 

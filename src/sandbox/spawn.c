@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -35,6 +37,7 @@
 
 #include "base/str.h"
 #include "core/path.h"
+#include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
 
 #ifndef CLONE_PIDFD
@@ -45,8 +48,14 @@
 #endif
 #define X_NR_pidfd_open 434
 #define X_NR_close_range 436
+#define X_NR_pidfd_send_signal 424
 #define X_CLOSE_RANGE_CLOEXEC (1U << 2)
 #define CANCEL_GRACE_MS 2000
+
+/* 256 KiB for the child's setup, which borrows our memory, and below it
+ * 256 KiB for its mount thread (only the pages touched are ever backed) */
+#define CHILD_STACK_SIZE (512 * 1024)
+#define CHILD_THREAD_STACK (256 * 1024)
 
 /* The child borrows the parent's memory (CLONE_VM | CLONE_VFORK: no page
  * table copy, the parent sleeps until exec). AddressSanitizer cannot follow
@@ -91,24 +100,19 @@ const char *moat_step_name(enum moat_step s)
 /* the child                                                           */
 /* ------------------------------------------------------------------ */
 
-struct child_args {
-	struct moat_spawn *s;
-	int report_fd;
-	sigset_t oldmask;
-	const char *search_path; /* PATH used to find argv[0] */
-};
-
-static void report_and_exit(struct child_args *a, struct moat_child_report *rep, int status)
+/* Raw write and exit: this may run beside the parent (rawsys.h). */
+static void report_and_exit(struct moat_spawn *a, struct moat_child_report *rep, int status)
 {
-	ssize_t n;
+	long n;
 
 	do
-		n = write(a->report_fd, rep, sizeof(*rep));
-	while (n < 0 && errno == EINTR);
-	_exit(status);
+		n = moat_sys3(SYS_write, a->child_report_fd, rep, sizeof(*rep));
+	while (n == -EINTR);
+	moat_sys1(SYS_exit_group, status);
+	_exit(status); /* not reached */
 }
 
-static void fail_step(struct child_args *a, int step, int err, const char *detail)
+static void fail_step(struct moat_spawn *a, int step, int err, const char *detail)
 {
 	struct moat_child_report rep;
 	size_t i = 0;
@@ -120,6 +124,38 @@ static void fail_step(struct child_args *a, int step, int err, const char *detai
 		rep.detail[i] = detail[i];
 	rep.detail[i] = '\0';
 	report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+}
+
+/* Wait until the parent says go (an early start). */
+static void wait_go(struct moat_spawn *s)
+{
+	while (__atomic_load_n(&s->go, __ATOMIC_ACQUIRE) == 0)
+		moat_sys4(SYS_futex, &s->go, FUTEX_WAIT_PRIVATE, 0, NULL);
+}
+
+/* After an early start, the child's mounts are made by a thread of its own
+ * while the child itself creates the network namespace (both are long; the
+ * mounts need the parent's go, the network namespace does not). The thread
+ * shares the child's namespaces, descriptors and memory; it uses glibc's
+ * wrappers only after go, when the parent is blocked, and exits before the
+ * child goes on. */
+static int mount_thread(void *arg)
+{
+	struct moat_spawn *s = arg;
+
+	wait_go(s);
+	if (s->plan->mntns && moat_ns_child_mounts(&s->mounts, &s->mnt_report) < 0)
+		s->mnt_failed = true;
+	moat_sys1(SYS_exit, 0); /* this thread only; its tid word is cleared */
+	return 0;
+}
+
+static void wait_thread(struct moat_spawn *s)
+{
+	int tid;
+
+	while ((tid = __atomic_load_n(&s->mnt_tid, __ATOMIC_ACQUIRE)) != 0)
+		moat_sys4(SYS_futex, &s->mnt_tid, FUTEX_WAIT, tid, NULL);
 }
 
 /* execvp without allocation: try each PATH entry, as a shell would.
@@ -167,9 +203,8 @@ static int exec_search(char *const *argv, char *const *envp, const char *path)
 
 static int child_main(void *arg)
 {
-	struct child_args *a = arg;
-	struct moat_spawn *s = a->s;
-	const struct moat_plan *p = s->plan;
+	struct moat_spawn *s = arg, *a = s;
+	const struct moat_plan *p;
 	struct moat_child_report rep;
 	int r;
 
@@ -180,12 +215,15 @@ static int child_main(void *arg)
 	 *  2. user namespace maps: every later privileged step (mounts,
 	 *     loopback, pid_max) uses the capabilities the new user namespace
 	 *     grants, and files created below must carry our ids.
-	 *  3. mounts (private /tmp, /run hidden, kept paths, masks, protected
+	 *  3. the network namespace (after an early start the child creates
+	 *     it here, while the parent still prepares: it is the costliest
+	 *     step), loopback up; then wait for the parent's go.
+	 *  4. mounts (private /tmp, /run hidden, kept paths, masks, protected
 	 *     paths), /proc last: the earlier ones still use the host's
 	 *     /proc/self/fd to reach hidden paths.
-	 *  4. pid_max (written through the new /proc, in the new PID
-	 *     namespace) and loopback in the new network namespace.
-	 *  5. cgroup, then rlimits: before the command can outrun them.
+	 *  5. pid_max (written through the new /proc, in the new PID
+	 *     namespace), the cgroup, then rlimits: before the command can
+	 *     outrun them.
 	 *  6. chdir after the mounts, or the cwd would point into the old /tmp.
 	 *  7. descriptors: everything above 2 close-on-exec (ours too).
 	 *  8. the signal mask the parent blocked around clone, restored.
@@ -196,28 +234,54 @@ static int child_main(void *arg)
 	 *     above, and after it only execve remains.
 	 * 12. exec. */
 
-	/* 1 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fail_step(a, MOAT_STEP_PARENT, errno, "PR_SET_PDEATHSIG");
+	/* 1; until go (an early start) only raw system calls: the parent is
+	 * running on the same memory (rawsys.h) */
+	r = (int)moat_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+	if (r < 0)
+		fail_step(a, MOAT_STEP_PARENT, -r, "PR_SET_PDEATHSIG");
 	if (s->parent_pidfd >= 0) {
 		struct pollfd pf = {s->parent_pidfd, POLLIN, 0};
+		struct timespec zero = {0, 0};
 
-		if (poll(&pf, 1, 0) > 0)
-			_exit(MOAT_RUN_EXIT_SETUP); /* the parent is gone: nobody to report to */
+		if (moat_sys5(SYS_ppoll, &pf, 1, &zero, NULL, 0) > 0)
+			moat_sys1(SYS_exit_group, MOAT_RUN_EXIT_SETUP); /* nobody to report to */
 	}
 	/* 2 */
-	if (p->userns && moat_ns_child_userns(s->uid, s->gid, &rep) < 0)
+	if (s->ns_user && moat_ns_child_userns(s->uid, s->gid, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	/* 3 */
-	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
+	/* 3: the network namespace, unless the clone made it; lo up. After an
+	 * early start a thread makes the mounts (4) meanwhile, from go on */
+	if (s->ns_net && a->early) {
+		/* (a failed clone would set errno, which is the parent's: the
+		 * child reports and exits at once, the parent gives up) */
+		r = clone(mount_thread, (char *)s->child_stack + CHILD_THREAD_STACK,
+			  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			      CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
+			  s, &s->mnt_tid, NULL, &s->mnt_tid);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_MOUNT, EAGAIN, "the mount thread");
+		if (moat_ns_child_netns(&rep) < 0)
+			report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	}
+	if (s->ns_net && moat_ns_child_loopback(&rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	if (a->early && s->ns_net)
+		wait_thread(s); /* it waited for go; now the parent waits, as with vfork */
+	else if (a->early)
+		wait_go(s);
+	/* the plan: set before the clone, or (early) before go */
+	p = s->plan;
 	/* 4 */
+	if (a->early && s->ns_net) {
+		if (s->mnt_failed)
+			report_and_exit(a, &s->mnt_report, MOAT_RUN_EXIT_SETUP);
+	} else if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0) {
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	}
+	/* 5 */
 	if (p->pids_mech == MOAT_LIMIT_PIDNS && moat_ns_child_pid_max(p->pids, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	if (p->netns && moat_ns_child_loopback(&rep) < 0)
-		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	/* 5 */
-	if (s->cg.procs_fd >= 0 && write(s->cg.procs_fd, "0", 1) != 1)
+	if (s->cg.procs_fd >= 0 && !a->early && write(s->cg.procs_fd, "0", 1) != 1)
 		fail_step(a, MOAT_STEP_CGROUP, errno, s->cg.path);
 	{
 		int which = -1;
@@ -239,7 +303,7 @@ static int child_main(void *arg)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
 	/* 8 */
-	if (sigprocmask(SIG_SETMASK, &a->oldmask, NULL) < 0)
+	if (sigprocmask(SIG_SETMASK, &a->child_mask, NULL) < 0)
 		fail_step(a, MOAT_STEP_SIGNALS, errno, NULL);
 	/* 9 */
 	if (p->drop_caps && (p->userns || s->kf->is_root)) {
@@ -292,20 +356,164 @@ static int child_main(void *arg)
 /* the parent                                                          */
 /* ------------------------------------------------------------------ */
 
-int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
-		       const struct moat_kfeatures *kf, char *const *parent_env,
-		       struct moat_error *err)
-{
-	int r;
 
+void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf)
+{
 	memset(s, 0, sizeof(*s));
-	s->plan = p;
 	s->kf = kf;
 	s->ll_fd = -1;
 	s->cg.dir_fd = s->cg.procs_fd = -1;
 	s->parent_pidfd = -1;
+	s->pidfd = -1;
+	s->report_fd = -1;
+	s->child_report_fd = -1;
 	s->uid = getuid();
 	s->gid = getgid();
+}
+
+static double now_ms(void);
+
+/* Clone the child: early (it runs beside us until go) or at once (it
+ * borrows our memory and we sleep until it has exec'd, as with vfork). */
+static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moat_error *err)
+{
+	sigset_t all;
+	int rp[2], flags;
+
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
+		return MOAT_RUN_EXIT_SETUP;
+	}
+	s->report_fd = rp[0];
+	s->child_report_fd = rp[1]; /* the child's copy; never changed while it runs */
+	if (SPAWN_SHARE_VM && !s->child_stack) {
+		s->child_stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (s->child_stack == MAP_FAILED) {
+			s->child_stack = NULL;
+			close(rp[0]);
+			close(rp[1]);
+			s->report_fd = -1;
+			moat_error_set(err, "cannot map a stack for the child: %s",
+				       strerror(errno));
+			return MOAT_RUN_EXIT_SETUP;
+		}
+	}
+	if (s->parent_pidfd < 0)
+		s->parent_pidfd = (int)syscall(X_NR_pidfd_open, getpid(), 0);
+	s->ns_pid = nsflags & CLONE_NEWPID;
+	if (!s->ns_pid)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	flags = CLONE_PIDFD | SIGCHLD | nsflags;
+	if (SPAWN_SHARE_VM)
+		flags |= CLONE_VM | (early ? 0 : CLONE_VFORK);
+	s->ns_user = nsflags & CLONE_NEWUSER;
+	s->ns_net = s->ns_net || (nsflags & CLONE_NEWNET);
+	s->early = early;
+
+	/* no signal handler may run in the child while it borrows our memory:
+	 * it starts with every signal blocked and restores our mask before
+	 * exec */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &s->child_mask);
+	s->start_ms = now_ms();
+	if (SPAWN_SHARE_VM) {
+		s->pid = clone(child_main, (char *)s->child_stack + CHILD_STACK_SIZE, flags, s,
+			       &s->pidfd);
+	} else {
+		/* fork-style: the child continues on a copy of this stack */
+		s->pid = (pid_t)syscall(SYS_clone, (unsigned long)flags, NULL, &s->pidfd, NULL,
+					NULL);
+		if (s->pid == 0)
+			child_main(s); /* never returns */
+	}
+	if (s->pid < 0) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &s->child_mask, NULL);
+		close(rp[0]);
+		close(rp[1]);
+		s->report_fd = -1;
+		s->pid = 0;
+		if (!s->ns_pid)
+			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+		if (s->ns_user &&
+		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES)) {
+			moat_error_set(err, "cannot create a user namespace: %s", strerror(e));
+			return -EPERM; /* the caller re-plans without namespaces */
+		}
+		moat_error_set(err, "cannot start the command: clone: %s", strerror(e));
+		return MOAT_RUN_EXIT_SETUP;
+	}
+	s->started = true;
+	close(rp[1]);
+	if (early)
+		sigprocmask(SIG_SETMASK, &s->child_mask, NULL);
+	return 0;
+}
+
+/* The Landlock ruleset of a plan with the network denied (what plan.c
+ * decides for it, from the ABI alone): the early child needs it in its
+ * descriptor table before the plan exists. moat_spawn_prepare checks that
+ * the plan agrees. */
+static void early_ruleset(const struct moat_kfeatures *kf, struct moat_plan *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->landlock = kf->landlock_abi > 0;
+	moat_landlock_masks(kf->landlock_abi, &ret->ll);
+	ret->ll_net_handled = ret->ll.net;
+	ret->ll_scoped = ret->ll.scoped;
+}
+
+int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
+{
+	struct moat_plan rs;
+	int r;
+
+	/* worth it only where the child has the costly network namespace to
+	 * create, and possible only where it can share our memory without
+	 * touching our errno (rawsys.h); sanitizer builds clone fork-style */
+	if (!SPAWN_SHARE_VM || !MOAT_RAW_SYSCALLS || !s->kf->userns || s->started)
+		return 0;
+	/* the descriptors the child uses are opened before it exists (it gets
+	 * a copy of our descriptor table): the Landlock ruleset, filled in
+	 * later through our copy */
+	early_ruleset(s->kf, &rs);
+	r = moat_landlock_create(&rs, &s->ll_fd, err);
+	if (r < 0)
+		return r;
+	s->ns_net = true; /* created by the child (step 3) */
+	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC,
+			   err);
+}
+
+/* Does the plan ask for exactly what the early child was started with? */
+static bool agrees(const struct moat_spawn *s, const struct moat_plan *p)
+{
+	struct moat_plan rs;
+
+	early_ruleset(s->kf, &rs);
+	return p->userns && p->mntns && p->pidns && p->ipcns && p->netns &&
+	       p->landlock == rs.landlock && p->ll.fs == rs.ll.fs &&
+	       p->ll_net_handled == rs.ll_net_handled && p->ll_scoped == rs.ll_scoped;
+}
+
+int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,
+		       struct moat_error *err)
+{
+	const struct moat_kfeatures *kf = s->kf;
+	int r;
+
+	/* SECURITY: an early child has its namespaces and its ruleset's
+	 * handled rights already: a plan that wants anything else is refused,
+	 * never run in a sandbox it did not ask for */
+	if (s->started && !agrees(s, p)) {
+		moat_error_set(err, "internal error: the plan disagrees with the sandbox started "
+				    "for it");
+		return -EINVAL;
+	}
+	s->plan = p;
 
 	if (p->scratch_tmp) {
 		/* a tmpfs when there is one we own (creating a directory there is
@@ -339,17 +547,26 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p,
 		r = moat_rlimits_prepare(p, kf, &s->rl, err);
 	if (r == 0)
 		r = moat_cgroup_create(p, kf, &s->cg, err);
+	/* an early child has no copy of the leaf's descriptor: it is moved in
+	 * by its pid, before it can run anything */
+	if (r == 0 && s->started && s->cg.procs_fd >= 0) {
+		char pid[24];
+		int n = snprintf(pid, sizeof(pid), "%d", (int)s->pid);
+
+		if (write(s->cg.procs_fd, pid, (size_t)n) != n) {
+			r = -errno;
+			moat_error_set(err, "cannot move the sandbox into its cgroup: %s",
+				       strerror(-r));
+		}
+	}
 	if (r == 0) {
 		r = moat_env_build(p, parent_env, s->scratch[0] ? s->scratch : NULL, &s->envp,
 				   &s->env_dropped);
 		if (r < 0)
 			moat_error_set(err, "cannot build the environment: %s", strerror(-r));
 	}
-	if (r < 0) {
-		moat_spawn_release(s);
-		return r;
-	}
-	return 0;
+	/* on failure the caller's moat_spawn_release cleans up */
+	return r < 0 ? r : 0;
 }
 
 /* Remove a directory tree without following symlinks (the sandbox may
@@ -384,6 +601,29 @@ void moat_rmtree(const char *path)
 
 void moat_spawn_release(struct moat_spawn *s)
 {
+	/* a child started early that never ran: it waits for go, or failed */
+	if (s->started && !s->reaped) {
+		siginfo_t si;
+
+		if (s->pidfd >= 0)
+			syscall(X_NR_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(s->pid, SIGKILL);
+		while (waitid(P_PID, (id_t)s->pid, &si, WEXITED) < 0 && errno == EINTR)
+			;
+		s->reaped = true;
+		if (!s->ns_pid)
+			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	}
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
+	if (s->report_fd >= 0)
+		close(s->report_fd);
+	s->report_fd = -1;
+	if (s->child_stack)
+		munmap(s->child_stack, CHILD_STACK_SIZE);
+	s->child_stack = NULL;
 	if (s->ll_fd >= 0)
 		close(s->ll_fd);
 	s->ll_fd = -1;
@@ -506,21 +746,16 @@ static int setup_error(struct moat_spawn *s, struct moat_error *err)
 	return MOAT_RUN_EXIT_SETUP;
 }
 
-/* 256 KiB for the child's setup, which borrows our memory */
-static char child_stack[256 * 1024] __attribute__((aligned(64)));
-
 int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 {
 	const struct moat_plan *p = s->plan;
-	struct child_args a;
-	sigset_t all, cancel;
-	int rp[2], pidfd = -1, sfd = -1, flags, status = 0, ret;
-	double start, deadline = 0, grace = 0;
+	sigset_t cancel;
+	int sfd = -1, status = 0, ret, r;
+	double deadline = 0, grace = 0;
 	bool main_alive = true;
 	ssize_t n;
 	const char *search = NULL;
 
-	memset(&a, 0, sizeof(a));
 	memset(&s->report, 0, sizeof(s->report));
 	for (size_t i = 0; s->envp[i]; i++)
 		if (!strncmp(s->envp[i], "PATH=", 5))
@@ -529,65 +764,30 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		search = getenv("PATH");
 	if (!search || !*search)
 		search = "/usr/local/bin:/usr/bin:/bin";
-	a.search_path = search;
-	a.s = s;
+	s->search_path = search;
 
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
-		return MOAT_RUN_EXIT_SETUP;
-	}
-	a.report_fd = rp[1];
-	s->parent_pidfd = (int)syscall(X_NR_pidfd_open, getpid(), 0);
-	if (!p->pidns)
-		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (!s->started) {
+		int nsflags = (p->userns ? CLONE_NEWUSER : 0) | (p->mntns ? CLONE_NEWNS : 0) |
+			      (p->pidns ? CLONE_NEWPID : 0) | (p->ipcns ? CLONE_NEWIPC : 0) |
+			      (p->netns ? CLONE_NEWNET : 0);
 
-	flags = CLONE_PIDFD | SIGCHLD;
-	if (SPAWN_SHARE_VM)
-		flags |= CLONE_VM | CLONE_VFORK;
-	if (p->userns)
-		flags |= CLONE_NEWUSER;
-	if (p->mntns)
-		flags |= CLONE_NEWNS;
-	if (p->pidns)
-		flags |= CLONE_NEWPID;
-	if (p->ipcns)
-		flags |= CLONE_NEWIPC;
-	if (p->netns)
-		flags |= CLONE_NEWNET;
-
-	/* no signal handler may run in the child while it borrows our memory */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &a.oldmask);
-	start = now_ms();
-	if (SPAWN_SHARE_VM) {
-		s->pid = clone(child_main, child_stack + sizeof(child_stack), flags, &a, &pidfd);
+		r = spawn_clone(s, false, nsflags, err);
+		if (r)
+			return r;
 	} else {
-		/* fork-style: the child continues on a copy of this stack */
-		s->pid = (pid_t)syscall(SYS_clone, (unsigned long)flags, NULL, &pidfd, NULL, NULL);
-		if (s->pid == 0)
-			child_main(&a); /* never returns */
+		/* everything is prepared: the child goes on (and from now on we
+		 * only wait, as with vfork) */
+		s->start_ms = now_ms();
+		__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &s->go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
-	if (s->pid < 0) {
-		int e = errno;
-
-		sigprocmask(SIG_SETMASK, &a.oldmask, NULL);
-		close(rp[0]);
-		close(rp[1]);
-		if (p->userns &&
-		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES)) {
-			moat_error_set(err, "cannot create a user namespace: %s", strerror(e));
-			return -EPERM; /* the caller re-plans without namespaces */
-		}
-		moat_error_set(err, "cannot start the command: clone: %s", strerror(e));
-		return MOAT_RUN_EXIT_SETUP;
-	}
-	/* with CLONE_VFORK the child has exec'd or exited by now; otherwise the
-	 * read below waits for that (the pipe closes on exec) */
-	close(rp[1]);
+	/* the child has exec'd or exited when the pipe closes (its copy of the
+	 * write end is close-on-exec) */
 	do
-		n = read(rp[0], &s->report, sizeof(s->report));
+		n = read(s->report_fd, &s->report, sizeof(s->report));
 	while (n < 0 && errno == EINTR);
-	close(rp[0]);
+	close(s->report_fd);
+	s->report_fd = -1;
 
 	/* cancellation signals arrive through a signalfd; the rest as before */
 	sigemptyset(&cancel);
@@ -596,7 +796,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	sigaddset(&cancel, SIGHUP);
 	sigaddset(&cancel, SIGQUIT);
 	{
-		sigset_t m = a.oldmask;
+		sigset_t m = s->child_mask;
 
 		sigaddset(&m, SIGINT);
 		sigaddset(&m, SIGTERM);
@@ -610,15 +810,16 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
 			;
 		main_alive = false;
+		s->reaped = true;
 		kill_tree(s, false);
 		ret = setup_error(s, err);
 		goto out;
 	}
 
 	if (p->timeout_s > 0)
-		deadline = start + (double)p->timeout_s * 1000.0;
+		deadline = s->start_ms + (double)p->timeout_s * 1000.0;
 	for (;;) {
-		struct pollfd pf[2] = {{pidfd, POLLIN, 0}, {sfd, POLLIN, 0}};
+		struct pollfd pf[2] = {{s->pidfd, POLLIN, 0}, {sfd, POLLIN, 0}};
 		double t = now_ms(), until = 0;
 		int timeout = -1, pr;
 
@@ -643,13 +844,14 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 			siginfo_t si;
 
 			memset(&si, 0, sizeof(si));
-			if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) == 0) {
+			if (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) == 0) {
 				if (si.si_code == CLD_EXITED)
 					status = W_EXITCODE(si.si_status, 0);
 				else
 					status = si.si_status & 0x7f; /* WIFSIGNALED form */
 			}
 			main_alive = false;
+			s->reaped = true;
 			break;
 		}
 		if (pr > 0 && sfd >= 0 && (pf[1].revents & POLLIN)) {
@@ -671,7 +873,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 			}
 		}
 	}
-	s->elapsed_ms = now_ms() - start;
+	s->elapsed_ms = now_ms() - s->start_ms;
 	/* leftovers: background jobs the command did not wait for */
 	kill_tree(s, main_alive);
 	s->wait_status = status;
@@ -707,9 +909,7 @@ out:
 	}
 	if (sfd >= 0)
 		close(sfd);
-	if (pidfd >= 0)
-		close(pidfd);
-	sigprocmask(SIG_SETMASK, &a.oldmask, NULL);
+	sigprocmask(SIG_SETMASK, &s->child_mask, NULL);
 	if (!p->pidns)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 	return ret;

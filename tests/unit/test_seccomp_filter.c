@@ -192,8 +192,10 @@ static void expect(const char *what, uint32_t got, uint32_t want)
 	CHECKF(got == want, "%s: got 0x%08x want 0x%08x", what, got, want);
 }
 
-static void semantics(bool no_inet)
+static void semantics(unsigned variant)
 {
+	bool no_inet = variant & MOAT_SC_NO_INET, no_unix = variant & MOAT_SC_NO_UNIX;
+
 	const struct moat_sc_rule *r;
 
 	/* every ALWAYS row fails with its errno */
@@ -251,7 +253,17 @@ static void semantics(bool no_inet)
 	} else {
 		expect("socket(AF_INET) allowed", call(X64, NR("socket"), 2, 1, 0, 0, 0), ALLOW);
 	}
-	expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
+	if (no_unix) {
+		/* network denied: no unix socket reaches a host socket; the
+		 * domain is compared on the low 32 bits, as the kernel reads it */
+		expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ERR(EPERM));
+		expect("socket(AF_UNIX|1<<32)", call(X64, NR("socket"), 0x100000001ULL, 1, 0, 0, 0),
+		       ERR(EPERM));
+		expect("socketpair(AF_UNIX)", call(X64, NR("socketpair"), 1, 1, 0, 0, 0), ALLOW);
+	} else {
+		expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
+	}
+	expect("socket(AF_NETLINK)", call(X64, NR("socket"), 16, 3, 0, 0, 0), ALLOW);
 }
 
 /* Same verdict for every syscall number and a set of argument vectors. */
@@ -308,7 +320,7 @@ static char *slurp_fd(int fd)
 	return buf;
 }
 
-static char *pfc_text(bool no_inet)
+static char *pfc_text(unsigned variant)
 {
 	FILE *t = tmpfile();
 	struct moat_error err;
@@ -317,7 +329,7 @@ static char *pfc_text(bool no_inet)
 	if (!t)
 		return NULL;
 	moat_error_clear(&err);
-	if (moat_seccomp_export_pfc(no_inet, fileno(t), &err) < 0) {
+	if (moat_seccomp_export_pfc(variant, fileno(t), &err) < 0) {
 		fclose(t);
 		return NULL;
 	}
@@ -342,7 +354,7 @@ static char *read_file(const char *path)
 int main(int argc, char **argv)
 {
 	struct moat_error err;
-	struct moat_bpf fresh, fresh_ni;
+	struct moat_bpf fresh[MOAT_SC_VARIANTS];
 	const struct scmp_version *v = seccomp_version();
 	char ver[32], *pfc, *golden;
 
@@ -350,7 +362,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--regen"))
 		return moat_seccomp_write_header(stdout, &err) < 0;
 	if (argc > 1 && !strcmp(argv[1], "--regen-pfc")) {
-		pfc = pfc_text(false);
+		pfc = pfc_text(0);
 		if (!pfc)
 			return 1;
 		fputs(pfc, stdout);
@@ -359,55 +371,58 @@ int main(int argc, char **argv)
 	}
 	snprintf(ver, sizeof(ver), "%u.%u.%u", v->major, v->minor, v->micro);
 
-	/* a fresh compile, and its semantics */
-	CHECK(moat_seccomp_compile_fresh(false, &fresh, &err) == 0);
-	CHECK(moat_seccomp_compile_fresh(true, &fresh_ni, &err) == 0);
-	CHECK(fresh.len > 20 && fresh.len < BPF_MAXINSNS);
-	g_f = fresh.insns;
-	g_len = fresh.len;
-	semantics(false);
-	g_f = fresh_ni.insns;
-	g_len = fresh_ni.len;
-	semantics(true);
+	/* a fresh compile of every variant, and its semantics */
+	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++) {
+		CHECKF(moat_seccomp_compile_fresh(k, &fresh[k], &err) == 0, "variant %u compiles",
+		       k);
+		CHECK(fresh[k].len > 20 && fresh[k].len < BPF_MAXINSNS);
+		g_f = fresh[k].insns;
+		g_len = fresh[k].len;
+		semantics(k);
+	}
 
 #if defined(__x86_64__)
 	/* the precompiled filters */
-	g_f = moat_bpf_x86_64;
-	g_len = MOAT_ARRAY_SIZE(moat_bpf_x86_64);
-	semantics(false);
-	g_f = moat_bpf_x86_64_no_inet;
-	g_len = MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet);
-	semantics(true);
-	CHECKF(
-	    equivalent(moat_bpf_x86_64, MOAT_ARRAY_SIZE(moat_bpf_x86_64), fresh.insns, fresh.len),
-	    "precompiled filter behaves as libseccomp %s compiles the rows now (else run "
-	    "--regen)",
-	    ver);
-	CHECKF(equivalent(moat_bpf_x86_64_no_inet, MOAT_ARRAY_SIZE(moat_bpf_x86_64_no_inet),
-			  fresh_ni.insns, fresh_ni.len),
-	       "precompiled no-inet filter behaves as a fresh compile");
-	if (!strcmp(ver, MOAT_BPF_LIBSECCOMP_VERSION))
-		CHECKF(fresh.len == MOAT_ARRAY_SIZE(moat_bpf_x86_64) &&
-			   !memcmp(fresh.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)),
-		       "precompiled filter is byte-identical with libseccomp %s", ver);
+	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++) {
+		g_f = moat_bpf_x86_64[k].insns;
+		g_len = moat_bpf_x86_64[k].len;
+		semantics(k);
+		CHECKF(equivalent(moat_bpf_x86_64[k].insns, moat_bpf_x86_64[k].len, fresh[k].insns,
+				  fresh[k].len),
+		       "precompiled filter %u behaves as libseccomp %s compiles the rows now (else "
+		       "run --regen)",
+		       k, ver);
+		if (!strcmp(ver, MOAT_BPF_LIBSECCOMP_VERSION))
+			CHECKF(fresh[k].len == moat_bpf_x86_64[k].len &&
+				   !memcmp(fresh[k].insns, moat_bpf_x86_64[k].insns,
+					   fresh[k].len * sizeof(struct sock_filter)),
+			       "precompiled filter %u is byte-identical with libseccomp %s", k, ver);
+	}
 	{
-		/* the plan for x86_64 uses the precompiled program */
+		/* the plan for x86_64 uses the precompiled program of its variant */
 		struct moat_plan p;
 		struct moat_bpf b;
 
 		memset(&p, 0, sizeof(p));
 		p.seccomp = true;
-		CHECK(moat_seccomp_compile(&p, &b, &err) == 0);
-		CHECK(!b.owned && b.len == MOAT_ARRAY_SIZE(moat_bpf_x86_64) &&
-		      !memcmp(b.insns, moat_bpf_x86_64, sizeof(moat_bpf_x86_64)));
-		moat_bpf_release(&b);
+		for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++) {
+			p.seccomp_no_inet = k & MOAT_SC_NO_INET;
+			p.seccomp_no_unix = k & MOAT_SC_NO_UNIX;
+			CHECK(moat_plan_seccomp_variant(&p) == k);
+			CHECK(moat_seccomp_compile(&p, &b, &err) == 0);
+			/* (the header's arrays are static: compare the contents) */
+			CHECK(!b.owned && b.len == moat_bpf_x86_64[k].len &&
+			      !memcmp(b.insns, moat_bpf_x86_64[k].insns,
+				      b.len * sizeof(struct sock_filter)));
+			moat_bpf_release(&b);
+		}
 		p.seccomp = false;
 		CHECK(moat_seccomp_compile(&p, &b, &err) == 0 && b.insns == NULL);
 	}
 #endif
 
 	/* golden pseudo filter code */
-	pfc = pfc_text(false);
+	pfc = pfc_text(0);
 	golden = read_file("unit/seccomp_golden.pfc");
 	CHECK(pfc != NULL);
 	CHECKF(golden != NULL, "tests/unit/seccomp_golden.pfc is readable");
@@ -482,7 +497,7 @@ int main(int argc, char **argv)
 	}
 	free(pfc);
 	free(golden);
-	moat_bpf_release(&fresh);
-	moat_bpf_release(&fresh_ni);
+	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++)
+		moat_bpf_release(&fresh[k]);
 	return tap_done();
 }
