@@ -409,9 +409,10 @@ static int load_config(const char *path, struct cli_policy *cp, struct moat_strv
 	for (size_t k = 0; k < 2; k++) {
 		for (size_t i = 0; layers[k] && i < layers[k]->denied_paths.n; i++)
 			if (moat_strv_add(denied, layers[k]->denied_paths.v[i]) < 0)
-				return run_fail("too many denied paths in the configuration (at most "
-						"%d)",
-						MOAT_PLAN_MAX_PATHS);
+				return run_fail(
+				    "too many denied paths in the configuration (at most "
+				    "%d)",
+				    MOAT_PLAN_MAX_PATHS);
 	}
 	return 0;
 }

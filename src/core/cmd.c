@@ -1,7 +1,8 @@
 /* Shell command analysis (see cmd.h): from a parsed command string to the
  * list of programs it would run, each seen through its wrappers, and the
- * configuration-independent findings (the unrecoverable-operation floor and
- * writes into shell startup or credential files).
+ * configuration-independent findings (the unrecoverable-operation floor,
+ * writes into startup, persistence or credential files, destructive targets
+ * unknown before running, downloads that are run).
  *
  * Every simple command becomes a view; wrappers (sudo, env, nice, xargs,
  * find -exec ...) add a view of the command they run; text that a shell
@@ -10,9 +11,17 @@
  * be known before running (a program word that is an expansion, a script
  * read from a pipe) is flagged so the policy never allows it blindly.
  *
+ * While walking, it keeps what the shell would know at each point (struct
+ * state: variables assigned earlier, the working directory after cd), joined
+ * over the paths control flow may take, so that words whose values are
+ * known before running ("a=/; rm -rf $a", "$(echo /)", "${X:-/}", sh -c's
+ * positional parameters, xargs fed by echo) get a view with those values.
+ * A value that may differ from what is tracked is "unknown": checks ask.
+ *
  * It must never run, expand or look anything up: no I/O, no environment.
  * It must stay linear: each re-parse is of a piece of the input, bounded in
- * depth; brace expansion has a global budget; wrapper chains are bounded. */
+ * depth; brace expansion, value evaluation, state copies and loop scans have
+ * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
 
 #include <errno.h>
@@ -33,13 +42,14 @@
 #define CMD_BRACE_BUDGET (4u << 20)    /* bytes of brace expansion work per analysis */
 #define CMD_PATH_MAX 4096	       /* longest path examined by the checks */
 #define CMD_INLINE_ARENA 8192	       /* first arena region, inside the result allocation */
-#define CMD_MAX_CAND 8		       /* values one word, variable or directory may take */
-#define CMD_MAX_VARS 128	       /* shell variables tracked per analysis */
-#define CMD_MAX_POS 32		       /* positional parameters bound by sh -c */
-#define CMD_MAX_RESOLVED 16	       /* combinations of values checked per command */
+#define CMD_MAX_CAND MOAT_CMD_MAX_VALUES
+#define CMD_MAX_VARS MOAT_CMD_MAX_VARS
+#define CMD_MAX_POS MOAT_CMD_MAX_POS
+#define CMD_MAX_RESOLVED MOAT_CMD_MAX_RESOLVED
+#define CMD_EVAL_DEPTH MOAT_CMD_EVAL_DEPTH
+#define CMD_EVAL_BUDGET MOAT_CMD_EVAL_BUDGET
+#define CMD_STATE_BUDGET MOAT_CMD_STATE_BUDGET
 #define CMD_MAX_FIELDS 1024	       /* words one word may become once values are known */
-#define CMD_EVAL_DEPTH 4	       /* nested $(echo $(echo ..)) and ${X:-${Y}} evaluated */
-#define CMD_EVAL_BUDGET (1u << 20)     /* bytes of substituted values per analysis */
 #define CMD_PRESCAN_BUDGET 65536u      /* syntax nodes scanned ahead of loops per analysis */
 #define CMD_MAX_DOWNLOADS 64	       /* files downloaded in one command, remembered */
 #define CMD_MAX_FUNCS 64	       /* functions defined in one command, remembered */
@@ -82,7 +92,8 @@ struct state {
 struct pos {
 	struct vset v[CMD_MAX_POS]; /* $0, $1, ... */
 	uint16_t n;
-	bool unknown; /* set or shift ran, or more than CMD_MAX_POS */
+	bool more;    /* more than CMD_MAX_POS: those past n are unknown */
+	bool unknown; /* set or shift ran: all are unknown */
 };
 
 struct download {
@@ -136,9 +147,11 @@ struct an {
 	struct state st;  /* the shell's state at the command being walked */
 	uint32_t gen;
 	size_t eval_budget;
+	size_t state_budget; /* bytes of variable tables copied; then nothing is tracked */
 	unsigned prescan_budget;
 	const struct vset *cwd0; /* the working directory the command starts in */
 	bool ifs;	  /* IFS is assigned somewhere: splitting is unknown */
+	bool untracked;	  /* a name reference exists: no variable can be known any more */
 	const char **funcs; /* CMD_MAX_FUNCS, allocated at the first */
 	size_t nfuncs;
 	struct download *dl; /* CMD_MAX_DOWNLOADS, allocated at the first */
@@ -926,6 +939,18 @@ static void st_restore(struct an *an, const struct state *s)
 	an->st.owned = false;
 }
 
+/* SECURITY: copies of the variable table are bounded per analysis; past the
+ * bound every variable is forgotten, which makes them all unknown. */
+static bool st_budget(struct an *an, size_t bytes)
+{
+	if (bytes <= an->state_budget) {
+		an->state_budget -= bytes;
+		return true;
+	}
+	an->state_budget = 0;
+	return false;
+}
+
 static int st_own(struct an *an)
 {
 	struct state *st = &an->st;
@@ -936,6 +961,10 @@ static int st_own(struct an *an)
 		return 0;
 	if (cap > CMD_MAX_VARS)
 		cap = CMD_MAX_VARS;
+	if (!st_budget(an, cap * sizeof(*nv))) {
+		st->nvars = 0;
+		cap = 8;
+	}
 	nv = moat_arena_alloc(an->ar, cap * sizeof(*nv));
 	if (!nv)
 		return an_oom(an);
@@ -965,6 +994,8 @@ static int var_set(struct an *an, const char *name, size_t n, const struct vset 
 
 	if (n == 3 && memcmp(name, "IFS", 3) == 0)
 		an->ifs = true;
+	if (an->untracked)
+		return 0;
 	if ((r = st_own(an)))
 		return r;
 	x = var_find(&an->st, name, n);
@@ -1038,6 +1069,15 @@ static int havoc_var(struct an *an, const char *name, size_t n)
 	return var_set(an, name, n, &u, true, false);
 }
 
+/* NAME now holds a value that cannot be known (read, printf -v, let) */
+static int forget_var(struct an *an, const char *name, size_t n)
+{
+	struct vset u;
+
+	vs_unknown(&u);
+	return var_set(an, name, n, &u, false, false);
+}
+
 /* dst = either dst or src (the shell is in one of the two states). */
 static int st_join(struct an *an, struct state *dst, const struct state *src)
 {
@@ -1049,6 +1089,8 @@ static int st_join(struct an *an, struct state *dst, const struct state *src)
 	cap = (size_t)dst->nvars + src->nvars;
 	if (cap > CMD_MAX_VARS)
 		cap = CMD_MAX_VARS;
+	if (!st_budget(an, cap * sizeof(*nv)))
+		cap = 0; /* forget them all: unknown */
 	nv = cap ? moat_arena_alloc(an->ar, cap * sizeof(*nv)) : NULL;
 	if (cap && !nv)
 		return an_oom(an);
@@ -1368,7 +1410,8 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 	if (n == 1 && name[0] == '#') {
 		char *s;
 
-		if (!cx->pos || cx->pos->unknown || !(s = moat_arena_alloc(an->ar, 8))) {
+		if (!cx->pos || cx->pos->unknown || cx->pos->more ||
+		    !(s = moat_arena_alloc(an->ar, 8))) {
 			vs_one(ret, "0"); /* a count: digits whatever it is */
 			return;
 		}
@@ -1390,7 +1433,7 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 			}
 			i = i * 10 + (size_t)(name[k] - '0');
 		}
-		if (!cx->pos || (i >= cx->pos->n && cx->pos->unknown)) {
+		if (!cx->pos || cx->pos->unknown || (i >= cx->pos->n && cx->pos->more)) {
 			vs_unknown(ret);
 			return;
 		}
@@ -1401,9 +1444,13 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 		*ret = cx->pos->v[i];
 		return;
 	}
-	x = var_find(&an->st, name, n);
+	x = an->untracked ? NULL : var_find(&an->st, name, n);
 	if (x) {
 		*ret = x->v;
+		return;
+	}
+	if (an->untracked) {
+		vs_unknown(ret);
 		return;
 	}
 	if (n == 4 && memcmp(name, "HOME", 4) == 0) {
@@ -1545,10 +1592,10 @@ static const char *echo_output(struct an *an, const struct fields *f)
 		esc |= strchr(a, 'e') != NULL;
 	}
 	for (size_t k = i; k < f->n; k++) {
-		if (f->w[k]->flags & MOAT_SHW_EXPAND)
+		if ((f->w[k]->flags & MOAT_SHW_EXPAND) || (esc && strchr(f->w[k]->text, '\\'))) {
+			moat_buf_release(&b);
 			return NULL;
-		if (esc && strchr(f->w[k]->text, '\\'))
-			return NULL;
+		}
 		if (k > i)
 			moat_buf_putc(&b, ' ');
 		moat_buf_append(&b, f->w[k]->text, f->w[k]->len);
@@ -1721,9 +1768,16 @@ static int apply_values(struct an *an, struct alts *out, const struct vset *v, c
 			size_t rawlen, bool split, bool changes)
 {
 	struct fields next[CMD_MAX_CAND];
-	size_t nn = 0, nv = v->n + ((v->flags & VS_UNKNOWN) ? 1 : 0);
+	struct vset u;
+	size_t nn = 0, nv;
 	int r;
 
+	if (split && an->ifs && v->n) {
+		/* SECURITY: IFS was changed: where an unquoted value splits is unknown */
+		vs_unknown(&u);
+		v = &u;
+	}
+	nv = v->n + ((v->flags & VS_UNKNOWN) ? 1 : 0);
 	if (nv == 0) {
 		/* no value at all: unknown */
 		for (size_t x = 0; x < out->n; x++)
@@ -1744,7 +1798,7 @@ static int apply_values(struct an *an, struct alts *out, const struct vset *v, c
 				return r;
 			}
 			if (y < v->n) {
-				r = f_value(an, &next[nn], v->s[y], split && !an->ifs);
+				r = f_value(an, &next[nn], v->s[y], split);
 				out->changed |= changes;
 			} else {
 				r = f_unknown(an, &next[nn], raw, rawlen, (v->flags & VS_ELSEWHERE) != 0);
@@ -1767,7 +1821,7 @@ static int apply_at(struct an *an, struct alts *out, const struct wctx *cx, cons
 	const struct pos *p = cx->pos;
 	int r;
 
-	if (!p || p->unknown) {
+	if (!p || p->unknown || p->more) {
 		for (size_t x = 0; x < out->n; x++)
 			if ((r = f_unknown(an, &out->a[x], raw, rawlen, false)))
 				return r;
@@ -2087,12 +2141,22 @@ static int check_rm(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	char hit[CMD_PATH_MAX];
-	bool rec = false, done = false;
-	size_t argc = view->argc;
+	bool rec = false, done = false, maybe = false;
+	size_t argc = view->argc, unknowns = 0;
 
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = view->argv[i];
 
+		/* an unknown word may be "-rf" ("rm $FLAGS /"), or several words */
+		if (!done && (vw[i]->flags & MOAT_SHW_EXPAND) &&
+		    !(vw[i]->flags & CMD_W_ELSEWHERE) && !(view->flags & MOAT_VIEW_VALUES)) {
+			bool one = vw[i]->spans != NULL;
+
+			for (const struct moat_sh_span *sp = vw[i]->spans; sp; sp = sp->next)
+				one &= sp->dq;
+			maybe = true;
+			unknowns += one ? 1 : 2;
+		}
 		if (done || !is_opt(a))
 			continue;
 		if (strcmp(a, "--") == 0)
@@ -2102,7 +2166,7 @@ static int check_rm(struct an *an, size_t v)
 		else if (strpbrk(a + 1, "rR"))
 			rec = true;
 	}
-	if (!rec)
+	if (!rec && !maybe)
 		return 0;
 	done = false;
 	for (size_t i = 1; i < argc; i++) {
@@ -2117,6 +2181,17 @@ static int check_rm(struct an *an, size_t v)
 		if (!done && is_opt(a))
 			continue;
 		cls = classify_word(an, &an->a->views[v], vw[i], a, hit, sizeof(hit), &unknown);
+		if (!rec) {
+			/* SECURITY: the options are unknown ("rm $F /", "rm $X" with X="-rf /"):
+			 * a floor target, or unknown words that may be options and targets, ask */
+			if ((cls != PC_NONE || unknowns > 1) &&
+			    (r = add_finding(an, v, MOAT_FINDING_ASK, "dynamic-target:rm",
+					     "rm may remove recursively (some of its words cannot be "
+					     "known before running) and names '%s'",
+					     a)))
+				return r;
+			continue;
+		}
 		if (cls == PC_ROOT)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-root",
 					"recursive removal of the root directory (%s)", a);
@@ -3633,7 +3708,7 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 	char buf[CMD_PATH_MAX];
 	int got, r;
 
-	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0])
+	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0] || strstr(text, "://"))
 		return 0;
 	/* absolute, or relative to the directory the command starts in: the
 	 * policy normalises it (only when it may be a denied path at all) */
@@ -3644,8 +3719,6 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 			return 0;
 		return add_path(an, v, text, NULL, pflags);
 	}
-	if (strstr(text, "://"))
-		return 0;
 	for (size_t k = 0; (got = abs_path_k(an, wflags, text, k, buf, sizeof(buf))) != 0; k++) {
 		const char *abs = NULL;
 
@@ -3696,7 +3769,7 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 	int r;
 
 	for (; rd; rd = rd->next) {
-		unsigned fl = 0;
+		unsigned fl = 0, pf;
 		struct moat_cmd_redir *x;
 		const struct moat_sh_word *t = &rd->target;
 
@@ -3738,6 +3811,8 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 		x->view = v;
 		x->fd = rd->fd;
 		x->flags = fl;
+		pf = ((fl & MOAT_CMD_REDIR_READ) ? MOAT_CMD_PATH_READ : 0) |
+		     ((fl & MOAT_CMD_REDIR_WRITE) ? MOAT_CMD_PATH_WRITE : 0);
 		if (t->flags & MOAT_SHW_EXPAND) {
 			/* the values it may take; what stays unknown is checked by its end */
 			struct vset vals;
@@ -3746,7 +3821,7 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 				return r;
 			for (size_t k = 0; k < vals.n; k++) {
 				if (((fl & MOAT_CMD_REDIR_WRITE) && (r = check_write(an, v, 0, vals.s[k]))) ||
-				    (r = note_path(an, v, 0, vals.s[k], fl & 3u)))
+				    (r = note_path(an, v, 0, vals.s[k], pf)))
 					return r;
 			}
 			if ((vals.flags & VS_UNKNOWN) && (fl & MOAT_CMD_REDIR_WRITE) &&
@@ -3756,7 +3831,7 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 		}
 		if ((fl & MOAT_CMD_REDIR_WRITE) && (r = check_write(an, v, t->flags, t->text)))
 			return r;
-		if ((r = note_path(an, v, t->flags, t->text, fl & 3u)))
+		if ((r = note_path(an, v, t->flags, t->text, pf)))
 			return r;
 		/* curl URL > f: a download */
 		if ((fl & MOAT_CMD_REDIR_WRITE) && (rd->fd == -1 || rd->fd == 1) &&
@@ -4077,7 +4152,7 @@ static int arith_names(struct an *an, const char *t)
 
 			while (is_name_char(*t))
 				t++;
-			if ((r = havoc_var(an, s, (size_t)(t - s))))
+			if ((r = forget_var(an, s, (size_t)(t - s))))
 				return r;
 			continue;
 		}
@@ -4766,7 +4841,8 @@ static int do_shell(struct an *an, size_t v, const struct wctx *cx, bool foreign
 		if (!c.pos)
 			return an_oom(an);
 		c.pos->n = 0;
-		c.pos->unknown = argc - i - 1 > CMD_MAX_POS;
+		c.pos->unknown = false;
+		c.pos->more = argc - i - 1 > CMD_MAX_POS;
 		for (size_t k = i + 1; k < argc && c.pos->n < CMD_MAX_POS; k++) {
 			struct vset *pv = &c.pos->v[c.pos->n++];
 			int r;
@@ -5641,9 +5717,11 @@ static int do_declare(struct an *an, size_t v)
 				continue;
 			}
 			/* SECURITY: a name reference makes any later assignment
-			 * change another variable */
-			if (strchr(a, 'n') && !exported)
-				return havoc(an, true, false);
+			 * change another variable: stop tracking them */
+			if (strchr(a, 'n') && !exported) {
+				an->untracked = true;
+				return 0;
+			}
 			if (a[0] == '-' && strchr(a, 'x'))
 				exported = true;
 			if (strpbrk(a, "iaAluc"))
@@ -5710,7 +5788,7 @@ static int track(struct an *an, size_t v, int kind, const struct wctx *cx)
 		for (size_t i = 1; i < view->argc; i++) {
 			size_t nl = name_len(view->argv[i]);
 
-			if (nl && !view->argv[i][nl] && (r = havoc_var(an, view->argv[i], nl)))
+			if (nl && !view->argv[i][nl] && (r = forget_var(an, view->argv[i], nl)))
 				return r;
 		}
 		return 0;
@@ -5746,7 +5824,7 @@ static int track(struct an *an, size_t v, int kind, const struct wctx *cx)
 		const char *nm = view->argv[1][2] ? view->argv[1] + 2 : view->argv[2];
 		size_t nl = name_len(nm);
 
-		return nl ? havoc_var(an, nm, nl) : havoc(an, true, false);
+		return nl ? forget_var(an, nm, nl) : havoc(an, true, false);
 	}
 	/* a function defined in this command: its body may change anything */
 	for (size_t f = 0; f < an->nfuncs; f++)
@@ -6206,6 +6284,7 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 	an.vw = h->vw0;
 	an.vcap = MOAT_ARRAY_SIZE(h->views0);
 	an.eval_budget = CMD_EVAL_BUDGET;
+	an.state_budget = CMD_STATE_BUDGET;
 	an.prescan_budget = CMD_PRESCAN_BUDGET;
 	/* unknown working directory: a placeholder deep below / that names no
 	 * real directory (relative names are then harmless, as before) */

@@ -35,6 +35,14 @@
 #define MOAT_CMD_MAX_LEN (1u << 20)	/* 1 MiB of command text */
 #define MOAT_CMD_MAX_DEPTH 8		/* nested sh -c / eval / substitutions */
 #define MOAT_CMD_MAX_VIEWS 65536
+/* values known before running (see cmd.c); past a limit a value is unknown */
+#define MOAT_CMD_MAX_VALUES 8	     /* values one word, variable or directory may take */
+#define MOAT_CMD_MAX_RESOLVED 16     /* combinations of values checked per command, then one per value */
+#define MOAT_CMD_EVAL_DEPTH 4	     /* nested $(echo $(echo ..)) and ${X:-${Y}} evaluated */
+#define MOAT_CMD_MAX_POS 32	     /* positional parameters bound by sh -c ($0 included) */
+#define MOAT_CMD_MAX_VARS 128	     /* shell variables tracked */
+#define MOAT_CMD_EVAL_BUDGET (1u << 20)  /* bytes of substituted values per analysis */
+#define MOAT_CMD_STATE_BUDGET (4u << 20) /* bytes of variable tables copied per analysis */
 
 /* view flags */
 #define MOAT_VIEW_DYNAMIC 1u	  /* program cannot be known before running ($X, $(..) in command position) */

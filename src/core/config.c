@@ -1682,8 +1682,7 @@ static int get_profile_name(struct walker *w, json_t *v, size_t off, const char 
 	return 0;
 }
 
-static int h_pf_extends(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
-			void *t)
+static int h_pf_extends(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
 	struct profile_ctx *pc = t;
 	const char *name;
@@ -1759,8 +1758,7 @@ static enum moat_fallback fallback_of(int i)
 	return i == 0 ? MOAT_FALLBACK_DENY : i == 1 ? MOAT_FALLBACK_ASK : MOAT_FALLBACK_WARN;
 }
 
-static int h_pf_fallback(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
-			 void *t)
+static int h_pf_fallback(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
 	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
 	int i, r = get_enum(w, v, off, fallback_names, FALLBACK_EXPECTED, &i);
@@ -1782,7 +1780,8 @@ static int port_element(struct walker *w, size_t i, json_t *v, size_t off, void 
 		return r;
 	port = json_integer_value(v);
 	if (port < 1 || port > 65535)
-		return fail_at(w, off, "expected a port from 1 to 65535, got %lld", (long long)port);
+		return fail_at(w, off, "expected a port from 1 to 65535, got %lld",
+			       (long long)port);
 	for (size_t k = 0; k < p->nports; k++)
 		if (p->ports[k] == (uint16_t)port)
 			return 0;
@@ -1793,8 +1792,7 @@ static int port_element(struct walker *w, size_t i, json_t *v, size_t off, void 
 }
 
 /* "deny", "allow", or the TCP ports that may be connected to */
-static int h_pf_network(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
-			void *t)
+static int h_pf_network(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
 	static const char *const names[] = {"deny", "allow", NULL};
 	struct moat_profile *p = &((struct profile_ctx *)t)->d->layer;
@@ -1804,8 +1802,7 @@ static int h_pf_network(struct walker *w, const struct key_spec *s, json_t *v, s
 	p->nports = 0;
 	if (json_is_array(v)) {
 		if (json_array_size(v) == 0)
-			return fail_at(w, off,
-				       "expected at least one port (\"deny\" allows none)");
+			return fail_at(w, off, "expected at least one port (\"deny\" allows none)");
 		p->net = MOAT_NET_PORTS;
 		return walk_elements(w, v, off, port_element, p);
 	}
@@ -1854,7 +1851,8 @@ static int h_pf_limit(struct walker *w, const struct key_spec *s, json_t *v, siz
 			return r;
 		n = json_integer_value(v);
 		if (n < 0 || n > limit_keys[i].max)
-			return fail_at(w, off, "expected an integer from 0 (no limit) to %ld, got %lld",
+			return fail_at(w, off,
+				       "expected an integer from 0 (no limit) to %ld, got %lld",
 				       limit_keys[i].max, (long long)n);
 		*(long *)((char *)p + limit_keys[i].off) = (long)n;
 		p->set |= limit_keys[i].bit;
@@ -1903,9 +1901,12 @@ static int h_pf_immutable(struct walker *w, const struct key_spec *s, json_t *v,
 }
 
 static const struct key_spec extra_specs[] = {
-    {"ro", h_pf_list, P_ANY, false, 0},	  {"rw", h_pf_list, P_ANY, false, 0},
-    {"mask", h_pf_list, P_ANY, false, 0}, {"protect", h_pf_list, P_ANY, false, 0},
-    {"allow_sockets", h_pf_list, P_ANY, false, 0}, {"env_keep", h_pf_list, P_ANY, false, 0},
+    {"ro", h_pf_list, P_ANY, false, 0},
+    {"rw", h_pf_list, P_ANY, false, 0},
+    {"mask", h_pf_list, P_ANY, false, 0},
+    {"protect", h_pf_list, P_ANY, false, 0},
+    {"allow_sockets", h_pf_list, P_ANY, false, 0},
+    {"env_keep", h_pf_list, P_ANY, false, 0},
 };
 
 static int h_pf_extra(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
@@ -2044,9 +2045,9 @@ static int h_rule_tool(struct walker *w, const struct key_spec *s, json_t *v, si
 	if (r < 0)
 		return r;
 	if (!valid_tool_name(json_string_value(v)))
-		return fail_at(w, off,
-			       "invalid tool name (expected 1 to %u characters of A-Z a-z 0-9 _ . -)",
-			       MOAT_CONFIG_MAX_TOOL_NAME);
+		return fail_at(
+		    w, off, "invalid tool name (expected 1 to %u characters of A-Z a-z 0-9 _ . -)",
+		    MOAT_CONFIG_MAX_TOOL_NAME);
 	rc->r->tool = moat_strdup(json_string_value(v));
 	return rc->r->tool ? 0 : oom(w, off);
 }
@@ -2078,8 +2079,8 @@ static int sandbox_rule_element(struct walker *w, size_t i, json_t *v, size_t of
 	if (c->nsandbox_rules >= MOAT_PLAN_MAX_RULES)
 		return fail_at(w, off, "too many rules (limit %d)", MOAT_PLAN_MAX_RULES);
 	if (grow((void **)&c->sandbox_rules, c->nsandbox_rules, sizeof(*c->sandbox_rules)) < 0 ||
-	    grow((void **)&c->sandbox_rule_locs, c->nsandbox_rules,
-		 sizeof(*c->sandbox_rule_locs)) < 0)
+	    grow((void **)&c->sandbox_rule_locs, c->nsandbox_rules, sizeof(*c->sandbox_rule_locs)) <
+		0)
 		return oom(w, off);
 	rc.c = c;
 	rc.r = &c->sandbox_rules[c->nsandbox_rules];
@@ -2792,7 +2793,7 @@ static void put_profile(struct moat_buf *b, const struct moat_profile_def *d)
 		moat_buf_printf(b, ", \"fallback\": \"%s\"",
 				fallback_names[p->fallback == MOAT_FALLBACK_DENY  ? 0
 					       : p->fallback == MOAT_FALLBACK_ASK ? 1
-										: 2]);
+										  : 2]);
 	if (p->immutable) {
 		bool first = true;
 

@@ -538,11 +538,12 @@ int moat_profile_resolve(const char *name, const struct moat_profile_def *defs, 
 
 		if (i == SIZE_MAX) {
 			if (depth == 0)
-				moat_error_set(err,
-					       "unknown profile '%s' (built-in: readonly, "
-					       "workspace-write, workspace-write-no-network; others are "
-					       "defined in sandbox.profiles)",
-					       cur);
+				moat_error_set(
+				    err,
+				    "unknown profile '%s' (built-in: readonly, "
+				    "workspace-write, workspace-write-no-network; others are "
+				    "defined in sandbox.profiles)",
+				    cur);
 			else
 				moat_error_set(err, "profile '%s' extends the unknown profile '%s'",
 					       defs[chain[depth - 1]].name, cur);
@@ -1406,10 +1407,11 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
 		     p->mntns ? "read-only bind mounts" : "none");
 		if (!p->mntns)
-			hint(p, MOAT_FEAT_PROTECTED,
-			     "protected names and read-only paths inside writable ones need a mount "
-			     "namespace: enable unprivileged user namespaces, or use --profile "
-			     "readonly");
+			hint(
+			    p, MOAT_FEAT_PROTECTED,
+			    "protected names and read-only paths inside writable ones need a mount "
+			    "namespace: enable unprivileged user namespaces, or use --profile "
+			    "readonly");
 	}
 	return 0;
 }
@@ -1424,9 +1426,9 @@ static void plan_host_sockets(struct moat_plan *p)
 	p->seccomp_no_unix = p->net == MOAT_NET_DENY && p->seccomp && p->sockets.n == 0;
 	feat(p, MOAT_FEAT_HOST_SOCKETS, p->mntns || p->seccomp_no_unix, "%s",
 	     p->mntns && p->seccomp_no_unix ? "tmpfs over /run and /tmp; no unix sockets (seccomp)"
-	     : p->mntns			     ? "tmpfs over /run and /tmp"
-	     : p->seccomp_no_unix	     ? "seccomp: no unix sockets (socketpair only)"
-					     : "none");
+	     : p->mntns			    ? "tmpfs over /run and /tmp"
+	     : p->seccomp_no_unix	    ? "seccomp: no unix sockets (socketpair only)"
+					    : "none");
 	if (!p->mntns && !p->seccomp_no_unix)
 		hint(p, MOAT_FEAT_HOST_SOCKETS,
 		     "needs a mount namespace (enable unprivileged user namespaces), or --net deny "
@@ -1654,7 +1656,8 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 			    !strstr(p->feat[f].hint, kf->userns_why)) {
 				char h[256];
 
-				snprintf(h, sizeof(h), "%.160s (%.80s)", p->feat[f].hint, kf->userns_why);
+				snprintf(h, sizeof(h), "%.160s (%.80s)", p->feat[f].hint,
+					 kf->userns_why);
 				hint(p, (enum moat_feature)f, h);
 			}
 		}

@@ -280,7 +280,7 @@ struct scan_name {
 
 struct scan {
 	struct moat_mounts *m;
-	const char **pats;	   /* the other "**" patterns */
+	const char **pats;	  /* the other "**" patterns */
 	struct moat_glob **globs; /* compiled from pats on first use */
 	size_t nglobs;
 	bool compiled;
@@ -379,10 +379,10 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		memcpy(s->rel + len, e->d_name, nl + 1);
 		len += nl;
 		for (size_t i = 0; i < s->nnames && !matched; i++)
-			matched = s->names[i].literal
-				      ? nl == s->names[i].len &&
-					    !memcmp(s->names[i].name, e->d_name, nl)
-				      : fnmatch(s->names[i].name, e->d_name, 0) == 0;
+			matched =
+			    s->names[i].literal
+				? nl == s->names[i].len && !memcmp(s->names[i].name, e->d_name, nl)
+				: fnmatch(s->names[i].name, e->d_name, 0) == 0;
 		if (!matched && s->nglobs && !s->compiled) {
 			s->compiled = true;
 			for (size_t i = 0; i < s->nglobs && r == 0; i++)

@@ -242,21 +242,18 @@ struct moat_spawn {
 	int parent_pidfd;
 
 	/* the child */
-	bool started;	      /* cloned (early by moat_spawn_start, or by moat_spawn_run) */
-	bool early;	      /* started early: it runs beside the parent until go */
-	bool reaped;	      /* waited for */
+	bool started;		      /* cloned (early by moat_spawn_start, or by moat_spawn_run) */
+	bool early;		      /* started early: it runs beside the parent until go */
+	bool reaped;		      /* waited for */
 	bool ns_user, ns_net, ns_pid; /* the child's new namespaces (step 2, 3) */
-	int go;		      /* futex word the early child waits on: 0 wait, 1 go */
-	int pidfd;	      /* of the child */
-	int report_fd;	      /* read end of the child's report pipe */
-	int child_report_fd;  /* the write end, as the child sees it */
-	sigset_t child_mask;  /* the mask the child restores before exec (ours at clone) */
-	const char *search_path; /* PATH the child searches for argv[0] */
-	void *child_stack;    /* mapped for a child that borrows our memory */
-	int mnt_tid;	      /* the early child's mount thread, 0 once it has exited */
-	bool mnt_failed;      /* ... and whether its mounts failed (mnt_report) */
-	struct moat_child_report mnt_report;
-	double start_ms;      /* go (or clone), for --timeout */
+	int go;			      /* futex word the early child waits on: 0 wait, 1 go */
+	int pidfd;		      /* of the child */
+	int report_fd;		      /* read end of the child's report pipe */
+	int child_report_fd;	      /* the write end, as the child sees it */
+	sigset_t child_mask;	      /* the mask the child restores before exec (ours at clone) */
+	const char *search_path;      /* PATH the child searches for argv[0] */
+	void *child_stack;	      /* mapped for a child that borrows our memory */
+	double start_ms;	      /* go (or clone), for --timeout */
 
 	/* results */
 	pid_t pid;

@@ -114,13 +114,11 @@ static int build_ctx(unsigned variant, scmp_filter_ctx *ret, struct moat_error *
 	}
 	for (size_t i = 0; moat_seccomp_rules[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules[i], err);
-	for (size_t i = 0; (variant & MOAT_SC_NO_INET) && moat_seccomp_rules_no_inet[i].syscall &&
-			   r == 0;
-	     i++)
+	for (size_t i = 0;
+	     (variant & MOAT_SC_NO_INET) && moat_seccomp_rules_no_inet[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules_no_inet[i], err);
-	for (size_t i = 0; (variant & MOAT_SC_NO_UNIX) && moat_seccomp_rules_no_unix[i].syscall &&
-			   r == 0;
-	     i++)
+	for (size_t i = 0;
+	     (variant & MOAT_SC_NO_UNIX) && moat_seccomp_rules_no_unix[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules_no_unix[i], err);
 	if (r < 0) {
 		seccomp_release(ctx);
@@ -261,8 +259,9 @@ int moat_seccomp_write_header(FILE *out, struct moat_error *err)
 		fputc('\n', out);
 	}
 	/* indexed by moat_plan_seccomp_variant */
-	fprintf(out, "static const struct {\n\tconst struct sock_filter *insns;\n"
-		     "\tunsigned short len;\n} moat_bpf_x86_64[%u] = {\n",
+	fprintf(out,
+		"static const struct {\n\tconst struct sock_filter *insns;\n"
+		"\tunsigned short len;\n} moat_bpf_x86_64[%u] = {\n",
 		MOAT_SC_VARIANTS);
 	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++)
 		fprintf(out,

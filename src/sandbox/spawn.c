@@ -52,10 +52,9 @@
 #define X_CLOSE_RANGE_CLOEXEC (1U << 2)
 #define CANCEL_GRACE_MS 2000
 
-/* 256 KiB for the child's setup, which borrows our memory, and below it
- * 256 KiB for its mount thread (only the pages touched are ever backed) */
-#define CHILD_STACK_SIZE (512 * 1024)
-#define CHILD_THREAD_STACK (256 * 1024)
+/* 256 KiB for the child's setup, which borrows our memory (only the pages
+ * touched are ever backed) */
+#define CHILD_STACK_SIZE (256 * 1024)
 
 /* The child borrows the parent's memory (CLONE_VM | CLONE_VFORK: no page
  * table copy, the parent sleeps until exec). AddressSanitizer cannot follow
@@ -131,31 +130,6 @@ static void wait_go(struct moat_spawn *s)
 {
 	while (__atomic_load_n(&s->go, __ATOMIC_ACQUIRE) == 0)
 		moat_sys4(SYS_futex, &s->go, FUTEX_WAIT_PRIVATE, 0, NULL);
-}
-
-/* After an early start, the child's mounts are made by a thread of its own
- * while the child itself creates the network namespace (both are long; the
- * mounts need the parent's go, the network namespace does not). The thread
- * shares the child's namespaces, descriptors and memory; it uses glibc's
- * wrappers only after go, when the parent is blocked, and exits before the
- * child goes on. */
-static int mount_thread(void *arg)
-{
-	struct moat_spawn *s = arg;
-
-	wait_go(s);
-	if (s->plan->mntns && moat_ns_child_mounts(&s->mounts, &s->mnt_report) < 0)
-		s->mnt_failed = true;
-	moat_sys1(SYS_exit, 0); /* this thread only; its tid word is cleared */
-	return 0;
-}
-
-static void wait_thread(struct moat_spawn *s)
-{
-	int tid;
-
-	while ((tid = __atomic_load_n(&s->mnt_tid, __ATOMIC_ACQUIRE)) != 0)
-		moat_sys4(SYS_futex, &s->mnt_tid, FUTEX_WAIT, tid, NULL);
 }
 
 /* execvp without allocation: try each PATH entry, as a shell would.
@@ -249,35 +223,18 @@ static int child_main(void *arg)
 	/* 2 */
 	if (s->ns_user && moat_ns_child_userns(s->uid, s->gid, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	/* 3: the network namespace, unless the clone made it; lo up. After an
-	 * early start a thread makes the mounts (4) meanwhile, from go on */
-	if (s->ns_net && a->early) {
-		/* (a failed clone would set errno, which is the parent's: the
-		 * child reports and exits at once, the parent gives up) */
-		r = clone(mount_thread, (char *)s->child_stack + CHILD_THREAD_STACK,
-			  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-			      CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
-			  s, &s->mnt_tid, NULL, &s->mnt_tid);
-		if (r < 0)
-			fail_step(a, MOAT_STEP_MOUNT, EAGAIN, "the mount thread");
-		if (moat_ns_child_netns(&rep) < 0)
-			report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	}
+	/* 3: the network namespace, unless the clone made it; lo up */
+	if (s->ns_net && a->early && moat_ns_child_netns(&rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	if (s->ns_net && moat_ns_child_loopback(&rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	if (a->early && s->ns_net)
-		wait_thread(s); /* it waited for go; now the parent waits, as with vfork */
-	else if (a->early)
-		wait_go(s);
+	if (a->early)
+		wait_go(s); /* from here on the parent waits, as with vfork */
 	/* the plan: set before the clone, or (early) before go */
 	p = s->plan;
 	/* 4 */
-	if (a->early && s->ns_net) {
-		if (s->mnt_failed)
-			report_and_exit(a, &s->mnt_report, MOAT_RUN_EXIT_SETUP);
-	} else if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0) {
+	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	}
 	/* 5 */
 	if (p->pids_mech == MOAT_LIMIT_PIDNS && moat_ns_child_pid_max(p->pids, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
@@ -356,7 +313,6 @@ static int child_main(void *arg)
 /* the parent                                                          */
 /* ------------------------------------------------------------------ */
 
-
 void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf)
 {
 	memset(s, 0, sizeof(*s));
@@ -423,8 +379,8 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 			       &s->pidfd);
 	} else {
 		/* fork-style: the child continues on a copy of this stack */
-		s->pid = (pid_t)syscall(SYS_clone, (unsigned long)flags, NULL, &s->pidfd, NULL,
-					NULL);
+		s->pid =
+		    (pid_t)syscall(SYS_clone, (unsigned long)flags, NULL, &s->pidfd, NULL, NULL);
 		if (s->pid == 0)
 			child_main(s); /* never returns */
 	}
@@ -484,8 +440,7 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 	if (r < 0)
 		return r;
 	s->ns_net = true; /* created by the child (step 3) */
-	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC,
-			   err);
+	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, err);
 }
 
 /* Does the plan ask for exactly what the early child was started with? */
@@ -578,6 +533,9 @@ static void rmtree_at(int dfd, const char *name, int depth)
 	struct dirent *e;
 
 	if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM) || depth > 256)
+		return;
+	/* an empty directory (the scratch TMPDIR, usually) goes at once */
+	if (unlinkat(dfd, name, AT_REMOVEDIR) == 0 || (errno != ENOTEMPTY && errno != EEXIST))
 		return;
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

@@ -581,6 +581,12 @@ check "--timeout exits 124" [ $rc = 124 ]
 check "--timeout says so" grep -q "timed out" "$T/err"
 check "--timeout kills the whole tree (no leftover processes)" [ "$(pgrep -fc "sleep 377\\.$U" || true)" = 0 ]
 check "--timeout is prompt" [ $((end - start)) -le 4 ]
+# the same with the network denied: the child was started early, before the plan
+mr --net deny --timeout 1 -- sh -c "sleep 366.${U}5 & sleep 366.${U}6" 2>/dev/null
+rc=$?
+sleep 0.3
+check "--timeout with the network denied (early start) exits 124 and kills the tree" \
+	[ $rc = 124 ] && [ "$(pgrep -fc "sleep 366\\.$U" || true)" = 0 ]
 mr -- sh -c "(sleep 388.${U}5 &) ; echo left" >/dev/null 2>&1
 sleep 0.3
 check "background processes left behind are killed when the command exits" [ "$(pgrep -fc "sleep 388\\.$U" || true)" = 0 ]
@@ -612,6 +618,10 @@ out=$(m -- true 2>&1)
 rc=$?
 check "a workspace deeper than the scan bound is refused by default (125)" [ $rc = 125 ] &&
 	grep -q "scan for secrets stopped" <<<"$out"
+m --net deny -- sleep "355.${U}1" 2>/dev/null
+rc=$?
+check "... also with the network denied; the child started early does not linger" \
+	[ $rc = 125 ] && [ "$(pgrep -fc "sleep 355\\.$U" || true)" = 0 ]
 m --fallback warn -- true 2>/dev/null
 check "... and runs with --fallback warn" [ $? = 0 ]
 rm -rf "$WS/deep"

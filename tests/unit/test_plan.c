@@ -474,8 +474,8 @@ static void test_plan_degraded(void)
 		CHECK(strstr(p->feat[MOAT_FEAT_SECRETS].mechanism, "landlock") != NULL);
 		/* host unix sockets: no unix sockets at all with the network denied */
 		CHECK(gap(p, MOAT_FEAT_PIDNS) && !gap(p, MOAT_FEAT_HOST_SOCKETS));
-		CHECK(p->seccomp_no_unix && moat_plan_seccomp_variant(p) ==
-						(MOAT_SC_NO_INET | MOAT_SC_NO_UNIX));
+		CHECK(p->seccomp_no_unix &&
+		      moat_plan_seccomp_variant(p) == (MOAT_SC_NO_INET | MOAT_SC_NO_UNIX));
 		CHECK(!gap(p, MOAT_FEAT_SCOPES)); /* landlock abi 6 scopes */
 		CHECK(p->scratch_tmp && rule(p, "/tmp") == NULL);
 		CHECK(!p->home_cow && !p->private_pts); /* both need a mount namespace */
@@ -820,8 +820,8 @@ static void test_named_profiles(void)
 	CHECK_STR(p.name, "strict");
 	CHECK(culprit == SIZE_MAX);
 	CHECK(p.net == MOAT_NET_DENY && p.workspace == MOAT_WS_RW); /* from the built-in */
-	CHECK(p.env == MOAT_ENV_NONE);				   /* from offline */
-	CHECK(p.mem_mb == 512 && p.pids == 512);		   /* set / inherited */
+	CHECK(p.env == MOAT_ENV_NONE);				    /* from offline */
+	CHECK(p.mem_mb == 512 && p.pids == 512);		    /* set / inherited */
 	/* replace: offline's rw path is gone; extra: both ro paths stay */
 	CHECK(p.rw.n == 1 && has(&p.rw, "/data/out") && !has(&p.rw, "/data/cache"));
 	CHECK(p.ro.n == 2 && has(&p.ro, "/srv/docs") && has(&p.ro, "/srv/ref"));
@@ -923,8 +923,8 @@ static void test_profile_names(void)
 		const char *s;
 		bool ok;
 	} t[] = {
-	    {"strict", true}, {"a.b-c_D9", true}, {"", false}, {"a b", false},
-	    {"a/b", false},   {"ü", false},	      {NULL, false},
+	    {"strict", true}, {"a.b-c_D9", true}, {"", false},	 {"a b", false},
+	    {"a/b", false},   {"ü", false},	  {NULL, false},
 	};
 	char longest[MOAT_PLAN_MAX_NAME + 2];
 

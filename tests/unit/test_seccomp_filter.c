@@ -396,7 +396,8 @@ int main(int argc, char **argv)
 			CHECKF(fresh[k].len == moat_bpf_x86_64[k].len &&
 				   !memcmp(fresh[k].insns, moat_bpf_x86_64[k].insns,
 					   fresh[k].len * sizeof(struct sock_filter)),
-			       "precompiled filter %u is byte-identical with libseccomp %s", k, ver);
+			       "precompiled filter %u is byte-identical with libseccomp %s", k,
+			       ver);
 	}
 	{
 		/* the plan for x86_64 uses the precompiled program of its variant */

@@ -529,6 +529,85 @@ static int parse_rc(const char *s, size_t len, struct moat_sh_error *e)
 	return rc;
 }
 
+/* Where the expansions are in a word's text: "kind:off+len" per span, 'd'
+ * after the kind when inside double quotes. */
+static void test_spans(void)
+{
+	static const struct {
+		const char *src;
+		const char *text;  /* the first word's text */
+		const char *spans; /* its spans */
+	} rows[] = {
+		{"$a", "$a", "P:0+2"},
+		{"x$a/y", "x$a/y", "P:1+2"},
+		{"\"$a\"", "$a", "Pd:0+2"},
+		{"'$a'$b", "$a$b", "P:2+2"},
+		{"${X:-/}", "${X:-/}", "P:0+7"},
+		{"\"${X:-\"/\"}\"", "${X:-\"/\"}", "Pd:0+9"},
+		{"${X:-$(rm -rf /)}", "${X:-$(rm -rf /)}", "P:0+17"},
+		{"$(echo /)x", "$(echo /)x", "C:0+9"},
+		{"`echo /`", "`echo /`", "C:0+8"},
+		{"\"a`b`c\"", "a`b`c", "Cd:1+3"},
+		{"$((1+2))", "$((1+2))", "A:0+8"},
+		{"<(ls)", "<(ls)", "S:0+5"},
+		{"$1$@\"$*\"$#", "$1$@$*$#", "P:0+2 P:2+2 Pd:4+2 P:6+2"},
+		{"$'\\x24a'", "$a", ""},
+		{"a\\$b", "a$b", ""},
+		{"plain", "plain", ""},
+		{"~/x", "~/x", ""},
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(rows); i++) {
+		struct moat_arena ar;
+		struct moat_sh_node *root;
+		struct moat_sh_error se;
+		struct moat_buf b = MOAT_BUF_INIT;
+		const struct moat_sh_word *w;
+
+		moat_arena_init(&ar, NULL, 0);
+		if (!CHECKF(moat_sh_parse(&ar, rows[i].src, strlen(rows[i].src), &root, &se) == 0 &&
+				    root->kids && root->kids->nwords,
+			    "\"%s\" parses", rows[i].src)) {
+			moat_arena_release(&ar);
+			continue;
+		}
+		w = &root->kids->words[0];
+		for (const struct moat_sh_span *sp = w->spans; sp; sp = sp->next)
+			moat_buf_printf(&b, "%s%c%s:%u+%u", b.len ? " " : "",
+					"?PCAS"[sp->kind], sp->dq ? "d" : "", sp->off, sp->len);
+		CHECKF(strcmp(w->text, rows[i].text) == 0 &&
+			       strcmp(b.data ? b.data : "", rows[i].spans) == 0,
+		       "\"%s\": text [%s] spans [%s]", rows[i].src, w->text, b.data ? b.data : "");
+		/* a span is always inside the text, in order */
+		for (const struct moat_sh_span *sp = w->spans; sp; sp = sp->next)
+			CHECK(sp->off + sp->len <= w->len && (!sp->next || sp->next->off >= sp->off + sp->len));
+		moat_buf_release(&b);
+		moat_arena_release(&ar);
+	}
+	/* an assignment's value starting with an unquoted ~ */
+	{
+		static const struct {
+			const char *src;
+			int atilde;
+		} as[] = {{"a=~/x", 1}, {"a=~", 1}, {"a=\"~\"", 0}, {"a='~'/x", 0}, {"a=$b~", 0},
+			  {"a=~$b", 1}};
+
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(as); i++) {
+			struct moat_arena ar;
+			struct moat_sh_node *root;
+			struct moat_sh_error se;
+
+			moat_arena_init(&ar, NULL, 0);
+			CHECKF(moat_sh_parse(&ar, as[i].src, strlen(as[i].src), &root, &se) == 0 &&
+				       root->kids && root->kids->nassigns == 1 &&
+				       !!(root->kids->assigns[0].flags & MOAT_SHW_ATILDE) == as[i].atilde,
+			       "\"%s\": leading ~ of the value %s", as[i].src,
+			       as[i].atilde ? "flagged" : "not flagged");
+			moat_arena_release(&ar);
+		}
+	}
+}
+
 static void test_limits(void)
 {
 	struct moat_sh_error e;
@@ -680,6 +759,7 @@ int main(void)
 	test_trees();
 	test_errors();
 	test_word_flags();
+	test_spans();
 	test_limits();
 	test_timing();
 	test_arena();
