@@ -5112,7 +5112,7 @@ static bool wrapper_kind(int kind)
 static int known_input(struct an *an, const struct wctx *cx, struct vset *ret)
 {
 	const struct moat_cmd_analysis *a = an->a;
-	int d = INT32_MAX, r;
+	int d = INT32_MAX;
 
 	vs_unknown(ret);
 	if (cx->in.rd) {
@@ -5160,7 +5160,6 @@ static int known_input(struct an *an, const struct wctx *cx, struct vset *ret)
 	}
 	if (!ret->n)
 		ret->flags |= VS_UNKNOWN;
-	(void)r;
 	return 0;
 }
 
