@@ -2314,7 +2314,7 @@ static int check_find(struct an *an, size_t v)
 			break;
 	}
 	for (; i < argc && !is_find_expr(view->argv[i]); i++) {
-		bool unknown;
+		bool unknown = false;
 
 		if (!bad && classify_word(an, view, vw[i], view->argv[i], hit, sizeof(hit),
 					  &unknown) != PC_NONE)
