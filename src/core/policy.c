@@ -1235,9 +1235,13 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 	json_t *val;
 	bool any_path = false;
 
-	json_object_foreach(args, key, val) {
-		if (is_path_key(c, key))
-			any_path = true;
+	if (c->builtin_file_tool) {
+		json_object_foreach(args, key, val) {
+			if (is_path_key(c, key)) {
+				any_path = true;
+				break;
+			}
+		}
 	}
 	/* SECURITY: a built-in file tool without a path would act on a default
 	 * the policy never saw; it is bad input, not an allow. */
