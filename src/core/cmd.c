@@ -513,8 +513,9 @@ bool moat_cmd_is_shell(const char *prog)
 /* ---- paths ------------------------------------------------------------- */
 
 /* Lexical normalisation of an absolute path in place: repeated slashes,
- * "." and ".." (clamped at the root), no trailing slash. */
-static void norm_path(char *p)
+ * "." and ".." (clamped at the root), no trailing slash. Shared with
+ * cmdpat.c so that both sides of a pattern match normalise alike. */
+void moat_cmd_norm_path(char *p)
 {
 	const char *in = p;
 	size_t o = 0;
@@ -594,7 +595,7 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 	memcpy(buf, base, bl);
 	buf[bl] = '/';
 	memcpy(buf + bl + 1, rest, rl + 1);
-	norm_path(buf);
+	moat_cmd_norm_path(buf);
 	return true;
 }
 
@@ -725,7 +726,7 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 		for (size_t j = 0; j + 1 < tl && simple; j++)
 			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
 		if (!simple || (dl == 1 && buf[0] == '/'))
-			norm_path(buf);
+			moat_cmd_norm_path(buf);
 		return 1;
 	}
 	if (k == cwd->n && (cwd->flags & VS_UNKNOWN))
@@ -6272,7 +6273,7 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 			return -ENOMEM;
 		}
 		if (!clean_path(hb))
-			norm_path(hb);
+			moat_cmd_norm_path(hb);
 		an.home = hb;
 		h->a.home = hb;
 	}
@@ -6298,7 +6299,7 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 				holder_put(h);
 				return -ENOMEM;
 			}
-			norm_path(cb);
+			moat_cmd_norm_path(cb);
 		}
 		vs_one(&h->cwd0, cb);
 	}

@@ -187,4 +187,8 @@ const char *moat_cmdpat_source(const struct moat_cmdpat *p);
 int moat_cmdpat_needs(const struct moat_cmdpat *p);
 struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p);
 
+/* Internal, shared by cmd.c and cmdpat.c: lexical normalisation of an
+ * absolute path in place (repeated slashes, ".", ".." clamped at the root). */
+void moat_cmd_norm_path(char *p);
+
 #endif

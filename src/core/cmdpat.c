@@ -58,41 +58,6 @@ struct moat_cmdpat {
 
 /* ---- normalisation (same on both sides) ----------------------------------- */
 
-static void norm_path(char *p)
-{
-	const char *in = p;
-	size_t o = 0;
-
-	while (*in) {
-		const char *s;
-		size_t l;
-
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		s = in;
-		while (*in && *in != '/')
-			in++;
-		l = (size_t)(in - s);
-		if (l == 1 && s[0] == '.')
-			continue;
-		if (l == 2 && s[0] == '.' && s[1] == '.') {
-			while (o > 0 && p[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-			continue;
-		}
-		p[o++] = '/';
-		memmove(p + o, s, l);
-		o += l;
-	}
-	if (o == 0)
-		p[o++] = '/';
-	p[o] = '\0';
-}
-
 /* An operand as compared: home spellings become "~[/rest]", absolute paths
  * are normalised, "0777" is "777", "a+rwx" is "777". Returns s itself or buf. */
 static const char *norm_arg(const char *s, const char *home, char *buf, size_t cap)
@@ -116,7 +81,7 @@ static const char *norm_arg(const char *s, const char *home, char *buf, size_t c
 		buf[0] = '~';
 		buf[1] = '/';
 		memcpy(buf + 2, rest, n + 1);
-		norm_path(buf + 1);
+		moat_cmd_norm_path(buf + 1);
 		if (strcmp(buf + 1, "/") == 0)
 			buf[1] = '\0';
 		return buf;
@@ -126,7 +91,7 @@ static const char *norm_arg(const char *s, const char *home, char *buf, size_t c
 		if (n + 1 > cap)
 			return s;
 		memcpy(buf, s, n + 1);
-		norm_path(buf);
+		moat_cmd_norm_path(buf);
 		return buf;
 	}
 	if (s[0] == '0' && s[1]) {
