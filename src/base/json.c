@@ -219,17 +219,6 @@ int moat_json_iter_next(struct moat_json_iter *it, size_t *ret_key_off, size_t *
 	return 1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int hex4(const char *t, size_t len, size_t i, uint32_t *ret)
 {
 	uint32_t v = 0;
@@ -237,7 +226,7 @@ static int hex4(const char *t, size_t len, size_t i, uint32_t *ret)
 	if (i + 4 > len)
 		return -EINVAL;
 	for (size_t k = 0; k < 4; k++) {
-		int h = hexval(t[i + k]);
+		int h = moat_hexval(t[i + k]);
 
 		if (h < 0)
 			return -EINVAL;

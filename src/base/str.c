@@ -254,6 +254,17 @@ bool moat_utf8_valid(const char *str, size_t n)
 	return true;
 }
 
+int moat_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 uint64_t moat_hash(const void *p, size_t n)
 {
 	const unsigned char *s = p;

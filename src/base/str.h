@@ -41,6 +41,8 @@ bool moat_str_has_suffix(const char *s, const char *suffix);
 int moat_parse_long(const char *s, long min, long max, long *ret);
 /* true when [s, s+n) is valid UTF-8 without NUL bytes and without overlongs/surrogates */
 bool moat_utf8_valid(const char *s, size_t n);
+/* The value of a hexadecimal digit (either case), or -1. */
+int moat_hexval(int c);
 /* 64-bit FNV-1a */
 uint64_t moat_hash(const void *s, size_t n);
 

@@ -14,6 +14,7 @@
  * once and is bounded by the nesting limit.
  *
  * Pure: no I/O. */
+#include "base/str.h"
 #include "core/shell.h"
 
 #include <errno.h>
@@ -759,17 +760,6 @@ static int put_utf8(struct psr *p, unsigned long cp)
 	return tput(p, b, n);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* $'...': ANSI-C escapes decoded. A decoded NUL ends the string, as in bash. */
 static int lex_ansi(struct psr *p, struct wst *w)
 {
@@ -829,8 +819,8 @@ static int lex_ansi(struct psr *p, struct wst *w)
 			int max = e == 'x' ? 2 : e == 'u' ? 4 : 8, k = 0;
 
 			v = 0;
-			while (k < max && hexval(pc(p, 0)) >= 0) {
-				v = v * 16 + (unsigned long)hexval(p->s[p->i++]);
+			while (k < max && moat_hexval(pc(p, 0)) >= 0) {
+				v = v * 16 + (unsigned long)moat_hexval(p->s[p->i++]);
 				k++;
 			}
 			if (k == 0) { /* no digits: kept literally */

@@ -38,17 +38,6 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_val(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static unsigned char to_lower(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
@@ -81,7 +70,7 @@ static int ipv4_part(const char *s, size_t n, uint64_t *ret)
 		i = 1;
 	}
 	for (; i < n; i++) {
-		int d = hex_val((unsigned char)s[i]);
+		int d = moat_hexval((unsigned char)s[i]);
 
 		if (d < 0 || (unsigned)d >= base)
 			return -EINVAL;
@@ -141,7 +130,7 @@ static bool ends_in_number(const char *s, size_t n)
 		return false;
 	if (n - i >= 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
 		for (size_t k = i + 2; k < n; k++)
-			if (hex_val((unsigned char)s[k]) < 0)
+			if (moat_hexval((unsigned char)s[k]) < 0)
 				return false;
 		return true;
 	}
@@ -187,8 +176,8 @@ static int ipv6_parse(const char *s, size_t n, uint16_t pieces[8])
 			compress = idx;
 			continue;
 		}
-		while (length < 4 && p < n && hex_val((unsigned char)s[p]) >= 0) {
-			value = value * 16 + (unsigned)hex_val((unsigned char)s[p]);
+		while (length < 4 && p < n && moat_hexval((unsigned char)s[p]) >= 0) {
+			value = value * 16 + (unsigned)moat_hexval((unsigned char)s[p]);
 			p++;
 			length++;
 		}
@@ -421,8 +410,8 @@ static int host_canon(const char *raw, size_t n, struct moat_url *u, struct moat
 		unsigned char c = (unsigned char)raw[i];
 
 		if (c == '%') {
-			int hi = i + 2 < n ? hex_val((unsigned char)raw[i + 1]) : -1;
-			int lo = i + 2 < n ? hex_val((unsigned char)raw[i + 2]) : -1;
+			int hi = i + 2 < n ? moat_hexval((unsigned char)raw[i + 1]) : -1;
+			int lo = i + 2 < n ? moat_hexval((unsigned char)raw[i + 2]) : -1;
 
 			if (hi < 0 || lo < 0) {
 				moat_error_set(err, "invalid percent-escape in host");
