@@ -69,6 +69,17 @@ struct moat_tool_decl {
 	struct moat_loc loc;
 };
 
+/* "approvals": [{"tool": "bash", "arg": "command", "match": "git *"}]: an
+ * ASK for TOOL whose argument ARG (a string) matches the case-sensitive glob
+ * MATCH is approved without asking. Never applies to another tool or
+ * argument, never to a hard DENY. */
+struct moat_approval_rule {
+	char *tool;  /* canonical tool name */
+	char *arg;
+	char *match; /* glob, validated at load */
+	struct moat_loc loc;
+};
+
 enum moat_sandbox_mode {
 	MOAT_SANDBOX_LOCAL = 0,
 	MOAT_SANDBOX_LINUX,
@@ -118,6 +129,17 @@ struct moat_config {
 	struct moat_tool_rule *sandbox_rules; /* sandbox.rules, first match wins */
 	struct moat_loc *sandbox_rule_locs;   /* each rule's "profile" value */
 	size_t nsandbox_rules;
+
+	/* approvals (docs/configuration.md, "Approvals"; the gate compiles them) */
+	struct moat_approval_rule *approvals; /* pre-approvals, seed 000's aar run */
+	size_t napprovals;
+	long approval_timeout_s; /* an unanswered ask is DENIED after this; default 120 */
+
+	/* the audit log (docs/audit.md) */
+	char *audit_log;     /* NULL: $XDG_STATE_HOME/moat/audit.jsonl; "-": stderr */
+	bool audit_fsync;    /* default false */
+	bool audit_required; /* default true: an unwritable log fails the call */
+	bool audit_syslog;   /* default false */
 
 	/* every file name a location points to */
 	struct moat_strlist files;

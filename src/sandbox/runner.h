@@ -1,0 +1,64 @@
+/* The runner: one sandboxed command, from a configuration and a profile to
+ * its exit status. This is `moat run` without its command line, so that the
+ * bash tool (src/tools/bash.c) runs a shell call exactly as `moat run` would.
+ *
+ * Not thread-safe and it changes process-wide state (signal mask, child
+ * subreaper, a static Landlock buffer): call it in a process of its own
+ * (`moat run` itself, or the child the bash tool forks for each call). */
+#ifndef MOAT_SANDBOX_RUNNER_H
+#define MOAT_SANDBOX_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <moat/error.h>
+
+#include "core/config.h"
+#include "core/plan.h"
+
+struct moat_run_request {
+	const struct moat_config *cfg;	 /* profiles, fallback, workspace default */
+	const char *profile;		 /* NULL: the configuration's default */
+	const struct moat_profile *over; /* a flag layer over the profile, may be NULL */
+	const char *workspace;		 /* NULL: cfg->sandbox_workspace, else "." */
+	const char *cwd;		 /* NULL: the current directory (or the workspace when
+					  * that lies outside it) */
+	bool tmp_workspace;		 /* create a temporary workspace for the call */
+	char *const *argv;		 /* the command */
+	char *const *env;		 /* the environment to filter; NULL: environ */
+	long timeout_s;			 /* > 0: overrides the profile's timeout */
+	const struct moat_strv *denied_extra; /* the policy's user denied paths, may be NULL */
+	/* fallback "ask": called with the missing protections; true runs the
+	 * command anyway. NULL: ask is a refusal. */
+	bool (*ask)(const char *gaps, void *ud);
+	void *ask_ud;
+	/* print the plan as JSON to stdout instead of running (--print-plan) */
+	bool print_plan;
+};
+
+#define MOAT_RUN_SANDBOX_JSON_MAX 2048
+
+struct moat_run_result {
+	int status;	    /* what `moat run` exits with: the command's status, 128+N for
+			     * signal N, or MOAT_RUN_EXIT_* (sandbox.h) */
+	int exit_code;	    /* the command's exit code, -1 when it did not exit */
+	int signal;	    /* the signal that killed it, 0 none */
+	bool timed_out;
+	bool ran;	    /* the command was executed */
+	double duration_ms; /* from the go to the reap */
+	int step;	    /* enum moat_step of a failed setup step, 0 none */
+	char error[512];    /* moat's own failure, "" none */
+	char hint[256];	    /* how to fix it, "" none */
+	char warning[1024]; /* fallback "warn" gaps, protected paths created, ... */
+	/* {"profile":..,"requested":[..],"enforced":[..],"missing":[..],
+	 *  "limits":{"memory_mb":..,"pids":..,"timeout_s":..}} */
+	char sandbox[MOAT_RUN_SANDBOX_JSON_MAX];
+};
+
+/* Plan, prepare, apply the fallback policy, run and wait. Returns 0 when
+ * the command ran or moat refused for a stated reason (ret->status and
+ * ret->error say which), negative errno when it could not even try (err). */
+int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
+		    struct moat_error *err);
+
+#endif
