@@ -2,7 +2,12 @@
  * for a mix of bash commands and read_file calls, with (a) the default
  * configuration and (b) 10,000 path rules plus 10,000 command rules; and the
  * time to analyse a 100 KB command. Prints JSON lines; bench/run.sh turns
- * them into docs/benchmarks.md. Never asserts a time. */
+ * them into docs/benchmarks.md. Never asserts a time.
+ *
+ * `bench_policy --calls N bash|read_file [rules]` makes exactly N decisions
+ * of one kind and prints nothing: a fixed amount of work for
+ * `valgrind --tool=callgrind` (instructions per decision = Ir / N, after
+ * subtracting a run with N = 0 for the set-up). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +106,8 @@ static struct moat_policy *make_policy(const char *ws, int rules)
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? strtod(argv[1], NULL) : 1.0;
+	bool fixed = argc > 3 && !strcmp(argv[1], "--calls");
+	double secs = argc > 1 && !fixed ? strtod(argv[1], NULL) : 1.0;
 	char ws[] = "/tmp/moat-bench.XXXXXX";
 	json_t *bash_args[MOAT_ARRAY_SIZE(bash_mix)], *read_args[8];
 	static const char *files[8] = {"src/main.c", "src/util.c", "README.md", "src/net/http.c",
@@ -132,6 +138,28 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(bash_mix); i++)
 		bash_args[i] = json_pack("{s:s}", "command", bash_mix[i]);
+
+	if (fixed) {
+		long n = strtol(argv[2], NULL, 10);
+		bool bash = !strcmp(argv[3], "bash");
+		struct moat_policy *p = make_policy(ws, argc > 4 ? 10000 : 0);
+		struct moat_decision d;
+
+		for (long k = 0; k < n; k++) {
+			if (bash)
+				moat_policy_check_args(p, "bash", bash_args[k % 12], &d, NULL);
+			else
+				moat_policy_check_args(p, "read_file", read_args[k % 8], &d, NULL);
+		}
+		moat_policy_free(p);
+		for (size_t i = 0; i < 8; i++) {
+			unlink(json_string_value(json_object_get(read_args[i], "path")));
+			json_decref(read_args[i]);
+		}
+		for (size_t i = 0; i < MOAT_ARRAY_SIZE(bash_mix); i++)
+			json_decref(bash_args[i]);
+		return 0;
+	}
 
 	for (int variant = 0; variant < 2; variant++) {
 		int rules = variant ? 10000 : 0;

@@ -27,3 +27,53 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+
+# Node.js and the npm packages the MCP tests use (tests/mcp): the official
+# TypeScript SDK client, the MCP conformance suite, the stdio <-> Streamable
+# HTTP bridge, and the reference filesystem server (sandboxed in the docs'
+# example). One prefix outside the tree, shared by every checkout:
+# MOAT_NPM_PREFIX, else /opt/moat-npm (root), else ~/.cache/moat-npm.
+# Versions are pinned; a failure here is reported, and the MCP tests then
+# fail in CI (and skip, saying why, outside it).
+NPM_PKGS="@modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/conformance@0.1.16 \
+supergateway@4.0.0 @modelcontextprotocol/server-filesystem@2026.8.31"
+
+node_missing=""
+command -v node >/dev/null 2>&1 || node_missing="nodejs"
+command -v npm >/dev/null 2>&1 || node_missing="$node_missing npm"
+if [ -n "$node_missing" ]; then
+	echo "deps: installing:$node_missing" >&2
+	SUDO=""
+	[ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq --no-install-recommends $node_missing >/dev/null ||
+		echo "deps: could not install$node_missing (the MCP tests need them)" >&2
+fi
+
+if [ -n "${MOAT_NPM_PREFIX:-}" ]; then
+	npm_prefix=$MOAT_NPM_PREFIX
+elif [ "$(id -u)" = 0 ] || [ -w /opt/moat-npm ]; then
+	npm_prefix=/opt/moat-npm
+else
+	npm_prefix=${HOME:-/tmp}/.cache/moat-npm
+fi
+if command -v npm >/dev/null 2>&1; then
+	npm_need=""
+	for spec in $NPM_PKGS; do
+		name=${spec%@*}
+		want=${spec##*@}
+		have=$(node -p "require('$npm_prefix/node_modules/$name/package.json').version" 2>/dev/null)
+		[ "$have" = "$want" ] || npm_need=1
+	done
+	if [ -n "$npm_need" ]; then
+		echo "deps: installing npm packages into $npm_prefix" >&2
+		mkdir -p "$npm_prefix"
+		# one install of all of them: npm prunes what a later install does not name
+		# shellcheck disable=SC2086
+		if ! (cd "$npm_prefix" && npm install --no-save --no-audit --no-fund --no-update-notifier \
+			--loglevel=error $NPM_PKGS >"$npm_prefix/install.log" 2>&1); then
+			echo "deps: npm install failed (see $npm_prefix/install.log); the MCP tests need it" >&2
+		fi
+	fi
+fi

@@ -6,5 +6,6 @@
 
 #include <moat/error.h>
 #include <moat/policy.h>
+#include <moat/session.h>
 
 #endif

@@ -65,6 +65,15 @@ struct moat_session_opts {
 	void *approver_ud;
 	const char *approver_name; /* for the audit record: "tty", "callback", "elicitation" */
 	bool preapproved_only;	   /* only the config's approvals answer ASK */
+	/* Prebuilt configuration (the CLI loads files and flags itself): when
+	 * config is set, config_path/config_json are ignored and the session
+	 * borrows config, project (may be NULL) and policy (NULL: compiled from
+	 * the two); they must outlive the session. */
+	const struct moat_config *config;
+	const struct moat_config *project;
+	const struct moat_policy *policy;
+	const char *source;	   /* the audit record's "source": "tool" (default), "mcp" */
+	size_t output_cap;	   /* bash output per stream; 0: the default */
 };
 
 int moat_session_new(const struct moat_session_opts *o, struct moat_session **ret,

@@ -19,6 +19,8 @@
 
 #define MOAT_AUDIT_MAX_RECORD (1u << 20)  /* bytes per record; longer fields are cut */
 #define MOAT_AUDIT_MAX_FIELD (64u << 10)  /* bytes per string field after redaction */
+/* nesting of a record: the arguments (at most MOAT_JSON_MAX_DEPTH) inside it */
+#define MOAT_AUDIT_MAX_DEPTH 66
 
 struct moat_audit_opts {
 	const char *path;  /* file; "-": stderr; NULL: $XDG_STATE_HOME/moat/audit.jsonl
@@ -36,6 +38,15 @@ struct moat_audit *moat_audit_close(struct moat_audit *a);
 /* The file written to ("-" for stderr). */
 const char *moat_audit_path(const struct moat_audit *a);
 bool moat_audit_required(const struct moat_audit *a);
+/* The default log path: $XDG_STATE_HOME/moat/audit.jsonl, else
+ * $HOME/.local/state/moat/audit.jsonl. 0, -ENOENT (no home), -ENAMETOOLONG. */
+int moat_audit_default_path(char *out, size_t outsz);
+/* Can a record be written now? Checked before a call runs so that a full
+ * disk refuses the call up front: 0, or -ENOSPC when the file system holding
+ * the log has less than MOAT_AUDIT_MAX_RECORD free (fstatvfs on the open
+ * log), other negative errno; err says which file and why. "-" is always
+ * ready. */
+int moat_audit_ready(struct moat_audit *a, struct moat_error *err);
 
 /* One record. Strings may be NULL (the field is left out). */
 struct moat_audit_record {
@@ -79,7 +90,10 @@ struct moat_audit_filter {
 };
 /* Iterate the records of a log that match; cb returns non-zero to stop.
  * A line that does not parse is reported through bad (line number, text)
- * and skipped. */
+ * and skipped. path NULL: the default path; "-": standard input. A record
+ * needs "time", "tool", "decision" {"verdict"} and "final"; a line without
+ * them, an empty line, a line over MOAT_AUDIT_MAX_RECORD and a last line
+ * without its newline (a short write) are bad too. */
 int moat_audit_read(const char *path, const struct moat_audit_filter *f,
 		    int (*cb)(void *ud, json_t *rec, size_t lineno),
 		    void (*bad)(void *ud, size_t lineno, const char *why), void *ud,

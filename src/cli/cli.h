@@ -25,6 +25,10 @@ int cmd_config(int argc, char **argv);
 int cmd_redact(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_hook(int argc, char **argv);
+int cmd_tool(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 /* util.c: shared by subcommands */
 /* Print "moat SUBCMD: message" to stderr; returns MOAT_EXIT_USAGE. */

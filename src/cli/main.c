@@ -11,9 +11,13 @@ static int cmd_help(int argc, char **argv);
 static const struct moat_cmd commands[] = {
 	{"check", cmd_check, "decide what moat would do with one tool call, without running it"},
 	{"run", cmd_run, "run a command inside the Linux sandbox"},
+	{"tool", cmd_tool, "run one tool call through policy, approval, sandbox and audit"},
+	{"hook", cmd_hook, "answer Claude Code's PreToolUse hook with moat's policy and audit"},
+	{"mcp", cmd_mcp, "serve the tools to an MCP client (Claude Code, Codex, Cursor) over stdio"},
 	{"status", cmd_status, "show what this kernel can enforce, requested versus enforced"},
 	{"config", cmd_config, "show the effective configuration or validate a file"},
 	{"redact", cmd_redact, "copy stdin to stdout with secrets redacted"},
+	{"audit", cmd_audit, "read the audit log back, or verify it"},
 	{"version", cmd_version, "print the version"},
 	{"help", cmd_help, "show this help"},
 };

@@ -2,12 +2,12 @@
  *
  *   moat run [OPTIONS] [--] COMMAND [ARGS...]
  *
- * The edge: it reads flags, the configuration and the environment, asks the
- * kernel what it can do (src/sandbox/probe.c), has the pure planner build
- * the plan (src/core/plan.c), applies the fallback policy to every gap, and
- * hands the plan to src/sandbox/spawn.c. It prints; nothing below it does.
- * It must never run the command when a requested protection is missing
- * unless the fallback policy says so, and then it says what is missing.
+ * The edge: it reads flags, the configuration and the environment, and
+ * hands them to the runner (src/sandbox/runner.c), which resolves the
+ * profile, probes the kernel, plans, applies the fallback policy to every
+ * gap and runs the command. It prints what the runner has to say (each line
+ * as "moat run: LINE") and asks on the terminal for the fallback "ask"; it
+ * must never run a command itself.
  *
  * Exit status: the command's own (0-255), or 124 (timeout), 125 (moat
  * refused, a usage error, or the sandbox could not be set up), 126 (found
@@ -16,20 +16,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/str.h"
 #include "cli/cli.h"
 #include "cli/policy_opts.h"
 #include "core/config.h"
-#include "core/path.h"
 #include "core/plan.h"
+#include "sandbox/runner.h"
 #include "sandbox/sandbox.h"
 
 extern char **environ;
@@ -288,30 +286,6 @@ static void ensure_std_fds(void)
 	}
 }
 
-static const char *home_dir(void)
-{
-	const char *h = getenv("HOME");
-	struct passwd *pw;
-
-	if (h && h[0] == '/')
-		return h;
-	pw = getpwuid(getuid());
-	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
-}
-
-static void print_gaps(const struct moat_plan *p, const char *verb)
-{
-	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
-		const struct moat_plan_feature *x = &p->feat[f];
-
-		if (!x->requested || x->enforced)
-			continue;
-		fprintf(stderr, "moat run: %s %s (%s). hint: %s\n", verb,
-			moat_feature_name((enum moat_feature)f),
-			moat_feature_summary((enum moat_feature)f), x->hint);
-	}
-}
-
 static bool ask_user(const char *gaps)
 {
 	FILE *tty = fopen("/dev/tty", "r+e");
@@ -326,71 +300,6 @@ static bool ask_user(const char *gaps)
 		yes = line[0] == 'y' || line[0] == 'Y';
 	fclose(tty);
 	return yes;
-}
-
-/* Apply the fallback policy to the plan's gaps and to what preparing the
- * sandbox found (extra_gap: one sentence, or NULL). Returns 0 to go on, or
- * the exit status. */
-static int fallback(const struct moat_plan *p, const char *extra_gap)
-{
-	char gaps[512];
-	size_t n = moat_plan_gaps(p, gaps, sizeof(gaps));
-
-	if (extra_gap) {
-		size_t l = strlen(gaps);
-
-		snprintf(gaps + l, sizeof(gaps) - l, "%ssecrets", l ? ", " : "");
-		n++;
-	}
-	if (n == 0)
-		return 0;
-	switch (p->fallback) {
-	case MOAT_FALLBACK_WARN:
-		print_gaps(p, "warning: not enforced:");
-		if (extra_gap)
-			fprintf(stderr, "moat run: warning: %s\n", extra_gap);
-		return 0;
-	case MOAT_FALLBACK_ASK:
-		print_gaps(p, "cannot enforce");
-		if (extra_gap)
-			fprintf(stderr, "moat run: %s\n", extra_gap);
-		if (isatty(STDIN_FILENO) && ask_user(gaps))
-			return 0;
-		return run_fail("refusing to run without: %s (fallback ask: not confirmed)", gaps);
-	case MOAT_FALLBACK_DENY:
-		break;
-	}
-	print_gaps(p, "cannot enforce");
-	if (extra_gap)
-		fprintf(stderr, "moat run: %s\n", extra_gap);
-	return run_fail("refusing to run without: %s (fallback deny). hint: fix the cause above, "
-			"or pass --fallback warn to run with what this system enforces",
-			gaps);
-}
-
-static const char *step_hint(const struct moat_spawn *s)
-{
-	switch (s->report.step) {
-	case MOAT_STEP_USERNS:
-		return "user namespaces look restricted here (AppArmor or a sysctl); 'moat status' "
-		       "shows what is available";
-	case MOAT_STEP_MOUNT:
-		return "the kernel refused a mount in the sandbox's namespace (inside a container "
-		       "this is common); 'moat status' shows what is available";
-	case MOAT_STEP_PID_MAX:
-		return "this kernel has no per-namespace pid_max; pass --pids 0 or use a cgroup";
-	case MOAT_STEP_RLIMITS:
-		return "lower --mem, --pids, --nofile or --fsize below your hard limits (ulimit "
-		       "-H)";
-	case MOAT_STEP_CHDIR:
-		return "the working directory must exist inside the workspace";
-	case MOAT_STEP_LANDLOCK:
-		return "Landlock refused the ruleset; 'moat status' shows the ABI";
-	case MOAT_STEP_SECCOMP:
-		return "the kernel refused the seccomp filter";
-	default:
-		return "see docs/sandbox.md for the setup steps";
-	}
 }
 
 /* The configuration the rest of moat uses (--config FILE, else the user
@@ -417,211 +326,64 @@ static int load_config(const char *path, struct cli_policy *cp, struct moat_strv
 	return 0;
 }
 
-/* The kernel refused the user namespace after all (AppArmor may decide
- * only at clone time): plan again without it, and ask the fallback policy
- * again. */
-static void replan_without_userns(struct moat_kfeatures *kf, const char *why)
+/* The runner's lines, as `moat run` has always printed them. */
+static void say_line(const char *line, void *ud)
 {
-	kf->userns = false;
-	moat_strlcpy(kf->userns_why, why, sizeof(kf->userns_why));
+	(void)ud;
+	fprintf(stderr, "moat run: %s\n", line);
+}
+
+/* fallback "ask": on the terminal, and only when stdin is one */
+static bool ask_tty(const char *gaps, void *ud)
+{
+	(void)ud;
+	return isatty(STDIN_FILENO) && ask_user(gaps);
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o;
-	struct moat_profile prof;
-	struct moat_kfeatures kf;
-	struct moat_plan_context ctx;
-	struct moat_plan *plan = NULL;
-	struct moat_spawn sp;
+	struct moat_run_request rq;
+	struct moat_run_result res;
 	struct moat_error err;
 	struct cli_policy cp;
-	const struct moat_config *cfg;
 	struct moat_strv denied_extra = {NULL, 0, false};
-	char ws[PATH_MAX], cwd[PATH_MAX], tmpws[64] = "";
-	bool spawned = false;
-	int r, ret = MOAT_RUN_EXIT_SETUP, attempts = 0;
+	int r;
 
 	memset(&o, 0, sizeof(o));
-	moat_profile_init(&prof, "");
 	cli_policy_init(&cp);
 	moat_error_clear(&err);
 	ensure_std_fds();
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		goto out_opts;
+		goto out;
 	r = load_config(o.config, &cp, &denied_extra);
 	if (r)
-		goto out_opts;
-	cfg = cp.user;
-
-	/* the profile: a built-in or named one (sandbox.profiles, over its
-	 * extends chain, with the configuration's defaults), then the flags.
-	 * SECURITY: an unknown or broken profile refuses (seed 002) */
-	r = moat_config_sandbox_profile(cfg, o.profile, &prof, &err);
-	if (r < 0) {
-		r = run_fail("%s: refusing to run", err.msg);
-		goto out_opts;
-	}
-	if (moat_profile_layer(&prof, &o.over, &err) < 0) {
-		r = run_fail("%s", err.msg);
-		goto out_opts;
-	}
-
-	/* the workspace and the working directory, symlinks resolved */
-	if (o.tmp_workspace) {
-		snprintf(tmpws, sizeof(tmpws), "/tmp/moat-ws-XXXXXX");
-		if (!mkdtemp(tmpws)) {
-			r = run_fail("cannot create a temporary workspace in /tmp: %s",
-				     strerror(errno));
-			tmpws[0] = '\0';
-			goto out_opts;
-		}
-	}
-	{
-		const char *w = tmpws[0]		 ? tmpws
-				: o.workspace		 ? o.workspace
-				: cfg->sandbox_workspace ? cfg->sandbox_workspace
-							 : ".";
-		struct stat st;
-
-		if (!realpath(w, ws) || stat(ws, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			r = run_fail("cannot use '%s' as the workspace: %s. hint: pass an existing "
-				     "directory with --workspace",
-				     w, errno ? strerror(errno) : "not a directory");
-			goto out_opts;
-		}
-		char here[PATH_MAX];
-
-		if (tmpws[0] || !getcwd(here, sizeof(here)) || !realpath(here, cwd))
-			moat_strlcpy(cwd, ws, sizeof(cwd));
-		/* a cwd outside an explicitly given workspace starts at the workspace */
-		if (!moat_path_within(cwd, ws) && (o.workspace || cfg->sandbox_workspace))
-			moat_strlcpy(cwd, ws, sizeof(cwd));
-	}
-
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.workspace = ws;
-	ctx.tmp_workspace = tmpws[0] != '\0';
-	ctx.cwd = cwd;
-	ctx.home = home_dir();
-	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
-	ctx.denied_extra = &denied_extra;
-	ctx.argv = o.argv;
-
-	moat_probe_start(&kf);
-	moat_spawn_init(&sp, &kf);
-	spawned = true;
-	/* with the network denied, the child starts now and creates its
-	 * namespaces (the network namespace is the costliest step) while we
-	 * probe, plan and prepare the rest */
-	if (!o.print_plan && prof.net == MOAT_NET_DENY && kf.userns) {
-		r = moat_spawn_start(&sp, &err);
-		if (r == -EPERM) {
-			attempts++;
-			replan_without_userns(&kf, err.msg);
-			moat_spawn_release(&sp);
-			moat_spawn_init(&sp, &kf);
-		} else if (r) {
-			r = run_fail("%s", err.msg);
-			goto out;
-		}
-	}
-	moat_probe_finish(&kf);
-replan:
-	plan = moat_plan_free(plan);
-	moat_error_clear(&err);
-	r = moat_plan_build(&prof, &ctx, &kf, &plan, &err);
-	if (r < 0) {
-		r = run_fail("cannot plan the sandbox: %s", err.msg);
 		goto out;
-	}
-	r = moat_spawn_prepare(&sp, plan, environ, &err);
-	if (r < 0) {
-		r = run_fail("cannot prepare the sandbox: %s. hint: check the paths given with "
-			     "--ro, --rw and --workspace",
-			     err.msg);
-		goto out;
-	}
-	if (o.print_plan) {
-		struct moat_buf b = MOAT_BUF_INIT;
 
-		moat_plan_to_json(plan, &b);
-		/* splice the resolved mounts and the kernel in before the final brace */
-		while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '}'))
-			b.data[--b.len] = '\0';
-		moat_buf_puts(&b, "},\n  \"kernel\": ");
-		moat_kfeatures_to_json(&kf, &b);
-		moat_buf_puts(&b, ",\n  \"mounts\": ");
-		moat_mounts_to_json(&sp.mounts, &b);
-		moat_buf_printf(&b, ",\n  \"masked_now\": %zu", sp.mounts.nmasks_found);
-		if (sp.mounts.scan_note) {
-			moat_buf_puts(&b, ",\n  \"note\": ");
-			moat_buf_json_str(&b, sp.mounts.scan_note, strlen(sp.mounts.scan_note));
-		}
-		moat_buf_puts(&b, "\n}\n");
-		if (b.oom) {
-			r = run_fail("out of memory");
-		} else {
-			fputs(b.data, stdout);
-			r = 0;
-		}
-		moat_buf_release(&b);
-		goto out;
-	}
-	{
-		char extra[1024] = "";
-
-		if (sp.mounts.scan_note)
-			snprintf(extra, sizeof(extra), "%s", sp.mounts.scan_note);
-		if (sp.uncarved[0]) {
-			size_t l = strlen(extra);
-
-			snprintf(extra + l, sizeof(extra) - l,
-				 "%swithout a mount namespace these masked paths stay readable "
-				 "(they are inside the workspace): %s. hint: enable unprivileged "
-				 "user namespaces, or move them out of the workspace",
-				 l ? "; " : "", sp.uncarved);
-		}
-		r = fallback(plan, extra[0] ? extra : NULL);
-		if (r)
-			goto out;
-	}
-
+	memset(&rq, 0, sizeof(rq));
+	rq.cfg = cp.user;
+	rq.profile = o.profile;
+	rq.over = &o.over;
+	rq.workspace = o.workspace;
+	rq.tmp_workspace = o.tmp_workspace;
+	rq.argv = o.argv;
+	rq.env = environ;
+	rq.denied_extra = &denied_extra;
+	rq.ask = ask_tty;
+	rq.print_plan = o.print_plan;
+	rq.say = say_line;
+	/* nothing of ours may sit in a stdio buffer while the command writes */
 	fflush(NULL);
-	ret = moat_spawn_run(&sp, &err);
-	if (ret == -EPERM && attempts++ == 0) {
-		replan_without_userns(&kf, err.msg);
-		moat_spawn_release(&sp);
-		moat_spawn_init(&sp, &kf);
-		goto replan;
-	}
-	if (ret < 0)
-		ret = MOAT_RUN_EXIT_SETUP;
-	if (sp.report.step == MOAT_STEP_EXEC) {
-		fprintf(stderr, "moat run: %s\n", err.msg);
-	} else if (sp.report.step != MOAT_STEP_NONE) {
-		fprintf(stderr, "moat run: %s. hint: %s\n", err.msg, step_hint(&sp));
-	} else if (sp.timed_out) {
-		fprintf(stderr, "moat run: %s. hint: raise --timeout\n", err.msg);
-	}
-	if (sp.protected_created[0])
-		fprintf(stderr,
-			"moat run: warning: protected path(s) created inside the sandbox: %s; "
-			"review them before they run outside it\n",
-			sp.protected_created);
-	r = ret;
+	r = moat_runner_run(&rq, &res, &err);
+	if (r < 0)
+		r = run_fail("%s", err.msg);
+	else
+		r = res.status;
 out:
-	if (spawned)
-		moat_spawn_release(&sp);
-	plan = moat_plan_free(plan);
-out_opts:
-	if (tmpws[0])
-		moat_rmtree(tmpws);
 	cli_policy_release(&cp);
 	moat_strv_release(&denied_extra);
-	moat_profile_release(&prof);
 	moat_profile_release(&o.over);
 	return r;
 }

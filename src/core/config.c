@@ -10,7 +10,8 @@
  *
  * A project file (MOAT_CONFIG_PROJECT) may only tighten: keys that could
  * loosen the policy are refused outright, so a cloned repository cannot
- * grant itself access.
+ * grant itself access, pre-approve its own tool calls, or move or switch
+ * off the audit log.
  *
  * Pure: never does I/O, never prints, never reads the process environment (it
  * comes through moat_config_set_env). */
@@ -280,7 +281,21 @@ int moat_config_init(struct moat_config *c)
 	c->default_denied_commands = true;
 	c->sandbox_mode = MOAT_SANDBOX_LOCAL;
 	c->sandbox_fallback = -1;
+	c->approval_timeout_s = MOAT_CONFIG_DEFAULT_APPROVAL_TIMEOUT_S;
+	c->audit_required = true;
 	return 0;
+}
+
+static void approvals_release(struct moat_config *c)
+{
+	for (size_t i = 0; i < c->napprovals; i++) {
+		free(c->approvals[i].tool);
+		free(c->approvals[i].arg);
+		free(c->approvals[i].match);
+	}
+	free(c->approvals);
+	c->approvals = NULL;
+	c->napprovals = 0;
 }
 
 static void tool_release(struct moat_tool_decl *t)
@@ -323,6 +338,8 @@ void moat_config_release(struct moat_config *c)
 	free(c->sandbox_rules);
 	free(c->sandbox_rule_locs);
 	free(c->sandbox_workspace);
+	approvals_release(c);
+	free(c->audit_log);
 	strlist_release(&c->files);
 	moat_config_init(c);
 }
@@ -419,6 +436,9 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 	dst->sandbox_rules = NULL;
 	dst->sandbox_rule_locs = NULL;
 	dst->nsandbox_rules = 0;
+	dst->approvals = NULL;
+	dst->napprovals = 0;
+	dst->audit_log = NULL;
 
 	r = strlist_copy(src, NULL, &src->files, &dst->files);
 	if (r < 0)
@@ -518,6 +538,23 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 		if (oom)
 			goto fail;
 	}
+	for (size_t i = 0; i < src->napprovals; i++) {
+		const struct moat_approval_rule *sa = &src->approvals[i];
+		struct moat_approval_rule *a;
+
+		if (grow((void **)&dst->approvals, dst->napprovals, sizeof(*a)) < 0)
+			goto fail;
+		a = &dst->approvals[dst->napprovals++];
+		a->loc = remap_loc(src, dst, sa->loc);
+		a->tool = dup_or_null(sa->tool, &oom);
+		a->arg = dup_or_null(sa->arg, &oom);
+		a->match = dup_or_null(sa->match, &oom);
+		if (oom)
+			goto fail;
+	}
+	dst->audit_log = dup_or_null(src->audit_log, &oom);
+	if (oom)
+		goto fail;
 	return 0;
 fail:
 	moat_config_release(dst);
@@ -1047,6 +1084,8 @@ struct object_ctx {
 	uint64_t seen;
 };
 
+static const char *project_refusal(const struct key_spec *s);
+
 static int object_member(struct walker *w, const char *key, json_t *v, size_t koff, size_t voff,
 			 void *ud)
 {
@@ -1066,13 +1105,12 @@ static int object_member(struct walker *w, const char *key, json_t *v, size_t ko
 	if (w->project) {
 		/* SECURITY: a project file comes with the repository; it may
 		 * only tighten what the user configured. */
+		const char *why = project_refusal(s);
+
 		if (s->project == P_NEVER)
-			return fail_at(
-			    w, koff, "not allowed in a project config: it could loosen the policy");
+			return fail_at(w, koff, "not allowed in a project config: %s", why);
 		if (s->project == P_TRUE_ONLY && json_is_false(v))
-			return fail_at(w, voff,
-				       "false is not allowed in a project config: it could "
-				       "loosen the policy");
+			return fail_at(w, voff, "false is not allowed in a project config: %s", why);
 	}
 	return s->fn(w, s, v, voff, o->target);
 }
@@ -2393,6 +2431,158 @@ static int h_tools(struct walker *w, const struct key_spec *s, json_t *v, size_t
 	return walk_members(w, v, off, tool_member, t);
 }
 
+/* ---- approvals and the audit log ----- */
+
+/* The alias the policy and the tools accept for bash (seed 000's Gemini
+ * name): approvals name the canonical tool, so that an entry written for
+ * either name applies to both. */
+static const char *canonical_tool(const char *name)
+{
+	return !strcmp(name, "run_shell_command") ? "bash" : name;
+}
+
+struct approval_ctx {
+	struct moat_approval_rule *r;
+};
+
+static int h_approval_tool(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			   void *t)
+{
+	struct approval_ctx *ac = t;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	if (!valid_tool_name(json_string_value(v)))
+		return fail_at(
+		    w, off, "invalid tool name (expected 1 to %u characters of A-Z a-z 0-9 _ . -)",
+		    MOAT_CONFIG_MAX_TOOL_NAME);
+	ac->r->tool = moat_strdup(canonical_tool(json_string_value(v)));
+	return ac->r->tool ? 0 : oom(w, off);
+}
+
+static int h_approval_arg(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			  void *t)
+{
+	struct approval_ctx *ac = t;
+	const char *str;
+	int r = arg_name(w, v, off, &str);
+
+	if (r < 0)
+		return r;
+	ac->r->arg = moat_strdup(str);
+	return ac->r->arg ? 0 : oom(w, off);
+}
+
+static int h_approval_match(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			    void *t)
+{
+	struct approval_ctx *ac = t;
+	const char *str;
+	int r = get_string(w, v, off, "pattern", &str);
+
+	if (r < 0)
+		return r;
+	/* The gate compiles it as a path glob for path arguments and as a
+	 * text glob otherwise; the syntax is the same, check both anyway. */
+	r = check_glob(str, MOAT_GLOB_TEXT, w->err);
+	if (r >= 0)
+		r = check_glob(str, MOAT_GLOB_PATH, w->err);
+	if (r < 0)
+		return fail_keep_msg(w, off, r);
+	ac->r->match = moat_strdup(str);
+	return ac->r->match ? 0 : oom(w, off);
+}
+
+static const struct key_spec approval_specs[] = {
+    {"tool", h_approval_tool, P_ANY, true, 0},
+    {"arg", h_approval_arg, P_ANY, true, 0},
+    {"match", h_approval_match, P_ANY, true, 0},
+};
+
+static int approval_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_config *c = ud;
+	struct approval_ctx ac;
+
+	if (grow((void **)&c->approvals, c->napprovals, sizeof(*ac.r)) < 0)
+		return oom(w, off);
+	ac.r = &c->approvals[c->napprovals++];
+	memset(ac.r, 0, sizeof(*ac.r));
+	ac.r->loc = loc_at(w, off);
+	return walk_object(w, v, off, approval_specs, MOAT_ARRAY_SIZE(approval_specs), &ac);
+}
+
+/* approvals: appended across files */
+static int h_approvals(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	int r = expect_type(w, v, off, JSON_ARRAY);
+
+	if (r < 0)
+		return r;
+	r = check_count(w, off, c->napprovals, json_array_size(v));
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, approval_element, c);
+}
+
+static int h_approval_timeout(struct walker *w, const struct key_spec *s, json_t *v, size_t off,
+			      void *t)
+{
+	struct moat_config *c = t;
+	json_int_t sec;
+	int r = expect_type(w, v, off, JSON_INTEGER);
+
+	if (r < 0)
+		return r;
+	sec = json_integer_value(v);
+	if (sec < 1 || sec > MOAT_CONFIG_MAX_APPROVAL_TIMEOUT_S)
+		return fail_at(w, off, "expected an integer from 1 to %d (seconds), got %lld",
+			       MOAT_CONFIG_MAX_APPROVAL_TIMEOUT_S, (long long)sec);
+	c->approval_timeout_s = (long)sec;
+	c->approval_timeout_set = true;
+	return 0;
+}
+
+/* audit_log: an absolute path after expansion, "-" for standard error, or
+ * null for the default ($XDG_STATE_HOME/moat/audit.jsonl, chosen by the
+ * audit writer: the core never reads the environment by itself). */
+static int h_audit_log(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *str;
+	int r;
+
+	if (json_is_null(v)) {
+		free(c->audit_log);
+		c->audit_log = NULL;
+		return 0;
+	}
+	r = get_string(w, v, off, "path", &str);
+	if (r < 0)
+		return r;
+	if (!strcmp(str, "-")) {
+		moat_buf_puts(&b, "-");
+	} else {
+		r = moat_config_expand_ex(str, 0, &b, w->err);
+		if (r < 0) {
+			moat_buf_release(&b);
+			return fail_keep_msg(w, off, r);
+		}
+		if (!b.data || b.data[0] != '/') {
+			moat_buf_release(&b);
+			return fail_at(w, off,
+				       "expected an absolute path (\"~/\" and variables expand) or "
+				       "\"-\" for standard error");
+		}
+	}
+	free(c->audit_log);
+	c->audit_log = moat_buf_steal(&b);
+	return c->audit_log ? 0 : oom(w, off);
+}
+
 /* ---- safety and the document ----- */
 
 static const struct key_spec safety_specs[] = {
@@ -2416,8 +2606,30 @@ static const struct key_spec safety_specs[] = {
     {"network", h_network, P_ANY, false, 0},
     {"sandbox", h_sandbox, P_ANY, false, 0},
     {"tools", h_tools, P_NEVER, false, 0},
+    {"approvals", h_approvals, P_NEVER, false, 0},
+    {"approval_timeout", h_approval_timeout, P_ANY, false, 0},
+    {"audit_log", h_audit_log, P_NEVER, false, 0},
+    {"audit_fsync", h_bool, P_TRUE_ONLY, false, FIELD(struct moat_config, audit_fsync)},
+    {"audit_required", h_bool, P_TRUE_ONLY, false, FIELD(struct moat_config, audit_required)},
+    {"audit_syslog", h_bool, P_TRUE_ONLY, false, FIELD(struct moat_config, audit_syslog)},
 };
 static const size_t nsafety_specs = MOAT_ARRAY_SIZE(safety_specs);
+
+/* Why a project file may not say this (after "not allowed in a project
+ * config: "). */
+static const char *project_refusal(const struct key_spec *s)
+{
+	if (s->fn == h_approvals)
+		return "a repository must not pre-approve its own tool calls";
+	if (s->fn == h_audit_log)
+		return "a repository must not move the audit log";
+	if (s->fn == h_bool && s >= safety_specs && s < safety_specs + nsafety_specs &&
+	    (s->field == FIELD(struct moat_config, audit_required) ||
+	     s->field == FIELD(struct moat_config, audit_syslog) ||
+	     s->field == FIELD(struct moat_config, audit_fsync)))
+		return "a repository must not weaken the audit log";
+	return "it could loosen the policy";
+}
 
 static int h_safety(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
@@ -2993,6 +3205,39 @@ char *moat_config_to_json(const struct moat_config *c)
 		moat_buf_putc(&b, '\n');
 		put_indent(&b, 2);
 	}
-	moat_buf_puts(&b, "}\n  }\n}\n");
+	moat_buf_puts(&b, "},\n");
+
+	put_key(&b, 2, "approvals");
+	moat_buf_putc(&b, '[');
+	for (size_t i = 0; i < c->napprovals; i++) {
+		const struct moat_approval_rule *a = &c->approvals[i];
+
+		moat_buf_puts(&b, i ? ",\n" : "\n");
+		put_indent(&b, 3);
+		moat_buf_puts(&b, "{\"tool\": ");
+		put_str(&b, a->tool ? a->tool : "");
+		moat_buf_puts(&b, ", \"arg\": ");
+		put_str(&b, a->arg ? a->arg : "");
+		moat_buf_puts(&b, ", \"match\": ");
+		put_str(&b, a->match ? a->match : "");
+		moat_buf_putc(&b, '}');
+	}
+	if (c->napprovals) {
+		moat_buf_putc(&b, '\n');
+		put_indent(&b, 2);
+	}
+	moat_buf_puts(&b, "],\n");
+	put_key(&b, 2, "approval_timeout");
+	moat_buf_printf(&b, "%ld,\n", c->approval_timeout_s);
+	put_key(&b, 2, "audit_log");
+	if (c->audit_log)
+		put_plain_path(&b, c->audit_log);
+	else
+		moat_buf_puts(&b, "null");
+	moat_buf_puts(&b, ",\n");
+	put_bool(&b, 2, "audit_fsync", c->audit_fsync, false);
+	put_bool(&b, 2, "audit_required", c->audit_required, false);
+	put_bool(&b, 2, "audit_syslog", c->audit_syslog, true);
+	moat_buf_puts(&b, "  }\n}\n");
 	return moat_buf_steal(&b);
 }

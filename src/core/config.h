@@ -25,6 +25,8 @@
 #define MOAT_CONFIG_MAX_TOOL_ARGS 64u	   /* tools: entries of effects / path_args */
 #define MOAT_CONFIG_MAX_TOOLS 4096u	   /* tools: declarations */
 #define MOAT_CONFIG_MAX_MEMORY_MB 1048576u /* sandbox.linux.max_memory_mb */
+#define MOAT_CONFIG_DEFAULT_APPROVAL_TIMEOUT_S 120 /* approval_timeout */
+#define MOAT_CONFIG_MAX_APPROVAL_TIMEOUT_S 86400   /* approval_timeout: 1 to a day */
 
 /* Where a value came from, for error messages. file is owned by the config. */
 struct moat_loc {
@@ -134,6 +136,8 @@ struct moat_config {
 	struct moat_approval_rule *approvals; /* pre-approvals, seed 000's aar run */
 	size_t napprovals;
 	long approval_timeout_s; /* an unanswered ask is DENIED after this; default 120 */
+	bool approval_timeout_set; /* given by a file (a project file's shorter value counts
+				    * only then: the session takes the smaller of the two) */
 
 	/* the audit log (docs/audit.md) */
 	char *audit_log;     /* NULL: $XDG_STATE_HOME/moat/audit.jsonl; "-": stderr */

@@ -784,22 +784,36 @@ static bool camel_suffix(const char *name, size_t n, const char *suffix)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
+/* Checked for every argument of every call: the last byte picks the only
+ * names it can be ("path", "_dir", "directory", "cwd"), so most names cost a
+ * strlen and one comparison. */
 bool moat_path_arg_name(const char *name)
 {
-	static const char *const exact[] = {"path", "file_path", "filepath", "directory", "cwd"};
 	size_t n;
 
 	if (!name)
 		return false;
 	n = strlen(name);
-	for (size_t i = 0; i < MOAT_ARRAY_SIZE(exact); i++)
-		if (strlen(exact[i]) == n && ascii_ieq(name, exact[i], n))
-			return true;
-	return (n >= 5 && ascii_ieq(name + n - 5, "_path", 5)) ||
-	       (n >= 4 && ascii_ieq(name + n - 4, "_dir", 4)) ||
-	       (n >= 10 && ascii_ieq(name + n - 10, "_directory", 10)) ||
-	       camel_suffix(name, n, "Path") || camel_suffix(name, n, "Dir") ||
-	       camel_suffix(name, n, "Directory");
+	if (n < 3)
+		return false;
+	switch (ascii_lower(name[n - 1])) {
+	case 'd':
+		return n == 3 && ascii_ieq(name, "cwd", 3);
+	case 'h':
+		return (n == 8 && ascii_ieq(name, "filepath", 8)) ||
+		       (n == 4 && ascii_ieq(name, "path", 4)) ||
+		       (n >= 5 && ascii_ieq(name + n - 5, "_path", 5)) ||
+		       camel_suffix(name, n, "Path");
+	case 'r':
+		return (n >= 4 && ascii_ieq(name + n - 4, "_dir", 4)) ||
+		       camel_suffix(name, n, "Dir");
+	case 'y':
+		return (n == 9 && ascii_ieq(name, "directory", 9)) ||
+		       (n >= 10 && ascii_ieq(name + n - 10, "_directory", 10)) ||
+		       camel_suffix(name, n, "Directory");
+	default:
+		return false;
+	}
 }
 
 bool moat_path_within(const char *p, const char *dir)

@@ -68,6 +68,8 @@ static unsigned pf_hash(unsigned key)
 	return (key * 40503u >> 8) & (PF_SLOTS - 1);
 }
 
+static bool pathfilter_hit(const struct pathfilter *f, const char *s, size_t n);
+
 static int pf_cmp(const void *a, const void *b)
 {
 	const struct pf_run *x = a, *y = b;
@@ -103,7 +105,9 @@ struct layer {
 	size_t denied_need_at[MOAT_CMDPAT_NEEDS_ANY + 2];
 	uint16_t denied_needs[MOAT_CMDPAT_NEEDS_ANY + 1]; /* the non-empty groups */
 	size_t ndenied_needs;
+	unsigned char denied_first[32]; /* a bit per first program byte some pattern needs */
 	struct pathfilter *shell_paths; /* prefilter of denied_paths, NULL when there are none */
+	bool shell_cwd_hit; /* the working directory itself may hold a denied path */
 
 	char **allow_domains, **block_domains;
 	size_t nallow_domains, nblock_domains;
@@ -126,6 +130,7 @@ struct moat_policy {
 	size_t ntools;
 	bool log_all_commands;
 	char cwd[MOAT_PATH_MAX];
+	size_t cwd_len;
 	char home[MOAT_PATH_MAX];
 };
 
@@ -584,9 +589,31 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 			l->denied_by_need[fill[moat_cmdpat_needs(l->denied_cmds[i])]++] = i;
 	}
 	for (int n = 0; n <= MOAT_CMDPAT_NEEDS_ANY; n++)
-		if (l->denied_need_at[n] != l->denied_need_at[n + 1])
+		if (l->denied_need_at[n] != l->denied_need_at[n + 1]) {
 			l->denied_needs[l->ndenied_needs++] = (uint16_t)n;
+			if (n < 256)
+				l->denied_first[n >> 3] |= (unsigned char)(1u << (n & 7));
+		}
 	return 0;
+}
+
+/* Add the patterns of one need group to the sorted candidates. */
+static size_t denied_group(const struct layer *l, int need, size_t n, size_t *out, size_t cap)
+{
+	for (size_t k = l->denied_need_at[need], hi = l->denied_need_at[need + 1]; k < hi; k++) {
+		/* insertion keeps the list in pattern order */
+		size_t idx = l->denied_by_need[k], j = n < cap ? n : cap;
+
+		if (n < cap) {
+			while (j > 0 && out[j - 1] > idx) {
+				out[j] = out[j - 1];
+				j--;
+			}
+			out[j] = idx;
+		}
+		n++;
+	}
+	return n;
 }
 
 /* The denied-command patterns that can match this analysis at all, in
@@ -598,31 +625,33 @@ static size_t denied_candidates(const struct layer *l, const struct moat_cmd_ana
 {
 	size_t n = 0;
 
-	for (size_t g = 0; g < l->ndenied_needs; g++) {
-		int need = l->denied_needs[g];
-		size_t lo = l->denied_need_at[need], hi = l->denied_need_at[need + 1];
+	/* the first bytes of the programs run that some pattern needs, eight
+	 * bytes of the two bitmaps at a time (usually a bit or two in all) */
+	for (size_t w = 0; w < sizeof(a->prog_first); w += 8) {
+		uint64_t x, y;
 
-		if (need < 256 ? !(a->prog_first[need >> 3] & (1u << (need & 7)))
-		    : need == MOAT_CMDPAT_NEEDS_PIPE  ? !a->fed
-		    : need == MOAT_CMDPAT_NEEDS_REDIR ? !a->nredirs
-		    : need == MOAT_CMDPAT_NEEDS_FORK  ? a->fork_bomb < 0
-						      : false)
+		memcpy(&x, a->prog_first + w, 8);
+		memcpy(&y, l->denied_first + w, 8);
+		if (!(x & y))
 			continue;
-		for (size_t k = lo; k < hi; k++) {
-			/* insertion keeps the list in pattern order */
-			size_t idx = l->denied_by_need[k], j = n < cap ? n : cap;
+		for (size_t b = w; b < w + 8; b++) {
+			unsigned m = a->prog_first[b] & l->denied_first[b];
 
-			if (n < cap) {
-				while (j > 0 && out[j - 1] > idx) {
-					out[j] = out[j - 1];
-					j--;
-				}
-				out[j] = idx;
+			while (m) {
+				int bit = __builtin_ctz(m);
+
+				m &= m - 1;
+				n = denied_group(l, (int)(b * 8) + bit, n, out, cap);
 			}
-			n++;
 		}
 	}
-	return n;
+	if (a->fed)
+		n = denied_group(l, MOAT_CMDPAT_NEEDS_PIPE, n, out, cap);
+	if (a->nredirs)
+		n = denied_group(l, MOAT_CMDPAT_NEEDS_REDIR, n, out, cap);
+	if (a->fork_bomb >= 0)
+		n = denied_group(l, MOAT_CMDPAT_NEEDS_FORK, n, out, cap);
+	return denied_group(l, MOAT_CMDPAT_NEEDS_ANY, n, out, cap);
 }
 
 static int compile_layer(struct moat_policy *p, struct layer *l, const struct moat_config *c,
@@ -675,8 +704,10 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	r = build_pathset(p, &l->read_only_paths, &c->read_only_paths, NULL, err);
 	if (r < 0)
 		return r;
-	if ((r = build_pathfilter(l)) < 0 ||
-	    (r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
+	if ((r = build_pathfilter(l)) < 0)
+		return r;
+	l->shell_cwd_hit = pathfilter_hit(l->shell_paths, p->cwd, strlen(p->cwd));
+	if ((r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
 	    (r = ci_twin(l->denied_paths, &l->denied_paths_ci)) < 0 ||
 	    (r = ci_twin(l->allowed_paths, &l->allowed_paths_ci)) < 0 ||
 	    (r = ci_twin(l->read_only_paths, &l->read_only_paths_ci)) < 0)
@@ -735,6 +766,7 @@ int moat_policy_new(const struct moat_config *user, const struct moat_config *pr
 		moat_policy_free(p);
 		return -EINVAL;
 	}
+	p->cwd_len = strlen(p->cwd);
 	home = moat_config_env("HOME");
 	if (home && home[0] == '/')
 		moat_path_normalize(home, strlen(home), "/", p->home, sizeof(p->home));
@@ -833,6 +865,7 @@ struct call {
 	struct verdict lv[2]; /* per layer */
 	bool path_done[2];    /* a path rule decided this path for the layer */
 	bool builtin_file_tool; /* read_file, list_directory, write_file, edit_file */
+	const struct tool_decl *decl; /* the configured declaration, or NULL */
 };
 
 static void rule_id(char *out, size_t n, const struct layer *l, const char *kind,
@@ -1136,7 +1169,7 @@ static int check_path_value(struct call *c, const char *key, json_t *val, struct
 
 static bool is_path_key(const struct call *c, const char *key)
 {
-	const struct tool_decl *d = find_decl(c->p, c->tool);
+	const struct tool_decl *d = c->decl;
 
 	if (moat_path_arg_name(key))
 		return true;
@@ -1150,6 +1183,9 @@ static bool is_paths_key(const char *key)
 {
 	size_t n = strlen(key);
 
+	/* every spelling ends in 's' */
+	if (n < 5 || (key[n - 1] | 0x20) != 's')
+		return false;
 	return !strcasecmp(key, "paths") || (n > 6 && !strcasecmp(key + n - 6, "_paths")) ||
 	       (n > 5 && !strcmp(key + n - 5, "Paths") && key[n - 6] >= 'a' && key[n - 6] <= 'z');
 }
@@ -1250,6 +1286,9 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 		return -EINVAL;
 	}
 	json_object_foreach(args, key, val) {
+		/* (each name is classified once) */
+		bool paths_key;
+
 		if (is_path_key(c, key)) {
 			if (!json_is_string(val)) {
 				moat_error_set(err, "argument '%s' must be a string path", key);
@@ -1257,7 +1296,10 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 			}
 			if (check_path_value(c, key, val, err) < 0)
 				return -EINVAL;
-		} else if (is_paths_key(key) && json_is_array(val)) {
+			continue;
+		}
+		paths_key = is_paths_key(key);
+		if (paths_key && json_is_array(val)) {
 			size_t i;
 			json_t *el;
 
@@ -1270,7 +1312,7 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 				if (check_path_value(c, key, el, err) < 0)
 					return -EINVAL;
 			}
-		} else if (is_paths_key(key) && json_is_string(val)) {
+		} else if (paths_key && json_is_string(val)) {
 			/* SECURITY: a tool may take one path where it takes several */
 			if (check_path_value(c, key, val, err) < 0)
 				return -EINVAL;
@@ -1406,7 +1448,6 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 	const struct layer *l = &c->p->layers[li];
 	struct verdict *out = &c->lv[li];
 	char norm[MOAT_PATH_MAX], rule[160];
-	int cwd_hit = -1; /* the working directory itself may hold a denied path */
 
 	for (size_t k = 0; k < a->npaths; k++) {
 		const struct moat_cmd_path *pp = &a->paths[k];
@@ -1421,20 +1462,23 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
 			continue;
 		if (subj) {
+			size_t skip = 0, cl = c->p->cwd_len;
+
 			len = strlen(subj);
-			if (!pathfilter_hit(l->shell_paths, subj, len))
+			/* a run lies within one component: below a working
+			 * directory that holds none, only the rest can hold one */
+			if (!l->shell_cwd_hit && cl > 1 && len > cl && subj[cl] == '/' &&
+			    memcmp(subj, c->p->cwd, cl) == 0)
+				skip = cl;
+			if (!pathfilter_hit(l->shell_paths, subj + skip, len - skip))
 				continue;
 		} else {
 			/* SECURITY: a denied pattern's literal run lies within one
 			 * component, so it is in the name or in the directory */
 			len = strlen(pp->text);
 			if (!pathfilter_hit(l->shell_paths, pp->text, len)) {
-				if (pp->text[0] == '/')
-					continue;
-				if (cwd_hit < 0)
-					cwd_hit = pathfilter_hit(l->shell_paths, c->p->cwd,
-								 strlen(c->p->cwd));
-				if (!cwd_hit)
+				/* (the working directory itself may hold a denied path) */
+				if (pp->text[0] == '/' || !l->shell_cwd_hit)
 					continue;
 			}
 			if (moat_path_normalize_posix(pp->text, len, c->p->cwd, norm, sizeof(norm)) < 0)
@@ -1649,6 +1693,23 @@ static void finish_layer(struct call *c, size_t li)
 	vset(out, MOAT_ALLOW, false, "default", "no rule restricts this call");
 }
 
+/* json_object_get, without hashing the name for the usual one or two
+ * arguments (names in an object are unique: the strict parser refuses
+ * duplicates, and jansson keeps one value per name) */
+static json_t *arg_get(json_t *args, const char *name)
+{
+	const char *key;
+	json_t *val;
+
+	if (json_object_size(args) > 4)
+		return json_object_get(args, name);
+	json_object_foreach(args, key, val) {
+		if (!strcmp(key, name))
+			return val;
+	}
+	return NULL;
+}
+
 static void decide_fail(struct moat_decision *ret, const char *rule, const char *reason)
 {
 	ret->verdict = MOAT_DENY;
@@ -1665,9 +1726,26 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 	const char *command_arg = NULL, *url_arg = NULL;
 	size_t best = 0;
 
-	memset(&c, 0, sizeof(c));
+	/* (field by field: the verdicts' text buffers are written before
+	 * they are read, and zeroing them is a good part of a decision) */
 	c.p = p;
 	c.tool = tool;
+	c.effects = 0;
+	c.declared = false;
+	c.access = 0;
+	c.command = NULL;
+	c.command_len = 0;
+	c.url = NULL;
+	c.builtin_file_tool = false;
+	c.decl = NULL;
+	for (size_t li = 0; li < MOAT_ARRAY_SIZE(c.lv); li++) {
+		c.lv[li].v = MOAT_ALLOW;
+		c.lv[li].hard = false;
+		c.lv[li].set = false;
+		c.lv[li].rule[0] = '\0';
+		c.lv[li].reason[0] = '\0';
+		c.path_done[li] = false;
+	}
 	if (!tool || !*tool || strlen(tool) > 128 || !moat_utf8_valid(tool, strlen(tool))) {
 		moat_error_set(err, "the tool name is empty, too long or not UTF-8");
 		decide_fail(ret, "input:invalid", "the tool name is empty, too long or not UTF-8");
@@ -1679,6 +1757,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		return -EINVAL;
 	}
 	d = find_decl(p, tool);
+	c.decl = d;
 	if (d) {
 		c.effects = d->effects;
 		c.declared = true;
@@ -1693,13 +1772,14 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 				url_arg = builtin_tools[i].url_arg;
 				c.builtin_file_tool = (builtin_tools[i].effects &
 						       (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
+				break;
 			}
 		}
 	}
 	/* An undeclared tool is checked as if it wrote: its effects are unknown. */
 	c.access = (c.effects & MOAT_EFFECT_WRITE) || !c.declared ? ACCESS_WRITE : ACCESS_READ;
 	if (command_arg) {
-		json_t *v = json_object_get(args, command_arg);
+		json_t *v = arg_get(args, command_arg);
 
 		if (!json_is_string(v)) {
 			moat_error_set(err, "argument '%s' must be a string", command_arg);
@@ -1710,7 +1790,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		c.command_len = json_string_length(v);
 	}
 	if (url_arg) {
-		json_t *v = json_object_get(args, url_arg);
+		json_t *v = arg_get(args, url_arg);
 
 		if (!json_is_string(v)) {
 			moat_error_set(err, "argument '%s' must be a string URL", url_arg);
@@ -1781,4 +1861,89 @@ int moat_policy_check(const struct moat_policy *p, const char *tool, const char 
 	r = moat_policy_check_args(p, tool, args, ret, err);
 	json_decref(args);
 	return r;
+}
+
+/* ---- for the file tools (src/tools): the check after open ------------- */
+
+/* The decision for one absolute path as TOOL's path argument, without
+ * resolving symlinks: the caller passes the real path of what it opened
+ * (readlink of /proc/self/fd/N), so there is nothing left to resolve.
+ * Steps 1 (read-only mode), 2-4 (paths) and 7-9 of each layer. */
+int moat_policy_check_path(const struct moat_policy *p, const char *tool, const char *path,
+			   struct moat_decision *ret)
+{
+	struct call c;
+	char norm[MOAT_PATH_MAX];
+	size_t best = 0;
+
+	/* SECURITY: a path the normaliser refuses (not absolute, invalid
+	 * UTF-8, too long) is denied, never waved through */
+	if (!p || !tool || !path || path[0] != '/' ||
+	    moat_path_normalize_posix(path, strlen(path), "/", norm, sizeof(norm)) < 0) {
+		decide_fail(ret, "path:unresolvable", "the path is not a usable absolute path");
+		return -EINVAL;
+	}
+	memset(&c, 0, sizeof(c));
+	c.p = p;
+	c.tool = tool;
+	c.effects = moat_policy_tool_effects(p, tool);
+	c.declared = c.effects != 0 || find_decl(p, tool) != NULL;
+	c.access = (c.effects & MOAT_EFFECT_WRITE) || !c.declared ? ACCESS_WRITE : ACCESS_READ;
+	for (size_t li = 0; li < p->nlayers; li++) {
+		const struct layer *l = &p->layers[li];
+		char rule[160];
+
+		if (l->read_only &&
+		    ((c.effects & (MOAT_EFFECT_WRITE | MOAT_EFFECT_EXECUTE)) || !c.declared)) {
+			rule_id(rule, sizeof(rule), l, "read_only", NULL);
+			vset(&c.lv[li], MOAT_DENY, true, rule,
+			     "read-only mode blocks tools that write or execute");
+		}
+		check_path_layer(&c, li, norm, false);
+		finish_layer(&c, li);
+	}
+	for (size_t li = 1; li < p->nlayers; li++)
+		if (strictness(c.lv[li].v) > strictness(c.lv[best].v))
+			best = li;
+	ret->verdict = c.lv[best].v;
+	ret->hard = c.lv[best].hard;
+	moat_strlcpy(ret->rule, c.lv[best].rule, sizeof(ret->rule));
+	moat_strlcpy(ret->reason, c.lv[best].reason, sizeof(ret->reason));
+	return 0;
+}
+
+/* The literal directory part of one absolute path glob: up to the last '/'
+ * before the first glob character or escape ("/ws/src/a*.c" -> "/ws/src",
+ * "/ws/a.txt" -> "/ws", "**\/x" -> ""). An escape ends it early: a shorter
+ * root is still a correct one, only a looser first fence. */
+static size_t glob_literal_dir(const char *g)
+{
+	size_t slash = 0, i;
+
+	for (i = 0; g[i] && !strchr("*?[]{}\\", g[i]); i++)
+		if (g[i] == '/')
+			slash = i;
+	return slash;
+}
+
+size_t moat_policy_roots(const struct moat_policy *p, const char **out, size_t *out_len,
+			 size_t max)
+{
+	size_t n = 0;
+
+	for (size_t li = 0; p && li < p->nlayers; li++) {
+		const struct moat_globset *set = p->layers[li].allowed_paths;
+		size_t count = set ? moat_globset_count(set) : 0;
+
+		for (size_t i = 0; i < count; i++, n++) {
+			const char *g = moat_globset_pattern(set, i);
+			size_t len = g[0] == '/' ? glob_literal_dir(g) : 0;
+
+			if (n >= max)
+				continue;
+			out[n] = len ? g : "/";
+			out_len[n] = len ? len : 1;
+		}
+	}
+	return n;
 }

@@ -15,4 +15,18 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 unsigned moat_policy_tool_effects(const struct moat_policy *p, const char *tool);
 bool moat_policy_logs_commands(const struct moat_policy *p);
 
+/* The decision the policy gives TOOL for one absolute path, as if it were
+ * the tool's path argument, without resolving symlinks: for the check of
+ * the real path of a descriptor after open (the file tools). Returns 0, or
+ * -EINVAL (with *ret a DENY) for a path that is not a usable absolute path. */
+int moat_policy_check_path(const struct moat_policy *p, const char *tool, const char *path,
+			   struct moat_decision *ret);
+/* The allowed roots: for each allowed_paths glob (every layer), its literal
+ * directory before the first glob character ("/ws/a*.c" -> "/ws",
+ * "/ws/a.txt" -> "/ws", "**\/x" -> "/"; globstars likewise). out[i] points into the policy
+ * and is NOT NUL-terminated: out_len[i] bytes. Fills at most max entries and
+ * returns how many there are; 0 when no layer has an allow-list. */
+size_t moat_policy_roots(const struct moat_policy *p, const char **out, size_t *out_len,
+			 size_t max);
+
 #endif

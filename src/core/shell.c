@@ -2289,42 +2289,244 @@ static int parse_list(struct psr *p, unsigned term, struct moat_sh_node **ret)
 	return 0;
 }
 
-/* ---- entry points --------------------------------------------------------- */
+/* ---- fast path ------------------------------------------------------------- */
 
-int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat_sh_node **ret,
-		  struct moat_sh_error *err)
+/* Most commands an agent sends are a few plain words joined by && || ; or |
+ * ("git status", "make && ./run_tests"): they are read here in one pass, to
+ * the very tree parse_list would build. Anything else (quoting other than
+ * '...', expansions, globs, braces, redirections, parentheses, newlines,
+ * comments, a reserved word in command position, a lone &) is left to the
+ * full parser, from the start. In sanitizer builds every tree built here is
+ * compared with the full parser's (a difference aborts), so the tests and
+ * the fuzzer check that the two agree. */
+#define SH_FAST_MAX_LEN 4096u /* longer commands go to the full parser */
+#define SH_FAST_MAX_WORDS 64u /* words and assignments of one command, likewise */
+
+/* fastcls: 0 a word byte, FB a blank, FO an operator byte, FQ a single
+ * quote, FE '=' (a word byte that may make an assignment), FX a byte only
+ * the full parser reads */
+#define FB 1u
+#define FO 2u
+#define FQ 3u
+#define FE 4u
+#define FX 5u
+static const unsigned char fastcls[256] = {
+	[' '] = FB,  ['\t'] = FB, [';'] = FO, ['&'] = FO,  ['|'] = FO, ['\''] = FQ,
+	['='] = FE,  ['\n'] = FX, ['('] = FX, [')'] = FX,  ['<'] = FX, ['>'] = FX,
+	['\\'] = FX, ['"'] = FX,  ['$'] = FX, ['`'] = FX,  ['*'] = FX, ['?'] = FX,
+	['['] = FX,  ['{'] = FX,  ['}'] = FX,
+};
+
+static inline void fast_blanks(struct psr *p)
 {
-	return moat_sh_parse_nested(a, src, len, 0, ret, err);
+	while (p->i < p->n && fastcls[(unsigned char)p->s[p->i]] == FB)
+		p->i++;
 }
 
-int moat_sh_parse_nested(struct moat_arena *a, const char *src, size_t len, int nest,
-			 struct moat_sh_node **ret, struct moat_sh_error *err)
+/* where a word of a simple command is in the source */
+struct fspan {
+	uint32_t start, end;
+	bool quoted, eq;
+};
+
+/* A simple command at p->i (after blanks), as parse_simple and lex_word
+ * read it: 0, or 1 when it is not for the fast path. The words are found
+ * first, then their texts are copied at once and cut apart in the copy. */
+static int fast_simple(struct psr *p, struct moat_sh_node **ret)
+{
+	struct fspan sp[SH_FAST_MAX_WORDS];
+	const char *s = p->s;
+	size_t n = p->n, j, k, nsp = 0, na = 0, base;
+	struct moat_sh_node *node;
+	struct moat_sh_word *wv;
+	char *t;
+
+	if (peek_kw_scan(p, &k) != KW_NONE)
+		return 1;
+	for (j = p->i;;) {
+		struct fspan *f;
+		unsigned c;
+
+		while (j < n && fastcls[(unsigned char)s[j]] == FB)
+			j++;
+		if (j >= n || fastcls[(unsigned char)s[j]] == FO)
+			break;
+		if (s[j] == '#' || nsp >= SH_FAST_MAX_WORDS) /* a comment */
+			return 1;
+		f = &sp[nsp++];
+		f->start = (uint32_t)j;
+		f->quoted = f->eq = false;
+		for (;;) {
+			while (j < n && (c = fastcls[(unsigned char)s[j]]) == 0)
+				j++;
+			if (j >= n || c == FB || c == FO)
+				break;
+			if (c == FE) {
+				f->eq = true;
+				j++;
+			} else if (c == FQ) {
+				const char *e = memchr(s + j + 1, '\'', n - j - 1);
+
+				if (!e)
+					return 1; /* (the full parser reports it) */
+				f->quoted = true;
+				j = (size_t)(e - s) + 1;
+			} else {
+				return 1;
+			}
+		}
+		f->end = (uint32_t)j;
+	}
+	if (!nsp || mknode(p, MOAT_SH_SIMPLE, p->i, &node))
+		return 1;
+	/* leading NAME=value words are assignments (scan_assign reads the
+	 * source, and a name is plain text: only words with a '=' can be one) */
+	base = sp[0].start;
+	t = moat_arena_alloc(p->c->arena, j - base + 1);
+	wv = moat_arena_alloc(p->c->arena, nsp * sizeof(*wv));
+	if (!t || !wv)
+		return 1;
+	memcpy(t, s + base, j - base);
+	for (k = 0; k < nsp; k++) {
+		struct moat_sh_word *w = &wv[k];
+		const struct fspan *f = &sp[k];
+		char *wt = t + (f->start - base);
+		size_t len = f->end - f->start;
+		unsigned eq = 0;
+
+		if (k == na && f->eq) {
+			p->i = f->start;
+			eq = scan_assign(p);
+			na += eq != 0;
+		}
+		if (f->quoted) {
+			/* quote removal, in place: the text only shrinks */
+			size_t o = 0;
+
+			for (size_t x = 0; x < len;) {
+				if (wt[x] == '\'') {
+					const char *e = memchr(wt + x + 1, '\'', len - x - 1);
+					size_t m = (size_t)(e - (wt + x + 1));
+
+					memmove(wt + o, wt + x + 1, m);
+					o += m;
+					x += m + 2;
+				} else {
+					wt[o++] = wt[x++];
+				}
+			}
+			len = o;
+		}
+		wt[len] = '\0';
+		w->text = wt;
+		w->subs = NULL;
+		w->spans = NULL;
+		w->len = (uint32_t)len;
+		w->off = moff(p, f->start);
+		w->flags = (uint16_t)((s[f->start] == '~' ? MOAT_SHW_TILDE : 0) |
+				      (f->quoted ? MOAT_SHW_QUOTED : 0));
+		if (eq && f->start + eq < f->end && s[f->start + eq] == '~')
+			w->flags |= MOAT_SHW_ATILDE;
+		w->eq = (uint16_t)eq;
+	}
+	p->i = j;
+	p->c->nwords += (uint32_t)nsp; /* (bounded by SH_FAST_MAX_LEN) */
+	if (na) {
+		node->assigns = wv;
+		node->nassigns = (uint32_t)na;
+	}
+	if (nsp > na) {
+		node->words = wv + na;
+		node->nwords = (uint32_t)(nsp - na);
+	}
+	*ret = node;
+	return 0;
+}
+
+/* The whole command, as parse_list(T_EOF) reads it. 0, or 1: not for the
+ * fast path (nothing is reported; the arena keeps what was allocated). */
+static int fast_parse(struct psr *p, struct moat_sh_node **ret)
+{
+	struct moat_sh_node *list, *tail = NULL;
+
+	if (mknode(p, MOAT_SH_LIST, p->i, &list))
+		return 1;
+	for (;;) {
+		/* one and-or list of pipelines */
+		for (;;) {
+			struct moat_sh_node *item, *cur, *next;
+			size_t st;
+
+			fast_blanks(p);
+			if (p->i >= p->n)
+				return 1; /* nothing, or an operator missing its command */
+			st = p->i;
+			if (fast_simple(p, &item))
+				return 1;
+			fast_blanks(p);
+			if (pc(p, 0) == '|' && pc(p, 1) != '|') {
+				cur = item;
+				if (mknode(p, MOAT_SH_PIPELINE, st, &item))
+					return 1;
+				item->kids = cur;
+				while (pc(p, 0) == '|' && pc(p, 1) != '|') {
+					if (pc(p, 1) == '&')
+						return 1;
+					p->i++;
+					fast_blanks(p);
+					if (p->i >= p->n || fast_simple(p, &next))
+						return 1;
+					cur->next = next;
+					cur = next;
+					fast_blanks(p);
+				}
+			}
+			if (tail)
+				tail->next = item;
+			else
+				list->kids = item;
+			tail = item;
+			if (pc(p, 0) == '&' && pc(p, 1) == '&')
+				item->op = MOAT_SH_OP_AND;
+			else if (pc(p, 0) == '|' && pc(p, 1) == '|')
+				item->op = MOAT_SH_OP_OR;
+			else
+				break;
+			p->i += 2;
+		}
+		if (p->i >= p->n)
+			break;
+		if (pc(p, 0) != ';' || pc(p, 1) == ';' || pc(p, 1) == '&')
+			return 1;
+		tail->op = MOAT_SH_OP_SEQ;
+		p->i++;
+		fast_blanks(p);
+		if (p->i >= p->n)
+			break;
+	}
+	*ret = list;
+	return 0;
+}
+
+#undef FB
+#undef FO
+#undef FQ
+#undef FE
+#undef FX
+
+/* ---- entry points --------------------------------------------------------- */
+
+/* The full parser. */
+static int parse_full(struct moat_arena *a, const char *src, size_t len, int nest,
+		      struct moat_sh_node **ret, struct moat_sh_error *err)
 {
 	char inline_text[512];
 	struct moat_sh_word inline_words[32];
 	struct sh_ctx c;
 	struct psr p;
 	struct moat_sh_node *list = NULL;
-	const char *nul;
 	int r;
 
-	if (!src)
-		src = "";
-	if (len > MOAT_SH_MAX_LEN) {
-		if (err) {
-			err->offset = MOAT_SH_MAX_LEN;
-			err->msg = "command too long";
-		}
-		return -EINVAL;
-	}
-	nul = len ? memchr(src, '\0', len) : NULL;
-	if (nul) {
-		if (err) {
-			err->offset = (size_t)(nul - src);
-			err->msg = "NUL byte in command";
-		}
-		return -EINVAL;
-	}
 	memset(&c, 0, sizeof(c));
 	c.arena = a;
 	c.tb = inline_text;
@@ -2354,6 +2556,90 @@ int moat_sh_parse_nested(struct moat_arena *a, const char *src, size_t len, int 
 	}
 	*ret = list;
 	return 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SH_CROSS_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SH_CROSS_CHECK 1
+#endif
+#endif
+
+#ifdef SH_CROSS_CHECK
+static bool same_word(const struct moat_sh_word *x, const struct moat_sh_word *y)
+{
+	return x->len == y->len && memcmp(x->text, y->text, x->len + 1) == 0 &&
+	       x->off == y->off && x->flags == y->flags && x->eq == y->eq && !x->subs &&
+	       !y->subs && !x->spans && !y->spans;
+}
+
+static bool same_tree(const struct moat_sh_node *x, const struct moat_sh_node *y)
+{
+	for (; x && y; x = x->next, y = y->next) {
+		if (x->kind != y->kind || x->op != y->op || x->flags != y->flags ||
+		    x->off != y->off || x->nwords != y->nwords || x->nassigns != y->nassigns ||
+		    x->redirs || y->redirs || x->name || y->name || !x->words != !y->words ||
+		    !x->assigns != !y->assigns || !same_tree(x->kids, y->kids))
+			return false;
+		for (uint32_t k = 0; k < x->nwords; k++)
+			if (!same_word(&x->words[k], &y->words[k]))
+				return false;
+		for (uint32_t k = 0; k < x->nassigns; k++)
+			if (!same_word(&x->assigns[k], &y->assigns[k]))
+				return false;
+	}
+	return !x && !y;
+}
+#endif
+
+int moat_sh_parse(struct moat_arena *a, const char *src, size_t len, struct moat_sh_node **ret,
+		  struct moat_sh_error *err)
+{
+	return moat_sh_parse_nested(a, src, len, 0, ret, err);
+}
+
+int moat_sh_parse_nested(struct moat_arena *a, const char *src, size_t len, int nest,
+			 struct moat_sh_node **ret, struct moat_sh_error *err)
+{
+	const char *nul;
+
+	if (!src)
+		src = "";
+	if (len > MOAT_SH_MAX_LEN) {
+		if (err) {
+			err->offset = MOAT_SH_MAX_LEN;
+			err->msg = "command too long";
+		}
+		return -EINVAL;
+	}
+	nul = len ? memchr(src, '\0', len) : NULL;
+	if (nul) {
+		if (err) {
+			err->offset = (size_t)(nul - src);
+			err->msg = "NUL byte in command";
+		}
+		return -EINVAL;
+	}
+	if (len <= SH_FAST_MAX_LEN) {
+		struct sh_ctx c = {.arena = a};
+		struct psr p = {.c = &c, .s = src, .n = len};
+		struct moat_sh_node *list;
+
+		if (fast_parse(&p, &list) == 0) {
+#ifdef SH_CROSS_CHECK
+			struct moat_sh_node *full;
+			int r = parse_full(a, src, len, nest, &full, NULL);
+
+			/* SECURITY: the fast path must build the very same tree */
+			if (r == -EINVAL || (r == 0 && !same_tree(list, full)))
+				abort();
+#endif
+			*ret = list;
+			return 0;
+		}
+	}
+	return parse_full(a, src, len, nest, ret, err);
 }
 
 void moat_sh_line_col(const char *src, size_t len, size_t off, int *ret_line, int *ret_col)

@@ -34,6 +34,12 @@ struct moat_run_request {
 	void *ask_ud;
 	/* print the plan as JSON to stdout instead of running (--print-plan) */
 	bool print_plan;
+	/* Each line moat has to tell the user, when it arises: the gaps and
+	 * warnings before the command runs, the error or warning after it
+	 * (`moat run` prints "moat run: LINE"). May be NULL: the gist stays in
+	 * ret->error, ret->hint and ret->warning either way. */
+	void (*say)(const char *line, void *ud);
+	void *say_ud;
 };
 
 #define MOAT_RUN_SANDBOX_JSON_MAX 2048

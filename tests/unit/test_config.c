@@ -66,6 +66,10 @@ static void test_defaults(void)
 	CHECK(c.sandbox_mode == MOAT_SANDBOX_LOCAL && !c.sandbox_workspace && !c.max_memory_mb);
 	CHECK(!c.allowed_paths_set && !c.allowed_paths.n && !c.npath_rules && !c.ntools);
 	CHECK(!c.allow_local_network);
+	CHECK(!c.approvals && !c.napprovals);
+	CHECK_INT(c.approval_timeout_s, 120);
+	CHECK(!c.approval_timeout_set);
+	CHECK(!c.audit_log && !c.audit_fsync && c.audit_required && !c.audit_syslog);
 	moat_config_release(&c);
 
 	for (n = 0; moat_default_denied_paths[n]; n++)
@@ -477,6 +481,74 @@ static const struct err_case err_cases[] = {
     /* a project file is as strict as any other */
     {"{\"denied_paths\": [\"/x/**\"], \"bogus\": 1}", PROJ, "t.json:1:29", "safety.bogus",
      "unknown key"},
+    /* approvals and the audit log */
+    {"{\"approvals\": {}}", 0, "t.json:1:15", "safety.approvals", "expected array, got object"},
+    {"{\"approvals\": [\"git *\"]}", 0, "t.json:1:16", "safety.approvals[0]",
+     "expected object, got string"},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\"}]}", 0, "t.json:1:16",
+     "safety.approvals[0].match", "missing required key \"match\""},
+    {"{\"approvals\": [{\"arg\": \"command\", \"match\": \"x\"}]}", 0, "t.json:1:16",
+     "safety.approvals[0].tool", "missing required key \"tool\""},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"match\": \"x\"}]}", 0, "t.json:1:16",
+     "safety.approvals[0].arg", "missing required key \"arg\""},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"git *\"},\n"
+     "               {\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"npm [test\"}]}",
+     0, "t.json:2:60", "safety.approvals[1].match", "invalid glob"},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"\"}]}", 0,
+     "t.json:1:60", "safety.approvals[0].match", "empty pattern"},
+    {"{\"approvals\": [{\"tool\": \"b a\", \"arg\": \"command\", \"match\": \"x\"}]}", 0,
+     "t.json:1:25", "safety.approvals[0].tool", "invalid tool name"},
+    {"{\"approvals\": [{\"tool\": 1, \"arg\": \"command\", \"match\": \"x\"}]}", 0,
+     "t.json:1:25", "safety.approvals[0].tool", "expected string, got integer"},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"\", \"match\": \"x\"}]}", 0,
+     "t.json:1:40", "safety.approvals[0].arg", "empty argument name"},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"x\", \"when\": 1}]}",
+     0, "t.json:1:65", "safety.approvals[0].when", "unknown key"},
+    {"{\"approval_timeout\": 0}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected an integer from 1 to 86400 (seconds), got 0"},
+    {"{\"approval_timeout\": 86401}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected an integer from 1 to 86400 (seconds), got 86401"},
+    {"{\"approval_timeout\": -5}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected an integer from 1 to 86400"},
+    {"{\"approval_timeout\": 1.5}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected integer, got number"},
+    {"{\"approval_timeout\": \"120\"}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected integer, got string"},
+    {"{\"approval_timeout\": null}", 0, "t.json:1:22", "safety.approval_timeout",
+     "expected integer, got null"},
+    {"{\"audit_log\": \"audit.jsonl\"}", 0, "t.json:1:15", "safety.audit_log",
+     "expected an absolute path"},
+    {"{\"audit_log\": \"\"}", 0, "t.json:1:15", "safety.audit_log", "empty path"},
+    {"{\"audit_log\": \"$NOPE/a.jsonl\"}", 0, "t.json:1:15", "safety.audit_log",
+     "environment variable NOPE is not set"},
+    {"{\"audit_log\": \"$REL/a.jsonl\"}", 0, "t.json:1:15", "safety.audit_log",
+     "expected an absolute path"},
+    {"{\"audit_log\": 1}", 0, "t.json:1:15", "safety.audit_log", "expected string, got integer"},
+    {"{\"audit_fsync\": \"yes\"}", 0, "t.json:1:17", "safety.audit_fsync",
+     "expected boolean, got string"},
+    {"{\"audit_required\": 0}", 0, "t.json:1:20", "safety.audit_required",
+     "expected boolean, got integer"},
+    {"{\"audit_syslog\": null}", 0, "t.json:1:18", "safety.audit_syslog",
+     "expected boolean, got null"},
+    {"{\"safety\": {\"approval_timeot\": 5}}", 0, "t.json:1:13", "safety.approval_timeot",
+     "unknown key (did you mean \"approval_timeout\"?)"},
+    /* a cloned repository must not pre-approve itself nor move or weaken the audit log */
+    {"{\"approvals\": []}", PROJ, "t.json:1:2", "safety.approvals",
+     "not allowed in a project config: a repository must not pre-approve its own tool calls"},
+    {"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"*\"}]}", PROJ,
+     "t.json:1:2", "safety.approvals", "not allowed in a project config: a repository"},
+    {"{\"audit_log\": \"/dev/null\"}", PROJ, "t.json:1:2", "safety.audit_log",
+     "not allowed in a project config: a repository must not move the audit log"},
+    {"{\"audit_log\": null}", PROJ, "t.json:1:2", "safety.audit_log",
+     "not allowed in a project config: a repository must not move the audit log"},
+    {"{\"audit_required\": false}", PROJ, "t.json:1:20", "safety.audit_required",
+     "false is not allowed in a project config: a repository must not weaken the audit log"},
+    {"{\"audit_syslog\": false}", PROJ, "t.json:1:18", "safety.audit_syslog",
+     "false is not allowed in a project config: a repository must not weaken the audit log"},
+    {"{\"audit_fsync\": false}", PROJ, "t.json:1:17", "safety.audit_fsync",
+     "false is not allowed in a project config: a repository must not weaken the audit log"},
+    {"{\"approval_timeout\": 0}", PROJ, "t.json:1:22", "safety.approval_timeout",
+     "expected an integer from 1 to 86400"},
 };
 
 static void test_errors(void)
@@ -707,6 +779,146 @@ static void test_project(void)
 		  -EINVAL);
 	CHECK(c.hardline && !c.denied_paths.n);
 	moat_config_release(&c);
+}
+
+/* ---- approvals and the audit log ----------------------------------------- */
+
+static void roundtrip(const char *doc, const char *what);
+
+static void test_approvals(void)
+{
+	static const char doc[] =
+	    "{\"approvals\": [\n"
+	    "   {\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"git *\"},\n"
+	    "   {\"tool\": \"run_shell_command\", \"arg\": \"command\", \"match\": \"npm test\"},\n"
+	    "   {\"tool\": \"write_file\", \"arg\": \"path\", \"match\": \"$HOME/**\"}],\n"
+	    " \"approval_timeout\": 30, \"audit_log\": \"~/logs/${USER}.jsonl\",\n"
+	    " \"audit_fsync\": true, \"audit_required\": false, \"audit_syslog\": true}";
+	struct moat_config c, p;
+	struct moat_error e;
+	char *j;
+
+	moat_config_init(&c);
+	CHECKF(load(&c, doc, 0, &e) == 0, "approvals load (%s: %s: %s)", e.where, e.key, e.msg);
+	CHECK_INT(c.napprovals, 3);
+	if (c.napprovals == 3) {
+		CHECK_STR(c.approvals[0].tool, "bash");
+		CHECK_STR(c.approvals[0].arg, "command");
+		CHECK_STR(c.approvals[0].match, "git *");
+		CHECK_INT(c.approvals[0].loc.line, 2);
+		CHECK_INT(c.approvals[0].loc.column, 4);
+		CHECK_STR(c.approvals[0].loc.file, "t.json");
+		/* the alias is canonicalised */
+		CHECK_STR(c.approvals[1].tool, "bash");
+		CHECK_STR(c.approvals[1].match, "npm test");
+		/* match is a pattern, never expanded */
+		CHECK_STR(c.approvals[2].match, "$HOME/**");
+	}
+	CHECK_INT(c.approval_timeout_s, 30);
+	CHECK(c.approval_timeout_set);
+	CHECK_STR(c.audit_log, "/home/u/logs/alice.jsonl");
+	CHECK(c.audit_fsync && !c.audit_required && c.audit_syslog);
+
+	/* appended across files; a later scalar replaces */
+	CHECK_INT(load(&c,
+		       "{\"approvals\": [{\"tool\": \"edit_file\", \"arg\": \"path\", \"match\": "
+		       "\"src/*.c\"}], \"approval_timeout\": 86400, \"audit_log\": \"-\"}",
+		       0, &e),
+		  0);
+	CHECK_INT(c.napprovals, 4);
+	CHECK_STR(c.approvals[3].tool, "edit_file");
+	CHECK_INT(c.approval_timeout_s, 86400);
+	CHECK_STR(c.audit_log, "-");
+	/* a failing file changes none of it */
+	CHECK_INT(load(&c,
+		       "{\"approvals\": [{\"tool\": \"x\", \"arg\": \"y\", \"match\": \"z\"}], "
+		       "\"approval_timeout\": 0}",
+		       0, &e),
+		  -EINVAL);
+	CHECK_INT(c.napprovals, 4);
+	CHECK_INT(c.approval_timeout_s, 86400);
+	/* null: the default audit log again */
+	CHECK_INT(load(&c, "{\"audit_log\": null, \"approval_timeout\": 1}", 0, &e), 0);
+	CHECK(c.audit_log == NULL);
+	CHECK_INT(c.approval_timeout_s, 1);
+
+	/* the effective configuration prints them and loads back the same */
+	j = moat_config_to_json(&c);
+	CHECK(j && strstr(j, "\"approvals\": [\n      {\"tool\": \"bash\", \"arg\": \"command\", "
+			     "\"match\": \"git *\"},"));
+	CHECK(j && strstr(j, "\"approval_timeout\": 1,\n"));
+	CHECK(j && strstr(j, "\"audit_log\": null,\n"));
+	CHECK(j && strstr(j, "\"audit_syslog\": true\n  }\n}\n"));
+	free(j);
+	moat_config_release(&c);
+	roundtrip(doc, "approvals");
+	roundtrip("{\"audit_log\": \"/var/log/a\\\\$b/\\\\x~.jsonl\"}", "audit log with escapes");
+	roundtrip("{\"audit_log\": \"-\", \"audit_required\": false}", "audit log on stderr");
+
+	/* a copy of a configuration with approvals is independent of it */
+	moat_config_init(&c);
+	CHECK_INT(load(&c, doc, 0, &e), 0);
+	CHECK_INT(load(&c, "{\"read_only\": true}", 0, &e), 0); /* works on a copy */
+	CHECK_INT(c.napprovals, 3);
+	CHECK_STR(c.approvals[2].tool, "write_file");
+	CHECK_STR(c.audit_log, "/home/u/logs/alice.jsonl");
+	moat_config_release(&c);
+
+	/* a project file may tighten: fsync on, the log required, syslog on,
+	 * a timeout (the session keeps the shorter of the two) */
+	moat_config_init(&p);
+	CHECKF(load(&p,
+		    "{\"audit_fsync\": true, \"audit_required\": true, \"audit_syslog\": true, "
+		    "\"approval_timeout\": 10}",
+		    PROJ, &e) == 0,
+	       "project tightening the audit log loads (%s: %s)", e.key, e.msg);
+	CHECK(p.audit_fsync && p.audit_required && p.audit_syslog);
+	CHECK(p.approval_timeout_s == 10 && p.approval_timeout_set);
+	CHECK(!p.napprovals && !p.audit_log);
+	moat_config_release(&p);
+	/* one refused key refuses the file */
+	moat_config_init(&p);
+	CHECK_INT(load(&p,
+		       "{\"audit_fsync\": true, \"approvals\": [{\"tool\": \"bash\", \"arg\": "
+		       "\"command\", \"match\": \"*\"}]}",
+		       PROJ, &e),
+		  -EINVAL);
+	CHECK(!p.audit_fsync && !p.napprovals);
+	moat_config_release(&p);
+
+	/* limits at the boundary: the timeout, the match length */
+	for (int extra = 0; extra <= 1; extra++) {
+		struct moat_buf b = MOAT_BUF_INIT;
+		char *m = repeat("a", MOAT_CONFIG_MAX_STRING + (size_t)extra);
+
+		moat_config_init(&c);
+		moat_buf_printf(&b,
+				"{\"approvals\": [{\"tool\": \"bash\", \"arg\": \"command\", "
+				"\"match\": \"%s\"}]}",
+				m);
+		CHECK_INT(load_buf(&c, &b, &e), extra ? -EINVAL : 0);
+		if (extra)
+			CHECK_STR(e.msg, "pattern longer than 4096 bytes");
+		moat_config_release(&c);
+		moat_buf_release(&b);
+		free(m);
+	}
+	for (int extra = 0; extra <= 1; extra++) {
+		struct moat_buf b = MOAT_BUF_INIT;
+		char *a = repeat("a", MOAT_CONFIG_MAX_TOOL_NAME + (size_t)extra);
+
+		moat_config_init(&c);
+		moat_buf_printf(&b,
+				"{\"approvals\": [{\"tool\": \"%s\", \"arg\": \"%s\", \"match\": "
+				"\"x\"}]}",
+				a, a);
+		CHECK_INT(load_buf(&c, &b, &e), extra ? -EINVAL : 0);
+		if (extra)
+			CHECK(starts_with(e.msg, "invalid tool name"));
+		moat_config_release(&c);
+		moat_buf_release(&b);
+		free(a);
+	}
 }
 
 /* ---- expansion ---------------------------------------------------------- */
@@ -1059,7 +1271,7 @@ static void test_to_json(void)
 		CHECK(json_is_false(json_object_get(s, "hardline")));
 		for (void *it = json_object_iter(s); it; it = json_object_iter_next(s, it))
 			n++;
-		CHECK_INT(n, 16);
+		CHECK_INT(n, 22);
 		CHECK(strstr(j, "\"read_only\": true,\n    \"require_approval_for_writes\"") !=
 		      NULL);
 		json_decref(parsed);
@@ -1424,6 +1636,7 @@ int main(void)
 	test_raw_nul();
 	test_limits();
 	test_project();
+	test_approvals();
 	test_expand();
 	test_merge();
 	test_csv();

@@ -1,0 +1,756 @@
+/* The audit log writer: one JSON line per tool call.
+ *
+ * A record is built whole in memory (jansson, compact, no raw newline can
+ * appear), every string is made valid UTF-8, redacted where it can carry a
+ * secret, and capped; the line is then appended with ONE write(2) to a file
+ * opened O_APPEND, so concurrent writers (threads sharing one struct
+ * moat_audit, or other processes with their own) never interleave on a local
+ * file system. A short write is an error: the caller fails closed, and the
+ * partial last line it leaves is reported as bad by the reader (truncating
+ * it back is impossible with concurrent writers).
+ *
+ * This module must never print, never write a record in more than one
+ * write(2), never follow a symbolic link at the log path, and never write
+ * a string from the arguments, the command or an error without redaction. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "base/json.h"
+#include "base/str.h"
+#include "core/redact.h"
+
+/* Reals (durations, numbers inside the arguments) are written with 15
+ * significant digits: every decimal a human or a model writes with up to 15
+ * digits survives, and 0.1 is not written as 0.10000000000000001. */
+#define AUDIT_DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+/* The field cap of the last resort, when a record is still over
+ * MOAT_AUDIT_MAX_RECORD with the arguments, command and sandbox left out:
+ * ten string fields of 4 KiB, each at most 6 times longer escaped, fit. */
+#define AUDIT_SMALL_FIELD 4096u
+
+struct moat_audit {
+	int fd;
+	bool is_stderr;
+	bool regular; /* a regular file: fsync applies */
+	bool fsync;
+	bool required;
+	bool syslog;
+	char path[]; /* "-" for stderr */
+};
+
+/* ---- strings ---- */
+
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none.
+ * NUL counts as invalid: the reader refuses "\u0000". */
+static size_t utf8_seq(const char *s, size_t n)
+{
+	unsigned char c = (unsigned char)s[0];
+	size_t len;
+
+	if (c == 0)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n || !moat_utf8_valid(s, len))
+		return 0;
+	return len;
+}
+
+/* Append [s, s+n) as valid UTF-8 without NUL: each invalid byte becomes
+ * U+FFFD. */
+static void put_clean(struct moat_buf *out, const char *s, size_t n)
+{
+	size_t i = 0, start = 0;
+
+	if (moat_utf8_valid(s, n)) {
+		moat_buf_append(out, s, n);
+		return;
+	}
+	while (i < n) {
+		size_t k = utf8_seq(s + i, n - i);
+
+		if (k) {
+			i += k;
+			continue;
+		}
+		moat_buf_append(out, s + start, i - start);
+		moat_buf_puts(out, "\xef\xbf\xbd");
+		i++;
+		start = i;
+	}
+	moat_buf_append(out, s + start, i - start);
+}
+
+/* Cut b to at most max bytes, marker included, at a character boundary. */
+static void cap_field(struct moat_buf *b, size_t max)
+{
+	char marker[64];
+	size_t keep;
+	int m;
+
+	if (b->len <= max || !b->data)
+		return;
+	/* the marker with the largest count it can carry bounds its length */
+	m = snprintf(marker, sizeof(marker), "...[truncated %zu bytes]", b->len);
+	keep = max > (size_t)m ? max - (size_t)m : 0;
+	while (keep > 0 && ((unsigned char)b->data[keep] & 0xc0) == 0x80)
+		keep--;
+	snprintf(marker, sizeof(marker), "...[truncated %zu bytes]", b->len - keep);
+	b->len = keep;
+	b->data[keep] = '\0';
+	moat_buf_puts(b, marker);
+}
+
+/* A JSON string from [s, s+n): clean UTF-8, redacted when redact is set,
+ * then capped at cap bytes. NULL on allocation failure. */
+static json_t *str_field(const char *s, size_t n, bool redact, size_t cap)
+{
+	struct moat_buf clean = MOAT_BUF_INIT, red = MOAT_BUF_INIT;
+	struct moat_buf *cur = &clean;
+	json_t *j = NULL;
+
+	put_clean(&clean, s ? s : "", s ? n : 0);
+	if (clean.oom)
+		goto out;
+	if (redact) {
+		if (moat_redact(clean.data ? clean.data : "", clean.len, &red) < 0 || red.oom)
+			goto out;
+		if (!moat_utf8_valid(red.data ? red.data : "", red.len)) {
+			/* the redactor works on bytes; never let it break the encoding */
+			moat_buf_reset(&clean);
+			put_clean(&clean, red.data, red.len);
+			if (clean.oom)
+				goto out;
+		} else {
+			cur = &red;
+		}
+	}
+	cap_field(cur, cap);
+	if (!cur->oom)
+		j = json_stringn(cur->data ? cur->data : "", cur->len);
+out:
+	moat_buf_release(&clean);
+	moat_buf_release(&red);
+	return j;
+}
+
+static json_t *cstr_field(const char *s, bool redact, size_t cap)
+{
+	return str_field(s, strlen(s), redact, cap);
+}
+
+/* SECURITY: a value under a key that names a secret is hidden whole: the
+ * redactor needs context ("password=...") that a bare JSON value lacks. The
+ * key is compared lower-case with everything but letters and digits removed
+ * ("API-Key", "api_key" and "apiKey" are one name). */
+static bool secret_key(const char *key, size_t len)
+{
+	static const char *const exact[] = {"password", "passwd", "pwd", "passphrase", "pass",
+					    "token", "secret", "apikey", "accesskey", "privatekey",
+					    "secretkey", "authorization", "auth", "bearer",
+					    "cookie", "credentials", "credential"};
+	static const char *const suffix[] = {"token", "secret", "password", "passwd", "apikey",
+					     "accesskey", "privatekey", "secretkey"};
+	char k[64];
+	size_t n = 0;
+
+	if (!key)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = key[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			continue;
+		if (n + 1 >= sizeof(k))
+			return false; /* longer than any name on the lists */
+		k[n++] = c;
+	}
+	k[n] = '\0';
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(exact); i++)
+		if (!strcmp(k, exact[i]))
+			return true;
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(suffix); i++)
+		if (moat_str_has_suffix(k, suffix[i]))
+			return true;
+	return false;
+}
+
+/* A copy of v with every string value redacted and capped, keys cleaned
+ * and capped, nesting bounded (depth counts from 1 for v itself). key is the
+ * name v sits under (arrays pass theirs on). NULL on allocation failure. */
+static json_t *copy_redacted(json_t *v, unsigned depth, const char *key, size_t key_len,
+			     size_t cap)
+{
+	json_t *out, *child;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *k;
+		size_t klen;
+		json_t *val;
+
+		if (depth > MOAT_JSON_MAX_DEPTH)
+			return json_string("[nested too deep]");
+		out = json_object();
+		if (!out)
+			return NULL;
+		json_object_keylen_foreach(v, k, klen, val) {
+			json_t *jk = str_field(k, klen, false, cap);
+
+			child = jk ? copy_redacted(val, depth + 1, k, klen, cap) : NULL;
+			if (!child || json_object_setn_new(out, json_string_value(jk),
+							   json_string_length(jk), child) < 0) {
+				json_decref(jk);
+				json_decref(out);
+				return NULL;
+			}
+			json_decref(jk);
+		}
+		return out;
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *val;
+
+		if (depth > MOAT_JSON_MAX_DEPTH)
+			return json_string("[nested too deep]");
+		out = json_array();
+		if (!out)
+			return NULL;
+		json_array_foreach(v, i, val) {
+			child = copy_redacted(val, depth + 1, key, key_len, cap);
+			if (!child || json_array_append_new(out, child) < 0) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		return out;
+	}
+	case JSON_STRING:
+		if (secret_key(key, key_len))
+			return json_string(MOAT_REDACTED);
+		return str_field(json_string_value(v), json_string_length(v), true, cap);
+	case JSON_INTEGER:
+		return json_integer(json_integer_value(v));
+	case JSON_REAL:
+		return json_real(json_real_value(v));
+	case JSON_TRUE:
+		return json_true();
+	case JSON_FALSE:
+		return json_false();
+	case JSON_NULL:
+		return json_null();
+	}
+	return NULL;
+}
+
+/* ---- the record ---- */
+
+static int format_time(char *out, size_t outsz)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm))
+		return -errno;
+	snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(ts.tv_nsec / 1000000L) % 1000);
+	return 0;
+}
+
+/* Set key to a new value; a NULL value (allocation failure) marks *oom. */
+static void put(json_t *o, const char *key, json_t *v, bool *oom)
+{
+	if (!v || json_object_set_new(o, key, v) < 0)
+		*oom = true;
+}
+
+static void put_str(json_t *o, const char *key, const char *s, bool redact, size_t cap,
+		    bool *oom)
+{
+	if (s)
+		put(o, key, cstr_field(s, redact, cap), oom);
+}
+
+/* The stages of shrinking a record over MOAT_AUDIT_MAX_RECORD. */
+enum stage {
+	STAGE_FULL,	  /* everything, fields capped at MOAT_AUDIT_MAX_FIELD */
+	STAGE_NO_ARGS,	  /* the arguments replaced by a note */
+	STAGE_NO_BULK,	  /* the command and the sandbox too */
+	STAGE_SMALL,	  /* and every field capped at AUDIT_SMALL_FIELD */
+};
+
+static json_t *build(const struct moat_audit_record *r, const char *now, enum stage stage)
+{
+	size_t cap = stage == STAGE_SMALL ? AUDIT_SMALL_FIELD : MOAT_AUDIT_MAX_FIELD;
+	char omitted[96];
+	bool oom = false;
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	snprintf(omitted, sizeof(omitted), "[omitted: the record exceeded %u bytes]",
+		 MOAT_AUDIT_MAX_RECORD);
+	put(o, "time", json_string(now), &oom);
+	put_str(o, "call_id", r->call_id, false, cap, &oom);
+	put_str(o, "source", r->source, false, cap, &oom);
+	put_str(o, "tool", r->tool, false, cap, &oom);
+	if (r->args) {
+		if (stage == STAGE_FULL)
+			put(o, "args", copy_redacted(r->args, 1, NULL, 0, cap), &oom);
+		else
+			put(o, "args", json_string(omitted), &oom);
+	}
+	if (r->command) {
+		if (stage < STAGE_NO_BULK)
+			put_str(o, "command", r->command, true, cap, &oom);
+		else
+			put(o, "command", json_string(omitted), &oom);
+	}
+	if (r->decision) {
+		const struct moat_decision *d = r->decision;
+		json_t *dj = json_object();
+
+		if (dj) {
+			put(dj, "verdict", json_string(moat_verdict_name(d->verdict)), &oom);
+			put_str(dj, "rule", d->rule, false, cap, &oom);
+			put_str(dj, "reason", d->reason, true, cap, &oom);
+			put(dj, "hard", json_boolean(d->hard), &oom);
+		}
+		put(o, "decision", dj, &oom);
+	}
+	if (r->final)
+		put_str(o, "final", r->final, false, cap, &oom);
+	else if (r->decision)
+		put(o, "final", json_string(moat_verdict_name(r->decision->verdict)), &oom);
+	if (r->approval_by || r->approval_answer) {
+		json_t *aj = json_object();
+
+		if (aj) {
+			put_str(aj, "by", r->approval_by, false, cap, &oom);
+			put_str(aj, "answer", r->approval_answer, false, cap, &oom);
+		}
+		put(o, "approval", aj, &oom);
+	}
+	if (r->sandbox_json) {
+		size_t len = strlen(r->sandbox_json);
+		json_t *sj = NULL;
+
+		if (stage >= STAGE_NO_BULK) {
+			put(o, "sandbox", json_string(omitted), &oom);
+		} else if (moat_json_parse(r->sandbox_json, len, "sandbox", MOAT_AUDIT_MAX_RECORD,
+					   MOAT_JSON_MAX_DEPTH, &sj, NULL) == 0) {
+			put(o, "sandbox", copy_redacted(sj, 1, NULL, 0, cap), &oom);
+			json_decref(sj);
+		} else {
+			put(o, "sandbox", str_field(r->sandbox_json, len, true, cap), &oom);
+		}
+	}
+	if (r->has_result) {
+		json_t *rj = json_object();
+		double ms = r->duration_ms;
+
+		if (!isfinite(ms) || ms < 0)
+			ms = 0;
+		if (rj) {
+			put(rj, "ok", json_boolean(r->ok), &oom);
+			put(rj, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
+							       : json_null(), &oom);
+			put(rj, "signal", r->signal > 0 ? json_integer(r->signal) : json_null(),
+			    &oom);
+			put(rj, "timed_out", json_boolean(r->timed_out), &oom);
+			put(rj, "cancelled", json_boolean(r->cancelled), &oom);
+			put(rj, "duration_ms", json_real(round(ms * 1000.0) / 1000.0), &oom);
+			put(rj, "bytes_out",
+			    json_integer(r->bytes_out > (size_t)INT64_MAX ? INT64_MAX
+									  : (json_int_t)r->bytes_out),
+			    &oom);
+		}
+		put(o, "result", rj, &oom);
+	}
+	put_str(o, "error", r->error, true, cap, &oom);
+	if (oom) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *moat_audit_format(const struct moat_audit_record *r, size_t *ret_len)
+{
+	char now[64];
+
+	if (!r || !ret_len || format_time(now, sizeof(now)) < 0)
+		return NULL;
+	for (enum stage s = STAGE_FULL; s <= STAGE_SMALL; s++) {
+		json_t *o = build(r, now, s);
+		char *line, *grown;
+		size_t len;
+
+		if (!o)
+			return NULL;
+		line = json_dumps(o, AUDIT_DUMP_FLAGS);
+		json_decref(o);
+		if (!line)
+			return NULL;
+		len = strlen(line);
+		/* SECURITY: one record, one line. jansson escapes control
+		 * characters inside strings and JSON_COMPACT puts no newline
+		 * between tokens; this check keeps it true whatever changes. */
+		if (memchr(line, '\n', len) || memchr(line, '\r', len)) {
+			free(line);
+			return NULL;
+		}
+		if (len + 1 > MOAT_AUDIT_MAX_RECORD) {
+			free(line);
+			continue;
+		}
+		grown = realloc(line, len + 2);
+		if (!grown) {
+			free(line);
+			return NULL;
+		}
+		grown[len] = '\n';
+		grown[len + 1] = '\0';
+		*ret_len = len + 1;
+		return grown;
+	}
+	return NULL;
+}
+
+/* ---- the file ---- */
+
+static const char *cause(int e, char *buf, size_t bufsz)
+{
+	switch (e) {
+	case ENOSPC:
+		return "disk full";
+	case EDQUOT:
+		return "disk quota exceeded";
+	case EACCES:
+	case EPERM:
+		return "permission denied";
+	case EROFS:
+		return "read-only file system";
+	case ELOOP:
+		return "the path is a symbolic link (refused)";
+	case EFBIG:
+		return "file too large";
+	case ENOENT:
+		return "no such directory";
+	case EISDIR:
+		return "is a directory";
+	default:
+		return strerror_r(e, buf, bufsz);
+	}
+}
+
+int moat_audit_default_path(char *out, size_t outsz)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char pwbuf[4096];
+	struct passwd pw, *pwp = NULL;
+	int n;
+
+	if (!out || !outsz)
+		return -EINVAL;
+	/* the XDG base directory spec ignores relative values */
+	if (x && x[0] == '/') {
+		n = snprintf(out, outsz, "%s/moat/audit.jsonl", x);
+	} else {
+		if (!home || home[0] != '/') {
+			if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || !pwp ||
+			    !pwp->pw_dir || pwp->pw_dir[0] != '/')
+				return -ENOENT;
+			home = pwp->pw_dir;
+		}
+		n = snprintf(out, outsz, "%s/.local/state/moat/audit.jsonl",
+			     strcmp(home, "/") ? home : "");
+	}
+	if (n < 0 || (size_t)n >= outsz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* mkdir -p of the directories above path, each new one 0700. */
+static int make_parents(const char *path)
+{
+	char p[4096];
+	size_t n = moat_strlcpy(p, path, sizeof(p));
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	for (size_t i = 1; i < n; i++) {
+		struct stat st;
+
+		if (p[i] != '/')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) < 0) {
+			int e = errno;
+
+			if (e != EEXIST)
+				return -e;
+			if (stat(p, &st) < 0)
+				return -errno;
+			if (!S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+		}
+		p[i] = '/';
+	}
+	return 0;
+}
+
+int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
+		    struct moat_error *err)
+{
+	char def[4096], ebuf[128];
+	const char *path = o ? o->path : NULL;
+	struct moat_audit *a;
+	struct stat st;
+	size_t plen;
+	int fd, r, fl;
+
+	if (!ret)
+		return -EINVAL;
+	if (path && !path[0]) {
+		moat_error_set(err, "the audit log path is empty");
+		return -EINVAL;
+	}
+	if (!path) {
+		r = moat_audit_default_path(def, sizeof(def));
+		if (r < 0) {
+			moat_error_set(err, "no place for the audit log: set XDG_STATE_HOME or "
+					    "HOME, or give audit_log");
+			return r;
+		}
+		path = def;
+		r = make_parents(path);
+		if (r < 0) {
+			moat_error_set(err, "cannot create the directory of the audit log '%.400s': %s",
+				       path, cause(-r, ebuf, sizeof(ebuf)));
+			return r;
+		}
+	}
+	if (!strcmp(path, "-")) {
+		fd = STDERR_FILENO;
+		if (fstat(fd, &st) < 0) {
+			r = -errno;
+			moat_error_set(err, "cannot use standard error for the audit log: %s",
+				       cause(-r, ebuf, sizeof(ebuf)));
+			return r;
+		}
+	} else {
+		/* SECURITY: O_NOFOLLOW: a symbolic link planted at the log path
+		 * cannot redirect the records (or the append) elsewhere.
+		 * O_NONBLOCK only so that opening a FIFO cannot hang; it is
+		 * refused below and cleared for the file. */
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+					O_NONBLOCK,
+			  0600);
+		if (fd < 0) {
+			r = -errno;
+			if (r == -ENXIO)
+				r = -EINVAL;
+			moat_error_set(err, "cannot open the audit log '%.400s': %s", path,
+				       r == -EINVAL ? "not a regular file"
+						    : cause(-r, ebuf, sizeof(ebuf)));
+			return r;
+		}
+		if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+			close(fd);
+			moat_error_set(err, "cannot open the audit log '%.400s': not a regular file",
+				       path);
+			return -EINVAL;
+		}
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+			r = -errno;
+			close(fd);
+			moat_error_set(err, "cannot open the audit log '%.400s': %s", path,
+				       cause(-r, ebuf, sizeof(ebuf)));
+			return r;
+		}
+	}
+	plen = strlen(path);
+	a = calloc(1, sizeof(*a) + plen + 1);
+	if (!a) {
+		if (fd != STDERR_FILENO)
+			close(fd);
+		moat_error_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(a->path, path, plen + 1);
+	a->fd = fd;
+	a->is_stderr = fd == STDERR_FILENO;
+	a->regular = S_ISREG(st.st_mode);
+	a->fsync = o && o->fsync;
+	a->required = o ? o->required : true;
+	a->syslog = o && o->syslog;
+	*ret = a;
+	return 0;
+}
+
+struct moat_audit *moat_audit_close(struct moat_audit *a)
+{
+	if (!a)
+		return NULL;
+	if (!a->is_stderr)
+		close(a->fd);
+	free(a);
+	return NULL;
+}
+
+const char *moat_audit_path(const struct moat_audit *a)
+{
+	return a ? a->path : NULL;
+}
+
+bool moat_audit_required(const struct moat_audit *a)
+{
+	return a ? a->required : true;
+}
+
+int moat_audit_ready(struct moat_audit *a, struct moat_error *err)
+{
+	struct statvfs sv;
+	unsigned long long avail;
+	char ebuf[128];
+
+	if (!a) {
+		moat_error_set(err, "no audit log");
+		return -EINVAL;
+	}
+	/* a device (/dev/null, /dev/full) or stderr: the write itself decides */
+	if (a->is_stderr || !a->regular)
+		return 0;
+	if (fstatvfs(a->fd, &sv) < 0) {
+		int e = errno;
+
+		moat_error_set(err, "cannot check the audit log '%.400s': %s", a->path,
+			       cause(e, ebuf, sizeof(ebuf)));
+		return -e;
+	}
+	/* a file system that reports no sizes (some network and FUSE ones) */
+	if (sv.f_blocks == 0)
+		return 0;
+	/* f_bavail, not f_bfree: blocks reserved for root are not counted on */
+	avail = (unsigned long long)sv.f_bavail * (sv.f_frsize ? sv.f_frsize : sv.f_bsize);
+	if (avail < MOAT_AUDIT_MAX_RECORD) {
+		moat_error_set(err,
+			       "cannot write the audit log '%.400s': disk full (%llu bytes free, a "
+			       "record may need %u)",
+			       a->path, avail, MOAT_AUDIT_MAX_RECORD);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* The syslog copy is best effort: a datagram socket may drop it anyway, and
+ * the file is the record of truth. A record too long for one datagram is
+ * replaced by a short one without the arguments, command and sandbox. */
+static void send_syslog(const struct moat_audit_record *r, const char *line, size_t len)
+{
+	const char *fin = r->final ? r->final
+				   : r->decision ? moat_verdict_name(r->decision->verdict) : "";
+	int sev = !strcmp(fin, "deny") ? LOG_WARNING : LOG_INFO;
+	struct moat_audit_record small;
+	char *l2;
+	size_t len2;
+
+	if (moat_syslog_send(line, len, sev) != -EMSGSIZE)
+		return;
+	small = *r;
+	small.args = NULL;
+	small.command = NULL;
+	small.sandbox_json = NULL;
+	l2 = moat_audit_format(&small, &len2);
+	if (l2)
+		moat_syslog_send(l2, len2, sev);
+	free(l2);
+}
+
+static int write_line(struct moat_audit *a, const char *line, size_t len, struct moat_error *err)
+{
+	char ebuf[128];
+	ssize_t n;
+
+	do
+		n = write(a->fd, line, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		int e = errno;
+
+		moat_error_set(err, "cannot write the audit log '%.400s': %s", a->path,
+			       cause(e, ebuf, sizeof(ebuf)));
+		return -e;
+	}
+	if ((size_t)n != len) {
+		/* Not retried: with O_APPEND and other writers the rest would
+		 * land after someone else's record. The partial line stays (it
+		 * cannot be cut back safely) and the reader reports it. */
+		struct statvfs sv;
+		bool full = fstatvfs(a->fd, &sv) == 0 && sv.f_bavail == 0;
+
+		moat_error_set(err,
+			       "cannot write the audit log '%.400s': short write (%zd of %zu bytes)%s; "
+			       "the last line is incomplete",
+			       a->path, n, len, full ? ": disk full" : "");
+		return full ? -ENOSPC : -EIO;
+	}
+	if (a->fsync && a->regular && fsync(a->fd) < 0) {
+		int e = errno;
+
+		moat_error_set(err, "cannot sync the audit log '%.400s': %s", a->path,
+			       cause(e, ebuf, sizeof(ebuf)));
+		return -e;
+	}
+	return 0;
+}
+
+int moat_audit_write(struct moat_audit *a, const struct moat_audit_record *r,
+		     struct moat_error *err)
+{
+	char *line;
+	size_t len;
+	int ret;
+
+	if (!a || !r) {
+		moat_error_set(err, "no audit log or no record");
+		return -EINVAL;
+	}
+	line = moat_audit_format(r, &len);
+	if (!line) {
+		moat_error_set(err, "cannot format the audit record: out of memory");
+		return -ENOMEM;
+	}
+	ret = write_line(a, line, len, err);
+	/* also when the file failed: one more place the record may survive */
+	if (a->syslog)
+		send_syslog(r, line, len);
+	free(line);
+	return ret;
+}

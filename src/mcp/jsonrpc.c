@@ -1,0 +1,568 @@
+/* JSON-RPC 2.0 for MCP's stdio transport: newline-delimited framing with a
+ * bounded line, strict parsing (src/base/json.h: duplicate keys, NUL bytes,
+ * bad UTF-8 and deep nesting refused), classification into request,
+ * notification and response, and the serialization of replies, one line
+ * each.
+ *
+ * It never trusts a size the client sends: a line is at most max_line
+ * bytes, and the bytes of an over-long line are dropped as they arrive, so
+ * memory stays bounded. Pure apart from read(2) in moat_rpc_reader_fill;
+ * never prints. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "mcp/mcp.h"
+
+const char *const moat_mcp_versions[] = {
+	"2025-11-25",
+	"2025-06-18",
+	"2025-03-26",
+	"2024-11-05",
+	NULL,
+};
+
+const char *moat_mcp_negotiate(const char *v)
+{
+	if (v)
+		for (size_t i = 0; moat_mcp_versions[i]; i++)
+			if (!strcmp(v, moat_mcp_versions[i]))
+				return moat_mcp_versions[i];
+	return MOAT_MCP_LATEST_VERSION;
+}
+
+bool moat_mcp_version_ge(const char *a, const char *b)
+{
+	/* "YYYY-MM-DD" compares as text */
+	return a && b && strcmp(a, b) >= 0;
+}
+
+/* ---- framing ---- */
+
+void moat_rpc_reader_init(struct moat_rpc_reader *r, size_t max_line)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_line = max_line ? max_line : MOAT_MCP_MAX_LINE;
+}
+
+void moat_rpc_reader_release(struct moat_rpc_reader *r)
+{
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Drop the lines already returned. */
+static void compact(struct moat_rpc_reader *r)
+{
+	if (r->off == 0)
+		return;
+	memmove(r->buf, r->buf + r->off, r->len - r->off);
+	r->len -= r->off;
+	r->scan -= r->off;
+	r->off = 0;
+}
+
+static int reserve(struct moat_rpc_reader *r, size_t extra)
+{
+	size_t need, cap;
+	char *p;
+
+	compact(r);
+	if (extra > SIZE_MAX - r->len - 1)
+		return -ENOMEM;
+	need = r->len + extra + 1;
+	if (need <= r->cap)
+		return 0;
+	cap = r->cap ? r->cap : 4096;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	p = realloc(r->buf, cap);
+	if (!p)
+		return -ENOMEM;
+	r->buf = p;
+	r->cap = cap;
+	return 0;
+}
+
+int moat_rpc_reader_feed(struct moat_rpc_reader *r, const char *data, size_t n)
+{
+	if (r->discarding) {
+		const char *nl = memchr(data, '\n', n);
+
+		if (!nl)
+			return 0;
+		r->discarding = false;
+		n -= (size_t)(nl + 1 - data);
+		data = nl + 1;
+	}
+	if (n == 0)
+		return 0;
+	if (reserve(r, n) < 0)
+		return -ENOMEM;
+	memcpy(r->buf + r->len, data, n);
+	r->len += n;
+	return 0;
+}
+
+long moat_rpc_reader_fill(struct moat_rpc_reader *r, int fd)
+{
+	ssize_t n;
+
+	if (reserve(r, MOAT_MCP_READ_CHUNK) < 0)
+		return -ENOMEM;
+	n = read(fd, r->buf + r->len, MOAT_MCP_READ_CHUNK);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	if (r->discarding) {
+		/* feed() with the bytes in place: move them past the line's end */
+		char *start = r->buf + r->len, *nl = memchr(start, '\n', (size_t)n);
+
+		if (!nl)
+			return n;
+		r->discarding = false;
+		memmove(start, nl + 1, (size_t)(start + n - (nl + 1)));
+		r->len += (size_t)(start + n - (nl + 1));
+		return n;
+	}
+	r->len += (size_t)n;
+	return n;
+}
+
+static int take(struct moat_rpc_reader *r, size_t end, size_t next, const char **ret_line,
+		size_t *ret_len)
+{
+	size_t start = r->off, n = end - start;
+
+	r->off = next;
+	r->scan = next;
+	if (n > r->max_line)
+		return MOAT_RPC_TOO_LONG;
+	if (n > 0 && r->buf[start + n - 1] == '\r')
+		n--;
+	r->buf[start + n] = '\0'; /* the '\n' or '\r' (or the spare byte) */
+	*ret_line = r->buf + start;
+	*ret_len = n;
+	return MOAT_RPC_LINE;
+}
+
+int moat_rpc_reader_next(struct moat_rpc_reader *r, const char **ret_line, size_t *ret_len)
+{
+	for (;;) {
+		char *nl;
+		int k;
+
+		if (r->scan < r->off)
+			r->scan = r->off;
+		nl = r->len > r->scan ? memchr(r->buf + r->scan, '\n', r->len - r->scan) : NULL;
+		if (!nl) {
+			r->scan = r->len;
+			if (r->len - r->off > r->max_line) {
+				/* SECURITY: drop an over-long line as it arrives,
+				 * never buffer it whole. */
+				r->len = r->off = r->scan = 0;
+				r->discarding = true;
+				return MOAT_RPC_TOO_LONG;
+			}
+			return 0;
+		}
+		k = take(r, (size_t)(nl - r->buf), (size_t)(nl - r->buf) + 1, ret_line, ret_len);
+		if (k == MOAT_RPC_LINE && *ret_len == 0)
+			continue; /* blank line: nothing to answer */
+		return k;
+	}
+}
+
+int moat_rpc_reader_flush(struct moat_rpc_reader *r, const char **ret_line, size_t *ret_len)
+{
+	int k;
+
+	if (r->discarding) {
+		r->discarding = false;
+		r->len = r->off = r->scan = 0;
+		return 0;
+	}
+	if (r->len == r->off)
+		return 0;
+	if (reserve(r, 0) < 0)
+		return 0;
+	k = take(r, r->len, r->len, ret_line, ret_len);
+	if (k == MOAT_RPC_LINE && *ret_len == 0)
+		return 0;
+	return k;
+}
+
+/* ---- classification ---- */
+
+void moat_rpc_msg_release(struct moat_rpc_msg *m)
+{
+	if (!m)
+		return;
+	json_decref(m->root);
+	memset(m, 0, sizeof(*m));
+}
+
+void moat_rpc_fault_release(struct moat_rpc_fault *f)
+{
+	if (!f)
+		return;
+	json_decref(f->id);
+	f->id = NULL;
+}
+
+static int fault(struct moat_rpc_fault *f, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fault(struct moat_rpc_fault *f, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->code = code;
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof(f->message), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool id_valid(const json_t *id)
+{
+	if (json_is_integer(id))
+		return true;
+	return json_is_string(id) && json_string_length(id) <= MOAT_MCP_MAX_ID_LEN;
+}
+
+/* Quote a client-given name in a message: printable ASCII only, bounded. */
+static void quote(char *out, size_t outsz, const char *s)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s[i] && o + 4 < outsz; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		out[o++] = (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? (char)c : '?';
+		if (i >= 64) {
+			out[o++] = '.';
+			out[o++] = '.';
+			out[o++] = '.';
+			break;
+		}
+	}
+	out[o] = '\0';
+}
+
+static int classify(json_t *root, struct moat_rpc_msg *ret, struct moat_rpc_fault *f)
+{
+	json_t *jsonrpc = json_object_get(root, "jsonrpc");
+	json_t *id = json_object_get(root, "id");
+	json_t *method = json_object_get(root, "method");
+	json_t *params = json_object_get(root, "params");
+	json_t *result = json_object_get(root, "result");
+	json_t *error = json_object_get(root, "error");
+	const char *key;
+	json_t *v;
+	char q[80];
+
+	/* Echo the id in any error reply when it is one we could echo. */
+	if (id && id_valid(id))
+		f->id = json_incref(id);
+	/* Without a method this is a response (or garbage): never answer it. */
+	if (!method && (result || error))
+		f->no_reply = true;
+	else if (method && !id)
+		f->no_reply = true; /* a notification: never answered, even when bad */
+
+	if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0)
+		return fault(f, MOAT_RPC_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
+	json_object_foreach(root, key, v) {
+		if (strcmp(key, "jsonrpc") && strcmp(key, "id") && strcmp(key, "method") &&
+		    strcmp(key, "params") && strcmp(key, "result") && strcmp(key, "error")) {
+			quote(q, sizeof(q), key);
+			return fault(f, MOAT_RPC_INVALID_REQUEST, "unknown member \"%s\"", q);
+		}
+	}
+	if (id && !id_valid(id)) {
+		if (json_is_string(id))
+			return fault(f, MOAT_RPC_INVALID_REQUEST,
+				     "\"id\" longer than %u bytes", MOAT_MCP_MAX_ID_LEN);
+		return fault(f, MOAT_RPC_INVALID_REQUEST,
+			     "\"id\" must be a string or an integer, not %s",
+			     moat_json_type_name(id));
+	}
+
+	if (method) {
+		if (!json_is_string(method))
+			return fault(f, MOAT_RPC_INVALID_REQUEST, "\"method\" must be a string");
+		if (result || error)
+			return fault(f, MOAT_RPC_INVALID_REQUEST,
+				     "a request cannot carry \"result\" or \"error\"");
+		if (params && !json_is_object(params)) {
+			return fault(f, json_is_array(params) ? MOAT_RPC_INVALID_PARAMS
+							      : MOAT_RPC_INVALID_REQUEST,
+				     "\"params\" must be an object");
+		}
+		memset(ret, 0, sizeof(*ret));
+		ret->kind = id ? MOAT_RPC_REQUEST : MOAT_RPC_NOTIFICATION;
+		ret->root = root;
+		ret->id = id;
+		ret->method = json_string_value(method);
+		ret->params = params;
+		return 0;
+	}
+	if (!id)
+		return fault(f, MOAT_RPC_INVALID_REQUEST, "a message needs \"method\" or \"id\"");
+	if (params)
+		return fault(f, MOAT_RPC_INVALID_REQUEST, "a response cannot carry \"params\"");
+	if (!!result == !!error) {
+		f->no_reply = !!result; /* both: still a response */
+		return fault(f, MOAT_RPC_INVALID_REQUEST,
+			     result ? "a response carries \"result\" or \"error\", not both"
+				    : "a message needs \"method\", \"result\" or \"error\"");
+	}
+	if (error && (!json_is_object(error) || !json_is_integer(json_object_get(error, "code")) ||
+		      !json_is_string(json_object_get(error, "message"))))
+		return fault(f, MOAT_RPC_INVALID_REQUEST,
+			     "\"error\" must be an object with an integer \"code\" and a "
+			     "string \"message\"");
+	memset(ret, 0, sizeof(*ret));
+	ret->kind = MOAT_RPC_RESPONSE;
+	ret->root = root;
+	ret->id = id;
+	ret->result = result;
+	ret->error = error;
+	return 0;
+}
+
+int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
+		   struct moat_rpc_fault *f)
+{
+	struct moat_error err;
+	json_t *root = NULL;
+	size_t i = 0;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	moat_error_clear(&err);
+	if (len > MOAT_MCP_MAX_LINE)
+		return fault(f, MOAT_RPC_INVALID_REQUEST, "message larger than %u bytes",
+			     MOAT_MCP_MAX_LINE);
+	r = moat_json_parse(line, len, "message", MOAT_MCP_MAX_LINE, MOAT_MCP_MAX_DEPTH, &root,
+			    &err);
+	if (r == -ENOMEM) {
+		fault(f, MOAT_RPC_INTERNAL_ERROR, "out of memory");
+		return -ENOMEM;
+	}
+	if (r < 0) {
+		char where[sizeof(err.where) + sizeof(err.msg) + 8];
+
+		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+			i++;
+		if (i < len && line[i] != '{' && line[i] != '[' && memchr(line, '\0', len) == NULL) {
+			/* a bare scalar is JSON, but not a request */
+			json_t *any = json_loadb(line, len, JSON_DECODE_ANY, NULL);
+
+			if (any) {
+				json_decref(any);
+				return fault(f, MOAT_RPC_INVALID_REQUEST,
+					     "a message must be a JSON object");
+			}
+		}
+		moat_error_format(&err, where, sizeof(where));
+		return fault(f, MOAT_RPC_PARSE_ERROR, "parse error: %s", where);
+	}
+	if (json_is_array(root)) {
+		json_decref(root);
+		return fault(f, MOAT_RPC_INVALID_REQUEST,
+			     "batches (a JSON array) are not supported: send one message a line");
+	}
+	r = classify(root, ret, f);
+	if (r < 0)
+		json_decref(root);
+	return r;
+}
+
+int moat_rpc_id_key(const json_t *id, char *out, size_t outsz)
+{
+	int n;
+
+	if (json_is_integer(id))
+		n = snprintf(out, outsz, "i:%lld", (long long)json_integer_value(id));
+	else if (json_is_string(id) && json_string_length(id) <= MOAT_MCP_MAX_ID_LEN &&
+		 strlen(json_string_value(id)) == json_string_length(id))
+		n = snprintf(out, outsz, "s:%s", json_string_value(id));
+	else
+		return -EINVAL;
+	return n < 0 || (size_t)n >= outsz ? -EINVAL : 0;
+}
+
+/* ---- serialization ---- */
+
+/* Dump obj as one line. Takes no reference. */
+static char *dump_line(json_t *obj, size_t *ret_len)
+{
+	char *s = json_dumps(obj, JSON_COMPACT);
+	size_t n;
+	char *p;
+
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	p = realloc(s, n + 2);
+	if (!p) {
+		free(s);
+		return NULL;
+	}
+	p[n] = '\n';
+	p[n + 1] = '\0';
+	*ret_len = n + 1;
+	return p;
+}
+
+static json_t *envelope(const json_t *id)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (json_object_set_new(o, "jsonrpc", json_string("2.0")) < 0 ||
+	    json_object_set_new(o, "id", id ? json_deep_copy(id) : json_null()) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *moat_rpc_error(const json_t *id, int code, const char *message, json_t *data,
+		     size_t *ret_len)
+{
+	json_t *o = envelope(id), *e = json_object();
+	char *s = NULL;
+
+	if (!o || !e)
+		goto out;
+	if (json_object_set_new(e, "code", json_integer(code)) < 0 ||
+	    json_object_set_new(e, "message", moat_rpc_string(message, strlen(message))) < 0 ||
+	    (data && json_object_set(e, "data", data) < 0))
+		goto out;
+	if (json_object_set(o, "error", e) < 0)
+		goto out;
+	s = dump_line(o, ret_len);
+out:
+	json_decref(e);
+	json_decref(o);
+	return s;
+}
+
+char *moat_rpc_result(const json_t *id, json_t *result, size_t *ret_len)
+{
+	json_t *o = envelope(id);
+	char *s = NULL;
+
+	if (!o || !result || json_object_set(o, "result", result) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	s = dump_line(o, ret_len);
+	json_decref(o);
+	if (s && *ret_len > MOAT_MCP_MAX_REPLY) {
+		char msg[128];
+
+		free(s);
+		snprintf(msg, sizeof(msg), "the reply is larger than the limit of %u bytes",
+			 MOAT_MCP_MAX_REPLY);
+		return moat_rpc_error(id, MOAT_RPC_INTERNAL_ERROR, msg, NULL, ret_len);
+	}
+	return s;
+}
+
+char *moat_rpc_request(json_int_t id, const char *method, json_t *params, size_t *ret_len)
+{
+	json_t *jid = json_integer(id), *o = envelope(jid);
+	char *s = NULL;
+
+	if (o && json_object_set_new(o, "method", json_string(method)) == 0 &&
+	    (!params || json_object_set(o, "params", params) == 0))
+		s = dump_line(o, ret_len);
+	json_decref(jid);
+	json_decref(o);
+	return s;
+}
+
+char *moat_rpc_notification(const char *method, json_t *params, size_t *ret_len)
+{
+	json_t *o = json_object();
+	char *s = NULL;
+
+	if (o && json_object_set_new(o, "jsonrpc", json_string("2.0")) == 0 &&
+	    json_object_set_new(o, "method", json_string(method)) == 0 &&
+	    (!params || json_object_set(o, "params", params) == 0))
+		s = dump_line(o, ret_len);
+	json_decref(o);
+	return s;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t k;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		k = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		k = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		k = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return k;
+}
+
+json_t *moat_rpc_string(const char *s, size_t n)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	json_t *j;
+	size_t i = 0;
+
+	if (!s)
+		return json_string("");
+	if (moat_utf8_valid(s, n))
+		return json_stringn(s, n);
+	/* NUL bytes are valid UTF-8 for JSON (\u0000) but moat_utf8_valid
+	 * refuses them; keep them, replace only invalid sequences. */
+	while (i < n) {
+		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+
+		if (k == 0) {
+			moat_buf_append(&b, "\xef\xbf\xbd", 3);
+			i++;
+		} else {
+			moat_buf_append(&b, s + i, k);
+			i += k;
+		}
+	}
+	if (b.oom) {
+		moat_buf_release(&b);
+		return NULL;
+	}
+	j = json_stringn(b.data ? b.data : "", b.len);
+	moat_buf_release(&b);
+	return j;
+}

@@ -1,0 +1,525 @@
+/* The runner: one sandboxed command, from a configuration and a profile to
+ * its exit status. This is the body of `moat run` (src/cli/run.c keeps only
+ * the flags and the printing) and of every bash tool call (src/tools/bash.c
+ * calls it in a child process of its own).
+ *
+ * In order: resolve the profile (fail closed on a broken one), the
+ * workspace and the working directory; probe the kernel (starting the child
+ * early where the network is denied); build the plan; prepare the sandbox;
+ * apply the fallback policy to every gap; run; re-plan once without user
+ * namespaces when the kernel refuses them at clone time.
+ *
+ * It must never run the command while a requested protection is missing
+ * unless the fallback policy says so, and then it says what is missing. It
+ * prints nothing itself (only the plan, for print_plan, as its contract
+ * says): every line for the user goes to rq->say and into ret. Not
+ * thread-safe (src/sandbox/runner.h). */
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "core/path.h"
+#include "sandbox/runner.h"
+#include "sandbox/sandbox.h"
+
+extern char **environ;
+
+/* the longest line moat says (a message with paths and a hint) */
+#define RUNNER_LINE_MAX 4096
+
+struct runner {
+	const struct moat_run_request *rq;
+	struct moat_run_result *ret;
+};
+
+static void say(struct runner *st, const char *line)
+{
+	if (st->rq->say)
+		st->rq->say(line, st->rq->say_ud);
+}
+
+/* Append one line to ret->warning ("; " between lines; cut when full). */
+static void note_warning(struct runner *st, const char *line)
+{
+	char *w = st->ret->warning;
+	size_t l = strlen(w);
+
+	if (l && l + 2 < sizeof(st->ret->warning)) {
+		memcpy(w + l, "; ", 3);
+		l += 2;
+	}
+	moat_strlcpy(w + l, line, sizeof(st->ret->warning) - l);
+}
+
+/* Something moat says before the command runs, or a warning after it. */
+__attribute__((format(printf, 2, 3))) static void tell(struct runner *st, const char *fmt, ...)
+{
+	char line[RUNNER_LINE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	note_warning(st, line);
+	say(st, line);
+}
+
+/* moat's own failure: ret->error (and ret->hint), said as one line
+ * "ERROR. hint: HINT". Returns MOAT_RUN_EXIT_SETUP. */
+__attribute__((format(printf, 3, 4))) static int fail(struct runner *st, const char *hint,
+						      const char *fmt, ...)
+{
+	char line[RUNNER_LINE_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	moat_strlcpy(st->ret->error, line, sizeof(st->ret->error));
+	if (hint) {
+		moat_strlcpy(st->ret->hint, hint, sizeof(st->ret->hint));
+		if (n >= 0 && (size_t)n < sizeof(line))
+			snprintf(line + n, sizeof(line) - (size_t)n, ". hint: %s", hint);
+	}
+	say(st, line);
+	st->ret->status = MOAT_RUN_EXIT_SETUP;
+	return MOAT_RUN_EXIT_SETUP;
+}
+
+static const char *env_lookup(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+/* The home directory, for ~ in the masked paths: $HOME of the command's
+ * environment, else the password database. */
+static const char *home_dir(char *const *env)
+{
+	const char *h = env_lookup(env, "HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return h;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+static void tell_gaps(struct runner *st, const struct moat_plan *p, const char *verb)
+{
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+		const struct moat_plan_feature *x = &p->feat[f];
+
+		if (!x->requested || x->enforced)
+			continue;
+		tell(st, "%s %s (%s). hint: %s", verb, moat_feature_name((enum moat_feature)f),
+		     moat_feature_summary((enum moat_feature)f), x->hint);
+	}
+}
+
+/* Apply the fallback policy to the plan's gaps and to what preparing the
+ * sandbox found (extra_gap: one sentence, or NULL). Returns 0 to go on, or
+ * the exit status. */
+static int fallback(struct runner *st, const struct moat_plan *p, const char *extra_gap)
+{
+	const struct moat_run_request *rq = st->rq;
+	char gaps[512];
+	size_t n = moat_plan_gaps(p, gaps, sizeof(gaps));
+
+	if (extra_gap) {
+		size_t l = strlen(gaps);
+
+		snprintf(gaps + l, sizeof(gaps) - l, "%ssecrets", l ? ", " : "");
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	switch (p->fallback) {
+	case MOAT_FALLBACK_WARN:
+		tell_gaps(st, p, "warning: not enforced:");
+		if (extra_gap)
+			tell(st, "warning: %s", extra_gap);
+		return 0;
+	case MOAT_FALLBACK_ASK:
+		tell_gaps(st, p, "cannot enforce");
+		if (extra_gap)
+			tell(st, "%s", extra_gap);
+		if (!rq->ask)
+			/* a tool call has nobody to ask: ask is a refusal */
+			return fail(st, NULL,
+				    "refusing to run without: %s (fallback ask: there is nobody to "
+				    "confirm it here)",
+				    gaps);
+		if (rq->ask(gaps, rq->ask_ud))
+			return 0;
+		return fail(st, NULL, "refusing to run without: %s (fallback ask: not confirmed)",
+			    gaps);
+	case MOAT_FALLBACK_DENY:
+		break;
+	}
+	tell_gaps(st, p, "cannot enforce");
+	if (extra_gap)
+		tell(st, "%s", extra_gap);
+	return fail(st,
+		    "fix the cause above, or pass --fallback warn to run with what this system "
+		    "enforces",
+		    "refusing to run without: %s (fallback deny)", gaps);
+}
+
+static const char *step_hint(const struct moat_spawn *s)
+{
+	switch (s->report.step) {
+	case MOAT_STEP_USERNS:
+		return "user namespaces look restricted here (AppArmor or a sysctl); 'moat status' "
+		       "shows what is available";
+	case MOAT_STEP_MOUNT:
+		return "the kernel refused a mount in the sandbox's namespace (inside a container "
+		       "this is common); 'moat status' shows what is available";
+	case MOAT_STEP_PID_MAX:
+		return "this kernel has no per-namespace pid_max; pass --pids 0 or use a cgroup";
+	case MOAT_STEP_RLIMITS:
+		return "lower --mem, --pids, --nofile or --fsize below your hard limits (ulimit "
+		       "-H)";
+	case MOAT_STEP_CHDIR:
+		return "the working directory must exist inside the workspace";
+	case MOAT_STEP_LANDLOCK:
+		return "Landlock refused the ruleset; 'moat status' shows the ABI";
+	case MOAT_STEP_SECCOMP:
+		return "the kernel refused the seccomp filter";
+	default:
+		return "see docs/sandbox.md for the setup steps";
+	}
+}
+
+static void json_names(struct moat_buf *b, const struct moat_plan *p, int which)
+{
+	bool first = true;
+
+	moat_buf_putc(b, '[');
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+		const struct moat_plan_feature *x = &p->feat[f];
+		const char *name = moat_feature_name((enum moat_feature)f);
+
+		if (!x->requested || (which == 1 && !x->enforced) || (which == 2 && x->enforced))
+			continue;
+		if (!first)
+			moat_buf_putc(b, ',');
+		moat_buf_json_str(b, name, strlen(name));
+		first = false;
+	}
+	moat_buf_putc(b, ']');
+}
+
+/* ret->sandbox: what was requested, what this kernel enforces, the limits,
+ * for the audit record and the bash tool's result. */
+static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+
+	moat_buf_puts(&b, "{\"profile\":");
+	moat_buf_json_str(&b, p->profile, strlen(p->profile));
+	moat_buf_puts(&b, ",\"requested\":");
+	json_names(&b, p, 0);
+	moat_buf_puts(&b, ",\"enforced\":");
+	json_names(&b, p, 1);
+	moat_buf_puts(&b, ",\"missing\":");
+	json_names(&b, p, 2);
+	moat_buf_printf(&b,
+			",\"network\":\"%s\",\"limits\":{\"memory_mb\":%llu,\"pids\":%ld,"
+			"\"timeout_s\":%ld,\"cpu_s\":%ld,\"fsize_mb\":%llu,\"nofile\":%ld}}",
+			moat_net_mode_name(p->net), (unsigned long long)(p->mem_bytes >> 20),
+			p->pids, p->timeout_s, p->cpu_s,
+			(unsigned long long)(p->fsize_bytes >> 20), p->nofile);
+	/* the names are a fixed vocabulary: it always fits */
+	if (!b.oom && b.len < sizeof(ret->sandbox))
+		memcpy(ret->sandbox, b.data, b.len + 1);
+	else
+		ret->sandbox[0] = '\0';
+	moat_buf_release(&b);
+}
+
+/* The kernel refused the user namespace after all (AppArmor may decide
+ * only at clone time): plan again without it, and ask the fallback policy
+ * again. */
+static void replan_without_userns(struct moat_kfeatures *kf, const char *why)
+{
+	kf->userns = false;
+	moat_strlcpy(kf->userns_why, why, sizeof(kf->userns_why));
+}
+
+/* The workspace and the working directory, symlinks resolved; tmpws is
+ * created when asked for. Returns 0 or the exit status. */
+static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, char *cwd)
+{
+	const struct moat_run_request *rq = st->rq;
+	const char *w;
+	struct stat st_ws;
+
+	if (rq->tmp_workspace) {
+		snprintf(tmpws, tmpsz, "/tmp/moat-ws-XXXXXX");
+		if (!mkdtemp(tmpws)) {
+			int e = errno;
+
+			tmpws[0] = '\0';
+			return fail(st, NULL, "cannot create a temporary workspace in /tmp: %s",
+				    strerror(e));
+		}
+	}
+	w = tmpws[0]			? tmpws
+	    : rq->workspace		? rq->workspace
+	    : rq->cfg->sandbox_workspace ? rq->cfg->sandbox_workspace
+					: ".";
+	errno = 0;
+	if (!realpath(w, ws) || stat(ws, &st_ws) < 0 || !S_ISDIR(st_ws.st_mode))
+		return fail(st, "pass an existing directory with --workspace",
+			    "cannot use '%s' as the workspace: %s", w,
+			    errno ? strerror(errno) : "not a directory");
+	if (rq->cwd && !tmpws[0]) {
+		/* SECURITY: resolved here, and the planner refuses one outside
+		 * the workspace (seed 000's workspace-escape guard) */
+		errno = 0;
+		if (!realpath(rq->cwd, cwd))
+			return fail(st, "pass an existing directory inside the workspace",
+				    "cannot use '%s' as the working directory: %s", rq->cwd,
+				    strerror(errno));
+		return 0;
+	}
+
+	char here[PATH_MAX];
+
+	if (tmpws[0] || !getcwd(here, sizeof(here)) || !realpath(here, cwd))
+		moat_strlcpy(cwd, ws, PATH_MAX);
+	/* a cwd outside an explicitly given workspace starts at the workspace */
+	if (!moat_path_within(cwd, ws) && (rq->workspace || rq->cfg->sandbox_workspace))
+		moat_strlcpy(cwd, ws, PATH_MAX);
+	return 0;
+}
+
+static int print_plan(struct runner *st, const struct moat_plan *plan,
+		      const struct moat_kfeatures *kf, const struct moat_spawn *sp)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	int r = 0;
+
+	moat_plan_to_json(plan, &b);
+	/* splice the resolved mounts and the kernel in before the final brace */
+	while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '}'))
+		b.data[--b.len] = '\0';
+	moat_buf_puts(&b, "},\n  \"kernel\": ");
+	moat_kfeatures_to_json(kf, &b);
+	moat_buf_puts(&b, ",\n  \"mounts\": ");
+	moat_mounts_to_json(&sp->mounts, &b);
+	moat_buf_printf(&b, ",\n  \"masked_now\": %zu", sp->mounts.nmasks_found);
+	if (sp->mounts.scan_note) {
+		moat_buf_puts(&b, ",\n  \"note\": ");
+		moat_buf_json_str(&b, sp->mounts.scan_note, strlen(sp->mounts.scan_note));
+	}
+	moat_buf_puts(&b, "\n}\n");
+	if (b.oom) {
+		r = fail(st, NULL, "out of memory");
+	} else {
+		/* the one thing the runner prints: asked for by print_plan */
+		fputs(b.data, stdout);
+		st->ret->status = 0;
+	}
+	moat_buf_release(&b);
+	return r;
+}
+
+/* What the child did, once it was waited for. */
+static void record_outcome(struct runner *st, const struct moat_spawn *sp, int status,
+			   const struct moat_error *err)
+{
+	struct moat_run_result *ret = st->ret;
+	int ws = sp->wait_status;
+
+	ret->status = status;
+	ret->step = sp->report.step;
+	ret->duration_ms = sp->elapsed_ms;
+	ret->timed_out = sp->timed_out;
+	ret->ran = sp->started && sp->report.step == MOAT_STEP_NONE && sp->reaped;
+	if (ret->ran) {
+		if (WIFEXITED(ws)) {
+			ret->exit_code = WEXITSTATUS(ws);
+		} else if (WIFSIGNALED(ws)) {
+			ret->signal = WTERMSIG(ws);
+		}
+	}
+	if (sp->report.step == MOAT_STEP_EXEC) {
+		moat_strlcpy(ret->error, err->msg, sizeof(ret->error));
+		say(st, err->msg);
+	} else if (sp->report.step != MOAT_STEP_NONE) {
+		fail(st, step_hint(sp), "%s", err->msg);
+		ret->status = status;
+	} else if (sp->timed_out) {
+		fail(st, "raise --timeout", "%s", err->msg);
+		ret->status = status;
+	} else if (!sp->started && err->msg[0]) {
+		/* the clone itself failed */
+		fail(st, NULL, "%s", err->msg);
+	}
+	if (sp->protected_created[0])
+		tell(st,
+		     "warning: protected path(s) created inside the sandbox: %s; review them "
+		     "before they run outside it",
+		     sp->protected_created);
+}
+
+int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
+		    struct moat_error *err)
+{
+	struct runner st = {rq, ret};
+	struct moat_profile prof;
+	struct moat_kfeatures kf;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_spawn sp;
+	struct moat_error e;
+	const struct moat_config *cfg;
+	char *const *env;
+	char ws[PATH_MAX], cwd[PATH_MAX], tmpws[64] = "";
+	bool spawned = false;
+	int r, attempts = 0;
+
+	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0]))) {
+		moat_error_set(err, "invalid run request: no configuration or no command");
+		return -EINVAL;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->status = MOAT_RUN_EXIT_SETUP;
+	ret->exit_code = -1;
+	cfg = rq->cfg;
+	env = rq->env ? rq->env : environ;
+	moat_profile_init(&prof, "");
+	moat_error_clear(&e);
+
+	/* the profile: a built-in or named one (sandbox.profiles, over its
+	 * extends chain, with the configuration's defaults), then the flags,
+	 * then the caller's timeout (a layer too: an immutable process
+	 * dimension may only be tightened).
+	 * SECURITY: an unknown or broken profile refuses (seed 002) */
+	r = moat_config_sandbox_profile(cfg, rq->profile, &prof, &e);
+	if (r < 0) {
+		fail(&st, NULL, "%s: refusing to run", e.msg);
+		goto out;
+	}
+	if (rq->over && moat_profile_layer(&prof, rq->over, &e) < 0) {
+		fail(&st, NULL, "%s", e.msg);
+		goto out;
+	}
+	if (rq->timeout_s > 0) {
+		struct moat_profile t;
+
+		moat_profile_init(&t, "timeout");
+		t.timeout_s = rq->timeout_s;
+		t.set = MOAT_PF_TIMEOUT;
+		r = moat_profile_layer(&prof, &t, &e);
+		moat_profile_release(&t);
+		if (r < 0) {
+			fail(&st, NULL, "%s", e.msg);
+			goto out;
+		}
+	}
+
+	if (resolve_dirs(&st, tmpws, sizeof(tmpws), ws, cwd))
+		goto out;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.workspace = ws;
+	ctx.tmp_workspace = tmpws[0] != '\0';
+	ctx.cwd = cwd;
+	ctx.home = home_dir(env);
+	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
+	ctx.denied_extra = rq->denied_extra;
+	ctx.argv = rq->argv;
+
+	moat_probe_start(&kf);
+	moat_spawn_init(&sp, &kf);
+	spawned = true;
+	/* with the network denied, the child starts now and creates its
+	 * namespaces (the network namespace is the costliest step) while we
+	 * probe, plan and prepare the rest */
+	if (!rq->print_plan && prof.net == MOAT_NET_DENY && kf.userns) {
+		r = moat_spawn_start(&sp, &e);
+		if (r == -EPERM) {
+			attempts++;
+			replan_without_userns(&kf, e.msg);
+			moat_spawn_release(&sp);
+			moat_spawn_init(&sp, &kf);
+		} else if (r) {
+			fail(&st, NULL, "%s", e.msg);
+			goto out;
+		}
+	}
+	moat_probe_finish(&kf);
+replan:
+	plan = moat_plan_free(plan);
+	moat_error_clear(&e);
+	r = moat_plan_build(&prof, &ctx, &kf, &plan, &e);
+	if (r < 0) {
+		fail(&st, NULL, "cannot plan the sandbox: %s", e.msg);
+		goto out;
+	}
+	sandbox_json(ret, plan);
+	r = moat_spawn_prepare(&sp, plan, env, &e);
+	if (r < 0) {
+		fail(&st, "check the paths given with --ro, --rw and --workspace",
+		     "cannot prepare the sandbox: %s", e.msg);
+		goto out;
+	}
+	if (rq->print_plan) {
+		print_plan(&st, plan, &kf, &sp);
+		goto out;
+	}
+	{
+		char extra[1024] = "";
+
+		if (sp.mounts.scan_note)
+			snprintf(extra, sizeof(extra), "%s", sp.mounts.scan_note);
+		if (sp.uncarved[0]) {
+			size_t l = strlen(extra);
+
+			snprintf(extra + l, sizeof(extra) - l,
+				 "%swithout a mount namespace these masked paths stay readable "
+				 "(they are inside the workspace): %s. hint: enable unprivileged "
+				 "user namespaces, or move them out of the workspace",
+				 l ? "; " : "", sp.uncarved);
+		}
+		if (fallback(&st, plan, extra[0] ? extra : NULL))
+			goto out;
+	}
+
+	r = moat_spawn_run(&sp, &e);
+	if (r == -EPERM && attempts++ == 0) {
+		replan_without_userns(&kf, e.msg);
+		moat_spawn_release(&sp);
+		moat_spawn_init(&sp, &kf);
+		goto replan;
+	}
+	if (r < 0)
+		r = MOAT_RUN_EXIT_SETUP;
+	record_outcome(&st, &sp, r, &e);
+out:
+	if (spawned)
+		moat_spawn_release(&sp);
+	plan = moat_plan_free(plan);
+	if (tmpws[0])
+		moat_rmtree(tmpws);
+	moat_profile_release(&prof);
+	if (ret->error[0])
+		moat_error_set(err, "%s", ret->error);
+	return 0;
+}

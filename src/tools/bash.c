@@ -1,0 +1,1036 @@
+/* The bash tool (alias run_shell_command): `/bin/sh -c COMMAND` under the
+ * sandbox of `moat run`, with the profile the configuration gives the shell
+ * tool, in the workspace of the session.
+ *
+ * The runner (src/sandbox/runner.h) is not thread-safe and changes process
+ * state, and the caller may be a multi-threaded server, so each call forks
+ * a child of its own: it gets /dev/null as stdin and two pipes as stdout
+ * and stderr, runs the runner, writes the runner's result to a third pipe
+ * and exits. The calling thread reads the pipes, keeping the head and the
+ * tail of each stream up to the cap, reports progress, and cancels: SIGTERM
+ * to the child (the runner passes it on, waits a grace period and kills the
+ * whole sandboxed tree), SIGKILL after a bound. All its state is on its own
+ * stack: calls may run at once from any number of threads.
+ *
+ * It must never run a command outside the sandbox (a sandbox that cannot
+ * be set up is a refusal, never a plain run), never let a process of the
+ * call outlive it, and never hold more than the cap of output per stream. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "core/path.h"
+#include "sandbox/runner.h"
+#include "sandbox/sandbox.h"
+#include "tools/tools.h"
+
+extern char **environ;
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/* After SIGTERM (cancel), how long the runner may take to stop the tree:
+ * its own grace period for the command is 2 s (src/sandbox/spawn.c). */
+#define BASH_KILL_AFTER_MS 5000
+/* How long past its timeout the runner may take before we stop it. */
+#define BASH_BACKSTOP_SLACK_MS 10000
+/* How long the pipes may stay open after the runner has exited (only a
+ * process that escaped the tree kill could hold them). */
+#define BASH_DRAIN_MS 1000
+#define BASH_PROGRESS_MS 1000
+#define BASH_READ_CHUNK 16384
+/* Linux refuses a single argument of 128 KiB or more (MAX_ARG_STRLEN), and
+ * MOAT_BASH_MAX_COMMAND is larger: a longer command is passed in pieces of
+ * this size and put together by the shell (BASH_JOIN). */
+#define BASH_ARG_PIECE 65536
+#define BASH_JOIN                                                                                  \
+	"__moat_cmd=; for __moat_part do __moat_cmd=$__moat_cmd$__moat_part; done; "              \
+	"unset __moat_part; set --; eval \"$__moat_cmd\""
+
+static const char *const bash_keys[] = {"command", "cwd", "timeout", NULL};
+
+/* ------------------------------------------------------------------ */
+/* output capture: the head and the tail of a stream                   */
+/* ------------------------------------------------------------------ */
+
+/* The first head_cap bytes are kept in head, the last tail_cap in a ring;
+ * head_cap + tail_cap == cap, so a stream of at most cap bytes is kept
+ * whole, and a longer one loses its middle. */
+struct capture {
+	size_t head_cap, tail_cap;
+	char *head;
+	size_t head_len, head_alloc;
+	char *tail; /* tail_cap bytes once needed */
+	size_t tail_pos, tail_len;
+	size_t total;
+	bool oom;
+};
+
+static void capture_init(struct capture *c, size_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	c->tail_cap = cap / 2;
+	c->head_cap = cap - c->tail_cap;
+}
+
+static void capture_release(struct capture *c)
+{
+	free(c->head);
+	free(c->tail);
+	c->head = c->tail = NULL;
+}
+
+static void capture_push(struct capture *c, const char *s, size_t n)
+{
+	size_t k;
+
+	c->total += n;
+	k = c->head_cap - c->head_len;
+	if (k > n)
+		k = n;
+	if (k) {
+		if (c->head_len + k > c->head_alloc) {
+			size_t want = c->head_alloc ? c->head_alloc * 2 : 1024;
+			char *h;
+
+			while (want < c->head_len + k)
+				want *= 2;
+			if (want > c->head_cap)
+				want = c->head_cap;
+			h = realloc(c->head, want);
+			if (!h) {
+				c->oom = true;
+				return;
+			}
+			c->head = h;
+			c->head_alloc = want;
+		}
+		memcpy(c->head + c->head_len, s, k);
+		c->head_len += k;
+		s += k;
+		n -= k;
+	}
+	if (!n || !c->tail_cap)
+		return;
+	if (!c->tail) {
+		c->tail = malloc(c->tail_cap);
+		if (!c->tail) {
+			c->oom = true;
+			return;
+		}
+	}
+	if (n >= c->tail_cap) {
+		memcpy(c->tail, s + n - c->tail_cap, c->tail_cap);
+		c->tail_pos = 0;
+		c->tail_len = c->tail_cap;
+		return;
+	}
+	k = c->tail_cap - c->tail_pos;
+	if (k > n)
+		k = n;
+	memcpy(c->tail + c->tail_pos, s, k);
+	memcpy(c->tail, s + k, n - k);
+	c->tail_pos = (c->tail_pos + n) % c->tail_cap;
+	c->tail_len = c->tail_len + n > c->tail_cap ? c->tail_cap : c->tail_len + n;
+}
+
+static bool capture_truncated(const struct capture *c)
+{
+	return c->total > c->head_cap + c->tail_cap;
+}
+
+/* Append s as valid UTF-8: a NUL byte or an invalid sequence becomes
+ * U+FFFD, so the text is a C string and a JSON string (a cut at the cap may
+ * split a character). */
+static void append_utf8(struct moat_buf *b, const unsigned char *s, size_t n)
+{
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len = 0;
+
+		if (c >= 0x01 && c < 0x80) {
+			len = 1;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			if (i + 1 < n && (s[i + 1] & 0xc0) == 0x80)
+				len = 2;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+
+			if (i + 2 < n && s[i + 1] >= lo && s[i + 1] <= hi &&
+			    (s[i + 2] & 0xc0) == 0x80)
+				len = 3;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+
+			if (i + 3 < n && s[i + 1] >= lo && s[i + 1] <= hi &&
+			    (s[i + 2] & 0xc0) == 0x80 && (s[i + 3] & 0xc0) == 0x80)
+				len = 4;
+		}
+		if (len) {
+			i += len;
+			run += len;
+			continue;
+		}
+		moat_buf_append(b, s + i - run, run);
+		moat_buf_append(b, "\xef\xbf\xbd", 3);
+		run = 0;
+		i++;
+	}
+	moat_buf_append(b, s + n - run, run);
+}
+
+/* The kept text: the head, a marker where the middle was dropped, the tail. */
+static void capture_text(const struct capture *c, const char *stream, struct moat_buf *b)
+{
+	append_utf8(b, (const unsigned char *)c->head, c->head_len);
+	if (capture_truncated(c))
+		moat_buf_printf(b,
+				"\n[moat: %s truncated: %zu of %zu bytes omitted here; the first "
+				"%zu and the last %zu bytes are shown]\n",
+				stream, c->total - c->head_len - c->tail_len, c->total,
+				c->head_len, c->tail_len);
+	if (c->tail_len) {
+		size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % c->tail_cap;
+		size_t first = c->tail_cap - start < c->tail_len ? c->tail_cap - start : c->tail_len;
+
+		if (first == c->tail_len) {
+			append_utf8(b, (const unsigned char *)c->tail + start, first);
+		} else {
+			/* one contiguous copy, so a character across the wrap survives */
+			char *t = malloc(c->tail_len);
+
+			if (!t) {
+				b->oom = true;
+				return;
+			}
+			memcpy(t, c->tail + start, first);
+			memcpy(t + first, c->tail, c->tail_len - first);
+			append_utf8(b, (const unsigned char *)t, c->tail_len);
+			free(t);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* arguments                                                           */
+/* ------------------------------------------------------------------ */
+
+struct bash_args {
+	const char *command;
+	const char *cwd; /* as given, or NULL */
+	long timeout_s;
+};
+
+__attribute__((format(printf, 2, 3))) static int bad_arg(struct moat_tool_result *ret,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	ret->ok = false;
+	va_start(ap, fmt);
+	vsnprintf(ret->error, sizeof(ret->error), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int parse_args(json_t *args, struct bash_args *a, struct moat_tool_result *ret)
+{
+	const char *key;
+	json_t *v;
+	char unknown[256] = "";
+	size_t nunknown = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->timeout_s = MOAT_BASH_DEFAULT_TIMEOUT_S;
+	if (!json_is_object(args))
+		return bad_arg(ret, "bash takes a JSON object of arguments: command, and "
+				    "optionally cwd and timeout");
+	json_object_foreach(args, key, v) {
+		bool known = false;
+
+		for (size_t i = 0; bash_keys[i]; i++)
+			known = known || !strcmp(key, bash_keys[i]);
+		if (!known) {
+			size_t l = strlen(unknown);
+
+			if (l + 4 < sizeof(unknown))
+				snprintf(unknown + l, sizeof(unknown) - l, "%s'%.60s'",
+					 l ? ", " : "", key);
+			nunknown++;
+		}
+	}
+	if (nunknown)
+		return bad_arg(ret, "unknown argument%s %s: bash takes command, cwd and timeout",
+			       nunknown > 1 ? "s" : "", unknown);
+
+	v = json_object_get(args, "command");
+	if (!v)
+		return bad_arg(ret, "argument 'command' is missing: give the shell command to run");
+	if (!json_is_string(v))
+		return bad_arg(ret, "argument 'command' must be a string, not %s",
+			       json_is_null(v) ? "null" : "another JSON type");
+	a->command = json_string_value(v);
+	if (json_string_length(v) > MOAT_BASH_MAX_COMMAND)
+		return bad_arg(ret, "argument 'command' is %zu bytes, over the limit of %u",
+			       json_string_length(v), MOAT_BASH_MAX_COMMAND);
+	if (strlen(a->command) != json_string_length(v))
+		return bad_arg(ret, "argument 'command' contains a NUL character");
+	if (!a->command[0])
+		return bad_arg(ret, "argument 'command' is empty: give the shell command to run");
+
+	v = json_object_get(args, "cwd");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return bad_arg(ret, "argument 'cwd' must be a string (a directory inside the "
+					    "workspace)");
+		a->cwd = json_string_value(v);
+		if (strlen(a->cwd) != json_string_length(v))
+			return bad_arg(ret, "argument 'cwd' contains a NUL character");
+		if (!a->cwd[0])
+			return bad_arg(ret, "argument 'cwd' is empty: give a directory inside the "
+					    "workspace, or leave it out");
+		if (json_string_length(v) >= PATH_MAX)
+			return bad_arg(ret, "argument 'cwd' is longer than %d bytes", PATH_MAX - 1);
+	}
+
+	v = json_object_get(args, "timeout");
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > MOAT_BASH_MAX_TIMEOUT_S)
+			return bad_arg(ret,
+				       "argument 'timeout' must be a whole number of seconds from 1 "
+				       "to %d",
+				       MOAT_BASH_MAX_TIMEOUT_S);
+		a->timeout_s = (long)json_integer_value(v);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the child                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Everything the child needs, prepared by the parent. */
+struct bash_job {
+	const struct moat_tool_env *env;
+	const char *profile;
+	const char *workspace; /* absolute */
+	const char *cwd;       /* absolute, inside the workspace; NULL: the workspace */
+	long timeout_s;
+	char **argv;
+	pid_t parent;
+	int out_w, err_w, res_w;
+};
+
+static int move_high(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+static ssize_t write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(fd, s + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+/* The profile the configuration gives the shell tool: the first
+ * sandbox.rules entry naming it by either of its names, else
+ * sandbox.profile, else the default. */
+static const char *shell_profile(const struct moat_config *cfg)
+{
+	for (size_t i = 0; cfg && i < cfg->nsandbox_rules; i++) {
+		const struct moat_tool_rule *r = &cfg->sandbox_rules[i];
+
+		if (r->tool && r->profile &&
+		    (!strcmp(r->tool, "bash") || !strcmp(r->tool, "run_shell_command")))
+			return r->profile;
+	}
+	return moat_config_profile_for_tool(cfg, "bash");
+}
+
+__attribute__((noreturn)) static void bash_child(const struct bash_job *j)
+{
+	const struct moat_config *cfg = j->env->cfg;
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	struct moat_error err;
+	struct moat_strv denied = {NULL, 0, false};
+	struct sigaction dfl;
+	sigset_t none;
+	long timeout = j->timeout_s;
+	int o, e, rs, nul;
+
+	/* a fresh process: the caller's signal dispositions (an ignored
+	 * SIGPIPE or SIGCHLD survives exec) and mask are not the command's */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* the call ends when the calling thread goes away */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != j->parent)
+		_exit(125);
+
+	/* stdin /dev/null, stdout and stderr the pipes, the result pipe on 3,
+	 * nothing else (the caller's descriptors are not the command's) */
+	o = move_high(j->out_w);
+	e = move_high(j->err_w);
+	rs = move_high(j->res_w);
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (o < 0 || e < 0 || rs < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(o, 1) < 0 ||
+	    dup2(e, 2) < 0 || dup2(rs, 3) < 0)
+		_exit(125);
+	/* SECURITY: the result pipe is never the command's: a forged result
+	 * could report success for a refused run */
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		for (int fd = 4; fd < 65536; fd++)
+			close(fd);
+
+	/* a timeout of the profile caps the call's */
+	{
+		struct moat_profile p;
+
+		struct moat_error perr;
+
+		moat_profile_init(&p, "");
+		if (moat_config_sandbox_profile(cfg, j->profile, &p, &perr) == 0 &&
+		    p.timeout_s > 0 && p.timeout_s < timeout)
+			timeout = p.timeout_s;
+		moat_profile_release(&p);
+	}
+	/* the configuration's denied paths, borrowed (the runner only reads them) */
+	if (cfg) {
+		denied.v = cfg->denied_paths.v;
+		denied.n = cfg->denied_paths.n;
+	}
+
+	memset(&rq, 0, sizeof(rq));
+	rq.cfg = cfg;
+	rq.profile = j->profile;
+	rq.workspace = j->workspace;
+	rq.cwd = j->cwd;
+	rq.argv = j->argv;
+	rq.env = j->env->env ? j->env->env : environ;
+	rq.timeout_s = timeout;
+	rq.denied_extra = &denied;
+	rq.ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
+	memset(&res, 0, sizeof(res));
+	moat_error_clear(&err);
+	if (moat_runner_run(&rq, &res, &err) < 0) {
+		res.status = MOAT_RUN_EXIT_SETUP;
+		res.ran = false;
+		moat_strlcpy(res.error, err.msg[0] ? err.msg : "the sandbox runner failed",
+			     sizeof(res.error));
+	}
+	/* every process of the sandbox is gone when the runner returns */
+	write_all(3, &res, sizeof(res));
+	_exit(0);
+}
+
+/* ------------------------------------------------------------------ */
+/* the parent                                                          */
+/* ------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static const char *sig_name(int sig)
+{
+	static const char *const names[] = {
+	    [SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	  [SIGQUIT] = "SIGQUIT",
+	    [SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+	    [SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",	  [SIGKILL] = "SIGKILL",
+	    [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+	    [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+	    [SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT", [SIGSTOP] = "SIGSTOP",
+	    [SIGTSTP] = "SIGTSTP", [SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
+	    [SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",
+	    [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+	    [SIGIO] = "SIGIO",	   [SIGPWR] = "SIGPWR",	  [SIGSYS] = "SIGSYS",
+	};
+
+	if (sig > 0 && (size_t)sig < MOAT_ARRAY_SIZE(names) && names[sig])
+		return names[sig];
+	return "a signal";
+}
+
+/* What the parent saw of one call. */
+struct bash_run {
+	struct capture out, err;
+	struct moat_run_result res;
+	size_t res_got;
+	bool reaped, cancelled, backstop;
+	int child_status;
+	double start, duration;
+};
+
+static void send_sig(int pidfd, pid_t pid, int sig)
+{
+	if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+		kill(pid, sig);
+}
+
+static bool readable_now(int fd)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/* Read what is there (non-blocking); false at end of file. */
+static bool drain(int fd, struct capture *c, char *chunk)
+{
+	for (;;) {
+		ssize_t n = read(fd, chunk, BASH_READ_CHUNK);
+
+		if (n > 0) {
+			capture_push(c, chunk, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+}
+
+static bool drain_result(int fd, struct bash_run *br)
+{
+	for (;;) {
+		char *p = (char *)&br->res + br->res_got;
+		size_t room = sizeof(br->res) - br->res_got;
+		char sink[64];
+		ssize_t n;
+
+		/* past a whole result: only a broken child writes more */
+		n = room ? read(fd, p, room) : read(fd, sink, sizeof(sink));
+		if (n > 0) {
+			if (room)
+				br->res_got += (size_t)n;
+			else
+				br->res_got = sizeof(br->res) + 1;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+}
+
+/* Wait for the child and the pipes, with progress, cancel, and the bounds. */
+static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t pid, int pidfd,
+		      int out_r, int err_r, int res_r, struct bash_run *br)
+{
+	int cancel_fd = call && call->cancel_fd >= 0 ? call->cancel_fd : -1;
+	double next_progress = br->start + BASH_PROGRESS_MS, kill_at = 0, drain_until = 0;
+	double backstop = br->start + (double)timeout_s * 1000.0 + BASH_BACKSTOP_SLACK_MS;
+	bool out_open = true, err_open = true, res_open = true;
+	char chunk[BASH_READ_CHUNK];
+
+	while (!br->reaped || out_open || err_open || res_open) {
+		struct pollfd pf[5];
+		int idx[5], np = 0, timeout, pr;
+		double t = now_ms(), until = next_progress;
+
+		if (br->reaped && !drain_until)
+			drain_until = t + BASH_DRAIN_MS;
+		if (drain_until && t >= drain_until)
+			break; /* something escaped the kill holds a pipe: stop reading */
+		if (!br->reaped && kill_at && t >= kill_at) {
+			send_sig(pidfd, pid, SIGKILL);
+			kill_at = 0;
+		}
+		if (!br->reaped && !kill_at && !br->cancelled && !br->backstop && t >= backstop) {
+			/* the runner should have stopped at the timeout */
+			br->backstop = true;
+			send_sig(pidfd, pid, SIGTERM);
+			kill_at = t + BASH_KILL_AFTER_MS;
+		}
+		if (kill_at && kill_at < until)
+			until = kill_at;
+		if (drain_until && drain_until < until)
+			until = drain_until;
+		if (!br->backstop && !br->cancelled && backstop < until)
+			until = backstop;
+		timeout = until > t ? (int)(until - t) + 1 : 0;
+
+#define WATCH(f, i)                                                                               \
+	do {                                                                                       \
+		pf[np].fd = (f);                                                                   \
+		pf[np].events = POLLIN;                                                            \
+		pf[np].revents = 0;                                                                \
+		idx[np++] = (i);                                                                   \
+	} while (0)
+		if (out_open)
+			WATCH(out_r, 0);
+		if (err_open)
+			WATCH(err_r, 1);
+		if (res_open)
+			WATCH(res_r, 2);
+		if (!br->reaped)
+			WATCH(pidfd, 3);
+		if (cancel_fd >= 0 && !br->cancelled && !br->reaped)
+			WATCH(cancel_fd, 4);
+#undef WATCH
+		pr = poll(pf, (nfds_t)np, timeout);
+		if (pr < 0 && errno != EINTR)
+			break;
+		for (int i = 0; pr > 0 && i < np; i++) {
+			if (!pf[i].revents)
+				continue;
+			switch (idx[i]) {
+			case 0:
+				out_open = drain(out_r, &br->out, chunk);
+				break;
+			case 1:
+				err_open = drain(err_r, &br->err, chunk);
+				break;
+			case 2:
+				res_open = drain_result(res_r, br);
+				break;
+			case 3:
+			{
+				pid_t w = waitpid(pid, &br->child_status, WNOHANG);
+
+				/* ECHILD: a caller that reaps every child took it */
+				if (w == pid || (w < 0 && errno == ECHILD))
+					br->reaped = true;
+				break;
+			}
+			case 4:
+				if (pf[i].revents & POLLNVAL) {
+					cancel_fd = -1;
+					break;
+				}
+				br->cancelled = true;
+				send_sig(pidfd, pid, SIGTERM);
+				kill_at = now_ms() + BASH_KILL_AFTER_MS;
+				break;
+			}
+		}
+		t = now_ms();
+		if (t >= next_progress) {
+			if (call && call->progress && !br->reaped)
+				call->progress(call->progress_ud, t - br->start,
+					       br->out.total + br->err.total);
+			while (next_progress <= t)
+				next_progress += BASH_PROGRESS_MS;
+		}
+	}
+	if (!br->reaped) {
+		/* only after a poll failure: never leave the child behind */
+		send_sig(pidfd, pid, SIGKILL);
+		while (waitpid(pid, &br->child_status, 0) < 0 && errno == EINTR)
+			;
+		br->reaped = true;
+	}
+	br->duration = now_ms() - br->start;
+}
+
+/* ------------------------------------------------------------------ */
+/* the result                                                          */
+/* ------------------------------------------------------------------ */
+
+/* json_object_set_new, which consumes v (also on failure); a NULL v fails */
+static int put(json_t *o, const char *k, json_t *v)
+{
+	return json_object_set_new(o, k, v) ? -1 : 0;
+}
+
+static int build_result(const struct bash_run *br, long timeout_s, struct moat_tool_result *ret)
+{
+	const struct moat_run_result *res = &br->res;
+	bool have = br->res_got == sizeof(br->res);
+	struct moat_buf out = MOAT_BUF_INIT, so = MOAT_BUF_INIT, se = MOAT_BUF_INIT;
+	json_t *d = NULL, *sb = NULL;
+	bool timed_out = have && res->timed_out;
+	bool cancelled = br->cancelled && !timed_out;
+	int exit_code = have && res->ran ? res->exit_code : -1;
+	int sig = have && res->ran ? res->signal : 0;
+
+	capture_text(&br->out, "stdout", &so);
+	capture_text(&br->err, "stderr", &se);
+	if (have && res->sandbox[0]) {
+		json_t *t;
+
+		sb = json_loads(res->sandbox, 0, NULL);
+		/* the timeout in force: the profile's may be shorter */
+		t = json_object_get(json_object_get(sb, "limits"), "timeout_s");
+		if (json_is_integer(t) && json_integer_value(t) > 0)
+			timeout_s = (long)json_integer_value(t);
+	}
+
+	ret->exit_code = exit_code;
+	ret->signal = sig;
+	ret->timed_out = timed_out;
+	ret->cancelled = cancelled;
+	ret->duration_ms = have && res->ran ? res->duration_ms : br->duration;
+	ret->bytes_out = br->out.total + br->err.total;
+	if (have)
+		moat_strlcpy(ret->sandbox, res->sandbox, sizeof(ret->sandbox));
+	ret->ok = have && res->ran && res->status == 0 && exit_code == 0 && !timed_out &&
+		  !cancelled;
+
+	if (ret->ok) {
+		ret->error[0] = '\0';
+	} else if (timed_out) {
+		snprintf(ret->error, sizeof(ret->error),
+			 "the command timed out after %ld s and was killed with all its processes; "
+			 "give a larger timeout (at most %d s) or make it finish sooner",
+			 timeout_s, MOAT_BASH_MAX_TIMEOUT_S);
+	} else if (cancelled) {
+		snprintf(ret->error, sizeof(ret->error),
+			 "the call was cancelled; the command and all its processes were killed");
+	} else if (!have) {
+		int st = br->child_status;
+
+		if (br->backstop)
+			snprintf(ret->error, sizeof(ret->error),
+				 "the sandbox runner did not stop at the timeout and was killed");
+		else if (WIFSIGNALED(st))
+			snprintf(ret->error, sizeof(ret->error),
+				 "the sandbox runner died (%s) before it reported; nothing is known "
+				 "of the command",
+				 sig_name(WTERMSIG(st)));
+		else
+			snprintf(ret->error, sizeof(ret->error),
+				 "the sandbox runner failed before it reported (exit status %d); "
+				 "the command did not run",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	} else if (!res->ran) {
+		/* a refusal (fallback policy, broken profile) or a failed setup */
+		size_t l = moat_strlcpy(ret->error,
+					res->error[0] ? res->error
+						      : "the sandbox could not run the command",
+					sizeof(ret->error));
+
+		if (res->hint[0] && l + 9 < sizeof(ret->error)) {
+			memcpy(ret->error + l, ". hint: ", 9);
+			moat_strlcpy(ret->error + l + 8, res->hint, sizeof(ret->error) - l - 8);
+		}
+	} else if (sig) {
+		snprintf(ret->error, sizeof(ret->error), "the command was killed by %s (signal %d)",
+			 sig_name(sig), sig);
+	} else {
+		snprintf(ret->error, sizeof(ret->error), "the command exited with status %d",
+			 exit_code);
+	}
+
+	/* the text for the model: stdout, then stderr, then how it ended */
+	moat_buf_append(&out, so.data ? so.data : "", so.len);
+	if (se.len) {
+		if (out.len && out.data[out.len - 1] != '\n')
+			moat_buf_putc(&out, '\n');
+		moat_buf_puts(&out, "[stderr]\n");
+		moat_buf_append(&out, se.data, se.len);
+	}
+	if (!ret->ok) {
+		if (out.len && out.data[out.len - 1] != '\n')
+			moat_buf_putc(&out, '\n');
+		if (exit_code > 0 && !timed_out && !cancelled)
+			moat_buf_printf(&out, "[exit code %d]", exit_code);
+		else
+			moat_buf_printf(&out, "[%s]", ret->error);
+	}
+	if (out.oom || so.oom || se.oom || br->out.oom || br->err.oom) {
+		json_decref(sb);
+		goto oom;
+	}
+
+	d = json_object();
+	if (!d) {
+		json_decref(sb);
+		goto oom;
+	}
+	if (put(d, "stdout", json_stringn(so.data ? so.data : "", so.len)) ||
+	    put(d, "stderr", json_stringn(se.data ? se.data : "", se.len)) ||
+	    put(d, "exit_code", exit_code >= 0 ? json_integer(exit_code) : json_null()) ||
+	    put(d, "signal", sig ? json_integer(sig) : json_null()) ||
+	    put(d, "duration_ms", json_real(ret->duration_ms)) ||
+	    put(d, "timed_out", json_boolean(timed_out)) ||
+	    put(d, "cancelled", json_boolean(cancelled)) ||
+	    put(d, "stdout_truncated", json_boolean(capture_truncated(&br->out))) ||
+	    put(d, "stderr_truncated", json_boolean(capture_truncated(&br->err))) ||
+	    put(d, "stdout_bytes", json_integer((json_int_t)br->out.total)) ||
+	    put(d, "stderr_bytes", json_integer((json_int_t)br->err.total)) ||
+	    (have && res->warning[0] && put(d, "warning", json_string(res->warning)))) {
+		json_decref(sb);
+		goto oom;
+	}
+	/* consumed here, also on failure */
+	if (put(d, "sandbox", sb ? sb : json_null()))
+		goto oom;
+
+	ret->output_len = out.len;
+	ret->output = moat_buf_steal(&out);
+	if (!ret->output)
+		goto oom;
+	ret->data = d;
+	moat_buf_release(&so);
+	moat_buf_release(&se);
+	return 0;
+oom:
+	json_decref(d);
+	moat_buf_release(&out);
+	moat_buf_release(&so);
+	moat_buf_release(&se);
+	return -ENOMEM;
+}
+
+/* {"/bin/sh", "-c", COMMAND}, or for a command too long for one argument
+ * {"/bin/sh", "-c", BASH_JOIN, "sh", PIECE...}. */
+static int make_argv(const char *command, char ***ret)
+{
+	size_t len = strlen(command), npieces = (len + BASH_ARG_PIECE - 1) / BASH_ARG_PIECE;
+	char **v;
+
+	if (len < BASH_ARG_PIECE) {
+		v = calloc(4, sizeof(*v));
+		if (!v || !(v[2] = moat_strdup(command))) {
+			free(v);
+			return -ENOMEM;
+		}
+	} else {
+		v = calloc(npieces + 5, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		v[2] = moat_strdup(BASH_JOIN);
+		v[3] = moat_strdup("sh");
+		for (size_t i = 0; i < npieces; i++) {
+			size_t off = i * BASH_ARG_PIECE;
+
+			v[4 + i] = moat_strndup(command + off, len - off < BASH_ARG_PIECE
+								    ? len - off
+								    : BASH_ARG_PIECE);
+			if (!v[4 + i])
+				break;
+		}
+		if (!v[2] || !v[3] || !v[4 + npieces - 1]) {
+			for (size_t i = 2; i < npieces + 4; i++)
+				free(v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	v[0] = (char *)"/bin/sh";
+	v[1] = (char *)"-c";
+	*ret = v;
+	return 0;
+}
+
+static void free_argv(char **v)
+{
+	for (size_t i = 2; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The working directory for the call: inside the workspace, symlinks
+ * resolved. 0, or a refusal in ret (returns 1). */
+static int resolve_cwd(const char *ws, const char *arg, char *out, struct moat_tool_result *ret)
+{
+	char joined[PATH_MAX];
+	struct stat st;
+
+	if (arg[0] == '/') {
+		moat_strlcpy(joined, arg, sizeof(joined));
+	} else if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", ws, arg) >= sizeof(joined)) {
+		snprintf(ret->error, sizeof(ret->error), "cwd '%.200s' is too long", arg);
+		return 1;
+	}
+	if (!realpath(joined, out)) {
+		snprintf(ret->error, sizeof(ret->error),
+			 "cwd '%.200s' cannot be used: %s; give an existing directory inside the "
+			 "workspace",
+			 arg, strerror(errno));
+		return 1;
+	}
+	/* SECURITY: seed 000's workspace-escape guard; the runner and the
+	 * planner check the resolved directory once more */
+	if (!moat_path_within(out, ws)) {
+		snprintf(ret->error, sizeof(ret->error),
+			 "cwd '%.160s' is outside the workspace '%.160s'; give a directory inside "
+			 "it",
+			 arg, ws);
+		return 1;
+	}
+	if (stat(out, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(ret->error, sizeof(ret->error), "cwd '%.200s' is not a directory", arg);
+		return 1;
+	}
+	return 0;
+}
+
+int moat_tool_bash(const struct moat_tool_env *env, json_t *args,
+		   const struct moat_tool_call *call, struct moat_tool_result *ret)
+{
+	struct bash_args a;
+	struct bash_job job;
+	struct bash_run *br;
+	char ws[PATH_MAX], cwd[PATH_MAX];
+	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, res_p[2] = {-1, -1};
+	int pidfd = -1, r;
+	size_t cap;
+	sigset_t all, old;
+	pid_t pid;
+
+	if (!env || !ret)
+		return -EINVAL;
+	r = parse_args(args, &a, ret);
+	if (r < 0)
+		return r;
+	if (!env->cfg)
+		return bad_arg(ret, "bash: no configuration for the sandbox");
+
+	/* the workspace: the session's, else the runner's default */
+	if (env->workspace && env->workspace[0] == '/') {
+		moat_strlcpy(ws, env->workspace, sizeof(ws));
+	} else if (!realpath(env->workspace		? env->workspace
+			     : env->cfg->sandbox_workspace ? env->cfg->sandbox_workspace
+							   : ".",
+			     ws)) {
+		ret->ok = false;
+		snprintf(ret->error, sizeof(ret->error), "the workspace cannot be used: %s",
+			 strerror(errno));
+		return 0;
+	}
+	if (a.cwd && resolve_cwd(ws, a.cwd, cwd, ret)) {
+		ret->ok = false;
+		return 0;
+	}
+	if (call && call->cancel_fd >= 0 && readable_now(call->cancel_fd)) {
+		ret->ok = false;
+		ret->cancelled = true;
+		snprintf(ret->error, sizeof(ret->error),
+			 "the call was cancelled before the command started");
+		return 0;
+	}
+
+	br = calloc(1, sizeof(*br));
+	if (!br)
+		return -ENOMEM;
+	cap = env->output_cap ? env->output_cap : MOAT_BASH_OUTPUT_CAP;
+	capture_init(&br->out, cap);
+	capture_init(&br->err, cap);
+
+	memset(&job, 0, sizeof(job));
+	job.env = env;
+	job.profile = shell_profile(env->cfg);
+	job.workspace = ws;
+	job.cwd = a.cwd ? cwd : NULL;
+	job.timeout_s = a.timeout_s;
+	r = make_argv(a.command, &job.argv);
+	if (r < 0)
+		goto fail;
+	job.parent = getpid();
+
+	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
+	    pipe2(res_p, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	job.out_w = out_p[1];
+	job.err_w = err_p[1];
+	job.res_w = res_p[1];
+
+	/* no handler of the caller may run in the child before it has reset
+	 * them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	br->start = now_ms();
+	pid = fork();
+	if (pid == 0)
+		bash_child(&job);
+	r = -errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		goto fail;
+	close(out_p[1]);
+	close(err_p[1]);
+	close(res_p[1]);
+	out_p[1] = err_p[1] = res_p[1] = -1;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	for (int i = 0; i < 3; i++) {
+		int fd = i == 0 ? out_p[0] : i == 1 ? err_p[0] : res_p[0];
+
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	if (pidfd < 0) {
+		int e = errno;
+
+		/* (Linux before 5.3, or out of descriptors) */
+		ret->ok = false;
+		send_sig(-1, pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		snprintf(ret->error, sizeof(ret->error), "cannot watch the command: pidfd_open: %s",
+			 strerror(e));
+		r = 0;
+		goto out;
+	}
+
+	supervise(call, a.timeout_s, pid, pidfd, out_p[0], err_p[0], res_p[0], br);
+	r = build_result(br, a.timeout_s, ret);
+	goto out;
+fail:
+	snprintf(ret->error, sizeof(ret->error), "cannot start the command: %s", strerror(-r));
+	ret->ok = false;
+	r = r == -ENOMEM ? r : 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+		if (err_p[i] >= 0)
+			close(err_p[i]);
+		if (res_p[i] >= 0)
+			close(res_p[i]);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	capture_release(&br->out);
+	capture_release(&br->err);
+	free(br);
+	free_argv(job.argv);
+	return r;
+}

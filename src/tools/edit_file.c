@@ -1,0 +1,217 @@
+/* edit_file {path, old_string, new_string, replace_all?}: exact text
+ * replacement in an existing file. old_string must occur exactly once
+ * (or, with replace_all, at least once); the error says how many times it
+ * was found and what to do. The new content replaces the file atomically as
+ * write_file does, and only if the file did not change since it was read.
+ *
+ * Must never: edit through a symlink out of the allowed roots, edit a
+ * hard-linked file, a binary file or a file whose real path the policy
+ * denies; never leave the file half-edited. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/fileops.h"
+
+/* Read the whole regular file t names (at most max bytes) into b; the
+ * descriptor must be the file t->st describes. */
+static int read_target(struct moat_fo_target *t, size_t max, struct moat_buf *b,
+		       const char *display, struct moat_tool_result *ret)
+{
+	struct stat st;
+	int pfd, fd, r = 0;
+
+	/* SECURITY: O_PATH first, so a FIFO or device swapped in since the
+	 * check is never opened for reading */
+	pfd = openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return moat_fo_sysfail(ret, errno, display);
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->st.st_dev ||
+	    st.st_ino != t->st.st_ino || st.st_nlink > 1) {
+		close(pfd);
+		return moat_fo_fail(ret, "%.400s changed while it was being opened; try again",
+				    display);
+	}
+	t->st = st;
+	if ((uint64_t)st.st_size > max) {
+		close(pfd);
+		return moat_fo_fail(ret,
+				    "%.400s is %lld bytes, over the %zu-byte limit of edit_file; "
+				    "use bash for a file this large",
+				    display, (long long)st.st_size, max);
+	}
+	fd = moat_fo_reopen(pfd, O_RDONLY | O_NONBLOCK);
+	close(pfd);
+	if (fd < 0)
+		return moat_fo_sysfail(ret, -fd, display);
+	if (moat_buf_reserve(b, (size_t)st.st_size + 1) < 0) {
+		close(fd);
+		return moat_fo_sysfail(ret, ENOMEM, display);
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (moat_buf_reserve(b, 65536) < 0) {
+			r = moat_fo_sysfail(ret, ENOMEM, display);
+			break;
+		}
+		n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = moat_fo_sysfail(ret, errno, display);
+			break;
+		}
+		if (n == 0)
+			break;
+		b->len += (size_t)n;
+		b->data[b->len] = '\0';
+		if (b->len > max) {
+			r = moat_fo_fail(ret, "%.400s grew over the %zu-byte limit of edit_file",
+					 display, max);
+			break;
+		}
+	}
+	close(fd);
+	moat_buf_append(b, "", 0);
+	return r;
+}
+
+static size_t count_matches(const char *s, size_t n, const char *pat, size_t pn)
+{
+	size_t count = 0;
+	const char *p = s, *end = s + n;
+
+	while ((size_t)(end - p) >= pn) {
+		const char *q = memmem(p, (size_t)(end - p), pat, pn);
+
+		if (!q)
+			break;
+		count++;
+		p = q + pn;
+	}
+	return count;
+}
+
+int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
+			const struct moat_tool_call *call, struct moat_tool_result *ret)
+{
+	static const struct moat_fo_arg spec[] = {
+	    {"path", MOAT_FO_STRING, true},
+	    {"old_string", MOAT_FO_STRING, true},
+	    {"new_string", MOAT_FO_STRING, true},
+	    {"replace_all", MOAT_FO_BOOL, false},
+	};
+	json_t *v[MOAT_ARRAY_SIZE(spec)];
+	char abs[MOAT_PATH_MAX];
+	struct moat_fo_target t;
+	struct moat_buf text = MOAT_BUF_INIT, edited = MOAT_BUF_INIT, out = MOAT_BUF_INIT;
+	const char *olds, *news;
+	size_t oldn, newn, count;
+	bool all;
+	int r;
+
+	(void)call;
+	moat_tool_result_init(ret);
+	r = moat_fo_args("edit_file", args, spec, MOAT_ARRAY_SIZE(spec), v, ret);
+	if (r)
+		return moat_fo_ret(r);
+	olds = json_string_value(v[1]);
+	oldn = json_string_length(v[1]);
+	news = json_string_value(v[2]);
+	newn = json_string_length(v[2]);
+	all = v[3] && json_is_true(v[3]);
+	if (!oldn)
+		return moat_fo_invalid(ret, "argument 'old_string' of edit_file is empty; give the "
+					    "exact text to replace (write_file creates files)");
+	if (oldn > MOAT_WRITE_MAX_BYTES || newn > MOAT_WRITE_MAX_BYTES)
+		return moat_fo_invalid(ret, "argument '%s' of edit_file is over the limit of %u "
+					    "bytes",
+				       oldn > MOAT_WRITE_MAX_BYTES ? "old_string" : "new_string",
+				       MOAT_WRITE_MAX_BYTES);
+	r = moat_fo_abspath(env, v[0], abs, ret);
+	if (r)
+		return moat_fo_ret(r);
+	if (oldn == newn && memcmp(olds, news, oldn) == 0)
+		return moat_fo_ret(moat_fo_fail(ret, "old_string and new_string are the same; "
+						     "there is nothing to change"));
+	r = moat_fo_open_target(env, "edit_file", abs, &t, ret);
+	if (r)
+		return moat_fo_ret(r);
+	if (!t.exists) {
+		moat_fo_target_close(&t);
+		return moat_fo_ret(moat_fo_fail(
+		    ret, "%.400s does not exist; create it with write_file", abs));
+	}
+	r = read_target(&t, MOAT_WRITE_MAX_BYTES, &text, abs, ret);
+	if (r)
+		goto out;
+	if (memchr(text.data, '\0', text.len)) {
+		r = moat_fo_fail(ret, "%.400s is a binary file; edit_file changes text only", abs);
+		goto out;
+	}
+	count = count_matches(text.data, text.len, olds, oldn);
+	if (count == 0) {
+		r = moat_fo_fail(ret,
+				 "old_string was not found in %.300s; it must match the file "
+				 "exactly, whitespace and indentation included: read the file "
+				 "again and copy the text",
+				 abs);
+		goto out;
+	}
+	if (count > 1 && !all) {
+		r = moat_fo_fail(ret,
+				 "old_string occurs %zu times in %.300s; include more of the "
+				 "surrounding lines to make it unique, or set replace_all to true "
+				 "to replace every occurrence",
+				 count, abs);
+		goto out;
+	}
+	/* the size of the result, without overflow: each term is capped */
+	if (newn > oldn && (newn - oldn) > (MOAT_WRITE_MAX_BYTES - text.len) / count) {
+		r = moat_fo_fail(ret, "the edited %.400s would be over the %u-byte limit", abs,
+				 MOAT_WRITE_MAX_BYTES);
+		goto out;
+	}
+	moat_buf_reserve(&edited, text.len - count * oldn + count * newn);
+	{
+		const char *p = text.data, *end = text.data + text.len;
+
+		for (size_t k = 0; k < count; k++) {
+			const char *q = memmem(p, (size_t)(end - p), olds, oldn);
+
+			moat_buf_append(&edited, p, (size_t)(q - p));
+			moat_buf_append(&edited, news, newn);
+			p = q + oldn;
+		}
+		moat_buf_append(&edited, p, (size_t)(end - p));
+	}
+	if (edited.oom) {
+		r = moat_fo_sysfail(ret, ENOMEM, abs);
+		goto out;
+	}
+	r = moat_fo_replace(&t, edited.data, edited.len, true, abs, ret);
+	if (r)
+		goto out;
+	moat_buf_printf(&out, "Replaced %zu occurrence%s of old_string in %s\n", count,
+			count == 1 ? "" : "s", abs);
+	if (out.oom) {
+		r = moat_fo_sysfail(ret, ENOMEM, abs);
+		goto out;
+	}
+	ret->data = json_pack("{s:s, s:I, s:I}", "path", abs, "replacements", (json_int_t)count,
+			      "bytes", (json_int_t)edited.len);
+	ret->output_len = out.len;
+	ret->bytes_out = out.len;
+	ret->output = moat_buf_steal(&out);
+	ret->ok = true;
+out:
+	moat_fo_target_close(&t);
+	moat_buf_release(&text);
+	moat_buf_release(&edited);
+	moat_buf_release(&out);
+	return moat_fo_ret(r);
+}

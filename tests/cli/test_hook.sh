@@ -1,0 +1,380 @@
+#!/bin/bash
+# `moat hook claude-code`, driven from outside as Claude Code drives it: one
+# PreToolUse hook input on stdin, the decision read back from stdout (parsed
+# with jq, not grepped), the exit status, and the audit log's lines on disk.
+# Every failure must be exit 2 (Claude Code's blocking error) with a deny on
+# stdout, never an allow. TAP output.
+#
+#   MOAT=path/to/moat MOAT_SRC=repo bash tests/cli/test_hook.sh
+set -u
+
+MOAT=${MOAT:-$(command -v moat)}
+n=0
+failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for l in "$@"; do echo "#   $l"; done
+}
+bail() {
+	echo "1..$((n + 1))"
+	echo "not ok $((n + 1)) - $*"
+	exit 1
+}
+
+[ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+command -v jq >/dev/null || bail "jq is needed to read the hook's answers"
+
+T=$(mktemp -d /tmp/moat-hook-XXXXXX) || bail "mktemp"
+trap 'rm -rf "$T"' EXIT
+# a home of our own: no user config, and a ~/.ssh to aim at
+export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_STATE_HOME="$T/home/.local/state"
+mkdir -p "$HOME/.ssh" "$HOME/.aws" "$T/proj/src" "$T/proj/.claude" "$T/elsewhere"
+echo "PRIVATE KEY canary" >"$HOME/.ssh/id_rsa"
+echo "[default]" >"$HOME/.aws/credentials"
+echo "hello" >"$T/proj/a.txt"
+echo "int x;" >"$T/proj/src/x.c"
+P=$T/proj
+LOG=$T/audit.jsonl
+CFG=$T/config.json
+# the default configuration, with the audit log where we can count it
+printf '{"audit_log": "%s"}\n' "$LOG" >"$CFG"
+
+calls=0 # hook calls that reached the audit log (configuration loaded)
+
+# answer: read the hook's stdout (one jq run: the shape, the decision, the reason)
+answer() {
+	local parsed
+	parsed=$(printf '%s' "$out" | jq -r '([keys, (.hookSpecificOutput | keys),
+		.hookSpecificOutput.hookEventName] | tostring),
+		.hookSpecificOutput.permissionDecision, .hookSpecificOutput.permissionDecisionReason' 2>/dev/null)
+	{ read -r shape; read -r dec; read -r why; } <<<"$parsed"
+}
+# hook INPUT_JSON [moat options...]: run the hook from another directory (the
+# hook input's cwd must be what counts); sets rc, out, err, shape, dec, why
+hook() {
+	local input=$1
+	shift
+	out=$(cd "$T/elsewhere" && printf '%s' "$input" | "$MOAT" hook claude-code --config "$CFG" "$@" 2>"$T/err")
+	rc=$?
+	err=$(cat "$T/err")
+	answer
+}
+# pre TOOL TOOL_INPUT_JSON: a well-formed PreToolUse input in the project
+pre() {
+	printf '{"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "%s", "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "%s", "tool_input": %s, "tool_use_id": "toolu_01"}' "$P" "$1" "$2"
+}
+# expect DECISION DESC: exit 0 with that decision, in the documented shape
+expect() {
+	local want=$1 desc=$2
+	if [ "$rc" = 0 ] && [ "$dec" = "$want" ] &&
+		[ "$shape" = '[["hookSpecificOutput"],["hookEventName","permissionDecision","permissionDecisionReason"],"PreToolUse"]' ]; then
+		ok "$desc"
+	else
+		nok "$desc (wanted $want, exit 0)" "exit $rc" "out: $out" "err: $err"
+	fi
+}
+# refused DESC: moat's own failure: exit 2, a deny on stdout, the reason on stderr
+refused() {
+	if [ "$rc" = 2 ] && [ "$dec" = deny ] && [ -n "$err" ]; then ok "$1"; else
+		nok "$1 (wanted exit 2 with a deny and a reason on stderr)" "exit $rc" "out: $out" "err: $err"
+	fi
+}
+has() { # has HAYSTACK NEEDLE DESC
+	case "$1" in *"$2"*) ok "$3" ;; *) nok "$3" "wanted '$2' in: $1" ;; esac
+}
+# last_audit JQ_FILTER: the last audit record, through jq
+last_audit() { tail -n 1 "$LOG" | jq -r "$1" 2>/dev/null; }
+# mapped TOOL KEY VALUE DESC: the last record is moat's TOOL with args.KEY == VALUE
+mapped() {
+	local t k
+	t=$(last_audit .tool)
+	k=$(last_audit ".args.$2")
+	if [ "$t" = "$1" ] && [ "$k" = "$3" ]; then ok "$4"; else
+		nok "$4" "audit tool '$t' args.$2 '$k'" "$(tail -n 1 "$LOG")"
+	fi
+}
+
+# ---- the policy's decisions, one per mapping --------------------------------
+
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\", \"offset\": 1, \"limit\": 10}")"; calls=$((calls + 1))
+expect allow "Read of a project file: allow"
+mapped read_file path "$P/a.txt" "Read -> read_file {path}"
+[ "$(last_audit .call_id)" = toolu_01 ] && [ "$(last_audit .source)" = hook:claude-code ] &&
+	[ "$(last_audit .decision.verdict)" = allow ] && [ "$(last_audit .has_result // "none")" != true ] &&
+	ok "the audit record has tool_use_id as call_id, source hook:claude-code, no result" ||
+	nok "audit record fields" "$(tail -n 1 "$LOG")"
+
+hook "$(pre Read "{\"file_path\": \"$HOME/.ssh/id_rsa\"}")"; calls=$((calls + 1))
+expect deny "Read of ~/.ssh/id_rsa: deny"
+has "$why" "denied_paths:" "the deny reason names the rule"
+has "$(last_audit .decision.rule)" "denied_paths:" "the audit record holds the denied_paths rule"
+
+ln -s "$HOME/.ssh/id_rsa" "$P/innocent.txt"
+hook "$(pre Read "{\"file_path\": \"$P/innocent.txt\"}")"; calls=$((calls + 1))
+expect deny "Read through a symlink into ~/.ssh: deny"
+
+hook "$(pre Bash '{"command": "rm -rf /", "description": "clean up"}')"; calls=$((calls + 1))
+expect deny "Bash rm -rf /: deny"
+has "$why" "hardline:rm-root" "the reason names the hardline rule"
+mapped bash command "rm -rf /" "Bash -> bash {command}"
+
+hook "$(pre Bash '{"command": "ls -la src", "timeout": 1000}')"; calls=$((calls + 1))
+expect allow "Bash ls: allow"
+
+hook "$(pre Bash '{"command": "cat ~/.ssh/id_rsa"}')"; calls=$((calls + 1))
+[ "$rc" = 0 ] && [ "$dec" != allow ] && ok "Bash cat ~/.ssh/id_rsa: not allowed ($dec)" ||
+	nok "Bash cat ~/.ssh/id_rsa" "exit $rc" "out: $out"
+
+hook "$(pre Write "{\"file_path\": \"$P/new.txt\", \"content\": \"data\"}")"; calls=$((calls + 1))
+expect allow "Write in the project: allow"
+mapped write_file path "$P/new.txt" "Write -> write_file {path, content}"
+[ "$(last_audit .args.content)" = data ] && ok "write_file carries the content" || nok "content" "$(tail -n 1 "$LOG")"
+[ ! -e "$P/new.txt" ] && ok "the hook itself wrote nothing (checked on disk)" || nok "new.txt exists"
+
+hook "$(pre Write "{\"file_path\": \"$HOME/.ssh/authorized_keys\", \"content\": \"ssh-ed25519 AAAA\"}")"; calls=$((calls + 1))
+expect deny "Write to ~/.ssh/authorized_keys: deny"
+
+hook "$(pre Edit "{\"file_path\": \"$P/a.txt\", \"old_string\": \"hello\", \"new_string\": \"bye\", \"replace_all\": true}")"; calls=$((calls + 1))
+expect allow "Edit in the project: allow"
+mapped edit_file path "$P/a.txt" "Edit -> edit_file {path, ...}"
+[ "$(last_audit .args.old_string)/$(last_audit .args.new_string)/$(last_audit .args.replace_all)" = hello/bye/true ] &&
+	ok "edit_file carries old_string, new_string, replace_all" || nok "edit args" "$(tail -n 1 "$LOG")"
+
+hook "$(pre Edit "{\"file_path\": \"$HOME/.aws/credentials\", \"old_string\": \"a\", \"new_string\": \"b\"}")"; calls=$((calls + 1))
+expect deny "Edit of ~/.aws/credentials: deny"
+
+hook "$(pre MultiEdit "{\"file_path\": \"$P/a.txt\", \"edits\": [{\"old_string\": \"h\", \"new_string\": \"j\"}, {\"old_string\": \"o\", \"new_string\": \"0\"}]}")"; calls=$((calls + 1))
+expect allow "MultiEdit in the project: allow"
+mapped edit_file path "$P/a.txt" "MultiEdit -> edit_file {path, edits}"
+[ "$(last_audit '.args.edits | length')" = 2 ] && ok "one record for the whole MultiEdit" || nok "edits" "$(tail -n 1 "$LOG")"
+
+hook "$(pre MultiEdit "{\"file_path\": \"$HOME/.ssh/config\", \"edits\": [{\"old_string\": \"a\", \"new_string\": \"b\"}]}")"; calls=$((calls + 1))
+expect deny "MultiEdit of ~/.ssh/config: deny"
+
+hook "$(pre Glob '{"pattern": "**/*.c"}')"; calls=$((calls + 1))
+expect allow "Glob in the project: allow"
+mapped list_directory path "$P" "Glob without path -> list_directory of the hook's cwd"
+[ "$(last_audit '.args.paths[0]')" = "$P/**/*.c" ] && ok "Glob's pattern is checked joined to the directory" ||
+	nok "Glob paths" "$(tail -n 1 "$LOG")"
+
+hook "$(pre Glob "{\"pattern\": \"id_*\", \"path\": \"$HOME/.ssh\"}")"; calls=$((calls + 1))
+expect deny "Glob in ~/.ssh: deny"
+
+hook "$(pre Glob "{\"pattern\": \".ssh/*\", \"path\": \"$HOME\"}")"; calls=$((calls + 1))
+expect deny "Glob from ~ aimed at .ssh/*: deny"
+
+hook "$(pre Grep '{"pattern": "int [a-z]+;", "path": "src", "output_mode": "content", "-n": true}')"; calls=$((calls + 1))
+expect allow "Grep in the project: allow"
+mapped read_file path "src" "Grep -> read_file {path}"
+
+hook "$(pre Grep "{\"pattern\": \"aws_secret\", \"path\": \"$HOME/.aws\"}")"; calls=$((calls + 1))
+expect deny "Grep in ~/.aws: deny"
+
+hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \".ssh/*\"}")"; calls=$((calls + 1))
+expect deny "Grep from ~ with glob .ssh/*: deny"
+
+hook "$(pre WebFetch '{"url": "https://example.com/docs", "prompt": "summarize"}')"; calls=$((calls + 1))
+expect allow "WebFetch of a public URL: allow"
+mapped web_fetch url "https://example.com/docs" "WebFetch -> web_fetch {url}"
+
+hook "$(pre WebFetch '{"url": "http://169.254.169.254/latest/meta-data/", "prompt": "x"}')"; calls=$((calls + 1))
+expect deny "WebFetch of the cloud metadata address: deny"
+
+hook "$(pre NotebookEdit "{\"notebook_path\": \"$P/n.ipynb\", \"new_source\": \"print(1)\", \"cell_id\": \"c1\"}")"; calls=$((calls + 1))
+expect allow "NotebookEdit in the project: allow"
+mapped edit_file path "$P/n.ipynb" "NotebookEdit -> edit_file {path}"
+
+hook "$(pre NotebookEdit "{\"notebook_path\": \"$HOME/.ssh/n.ipynb\", \"new_source\": \"x\"}")"; calls=$((calls + 1))
+expect deny "NotebookEdit in ~/.ssh: deny"
+
+hook "$(pre mcp__github__search_issues '{"query": "bug"}')"; calls=$((calls + 1))
+expect ask "an MCP tool moat does not know: ask (undeclared)"
+has "$why" "tool:undeclared" "the ask names the undeclared-tool rule"
+[ "$(last_audit .tool)" = mcp__github__search_issues ] && ok "an unknown tool keeps its Claude Code name" ||
+	nok "unknown tool name" "$(tail -n 1 "$LOG")"
+
+hook "$(pre mcp__fs__read_text_file "{\"path\": \"$HOME/.ssh/id_rsa\"}")"; calls=$((calls + 1))
+expect deny "an MCP tool's path argument into ~/.ssh: deny"
+
+hook "$(pre mcp__fs__copy "{\"options\": {\"source\": \"$HOME/.aws/credentials\"}}")"; calls=$((calls + 1))
+expect deny "a nested path-like argument of an unknown tool: deny"
+
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\", \"future_path\": \"$HOME/.ssh/id_rsa\"}")"; calls=$((calls + 1))
+expect deny "a path-like tool_input field moat does not know is still checked"
+
+hook "$(pre Write "{\"file_path\": \"$P/.claude/settings.json\", \"content\": \"{}\"}")"; calls=$((calls + 1))
+expect ask "Write to .claude/settings.json (where this hook lives): ask"
+has "$why" "hook:agent-settings" "the ask names the settings rule"
+
+# ---- the configuration: ASK, read-only, the project file, --cwd -------------
+
+printf '{"audit_log": "%s", "require_approval_for_execute": true, "require_approval_for_writes": true}\n' "$LOG" >"$T/ask.json"
+hook "$(pre Bash '{"command": "make test"}')" --config "$T/ask.json"; calls=$((calls + 1))
+expect ask "require_approval_for_execute: Bash asks"
+has "$why" "require_approval_for_execute" "the ask names its rule"
+hook "$(pre Edit "{\"file_path\": \"$P/a.txt\", \"old_string\": \"a\", \"new_string\": \"b\"}")" --config "$T/ask.json"; calls=$((calls + 1))
+expect ask "require_approval_for_writes: Edit asks"
+hook "$(pre Bash '{"command": "rm -rf /"}')" --config "$T/ask.json"; calls=$((calls + 1))
+expect deny "an ASK configuration still denies rm -rf /"
+
+hook "$(pre Write "{\"file_path\": \"$P/b.txt\", \"content\": \"\"}")" --read-only; calls=$((calls + 1))
+expect deny "--read-only: Write denied"
+has "$why" "read_only" "the deny names read_only"
+
+mkdir -p "$P/.moat"
+echo '{"read_only": true}' >"$P/.moat/config.json"
+hook "$(pre Write "{\"file_path\": \"$P/b.txt\", \"content\": \"\"}")"; calls=$((calls + 1))
+expect deny "the project file of the hook input's cwd applies (read_only)"
+hook "$(pre Write "{\"file_path\": \"$P/b.txt\", \"content\": \"\"}")" --cwd "$T/elsewhere"; calls=$((calls + 1))
+expect allow "--cwd overrides the hook input's cwd"
+rm -rf "$P/.moat"
+
+# ---- fail closed: bad input is exit 2 and a deny, never an allow ------------
+
+bad() { # bad DESC INPUT: refused, and recorded
+	hook "$2"
+	calls=$((calls + 1))
+	refused "$1"
+}
+bad "malformed JSON" '{"tool_name": "Read", '
+bad "empty input" ''
+bad "a JSON array" '[1, 2]'
+bad "trailing garbage" "$(pre Read "{\"file_path\": \"$P/a.txt\"}") x"
+bad "duplicate keys" "{\"cwd\": \"$P\", \"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Read\", \"tool_name\": \"Bash\", \"tool_input\": {\"file_path\": \"$P/a.txt\"}}"
+bad "hook_event_name PostToolUse" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.hook_event_name = "PostToolUse"')"
+bad "hook_event_name missing" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c 'del(.hook_event_name)')"
+bad "tool_name a number" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.tool_name = 7')"
+bad "tool_name empty" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.tool_name = ""')"
+bad "tool_input a string" "$(pre Read '"x"')"
+bad "tool_input missing" "$(pre Read '{}' | jq -c 'del(.tool_input)')"
+bad "cwd a number" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.cwd = 1')"
+bad "cwd relative" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.cwd = "proj"')"
+bad "cwd missing" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c 'del(.cwd)')"
+bad "tool_use_id a number" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.tool_use_id = 1')"
+bad "tool_use_id over 256 bytes" "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c --arg id "$(head -c 257 /dev/zero | tr '\0' x)" '.tool_use_id = $id')"
+bad "Read file_path a number" "$(pre Read '{"file_path": 5}')"
+bad "Read without file_path" "$(pre Read '{"path": "a.txt"}')"
+bad "Bash command an array" "$(pre Bash '{"command": ["rm", "-rf", "/"]}')"
+bad "Bash without command" "$(pre Bash '{}')"
+bad "Write content missing" "$(pre Write "{\"file_path\": \"$P/a.txt\"}")"
+bad "Edit replace_all a string" "$(pre Edit "{\"file_path\": \"$P/a.txt\", \"old_string\": \"a\", \"new_string\": \"b\", \"replace_all\": \"yes\"}")"
+bad "MultiEdit edits an object" "$(pre MultiEdit "{\"file_path\": \"$P/a.txt\", \"edits\": {\"old_string\": \"a\"}}")"
+bad "Glob pattern a number" "$(pre Glob '{"pattern": 1}')"
+bad "Grep path null" "$(pre Grep '{"pattern": "x", "path": null}')"
+bad "WebFetch url an object" "$(pre WebFetch '{"url": {"href": "http://x"}}')"
+bad "a NUL byte in a path" "{\"cwd\": \"$P\", \"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Read\", \"tool_input\": {\"file_path\": \"$P/a.txt\\u0000/x\"}}"
+bad "invalid UTF-8" "$(printf '{"cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "%s/\xff.txt"}}' "$P" "$P")"
+bad "a moat tool name from the agent" "$(pre bash '{"command": "ls"}')"
+deep="$(printf '%.0s[' $(seq 100))1$(printf '%.0s]' $(seq 100))"
+bad "nesting deeper than the JSON limit" "{\"cwd\": \"$P\", \"hook_event_name\": \"PreToolUse\", \"tool_name\": \"mcp__x__y\", \"tool_input\": {\"a\": $deep}}"
+
+# the input cap (40 MiB): a valid input padded to exactly the cap is decided,
+# one byte more is refused without reading it whole
+MAX=$((40 << 20))
+small=$(pre Read "{\"file_path\": \"$P/a.txt\"}")
+out=$(cd "$T/elsewhere" && { printf '%s' "$small"; head -c $((MAX - ${#small})) /dev/zero | tr '\0' ' '; } |
+	"$MOAT" hook claude-code --config "$CFG" 2>"$T/err")
+rc=$?
+err=$(cat "$T/err")
+answer
+calls=$((calls + 1))
+expect allow "an input of exactly the cap is decided"
+out=$(cd "$T/elsewhere" && { printf '%s' "$small"; head -c $((MAX - ${#small} + 1)) /dev/zero | tr '\0' ' '; } |
+	"$MOAT" hook claude-code --config "$CFG" 2>"$T/err")
+rc=$?
+err=$(cat "$T/err")
+answer
+calls=$((calls + 1))
+refused "an input one byte over the cap"
+has "$err" "over" "the refusal says the input is too large"
+out=$(cd "$T/elsewhere" && {
+	printf '{"cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "%s/a.txt", "content": "' "$P" "$P"
+	head -c $((MAX + 4096)) /dev/zero | tr '\0' a
+	printf '"}}'
+} | "$MOAT" hook claude-code --config "$CFG" 2>"$T/err")
+rc=$?
+err=$(cat "$T/err")
+answer
+calls=$((calls + 1))
+refused "a Write whose content is over the cap"
+
+# unknown top-level fields are Claude Code's to add
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}" | jq -c '.agent_id = "a1" | .future = {"x": [1, 2]} | .permission_mode = "plan"')"
+calls=$((calls + 1))
+expect allow "unknown top-level fields are accepted"
+
+# ---- the command line and the configuration fail closed too -----------------
+
+cmdline() { # cmdline DESC ARGS...: refused, with a deny on stdout
+	local desc=$1
+	shift
+	out=$(cd "$T/elsewhere" && pre Read "{\"file_path\": \"$P/a.txt\"}" | "$MOAT" hook "$@" 2>"$T/err")
+	rc=$?
+	err=$(cat "$T/err")
+	answer
+	refused "$desc"
+}
+cmdline "moat hook without an agent"
+cmdline "moat hook codex (unknown agent)" codex
+cmdline "an unknown option" claude-code --config "$CFG" --bogus
+cmdline "--config without a value" claude-code --config
+cmdline "--audit-log without a value" claude-code --config "$CFG" --audit-log
+cmdline "a missing --config file" claude-code --config "$T/nope.json"
+echo '{"read_only": tru' >"$T/broken.json"
+cmdline "a broken configuration file" claude-code --config "$T/broken.json"
+has "$err" "broken.json" "the configuration error names the file"
+echo '{"no_such_key": 1}' >"$T/unknown.json"
+cmdline "an unknown configuration key" claude-code --config "$T/unknown.json"
+mkdir -p "$P/.moat"
+echo '{"read_only": false}' >"$P/.moat/config.json"
+out=$(cd "$T/elsewhere" && pre Read "{\"file_path\": \"$P/a.txt\"}" | "$MOAT" hook claude-code --config "$CFG" 2>"$T/err")
+rc=$?
+err=$(cat "$T/err")
+answer
+refused "a project file that tries to loosen the policy"
+rm -rf "$P/.moat"
+
+# ---- the audit log ----------------------------------------------------------
+
+lines=$(wc -l <"$LOG")
+[ "$lines" = "$calls" ] && ok "one audit line per hook call ($calls)" ||
+	nok "one audit line per hook call" "$lines lines for $calls calls"
+[ "$(jq -r .source "$LOG" | sort -u)" = hook:claude-code ] && ok "every record has source hook:claude-code" ||
+	nok "sources" "$(jq -r .source "$LOG" | sort | uniq -c)"
+[ "$(jq -r 'select(.has_result == true) | .tool' "$LOG" | wc -l)" = 0 ] && ok "no record claims a result" ||
+	nok "has_result"
+refused_n=$(jq -r 'select(.decision.rule == "input:invalid" or .decision.rule == "input:too-large") | .decision.verdict' "$LOG" | sort -u)
+[ "$refused_n" = deny ] && ok "refused inputs are recorded as denials" || nok "refused inputs recorded" "$refused_n"
+
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}")" --audit-log "$T/other.jsonl"
+expect allow "--audit-log: decided"
+[ "$(wc -l <"$T/other.jsonl")" = 1 ] && [ "$(wc -l <"$LOG")" = "$calls" ] &&
+	ok "--audit-log writes there instead of the configuration's log" || nok "--audit-log"
+
+# required and unwritable (a path under a regular file fails even for root)
+echo x >"$T/file"
+printf '{"audit_log": "%s/file/audit.jsonl"}\n' "$T" >"$T/noaudit.json"
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}")" --config "$T/noaudit.json"
+refused "an unwritable required audit log refuses even an allowed read"
+has "$why$err" "audit" "the refusal says it is the audit log"
+printf '{"audit_log": "%s/file/audit.jsonl", "audit_required": false}\n' "$T" >"$T/optaudit.json"
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}")" --config "$T/optaudit.json"
+expect allow "audit_required: false: decided unrecorded"
+has "$err" "warning" "with a warning on stderr"
+
+# log_all_commands puts the command in the record
+printf '{"audit_log": "%s", "log_all_commands": true}\n' "$LOG" >"$T/cmds.json"
+hook "$(pre Bash '{"command": "echo hi"}')" --config "$T/cmds.json"
+[ "$(last_audit .command)" = "echo hi" ] && ok "log_all_commands records the command" ||
+	nok "log_all_commands" "$(tail -n 1 "$LOG")"
+
+hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}")" --help
+[ "$rc" = 0 ] && has "$out" "claude-code" "--help describes the command" || nok "--help" "exit $rc"
+
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,808 @@
+/* The bash tool (src/tools/bash.c), run for real under the sandbox: output,
+ * exit codes, signals, the caps and their marker at the boundary, timeouts
+ * and cancellation killing the whole tree (checked in /proc), the working
+ * directory guard, writes outside the workspace (a canary on disk), the
+ * network of the no-network profile (a listener of ours that counts
+ * connections), fallback refusals, and concurrent calls from 8 threads.
+ * Looks from outside wherever it can: files on disk, the process table, the
+ * listener; never only at what the tool says. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/str.h"
+#include "sandbox/sandbox.h"
+#include "tools/tools.h"
+
+#include "tap.h"
+
+static char T[64], WS[PATH_MAX], OUT[PATH_MAX], HOME_DIR[PATH_MAX];
+static char *envp[8];
+static struct moat_config *cfg_default;
+
+static void result_clear(struct moat_tool_result *r)
+{
+	free(r->output);
+	json_decref(r->data);
+	memset(r, 0, sizeof(*r));
+	r->exit_code = -1;
+}
+
+static int bash_env(const struct moat_tool_env *env, const struct moat_tool_call *call,
+		    struct moat_tool_result *r, const char *json)
+{
+	json_error_t je;
+	json_t *args = json_loads(json, JSON_ALLOW_NUL, &je);
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->exit_code = -1;
+	if (!args) {
+		fprintf(stderr, "bad test JSON: %s: %s\n", json, je.text);
+		return -999;
+	}
+	ret = moat_tool_bash(env, args, call, r);
+	json_decref(args);
+	return ret;
+}
+
+static void env_for(struct moat_tool_env *e, const struct moat_config *cfg)
+{
+	memset(e, 0, sizeof(*e));
+	e->cfg = cfg;
+	e->workspace = WS;
+	e->env = envp;
+}
+
+/* Run {"command": CMD} (plus extra JSON members) with the default config. */
+static int bash(struct moat_tool_result *r, const char *cmd, const char *extra)
+{
+	struct moat_tool_env e;
+	json_t *o = json_object();
+	char *s;
+	int ret;
+
+	env_for(&e, cfg_default);
+	json_object_set_new(o, "command", json_string(cmd));
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (extra) {
+		/* splice extra members in before the closing brace */
+		size_t l = strlen(s);
+		char *t = malloc(l + strlen(extra) + 4);
+
+		memcpy(t, s, l - 1);
+		snprintf(t + l - 1, strlen(extra) + 4, ",%s}", extra);
+		free(s);
+		s = t;
+	}
+	ret = bash_env(&e, NULL, r, s);
+	free(s);
+	return ret;
+}
+
+static const char *dstr(const struct moat_tool_result *r, const char *k)
+{
+	return json_string_value(json_object_get(r->data, k));
+}
+
+static long long dint(const struct moat_tool_result *r, const char *k)
+{
+	json_t *v = json_object_get(r->data, k);
+
+	return json_is_integer(v) ? json_integer_value(v) : -12345;
+}
+
+static bool dtrue(const struct moat_tool_result *r, const char *k)
+{
+	return json_is_true(json_object_get(r->data, k));
+}
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+static char *slurp(const char *p)
+{
+	static char buf[4096];
+	int fd = open(p, O_RDONLY);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Processes whose command line contains tag (the process table, from
+ * outside: the sandbox's PID namespace is visible from here). */
+static int procs_with(const char *tag)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char p[300], buf[4096];
+		int fd;
+		ssize_t len;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (ssize_t i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, tag))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void setup(void)
+{
+	char p[PATH_MAX + 64];
+	static char henv[PATH_MAX + 8];
+
+	snprintf(T, sizeof(T), "/tmp/moat-tb-XXXXXX");
+	if (!mkdtemp(T))
+		exit(99);
+	chmod(T, 0755);
+	snprintf(p, sizeof(p), "%s/ws", T);
+	mkdir(p, 0755);
+	if (!realpath(p, WS))
+		exit(99);
+	snprintf(p, sizeof(p), "%s/sub", WS);
+	mkdir(p, 0755);
+	snprintf(OUT, sizeof(OUT), "%s/out", T);
+	mkdir(OUT, 0755);
+	snprintf(p, sizeof(p), "%s/canary", OUT);
+	FILE *f = fopen(p, "w");
+	fputs("canary-content\n", f);
+	fclose(f);
+	snprintf(HOME_DIR, sizeof(HOME_DIR), "%s/home", T);
+	mkdir(HOME_DIR, 0755);
+	snprintf(p, sizeof(p), "%s/.ssh", HOME_DIR);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/.ssh/id_rsa", HOME_DIR);
+	f = fopen(p, "w");
+	fputs("ssh-private-key-SECRET1\n", f);
+	fclose(f);
+	/* a symlink inside the workspace that leads out of it */
+	snprintf(p, sizeof(p), "%s/escape", WS);
+	if (symlink(OUT, p) < 0)
+		exit(99);
+
+	snprintf(henv, sizeof(henv), "HOME=%s", HOME_DIR);
+	envp[0] = (char *)"PATH=/usr/local/bin:/usr/bin:/bin";
+	envp[1] = henv;
+	envp[2] = (char *)"LANG=C.UTF-8";
+	envp[3] = (char *)"OPENAI_API_KEY=sk-test-SECRET9";
+	envp[4] = NULL;
+}
+
+static struct moat_config *config(const char *json)
+{
+	struct moat_config *c = NULL;
+	struct moat_error err;
+
+	if (moat_config_new(&c) < 0)
+		exit(99);
+	if (json && moat_config_load_string(c, json, strlen(json), "test", 0, &err) < 0) {
+		fprintf(stderr, "config: %s\n", err.msg);
+		exit(99);
+	}
+	return c;
+}
+
+static void test_basics(void)
+{
+	struct moat_tool_result r;
+	json_t *sb;
+
+	CHECK_INT(bash(&r, "echo hi", NULL), 0);
+	CHECK(r.ok);
+	CHECK_STR(r.output, "hi\n");
+	CHECK_INT(r.output_len, 3);
+	CHECK_STR(dstr(&r, "stdout"), "hi\n");
+	CHECK_STR(dstr(&r, "stderr"), "");
+	CHECK_INT(dint(&r, "exit_code"), 0);
+	CHECK(json_is_null(json_object_get(r.data, "signal")));
+	CHECK_INT(r.exit_code, 0);
+	CHECK_INT(r.signal, 0);
+	CHECK_INT(r.bytes_out, 3);
+	CHECK(!dtrue(&r, "timed_out") && !dtrue(&r, "cancelled"));
+	CHECK(!dtrue(&r, "stdout_truncated"));
+	sb = json_object_get(r.data, "sandbox");
+	CHECK_STR(json_string_value(json_object_get(sb, "profile")), "workspace-write");
+	CHECK(json_array_size(json_object_get(sb, "requested")) > 0);
+	CHECK(json_array_size(json_object_get(sb, "missing")) == 0);
+	CHECK(strstr(r.sandbox, "\"profile\":\"workspace-write\"") != NULL);
+	result_clear(&r);
+
+	CHECK_INT(bash(&r, "echo out; echo err >&2; exit 3", NULL), 0);
+	CHECK(!r.ok);
+	CHECK_INT(r.exit_code, 3);
+	CHECK_STR(dstr(&r, "stdout"), "out\n");
+	CHECK_STR(dstr(&r, "stderr"), "err\n");
+	CHECK_STR(r.output, "out\n[stderr]\nerr\n[exit code 3]");
+	CHECK(strstr(r.error, "status 3") != NULL);
+	result_clear(&r);
+
+	/* killed by a signal (the first process of a PID namespace ignores
+	 * signals sent from inside it: a fault, which the kernel forces) */
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		CHECK_INT(bash(&r, "echo dying; exec /usr/bin/python3 -c 'import ctypes; "
+				   "ctypes.string_at(0)'",
+			       NULL),
+			  0);
+		CHECK(!r.ok);
+		CHECK_INT(r.signal, SIGSEGV);
+		CHECK_INT(r.exit_code, -1);
+		CHECK_INT(dint(&r, "signal"), SIGSEGV);
+		CHECK(json_is_null(json_object_get(r.data, "exit_code")));
+		CHECK(strstr(r.error, "SIGSEGV") != NULL);
+		CHECK_STR(dstr(&r, "stdout"), "dying\n");
+		result_clear(&r);
+	} else {
+		CHECKF(1, "# SKIP no /usr/bin/python3 to crash");
+	}
+	/* a child killed by a signal: the shell reports 128+N */
+	CHECK_INT(bash(&r, "sh -c 'kill -9 $$'", NULL), 0);
+	CHECK_INT(r.exit_code, 137);
+	CHECK_INT(r.signal, 0);
+	result_clear(&r);
+
+	/* a shell's own answer for a missing program */
+	CHECK_INT(bash(&r, "no-such-program-xyz", NULL), 0);
+	CHECK_INT(r.exit_code, 127);
+	CHECK(strstr(dstr(&r, "stderr"), "not found") != NULL);
+	result_clear(&r);
+
+	/* stdin is /dev/null; the command sees only 0, 1 and 2 (ls's own
+	 * directory is the 3) and no secret variable */
+	CHECK_INT(bash(&r, "cat; readlink /proc/self/fd/0; ls /proc/self/fd | tr '\\n' ' '; "
+			   "env | grep -c SECRET9",
+		       NULL),
+		  0);
+	CHECK_STR(dstr(&r, "stdout"), "/dev/null\n0 1 2 3 0\n");
+	result_clear(&r);
+
+	/* no-output success: an empty text */
+	CHECK_INT(bash(&r, "true", NULL), 0);
+	CHECK(r.ok && r.output && r.output[0] == '\0');
+	result_clear(&r);
+
+	/* invalid UTF-8 and NUL bytes become U+FFFD */
+	CHECK_INT(bash(&r, "printf 'a\\000b\\377c'", NULL), 0);
+	CHECK_STR(dstr(&r, "stdout"), "a\xef\xbf\xbd"
+				      "b\xef\xbf\xbd"
+				      "c");
+	CHECK_INT(dint(&r, "stdout_bytes"), 5);
+	result_clear(&r);
+
+	/* the secrets of the home directory stay masked */
+	CHECK_INT(bash(&r, "cat ~/.ssh/id_rsa", NULL), 0);
+	CHECK(!strstr(r.output, "SECRET1"));
+	CHECK(!r.ok);
+	result_clear(&r);
+}
+
+/* The caller's ignored signals and blocked mask are not the command's. */
+static void test_signal_state(void)
+{
+	struct moat_tool_result r;
+	sigset_t m, old;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&m);
+	sigaddset(&m, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &m, &old);
+	CHECK_INT(bash(&r, "grep -E '^Sig(Ign|Blk)' /proc/self/status", NULL), 0);
+	CHECK_STR(dstr(&r, "stdout"), "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	result_clear(&r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signal(SIGPIPE, SIG_DFL);
+}
+
+static void test_caps(void)
+{
+	struct moat_tool_env e;
+	struct moat_tool_result r;
+	char want[200];
+	const char *s;
+
+	env_for(&e, cfg_default);
+	e.output_cap = 100;
+	/* exactly the cap: kept whole */
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"head -c 100 /dev/zero | tr '\\\\0' a\"}"),
+		  0);
+	CHECK(r.ok);
+	CHECK_INT(strlen(dstr(&r, "stdout")), 100);
+	CHECK(!dtrue(&r, "stdout_truncated"));
+	CHECK(!strstr(r.output, "truncated"));
+	result_clear(&r);
+
+	/* one byte over: the head and the tail, the middle byte dropped, a marker */
+	CHECK_INT(bash_env(&e, NULL, &r,
+			   "{\"command\": \"head -c 50 /dev/zero | tr '\\\\0' H; printf M; head -c "
+			   "50 /dev/zero | tr '\\\\0' T; echo E >&2\"}"),
+		  0);
+	CHECK(r.ok);
+	CHECK(dtrue(&r, "stdout_truncated"));
+	CHECK(!dtrue(&r, "stderr_truncated"));
+	CHECK_INT(dint(&r, "stdout_bytes"), 101);
+	CHECK_INT(r.bytes_out, 103);
+	s = dstr(&r, "stdout");
+	memset(want, 'H', 50);
+	want[50] = '\0';
+	CHECK(s && !strncmp(s, want, 50));
+	CHECK(s && !strchr(s, 'M'));
+	memset(want, 'T', 49);
+	want[49] = '\0';
+	CHECK(s && strlen(s) > 50 && !strcmp(s + strlen(s) - 49, want));
+	CHECK(s && strstr(s, "[moat: stdout truncated: 1 of 101 bytes omitted here; the first 50 "
+			     "and the last 50 bytes are shown]") != NULL);
+	CHECK(strstr(r.output, "stdout truncated") != NULL);
+	CHECK_STR(dstr(&r, "stderr"), "E\n");
+	result_clear(&r);
+
+	/* stderr has its own cap */
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"seq 1 1000 >&2\"}"), 0);
+	CHECK(dtrue(&r, "stderr_truncated"));
+	CHECK_INT(dint(&r, "stderr_bytes"), 3893);
+	CHECK(strstr(dstr(&r, "stderr"), "1000\n") != NULL); /* the tail */
+	CHECK(!strncmp(dstr(&r, "stderr"), "1\n2\n3\n", 6)); /* the head */
+	result_clear(&r);
+
+	/* a cap of 1: the first byte only */
+	e.output_cap = 1;
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"echo abc\"}"), 0);
+	s = dstr(&r, "stdout");
+	CHECK(s && s[0] == 'a' && strstr(s, "3 of 4 bytes omitted"));
+	result_clear(&r);
+
+	/* the default cap, a large stream */
+	e.output_cap = 0;
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"head -c 1048576 /dev/zero | tr '\\\\0' x\"}"),
+		  0);
+	CHECK_INT(dint(&r, "stdout_bytes"), 1048576);
+	CHECK(dtrue(&r, "stdout_truncated"));
+	s = dstr(&r, "stdout");
+	CHECK(s && strlen(s) > MOAT_BASH_OUTPUT_CAP && strlen(s) < MOAT_BASH_OUTPUT_CAP + 200);
+	result_clear(&r);
+}
+
+static void test_args(void)
+{
+	struct moat_tool_result r;
+	struct moat_tool_env e;
+	char *big;
+	size_t n = MOAT_BASH_MAX_COMMAND;
+
+	env_for(&e, cfg_default);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"bogus\": 1, \"x\": 2}"), -EINVAL);
+	CHECK(strstr(r.error, "'bogus'") && strstr(r.error, "'x'"));
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{}"), -EINVAL);
+	CHECK(strstr(r.error, "'command' is missing") != NULL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": 5}"), -EINVAL);
+	CHECK(strstr(r.error, "'command' must be a string") != NULL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"\"}"), -EINVAL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"a\\u0000b\"}"), -EINVAL);
+	CHECK(strstr(r.error, "NUL") != NULL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "[1]"), -EINVAL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"timeout\": 0}"), -EINVAL);
+	CHECK(strstr(r.error, "'timeout'") != NULL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"timeout\": 3601}"), -EINVAL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"timeout\": 1.5}"), -EINVAL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"cwd\": 7}"), -EINVAL);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"timeout\": 3600}"), 0);
+	CHECK(r.ok);
+	result_clear(&r);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"timeout\": 1}"), 0);
+	CHECK(r.ok);
+	result_clear(&r);
+
+	/* the command limit at its boundary; past 128 KiB (the kernel's limit
+	 * of one argument) it is passed in pieces, and still arrives whole */
+	{
+		static const char pre[] = "echo ok; printf '%s' '", post[] = "' | wc -c";
+		size_t k = n - (sizeof(pre) - 1) - (sizeof(post) - 1);
+		json_t *o = json_object();
+		char *sj;
+
+		big = malloc(n + 2);
+		if (!big)
+			exit(99);
+		memcpy(big, pre, sizeof(pre) - 1);
+		memset(big + sizeof(pre) - 1, 'x', k);
+		memcpy(big + sizeof(pre) - 1 + k, post, sizeof(post));
+		CHECK_INT(strlen(big), n);
+		json_object_set_new(o, "command", json_stringn(big, n));
+		sj = json_dumps(o, JSON_COMPACT);
+		CHECK_INT(bash_env(&e, NULL, &r, sj), 0);
+		CHECKF(r.ok, "a command of exactly MOAT_BASH_MAX_COMMAND bytes runs (%s)", r.error);
+		CHECKF(dstr(&r, "stdout") && !strncmp(dstr(&r, "stdout"), "ok\n", 3) &&
+			   strtol(dstr(&r, "stdout") + 3, NULL, 10) == (long)k,
+		       "the long command arrived whole (%.40s)", r.output);
+		result_clear(&r);
+		free(sj);
+		/* one byte more */
+		memmove(big + 1, big, n + 1);
+		big[0] = ' ';
+		json_object_set_new(o, "command", json_stringn(big, n + 1));
+		sj = json_dumps(o, JSON_COMPACT);
+		CHECK_INT(bash_env(&e, NULL, &r, sj), -EINVAL);
+		CHECK(strstr(r.error, "over the limit") != NULL);
+		result_clear(&r);
+		free(sj);
+		json_decref(o);
+	}
+	free(big);
+}
+
+static void test_cwd_and_writes(void)
+{
+	struct moat_tool_result r;
+	char p[PATH_MAX + 64], want[PATH_MAX + 8];
+
+	CHECK_INT(bash(&r, "pwd", "\"cwd\": \"sub\""), 0);
+	snprintf(want, sizeof(want), "%s/sub\n", WS);
+	CHECK_STR(dstr(&r, "stdout"), want);
+	result_clear(&r);
+	snprintf(p, sizeof(p), "\"cwd\": \"%s/sub\"", WS);
+	CHECK_INT(bash(&r, "pwd", p), 0);
+	CHECK_STR(dstr(&r, "stdout"), want);
+	result_clear(&r);
+	CHECK_INT(bash(&r, "pwd", NULL), 0);
+	snprintf(want, sizeof(want), "%s\n", WS);
+	CHECK_STR(dstr(&r, "stdout"), want);
+	result_clear(&r);
+
+	/* outside the workspace: refused, nothing runs */
+	snprintf(p, sizeof(p), "%s/ran-outside", OUT);
+	for (int i = 0; i < 4; i++) {
+		const char *cwds[] = {"\"cwd\": \"..\"", "\"cwd\": \"/tmp\"", "\"cwd\": \"escape\"",
+				      "\"cwd\": \"sub/../../out\""};
+		char cmd[PATH_MAX + 80];
+
+		snprintf(cmd, sizeof(cmd), "touch '%s'", p);
+		CHECK_INT(bash(&r, cmd, cwds[i]), 0);
+		CHECKF(!r.ok && strstr(r.error, "outside the workspace"), "cwd %s refused (%s)",
+		       cwds[i], r.error);
+		CHECK(!file_exists(p));
+		result_clear(&r);
+	}
+	CHECK_INT(bash(&r, "true", "\"cwd\": \"nope\""), 0);
+	CHECK(!r.ok && strstr(r.error, "cannot be used"));
+	result_clear(&r);
+
+	/* writes outside the workspace fail; inside they land */
+	{
+		char cmd[3 * PATH_MAX + 100];
+
+		snprintf(cmd, sizeof(cmd),
+			 "echo x > '%s/canary'; echo y > '%s/new'; rm -f '%s/canary'; echo in > "
+			 "inside",
+			 OUT, OUT, OUT);
+		CHECK_INT(bash(&r, cmd, NULL), 0);
+	}
+	snprintf(p, sizeof(p), "%s/canary", OUT);
+	CHECK_STR(slurp(p), "canary-content\n");
+	snprintf(p, sizeof(p), "%s/new", OUT);
+	CHECK(!file_exists(p));
+	snprintf(p, sizeof(p), "%s/inside", WS);
+	CHECK_STR(slurp(p), "in\n");
+	result_clear(&r);
+}
+
+static void test_timeout(void)
+{
+	struct moat_tool_result r;
+
+	CHECK(procs_with("777101") == 0);
+	CHECK_INT(bash(&r, "sleep 777101 & (sleep 777102 &); sleep 777103; echo never",
+		       "\"timeout\": 1"),
+		  0);
+	CHECK(!r.ok);
+	CHECK(r.timed_out);
+	CHECK(dtrue(&r, "timed_out"));
+	CHECK(strstr(r.error, "timed out after 1 s") != NULL);
+	CHECK(!strstr(r.output, "never"));
+	CHECKF(procs_with("sleep 77710") == 0, "no process of the tree survives the timeout");
+	result_clear(&r);
+}
+
+struct canceller {
+	int fd;
+	unsigned delay_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+	struct canceller *c = arg;
+	uint64_t one = 1;
+
+	usleep(c->delay_ms * 1000);
+	if (write(c->fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	return NULL;
+}
+
+static void test_cancel(void)
+{
+	struct moat_tool_env e;
+	struct moat_tool_call call = {-1, NULL, NULL};
+	struct moat_tool_result r;
+	struct canceller c;
+	pthread_t th;
+	char p[PATH_MAX + 64], cmd[PATH_MAX + 200];
+
+	env_for(&e, cfg_default);
+	call.cancel_fd = eventfd(0, EFD_CLOEXEC);
+	c.fd = call.cancel_fd;
+	c.delay_ms = 300;
+	pthread_create(&th, NULL, cancel_later, &c);
+	CHECK_INT(bash_env(&e, &call, &r,
+			   "{\"command\": \"sleep 777201 & (sleep 777202 &); sleep 777203; echo "
+			   "never\"}"),
+		  0);
+	pthread_join(th, NULL);
+	CHECK(!r.ok);
+	CHECK(r.cancelled);
+	CHECK(dtrue(&r, "cancelled"));
+	CHECK(!r.timed_out);
+	CHECK(strstr(r.error, "cancelled") != NULL);
+	CHECKF(procs_with("sleep 77720") == 0, "no process of the tree survives the cancel");
+	result_clear(&r);
+
+	/* a shell that traps TERM is killed after the grace period */
+	pthread_create(&th, NULL, cancel_later, &c);
+	CHECK_INT(bash_env(&e, &call, &r,
+			   "{\"command\": \"trap '' TERM; sleep 777301 & sleep 777302\"}"),
+		  0);
+	pthread_join(th, NULL);
+	CHECK(r.cancelled);
+	CHECKF(procs_with("sleep 77730") == 0, "no process survives a shell that ignores TERM");
+	result_clear(&r);
+
+	/* cancelled before the start: nothing runs */
+	snprintf(p, sizeof(p), "%s/ran-cancelled", WS);
+	snprintf(cmd, sizeof(cmd), "{\"command\": \"touch '%s'\"}", p);
+	CHECK_INT(bash_env(&e, &call, &r, cmd), 0);
+	CHECK(!r.ok && r.cancelled);
+	CHECK(!file_exists(p));
+	result_clear(&r);
+	close(call.cancel_fd);
+}
+
+static int progress_calls;
+static void progress(void *ud, double elapsed_ms, size_t bytes)
+{
+	(void)ud;
+	(void)elapsed_ms;
+	(void)bytes;
+	progress_calls++;
+}
+
+static void test_progress(void)
+{
+	struct moat_tool_env e;
+	struct moat_tool_call call = {-1, progress, NULL};
+	struct moat_tool_result r;
+
+	env_for(&e, cfg_default);
+	CHECK_INT(bash_env(&e, &call, &r, "{\"command\": \"echo a; sleep 2.5; echo b\"}"), 0);
+	CHECK(r.ok);
+	CHECKF(progress_calls >= 1, "progress was reported (%d times)", progress_calls);
+	result_clear(&r);
+}
+
+/* A loopback listener of ours: does the command reach it? */
+static int listener(int *ret_port)
+{
+	struct sockaddr_in a;
+	socklen_t l = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 8) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &l) < 0)
+		exit(99);
+	*ret_port = ntohs(a.sin_port);
+	return s;
+}
+
+static int accepted(int s)
+{
+	int n = 0, c;
+
+	while ((c = accept(s, NULL, NULL)) >= 0) {
+		close(c);
+		n++;
+	}
+	return n;
+}
+
+static void test_network(void)
+{
+	struct moat_config *nonet =
+	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
+		   "\"workspace-write-no-network\"}]}}");
+	struct moat_config *alias =
+	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"run_shell_command\", \"profile\": "
+		   "\"workspace-write-no-network\"}]}}");
+	struct moat_tool_env e;
+	struct moat_tool_result r;
+	char cmd[256];
+	int port, s = listener(&port);
+
+	snprintf(cmd, sizeof(cmd),
+		 "{\"command\": \"bash -c 'echo hello > /dev/tcp/127.0.0.1/%d' && echo "
+		 "connected\"}",
+		 port);
+	/* the control: the default profile allows the network */
+	env_for(&e, cfg_default);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECKF(accepted(s) == 1, "the default profile reaches the listener (%s)", r.output);
+	result_clear(&r);
+
+	env_for(&e, nonet);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECK(!r.ok);
+	CHECK(!strstr(r.output, "connected"));
+	CHECK(strstr(r.sandbox, "\"profile\":\"workspace-write-no-network\"") != NULL);
+	CHECK(strstr(r.sandbox, "\"network\":\"deny\"") != NULL);
+	CHECKF(accepted(s) == 0, "no connection under workspace-write-no-network");
+	result_clear(&r);
+
+	env_for(&e, alias);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECK(!r.ok);
+	CHECKF(accepted(s) == 0, "a rule naming run_shell_command applies to bash");
+	result_clear(&r);
+	close(s);
+	moat_config_free(nonet);
+	moat_config_free(alias);
+}
+
+/* A protection this system cannot give (user namespaces faked away): the
+ * fallback policy refuses, and nothing runs. */
+static void test_fallback(void)
+{
+	struct moat_config *ask = config("{\"sandbox\": {\"fallback\": \"ask\"}}");
+	struct moat_config *warn = config("{\"sandbox\": {\"fallback\": \"warn\"}}");
+	struct moat_tool_env e;
+	struct moat_tool_result r;
+	char p[PATH_MAX + 64], cmd[PATH_MAX + 100];
+
+	snprintf(p, sizeof(p), "%s/ran-refused", WS);
+	snprintf(cmd, sizeof(cmd), "{\"command\": \"touch '%s'\"}", p);
+	setenv("MOAT_FAKE_NO_USERNS", "1", 1);
+	env_for(&e, cfg_default);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECK(!r.ok);
+	CHECKF(strstr(r.error, "refusing to run without") && strstr(r.error, "fallback deny") &&
+		   strstr(r.error, "hint:"),
+	       "a refusal with the runner's reason and hint (%s)", r.error);
+	CHECK(!file_exists(p));
+	CHECK(strstr(r.sandbox, "pid-namespace") != NULL);
+	CHECK(json_is_string(json_object_get(r.data, "warning")));
+	result_clear(&r);
+
+	env_for(&e, ask);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECKF(!r.ok && strstr(r.error, "fallback ask: there is nobody to confirm it"),
+	       "fallback ask from a tool call is a refusal (%s)", r.error);
+	CHECK(!file_exists(p));
+	result_clear(&r);
+
+	env_for(&e, warn);
+	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
+	CHECK(r.ok);
+	CHECK(file_exists(p));
+	CHECK(strstr(dstr(&r, "warning"), "not enforced") != NULL);
+	result_clear(&r);
+	unsetenv("MOAT_FAKE_NO_USERNS");
+	unlink(p);
+	moat_config_free(ask);
+	moat_config_free(warn);
+}
+
+/* Many calls at once from different threads. */
+#define NTHREADS 8
+#define NCALLS 4
+static int thread_bad;
+
+static void *worker(void *arg)
+{
+	long id = (long)arg;
+	struct moat_tool_env e;
+
+	env_for(&e, cfg_default);
+	for (int k = 0; k < NCALLS; k++) {
+		struct moat_tool_result r;
+		char cmd[200], want[64];
+
+		snprintf(cmd, sizeof(cmd),
+			 "{\"command\": \"echo t%ld-%d; echo e%ld >&2; exit %d\"}", id, k, id, k);
+		snprintf(want, sizeof(want), "t%ld-%d\n", id, k);
+		if (bash_env(&e, NULL, &r, cmd) != 0 || !dstr(&r, "stdout") ||
+		    strcmp(dstr(&r, "stdout"), want) || r.exit_code != k || r.ok != (k == 0))
+			__atomic_add_fetch(&thread_bad, 1, __ATOMIC_RELAXED);
+		result_clear(&r);
+	}
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	pthread_t th[NTHREADS];
+
+	for (long i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, worker, (void *)i);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	CHECKF(thread_bad == 0, "%d threads x %d calls each got their own output (%d wrong)",
+	       NTHREADS, NCALLS, thread_bad);
+}
+
+int main(void)
+{
+	setup();
+	cfg_default = config(NULL);
+	test_basics();
+	test_signal_state();
+	test_caps();
+	test_args();
+	test_cwd_and_writes();
+	test_timeout();
+	test_cancel();
+	test_progress();
+	test_network();
+	test_fallback();
+	test_concurrent();
+	moat_config_free(cfg_default);
+	moat_rmtree(T);
+	CHECK(!file_exists(T));
+	return tap_done();
+}

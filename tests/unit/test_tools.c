@@ -1,0 +1,748 @@
+/* The file tools through moat_tool_run: every happy path and refusal, the
+ * caps at their boundaries, argument checking, and the registry. Results
+ * are checked against the bytes on disk, not against what the tool says.
+ * (The security races are in test_fileops.c; bash in test_bash.c.) */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <moat/policy.h>
+
+#include "tap.h"
+#include "tools/tools.h"
+
+static char ws[PATH_MAX];
+static struct moat_config *cfg;
+static struct moat_policy *pol;
+static struct moat_tool_env env;
+
+static void setup(void)
+{
+	char tmpl[] = "/tmp/moat-tools-XXXXXX", json[PATH_MAX + 200];
+	struct moat_error err;
+
+	if (!mkdtemp(tmpl) || !realpath(tmpl, ws))
+		abort();
+	snprintf(json, sizeof(json), "{\"allowed_paths\": [\"%s/**\"]}", ws);
+	if (moat_config_new(&cfg) < 0 ||
+	    moat_config_load_string(cfg, json, strlen(json), "test", 0, &err) < 0 ||
+	    moat_policy_new(cfg, NULL, ws, &pol, &err) < 0) {
+		fprintf(stderr, "setup: %s\n", err.msg);
+		abort();
+	}
+	env.policy = pol;
+	env.cfg = cfg;
+	env.workspace = ws;
+}
+
+static void wpath(char *out, const char *rel)
+{
+	if (snprintf(out, PATH_MAX, "%s/%s", ws, rel) >= PATH_MAX)
+		abort();
+}
+
+static void put(const char *rel, const char *data, size_t len)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	wpath(p, rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+		abort();
+	close(fd);
+}
+
+static void puts_file(const char *rel, const char *s)
+{
+	put(rel, s, strlen(s));
+}
+
+/* The file's bytes on disk (heap, NUL-terminated), NULL when absent. */
+static char *get(const char *rel, size_t *len)
+{
+	char p[PATH_MAX], *buf;
+	struct stat st;
+	int fd;
+
+	wpath(p, rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	fstat(fd, &st);
+	buf = malloc((size_t)st.st_size + 1);
+	if (read(fd, buf, (size_t)st.st_size) != st.st_size)
+		abort();
+	buf[st.st_size] = '\0';
+	if (len)
+		*len = (size_t)st.st_size;
+	close(fd);
+	return buf;
+}
+
+static bool file_is(const char *rel, const char *want)
+{
+	size_t len;
+	char *got = get(rel, &len);
+	bool ok = got && len == strlen(want) && !memcmp(got, want, len);
+
+	free(got);
+	return ok;
+}
+
+static int mode_of(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	wpath(p, rel);
+	return lstat(p, &st) < 0 ? -1 : (int)(st.st_mode & 07777);
+}
+
+/* Run a tool on arguments given as JSON text. */
+__attribute__((format(printf, 3, 4))) static int run(enum moat_tool_kind k,
+						     struct moat_tool_result *res,
+						     const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+	json_t *args;
+	json_error_t je;
+	int r, n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		abort();
+	args = json_loads(text, 0, &je);
+	if (!args) {
+		fprintf(stderr, "bad test JSON %s: %s\n", text, je.text);
+		abort();
+	}
+	free(text);
+	moat_tool_result_release(res);
+	r = moat_tool_run(&env, k, args, NULL, res);
+	json_decref(args);
+	return r;
+}
+
+static int run_args(enum moat_tool_kind k, struct moat_tool_result *res, json_t *args)
+{
+	int r;
+
+	moat_tool_result_release(res);
+	r = moat_tool_run(&env, k, args, NULL, res);
+	json_decref(args);
+	return r;
+}
+
+static bool has(const char *s, const char *needle)
+{
+	return s && strstr(s, needle) != NULL;
+}
+
+/* Temporary files left behind in the workspace. */
+static int count_temps(void)
+{
+	DIR *d = opendir(ws);
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += strstr(de->d_name, ".moat-") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static void test_registry(void)
+{
+	struct moat_tool_result r;
+
+	CHECK_INT(moat_tool_lookup("read_file"), MOAT_TOOL_READ_FILE);
+	CHECK_INT(moat_tool_lookup("write_file"), MOAT_TOOL_WRITE_FILE);
+	CHECK_INT(moat_tool_lookup("edit_file"), MOAT_TOOL_EDIT_FILE);
+	CHECK_INT(moat_tool_lookup("list_directory"), MOAT_TOOL_LIST_DIRECTORY);
+	CHECK_INT(moat_tool_lookup("bash"), MOAT_TOOL_BASH);
+	CHECK_INT(moat_tool_lookup("run_shell_command"), MOAT_TOOL_BASH);
+	CHECK_INT(moat_tool_lookup("Read_File"), MOAT_TOOL_NONE);
+	CHECK_INT(moat_tool_lookup("web_fetch"), MOAT_TOOL_NONE);
+	CHECK_INT(moat_tool_lookup(""), MOAT_TOOL_NONE);
+	CHECK_INT(moat_tool_lookup(NULL), MOAT_TOOL_NONE);
+	CHECK_STR(moat_tool_name(MOAT_TOOL_BASH), "bash");
+	CHECK_STR(moat_tool_name(MOAT_TOOL_READ_FILE), "read_file");
+	CHECK_STR(moat_tool_name(MOAT_TOOL_LIST_DIRECTORY), "list_directory");
+	CHECK(moat_tool_name(MOAT_TOOL_NONE) == NULL);
+	CHECK(moat_tool_name(MOAT_TOOL__COUNT) == NULL);
+
+	moat_tool_result_init(&r);
+	CHECK(!r.ok && !r.output && !r.data && r.exit_code == -1 && r.error[0] == '\0');
+	moat_tool_result_release(&r);
+	moat_tool_result_release(NULL);
+
+	/* dispatch refusals: nothing runs */
+	puts_file("reg.txt", "x\n");
+	CHECK_INT(run(MOAT_TOOL_NONE, &r, "{\"path\": \"reg.txt\"}"), -EINVAL);
+	CHECK(!r.ok && r.error[0]);
+	CHECK_INT(run_args(MOAT_TOOL_READ_FILE, &r, json_array()), -EINVAL);
+	CHECK(has(r.error, "object"));
+	CHECK_INT(moat_tool_run(&env, MOAT_TOOL_READ_FILE, NULL, NULL, &r), -EINVAL);
+	{
+		json_t *o = json_object();
+
+		CHECK_INT(moat_tool_run(NULL, MOAT_TOOL_READ_FILE, o, NULL, &r), -EINVAL);
+		json_decref(o);
+	}
+	/* a successful call is timed, bytes counted, no exit code */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"reg.txt\"}"), 0);
+	CHECK(r.ok && r.duration_ms >= 0 && r.bytes_out == r.output_len && r.exit_code == -1);
+	moat_tool_result_release(&r);
+	CHECK(!r.output && !r.data);
+}
+
+static void test_args(void)
+{
+	struct moat_tool_result r;
+	json_t *a;
+
+	moat_tool_result_init(&r);
+	puts_file("args.txt", "hello\n");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"encoding\": \"utf8\"}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'encoding'") && has(r.error, "unknown"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{}"), -EINVAL);
+	CHECK(has(r.error, "'path'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": 5}"), -EINVAL);
+	CHECK(has(r.error, "'path'") && has(r.error, "string"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"offset\": \"2\"}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'offset'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"offset\": 1.0}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'offset'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"offset\": -1}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'offset'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"limit\": 0}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'limit'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"raw\": 1}"), -EINVAL);
+	CHECK(has(r.error, "'raw'"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"\"}"), -EINVAL);
+	CHECK(has(r.error, "'path'"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"w.txt\"}"), -EINVAL);
+	CHECK(has(r.error, "'content'"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"w.txt\", \"content\": null}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'content'") && has(r.error, "null"));
+	CHECK(get("w.txt", NULL) == NULL);
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"args.txt\", \"old_string\": \"h\", \"new_string\": \"j\", "
+		      "\"replace_all\": \"yes\"}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'replace_all'"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"args.txt\", \"old_string\": \"\", \"new_string\": \"j\"}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'old_string'"));
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \".\", \"recursive\": true}"),
+		  -EINVAL);
+	CHECK(has(r.error, "'recursive'"));
+	CHECK(file_is("args.txt", "hello\n"));
+
+	/* NUL bytes in strings are refused (a path or content cut short) */
+	a = json_pack("{s:o}", "path", json_stringn("args.txt\0/etc/passwd", 20));
+	CHECK_INT(run_args(MOAT_TOOL_READ_FILE, &r, a), -EINVAL);
+	CHECK(has(r.error, "NUL"));
+	a = json_pack("{s:s, s:o}", "path", "nul.txt", "content", json_stringn("a\0b", 3));
+	CHECK_INT(run_args(MOAT_TOOL_WRITE_FILE, &r, a), -EINVAL);
+	CHECK(has(r.error, "NUL") && get("nul.txt", NULL) == NULL);
+	a = json_pack("{s:s, s:s, s:o}", "path", "args.txt", "old_string", "hello", "new_string",
+		      json_stringn("x\0y", 3));
+	CHECK_INT(run_args(MOAT_TOOL_EDIT_FILE, &r, a), -EINVAL);
+	CHECK(file_is("args.txt", "hello\n"));
+	moat_tool_result_release(&r);
+}
+
+static void test_read(void)
+{
+	struct moat_tool_result r;
+
+	moat_tool_result_init(&r);
+	puts_file("r.txt", "alpha\nbeta\ngamma\n");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\"}"), 0);
+	CHECK(r.ok);
+	CHECK_STR(r.output, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
+	CHECK_INT(r.output_len, strlen(r.output));
+	CHECK(json_integer_value(json_object_get(r.data, "lines")) == 3);
+	CHECK(json_is_false(json_object_get(r.data, "truncated")));
+	/* absolute path, raw */
+	{
+		char p[PATH_MAX];
+
+		wpath(p, "r.txt");
+		CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"%s\", \"raw\": true}", p), 0);
+	}
+	CHECK_STR(r.output, "alpha\nbeta\ngamma\n");
+	/* offset and limit */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 2, \"limit\": 1}"),
+		  0);
+	CHECK_STR(r.output, "     2\tbeta\n[truncated: 1 lines shown; read on with offset=3]\n");
+	CHECK(json_integer_value(json_object_get(r.data, "next_offset")) == 3);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 3}"), 0);
+	CHECK_STR(r.output, "     3\tgamma\n");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 0, \"limit\": 3}"),
+		  0);
+	CHECK_STR(r.output, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r,
+		      "{\"path\": \"r.txt\", \"offset\": 2, \"limit\": 5, \"raw\": true}"),
+		  0);
+	CHECK_STR(r.output, "beta\ngamma\n");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 4}"), 0);
+	CHECK(!r.ok && has(r.error, "past the end") && has(r.error, "3 lines"));
+	/* no newline at the end */
+	puts_file("nonl.txt", "one\ntwo");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"nonl.txt\"}"), 0);
+	CHECK_STR(r.output, "     1\tone\n     2\ttwo");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"nonl.txt\", \"offset\": 3}"), 0);
+	CHECK(!r.ok && has(r.error, "2 lines"));
+	/* empty */
+	puts_file("empty.txt", "");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"empty.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output && r.output_len == 0 && r.output[0] == '\0');
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"empty.txt\"}"), 0);
+	CHECK(r.ok && has(r.output, "empty"));
+	/* big line numbers keep the tab */
+	{
+		struct moat_buf b = MOAT_BUF_INIT;
+
+		for (int i = 1; i <= 1000001; i++)
+			moat_buf_append(&b, "x\n", 2);
+		put("many.txt", b.data, b.len);
+		moat_buf_release(&b);
+	}
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r,
+		      "{\"path\": \"many.txt\", \"offset\": 999999, \"limit\": 3}"),
+		  0);
+	CHECK_STR(r.output, "999999\tx\n1000000\tx\n1000001\tx\n");
+	/* binary: a NUL in the first 8 KiB; reported, never dumped */
+	put("bin.dat", "PK\x03\x04\0SECRETBYTES", 16);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"bin.dat\"}"), 0);
+	CHECK(r.ok && has(r.output, "binary") && !has(r.output, "SECRETBYTES"));
+	CHECK(json_is_true(json_object_get(r.data, "binary")));
+	{
+		/* a NUL just past the probe is not binary; it is shown as U+FFFD */
+		char *buf = malloc(8193);
+
+		memset(buf, 'a', 8193);
+		buf[8192] = '\0';
+		put("late-nul.txt", buf, 8193);
+		buf[8191] = '\0';
+		put("edge-nul.txt", buf, 8193);
+		free(buf);
+	}
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"late-nul.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && !has(r.output, "binary") && r.output_len == 8192 + 3 &&
+	      !memcmp(r.output + 8192, "\xef\xbf\xbd", 3));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"edge-nul.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && has(r.output, "binary"));
+	/* invalid UTF-8 becomes U+FFFD; the output is valid UTF-8 */
+	put("latin1.txt", "caf\xe9\n", 5);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"latin1.txt\", \"raw\": true}"), 0);
+	CHECK_STR(r.output, "caf\xef\xbf\xbd\n");
+	/* not a file */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \".\"}"), 0);
+	CHECK(!r.ok && has(r.error, "directory") && has(r.error, "list_directory"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"missing.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "does not exist"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt/x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "not a directory"));
+	{
+		char p[PATH_MAX];
+
+		/* a FIFO is refused at once, never opened (the call would hang) */
+		wpath(p, "fifo");
+		CHECK(mkfifo(p, 0600) == 0);
+		alarm(10);
+		CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"fifo\"}"), 0);
+		alarm(0);
+		CHECK(!r.ok && has(r.error, "not a regular file"));
+	}
+	/* outside the workspace: the allow-list's root fences it */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"/etc/hostname\"}"), 0);
+	CHECK(!r.ok && has(r.error, "outside the allowed"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"../../etc/hostname\"}"), 0);
+	CHECK(!r.ok && has(r.error, "outside the allowed"));
+	moat_tool_result_release(&r);
+}
+
+static void test_read_caps(void)
+{
+	struct moat_tool_result r;
+	size_t cap = MOAT_READ_MAX_BYTES;
+	char *buf = malloc(cap + 2);
+
+	moat_tool_result_init(&r);
+	/* one line of exactly the cap (raw): whole; one byte more: cut */
+	memset(buf, 'a', cap + 1);
+	put("cap-eq.txt", buf, cap);
+	put("cap-over.txt", buf, cap + 1);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"cap-eq.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output_len == cap && json_is_false(json_object_get(r.data, "truncated")));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"cap-over.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output_len > cap && !memcmp(r.output, buf, cap) && r.output[cap] == '\n' &&
+	      has(r.output + cap, "[truncated: line 1 is longer than"));
+	/* many lines: exactly the cap in raw mode is whole */
+	for (size_t i = 99; i < cap; i += 100)
+		buf[i] = '\n';
+	put("lines-eq.txt", buf, cap);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r,
+		      "{\"path\": \"lines-eq.txt\", \"raw\": true, \"limit\": 100000}"),
+		  0);
+	CHECK(r.ok && r.output_len == cap && !memcmp(r.output, buf, cap));
+	/* one byte more: whole lines up to the cap, then how to read on */
+	buf[cap] = 'z';
+	put("lines-over.txt", buf, cap + 1);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r,
+		      "{\"path\": \"lines-over.txt\", \"raw\": true, \"limit\": 100000}"),
+		  0);
+	{
+		size_t whole = cap / 100 * 100; /* the bytes of the whole lines */
+
+		CHECK(r.ok && !memcmp(r.output, buf, whole) &&
+		      has(r.output + whole, "[truncated at the"));
+		CHECK(has(r.output, "offset=2622]"));
+		CHECK(json_integer_value(json_object_get(r.data, "next_offset")) ==
+		      (json_int_t)(whole / 100 + 1));
+	}
+	/* the numbered output counts its numbers against the cap */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"lines-eq.txt\", \"limit\": 100000}"),
+		  0);
+	CHECK(r.ok && json_is_true(json_object_get(r.data, "truncated")));
+	{
+		const char *mark = strstr(r.output, "[truncated");
+
+		CHECK(mark && (size_t)(mark - r.output) <= cap);
+	}
+	free(buf);
+
+	/* MOAT_READ_DEFAULT_LINES without a limit: exactly that many is whole */
+	{
+		struct moat_buf b = MOAT_BUF_INIT;
+
+		for (unsigned i = 0; i < MOAT_READ_DEFAULT_LINES; i++)
+			moat_buf_append(&b, "l\n", 2);
+		put("dl-eq.txt", b.data, b.len);
+		moat_buf_append(&b, "l\n", 2);
+		put("dl-over.txt", b.data, b.len);
+		moat_buf_release(&b);
+	}
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-eq.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output_len == 2 * MOAT_READ_DEFAULT_LINES);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-over.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && has(r.output, "2000 lines shown; read on with offset=2001]"));
+	CHECK(json_integer_value(json_object_get(r.data, "lines")) == MOAT_READ_DEFAULT_LINES);
+	moat_tool_result_release(&r);
+}
+
+static void test_write(void)
+{
+	struct moat_tool_result r;
+	mode_t old = umask(022);
+
+	moat_tool_result_init(&r);
+	/* create: 0644 less the umask */
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"one\\n\"}"),
+		  0);
+	CHECK(r.ok && has(r.output, "4 bytes"));
+	CHECK(json_is_true(json_object_get(r.data, "created")));
+	CHECK(file_is("new.txt", "one\n"));
+	CHECK_INT(mode_of("new.txt"), 0644);
+	umask(077);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"private.txt\", \"content\": \"p\"}"),
+		  0);
+	CHECK_INT(mode_of("private.txt"), 0600);
+	umask(022);
+	/* replace: the mode is kept, setuid and setgid dropped */
+	{
+		char p[PATH_MAX];
+
+		wpath(p, "new.txt");
+		chmod(p, 0600);
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+			      "{\"path\": \"new.txt\", \"content\": \"two\\n\"}"),
+			  0);
+		CHECK(r.ok && json_is_false(json_object_get(r.data, "created")));
+		CHECK(file_is("new.txt", "two\n"));
+		CHECK_INT(mode_of("new.txt"), 0600);
+		chmod(p, 0755);
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"\"}"),
+			  0);
+		CHECK(r.ok && file_is("new.txt", ""));
+		CHECK_INT(mode_of("new.txt"), 0755);
+		chmod(p, 06755);
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"s\"}"),
+			  0);
+		CHECK_INT(mode_of("new.txt"), 0755);
+	}
+	/* UTF-8 and escapes reach the disk as they are */
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+		      "{\"path\": \"sub/../u.txt\", \"content\": \"caf\\u00e9\\t\\\"q\\\"\\r\\n\"}"),
+		  0);
+	CHECK(file_is("u.txt", "caf\xc3\xa9\t\"q\"\r\n"));
+	/* refusals */
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"nodir/x.txt\", \"content\": \"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "directory") && has(r.error, "does not exist"));
+	{
+		char p[PATH_MAX];
+
+		wpath(p, "adir");
+		mkdir(p, 0755);
+	}
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"adir\", \"content\": \"x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "is a directory"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"fifo\", \"content\": \"x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "not a regular file"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"/tmp/moat-outside\", \"content\": \"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "outside the allowed"));
+	CHECK(access("/tmp/moat-outside", F_OK) < 0);
+	CHECK_INT(count_temps(), 0);
+
+	/* the content cap, at the boundary */
+	{
+		size_t cap = MOAT_WRITE_MAX_BYTES;
+		char *buf = malloc(cap + 1);
+		json_t *a;
+		size_t len;
+		char *got;
+
+		memset(buf, 'w', cap + 1);
+		a = json_pack("{s:s, s:o}", "path", "capw.txt", "content", json_stringn(buf, cap));
+		CHECK_INT(run_args(MOAT_TOOL_WRITE_FILE, &r, a), 0);
+		CHECK(r.ok);
+		got = get("capw.txt", &len);
+		CHECK(got && len == cap && !memcmp(got, buf, cap));
+		free(got);
+		a = json_pack("{s:s, s:o}", "path", "capw.txt", "content",
+			      json_stringn(buf, cap + 1));
+		CHECK_INT(run_args(MOAT_TOOL_WRITE_FILE, &r, a), -EINVAL);
+		CHECK(has(r.error, "'content'"));
+		got = get("capw.txt", &len);
+		CHECK(got && len == cap);
+		free(got);
+		free(buf);
+	}
+	umask(old);
+	moat_tool_result_release(&r);
+}
+
+static void test_edit(void)
+{
+	struct moat_tool_result r;
+	char p[PATH_MAX];
+
+	moat_tool_result_init(&r);
+	puts_file("e.c", "int a = 1;\nint b = 1;\nint c = 2;\n");
+	wpath(p, "e.c");
+	chmod(p, 0640);
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"e.c\", \"old_string\": \"int c = 2;\", \"new_string\": "
+		      "\"int c = 3;\"}"),
+		  0);
+	CHECK(r.ok && has(r.output, "1 occurrence"));
+	CHECK(file_is("e.c", "int a = 1;\nint b = 1;\nint c = 3;\n"));
+	CHECK_INT(mode_of("e.c"), 0640);
+	/* not found: the file is untouched, the error says what to do */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"e.c\", \"old_string\": \"int  a\", \"new_string\": \"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "not found") && has(r.error, "exactly"));
+	CHECK(file_is("e.c", "int a = 1;\nint b = 1;\nint c = 3;\n"));
+	/* not unique: how many, and the two ways out */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"e.c\", \"old_string\": \" = 1;\", \"new_string\": \" = 9;\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "2 times") && has(r.error, "replace_all") &&
+	      has(r.error, "surrounding"));
+	CHECK(file_is("e.c", "int a = 1;\nint b = 1;\nint c = 3;\n"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"e.c\", \"old_string\": \" = 1;\", \"new_string\": \" = 9;\", "
+		      "\"replace_all\": true}"),
+		  0);
+	CHECK(r.ok && has(r.output, "2 occurrences"));
+	CHECK(json_integer_value(json_object_get(r.data, "replacements")) == 2);
+	CHECK(file_is("e.c", "int a = 9;\nint b = 9;\nint c = 3;\n"));
+	/* replace_all: false with one match is fine; deletion; overlapping text */
+	puts_file("o.txt", "aaa");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"o.txt\", \"old_string\": \"aa\", \"new_string\": \"b\", "
+		      "\"replace_all\": true}"),
+		  0);
+	CHECK(r.ok && file_is("o.txt", "ba"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"o.txt\", \"old_string\": \"b\", \"new_string\": \"\", "
+		      "\"replace_all\": false}"),
+		  0);
+	CHECK(r.ok && file_is("o.txt", "a"));
+	/* refusals */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"o.txt\", \"old_string\": \"a\", \"new_string\": \"a\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "same"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"none.txt\", \"old_string\": \"a\", \"new_string\": \"b\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "does not exist") && has(r.error, "write_file"));
+	CHECK(get("none.txt", NULL) == NULL);
+	put("bin.dat", "PK\x03\x04\0SECRETBYTES", 16);
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"bin.dat\", \"old_string\": \"PK\", \"new_string\": \"ZZ\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "binary"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"adir\", \"old_string\": \"a\", \"new_string\": \"b\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "directory"));
+	/* the result may not grow past the cap; exactly the cap is fine */
+	{
+		size_t cap = MOAT_WRITE_MAX_BYTES, len;
+		char *buf = malloc(cap), *got;
+
+		memset(buf, 'e', cap - 1);
+		buf[cap - 1] = 'X';
+		put("grow.txt", buf, cap);
+		CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+			      "{\"path\": \"grow.txt\", \"old_string\": \"X\", \"new_string\": "
+			      "\"YY\"}"),
+			  0);
+		CHECK(!r.ok && has(r.error, "limit"));
+		CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+			      "{\"path\": \"grow.txt\", \"old_string\": \"eX\", \"new_string\": "
+			      "\"YY\"}"),
+			  0);
+		CHECK(r.ok);
+		got = get("grow.txt", &len);
+		CHECK(got && len == cap && !memcmp(got + cap - 2, "YY", 2));
+		free(got);
+		/* a file over the cap is not edited */
+		put("huge.txt", buf, cap);
+		{
+			int fd;
+
+			wpath(p, "huge.txt");
+			fd = open(p, O_WRONLY | O_APPEND);
+			CHECK(write(fd, "!", 1) == 1);
+			close(fd);
+		}
+		CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+			      "{\"path\": \"huge.txt\", \"old_string\": \"!\", \"new_string\": "
+			      "\"?\"}"),
+			  0);
+		CHECK(!r.ok && has(r.error, "limit"));
+		free(buf);
+	}
+	CHECK_INT(count_temps(), 0);
+	moat_tool_result_release(&r);
+}
+
+static void test_list(void)
+{
+	struct moat_tool_result r;
+	char p[PATH_MAX];
+	json_t *e;
+
+	moat_tool_result_init(&r);
+	wpath(p, "ls");
+	mkdir(p, 0755);
+	puts_file("ls/b.txt", "12345");
+	puts_file("ls/A.txt", "");
+	wpath(p, "ls/c");
+	mkdir(p, 0755);
+	wpath(p, "ls/link");
+	symlink("b.txt", p);
+	wpath(p, "ls/pipe");
+	mkfifo(p, 0600);
+	put("ls/we\nird\\", "x", 1);
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"ls\"}"), 0);
+	CHECK(r.ok);
+	CHECK_STR(r.output, "file               0  A.txt\n"
+			    "file               5  b.txt\n"
+			    "dir                -  c/\n"
+			    "symlink            5  link -> b.txt\n"
+			    "other              0  pipe\n"
+			    "file               1  we\\x0aird\\x5c\n");
+	e = json_object_get(r.data, "entries");
+	CHECK(json_array_size(e) == 6);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(e, 2), "type")), "dir");
+	CHECK(json_integer_value(json_object_get(json_array_get(e, 1), "size")) == 5);
+	CHECK(json_integer_value(json_object_get(r.data, "total")) == 6);
+	/* empty, not a directory, missing */
+	wpath(p, "ls/c");
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"%s\"}", p), 0);
+	CHECK(r.ok && has(r.output, "empty"));
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"ls/b.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "not a directory"));
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"ls/nope\"}"), 0);
+	CHECK(!r.ok && has(r.error, "does not exist"));
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"/\"}"), 0);
+	CHECK(!r.ok && has(r.error, "outside"));
+
+	/* the cap: exactly MOAT_LIST_MAX_ENTRIES is whole, one more is cut
+	 * and said so; the smallest names are the ones kept */
+	wpath(p, "many");
+	mkdir(p, 0755);
+	for (unsigned i = 0; i < MOAT_LIST_MAX_ENTRIES; i++) {
+		char name[64];
+
+		/* created in descending order, so the heap has work to do */
+		snprintf(name, sizeof(name), "many/f%05u", MOAT_LIST_MAX_ENTRIES - i);
+		put(name, "", 0);
+	}
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"many\"}"), 0);
+	CHECK(r.ok && !has(r.output, "truncated"));
+	CHECK(json_array_size(json_object_get(r.data, "entries")) == MOAT_LIST_MAX_ENTRIES);
+	CHECK(json_is_false(json_object_get(r.data, "truncated")));
+	put("many/f00000", "", 0);
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"many\"}"), 0);
+	CHECK(r.ok && has(r.output, "[truncated: the first 1000 of 1001 entries"));
+	CHECK(json_is_true(json_object_get(r.data, "truncated")));
+	e = json_object_get(r.data, "entries");
+	CHECK(json_array_size(e) == MOAT_LIST_MAX_ENTRIES);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(e, 0), "name")), "f00000");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(e, 999), "name")), "f00999");
+	moat_tool_result_release(&r);
+}
+
+int main(void)
+{
+	setup();
+	test_registry();
+	test_args();
+	test_read();
+	test_read_caps();
+	test_write();
+	test_edit();
+	test_list();
+	moat_policy_free(pol);
+	moat_config_free(cfg);
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return tap_done();
+}
