@@ -165,12 +165,12 @@ static json_t *cstr_field(const char *s, bool redact, size_t cap)
  * ("API-Key", "api_key" and "apiKey" are one name). */
 static bool secret_key(const char *key, size_t len)
 {
-	static const char *const exact[] = {"password", "passwd", "pwd", "passphrase", "pass",
-					    "token", "secret", "apikey", "accesskey", "privatekey",
-					    "secretkey", "authorization", "auth", "bearer",
-					    "cookie", "credentials", "credential"};
-	static const char *const suffix[] = {"token", "secret", "password", "passwd", "apikey",
-					     "accesskey", "privatekey", "secretkey"};
+	static const char *const exact[] = {
+	    "password", "passwd", "pwd",       "passphrase",  "pass",	   "token",
+	    "secret",	"apikey", "accesskey", "privatekey",  "secretkey", "authorization",
+	    "auth",	"bearer", "cookie",    "credentials", "credential"};
+	static const char *const suffix[] = {"token",  "secret",    "password",	  "passwd",
+					     "apikey", "accesskey", "privatekey", "secretkey"};
 	char k[64];
 	size_t n = 0;
 
@@ -200,8 +200,7 @@ static bool secret_key(const char *key, size_t len)
 /* A copy of v with every string value redacted and capped, keys cleaned
  * and capped, nesting bounded (depth counts from 1 for v itself). key is the
  * name v sits under (arrays pass theirs on). NULL on allocation failure. */
-static json_t *copy_redacted(json_t *v, unsigned depth, const char *key, size_t key_len,
-			     size_t cap)
+static json_t *copy_redacted(json_t *v, unsigned depth, const char *key, size_t key_len, size_t cap)
 {
 	json_t *out, *child;
 
@@ -288,8 +287,7 @@ static void put(json_t *o, const char *key, json_t *v, bool *oom)
 		*oom = true;
 }
 
-static void put_str(json_t *o, const char *key, const char *s, bool redact, size_t cap,
-		    bool *oom)
+static void put_str(json_t *o, const char *key, const char *s, bool redact, size_t cap, bool *oom)
 {
 	if (s)
 		put(o, key, cstr_field(s, redact, cap), oom);
@@ -297,10 +295,10 @@ static void put_str(json_t *o, const char *key, const char *s, bool redact, size
 
 /* The stages of shrinking a record over MOAT_AUDIT_MAX_RECORD. */
 enum stage {
-	STAGE_FULL,	  /* everything, fields capped at MOAT_AUDIT_MAX_FIELD */
-	STAGE_NO_ARGS,	  /* the arguments replaced by a note */
-	STAGE_NO_BULK,	  /* the command and the sandbox too */
-	STAGE_SMALL,	  /* and every field capped at AUDIT_SMALL_FIELD */
+	STAGE_FULL,    /* everything, fields capped at MOAT_AUDIT_MAX_FIELD */
+	STAGE_NO_ARGS, /* the arguments replaced by a note */
+	STAGE_NO_BULK, /* the command and the sandbox too */
+	STAGE_SMALL,   /* and every field capped at AUDIT_SMALL_FIELD */
 };
 
 static json_t *build(const struct moat_audit_record *r, const char *now, enum stage stage)
@@ -377,16 +375,17 @@ static json_t *build(const struct moat_audit_record *r, const char *now, enum st
 			ms = 0;
 		if (rj) {
 			put(rj, "ok", json_boolean(r->ok), &oom);
-			put(rj, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
-							       : json_null(), &oom);
+			put(rj, "exit_code",
+			    r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), &oom);
 			put(rj, "signal", r->signal > 0 ? json_integer(r->signal) : json_null(),
 			    &oom);
 			put(rj, "timed_out", json_boolean(r->timed_out), &oom);
 			put(rj, "cancelled", json_boolean(r->cancelled), &oom);
 			put(rj, "duration_ms", json_real(round(ms * 1000.0) / 1000.0), &oom);
 			put(rj, "bytes_out",
-			    json_integer(r->bytes_out > (size_t)INT64_MAX ? INT64_MAX
-									  : (json_int_t)r->bytes_out),
+			    json_integer(r->bytes_out > (size_t)INT64_MAX
+					     ? INT64_MAX
+					     : (json_int_t)r->bytes_out),
 			    &oom);
 		}
 		put(o, "result", rj, &oom);
@@ -550,7 +549,8 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 		path = def;
 		r = make_parents(path);
 		if (r < 0) {
-			moat_error_set(err, "cannot create the directory of the audit log '%.400s': %s",
+			moat_error_set(err,
+				       "cannot create the directory of the audit log '%.400s': %s",
 				       path, cause(-r, ebuf, sizeof(ebuf)));
 			return r;
 		}
@@ -568,8 +568,9 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 		 * cannot redirect the records (or the append) elsewhere.
 		 * O_NONBLOCK only so that opening a FIFO cannot hang; it is
 		 * refused below and cleared for the file. */
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
-					O_NONBLOCK,
+		fd = open(path,
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+			      O_NONBLOCK,
 			  0600);
 		if (fd < 0) {
 			r = -errno;
@@ -582,8 +583,8 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 		}
 		if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
 			close(fd);
-			moat_error_set(err, "cannot open the audit log '%.400s': not a regular file",
-				       path);
+			moat_error_set(
+			    err, "cannot open the audit log '%.400s': not a regular file", path);
 			return -EINVAL;
 		}
 		fl = fcntl(fd, F_GETFL);
@@ -674,8 +675,9 @@ int moat_audit_ready(struct moat_audit *a, struct moat_error *err)
  * replaced by a short one without the arguments, command and sandbox. */
 static void send_syslog(const struct moat_audit_record *r, const char *line, size_t len)
 {
-	const char *fin = r->final ? r->final
-				   : r->decision ? moat_verdict_name(r->decision->verdict) : "";
+	const char *fin = r->final	? r->final
+			  : r->decision ? moat_verdict_name(r->decision->verdict)
+					: "";
 	int sev = !strcmp(fin, "deny") ? LOG_WARNING : LOG_INFO;
 	struct moat_audit_record small;
 	char *l2;
@@ -715,10 +717,11 @@ static int write_line(struct moat_audit *a, const char *line, size_t len, struct
 		struct statvfs sv;
 		bool full = fstatvfs(a->fd, &sv) == 0 && sv.f_bavail == 0;
 
-		moat_error_set(err,
-			       "cannot write the audit log '%.400s': short write (%zd of %zu bytes)%s; "
-			       "the last line is incomplete",
-			       a->path, n, len, full ? ": disk full" : "");
+		moat_error_set(
+		    err,
+		    "cannot write the audit log '%.400s': short write (%zd of %zu bytes)%s; "
+		    "the last line is incomplete",
+		    a->path, n, len, full ? ": disk full" : "");
 		return full ? -ENOSPC : -EIO;
 	}
 	if (a->fsync && a->regular && fsync(a->fd) < 0) {

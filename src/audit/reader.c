@@ -109,7 +109,8 @@ static int parse_absolute(const char *s, double *ret_ms)
 	if (*p)
 		return -EINVAL;
 	ms = ((double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec -
-	      sign * (oh * 3600.0 + om * 60.0) + frac) * 1000.0;
+	      sign * (oh * 3600.0 + om * 60.0) + frac) *
+	     1000.0;
 	*ret_ms = ms;
 	return 0;
 }
@@ -124,14 +125,23 @@ int moat_audit_parse_time(const char *s, double now_ms, double *ret_ms)
 	if (!s || !ret_ms)
 		return -EINVAL;
 	n = strlen(s);
-	if (n >= 2 && n < sizeof(num) && s[0] >= '0' && s[0] <= '9' &&
-	    strchr("smhdw", s[n - 1])) {
+	if (n >= 2 && n < sizeof(num) && s[0] >= '0' && s[0] <= '9' && strchr("smhdw", s[n - 1])) {
 		switch (s[n - 1]) {
-		case 's': unit = 1e3; break;
-		case 'm': unit = 60e3; break;
-		case 'h': unit = 3600e3; break;
-		case 'd': unit = 86400e3; break;
-		default: unit = 7 * 86400e3; break;
+		case 's':
+			unit = 1e3;
+			break;
+		case 'm':
+			unit = 60e3;
+			break;
+		case 'h':
+			unit = 3600e3;
+			break;
+		case 'd':
+			unit = 86400e3;
+			break;
+		default:
+			unit = 7 * 86400e3;
+			break;
 		}
 		memcpy(num, s, n - 1);
 		num[n - 1] = '\0';
@@ -220,10 +230,14 @@ static int one_line(struct reader *rd, const char *line, size_t len, size_t line
 	moat_error_clear(&e);
 	if (moat_json_parse(line, len, "line", MOAT_AUDIT_MAX_RECORD, MOAT_AUDIT_MAX_DEPTH, &rec,
 			    &e) < 0) {
-		char buf[1024], msg[1100];
+		const char *col = strrchr(e.where, ':');
+		char msg[1100];
 
-		moat_error_format(&e, buf, sizeof(buf));
-		snprintf(msg, sizeof(msg), "not JSON (%s)", buf);
+		/* where is "line:1:COLUMN": the line number is ours */
+		if (col && col[1] && strcmp(col + 1, "0"))
+			snprintf(msg, sizeof(msg), "not JSON at column %s: %s", col + 1, e.msg);
+		else
+			snprintf(msg, sizeof(msg), "not JSON: %s", e.msg);
 		report(rd, lineno, msg);
 		return 0;
 	}

@@ -19,32 +19,32 @@
 #include "core/config.h"
 
 static const char audit_usage[] =
-	"usage: moat audit [--log FILE] [--since T] [--tool NAME] [--decision D] [--json]\n"
-	"       moat audit verify [--log FILE]\n"
-	"\n"
-	"Read the audit log back: one row per tool call (time, call id, tool, the\n"
-	"policy's decision, the final outcome after approval, the rule, the result),\n"
-	"or with --json the matching records as JSON lines.\n"
-	"\n"
-	"  --log FILE       the log to read ('-': standard input); default: the\n"
-	"                   configuration's audit_log, else\n"
-	"                   $XDG_STATE_HOME/moat/audit.jsonl (~/.local/state/moat/)\n"
-	"  --config FILE    the configuration that names the log\n"
-	"  --since T        records at or after T: 2026-11-22T10:00:00Z, 2026-11-22,\n"
-	"                   or relative: 30s, 15m, 2h, 3d, 1w (times without a zone are UTC)\n"
-	"  --tool NAME      records of one tool\n"
-	"  --decision D     allow, deny or ask: the policy's verdict or the final outcome\n"
-	"  --json           print the matching records, one JSON object per line\n"
-	"\n"
-	"verify checks that every line is a complete record (a JSON object with time,\n"
-	"tool, decision and final, ending in a newline) and prints 'N records, M bad'\n"
-	"and the numbers of the bad lines.\n"
-	"\n"
-	"exit status: 0; verify: 0 when every line is good, 1 otherwise; 2 on bad\n"
-	"usage or when the log cannot be read. docs/audit.md describes the records.\n";
+    "usage: moat audit [--log FILE] [--since T] [--tool NAME] [--decision D] [--json]\n"
+    "       moat audit verify [--log FILE]\n"
+    "\n"
+    "Read the audit log back: one row per tool call (time, call id, tool, the\n"
+    "policy's decision, the final outcome after approval, the rule, the result),\n"
+    "or with --json the matching records as JSON lines.\n"
+    "\n"
+    "  --log FILE       the log to read ('-': standard input); default: the\n"
+    "                   configuration's audit_log, else\n"
+    "                   $XDG_STATE_HOME/moat/audit.jsonl (~/.local/state/moat/)\n"
+    "  --config FILE    the configuration that names the log\n"
+    "  --since T        records at or after T: 2026-11-22T10:00:00Z, 2026-11-22,\n"
+    "                   or relative: 30s, 15m, 2h, 3d, 1w (times without a zone are UTC)\n"
+    "  --tool NAME      records of one tool\n"
+    "  --decision D     allow, deny or ask: the policy's verdict or the final outcome\n"
+    "  --json           print the matching records, one JSON object per line\n"
+    "\n"
+    "verify checks that every line is a complete record (a JSON object with time,\n"
+    "tool, decision and final, ending in a newline) and prints 'N records, M bad'\n"
+    "and the numbers of the bad lines.\n"
+    "\n"
+    "exit status: 0; verify: 0 when every line is good, 1 otherwise; 2 on bad\n"
+    "usage or when the log cannot be read. docs/audit.md describes the records.\n";
 
 #define ROW_TIME 24
-#define ROW_CALL 10
+#define ROW_CALL 14
 #define ROW_TOOL 16
 #define ROW_VERDICT 8
 #define ROW_FINAL 5
@@ -104,7 +104,8 @@ static void result_cell(struct moat_buf *b, json_t *rec)
 	int n = 0;
 
 	if (json_is_object(res)) {
-		json_t *ex = json_object_get(res, "exit_code"), *sig = json_object_get(res, "signal");
+		json_t *ex = json_object_get(res, "exit_code"),
+		       *sig = json_object_get(res, "signal");
 		json_t *dur = json_object_get(res, "duration_ms");
 
 		n = snprintf(txt, sizeof(txt), "%s",
@@ -119,9 +120,15 @@ static void result_cell(struct moat_buf *b, json_t *rec)
 			n += snprintf(txt + n, sizeof(txt) - (size_t)n, " timed out");
 		if (json_is_true(json_object_get(res, "cancelled")))
 			n += snprintf(txt + n, sizeof(txt) - (size_t)n, " cancelled");
-		if (json_is_number(dur))
-			n += snprintf(txt + n, sizeof(txt) - (size_t)n, " %.1fms",
-				      json_number_value(dur));
+		if (json_is_number(dur)) {
+			double ms = json_number_value(dur);
+
+			n += snprintf(txt + n, sizeof(txt) - (size_t)n,
+				      ms < 1	 ? " %.3fms"
+				      : ms < 100 ? " %.1fms"
+						 : " %.0fms",
+				      ms);
+		}
 		cell(b, txt, ROW_RESULT, false);
 		if (error) {
 			moat_buf_puts(b, ": ");
@@ -147,8 +154,8 @@ static int on_record(void *ud, json_t *rec, size_t lineno)
 	if (c->verify)
 		return 0;
 	if (c->json) {
-		char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER |
-					       JSON_REAL_PRECISION(15));
+		char *s =
+		    json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 
 		if (!s) {
 			b->oom = true;
@@ -265,8 +272,8 @@ int cmd_audit(int argc, char **argv)
 				continue;
 			}
 		}
-		return cli_usage_error("audit", "unexpected argument '%s' (see 'moat audit --help')",
-				       a);
+		return cli_usage_error("audit",
+				       "unexpected argument '%s' (see 'moat audit --help')", a);
 	}
 	if (since && moat_audit_parse_time(since, now_ms(), &f.since_ms) < 0)
 		return cli_usage_error("audit",
@@ -290,8 +297,9 @@ int cmd_audit(int argc, char **argv)
 			log = cp.user->audit_log;
 		if (log && !strcmp(log, "-")) {
 			cli_policy_release(&cp);
-			return cli_usage_error("audit", "the configured audit log is standard error; "
-							"give --log FILE");
+			return cli_usage_error("audit",
+					       "the configured audit log is standard error; "
+					       "give --log FILE");
 		}
 	}
 

@@ -45,8 +45,10 @@ static const char tool_usage[] =
 	"                       the configuration's audit_log\n"
 	"  --replay FILE        run every call of a session file, one JSON object per\n"
 	"                       line: {\"tool\": NAME, \"args\": {...}, \"answer\":\n"
-	"                       \"yes\"|\"no\"|\"always\", \"note\": TEXT}; the answer is\n"
-	"                       what the human says if the call asks (default no);\n"
+	"                       \"yes\"|\"no\"|\"always\"|\"prefix\", \"note\": TEXT}; the\n"
+	"                       answer is what the human says if the call asks\n"
+	"                       (default no; prefix: always, for bash commands with\n"
+	"                       the same first word);\n"
 	"                       prints a table\n"
 	"  --pretty             indent the result JSON\n"
 	"\n"
@@ -80,6 +82,7 @@ struct replay_call {
 	char *note;
 	enum moat_answer answer;
 	bool has_answer;
+	bool prefix; /* "prefix": always, for commands with the same first word */
 };
 
 struct replay_state {
@@ -95,6 +98,8 @@ static int replay_approver(void *ud, const struct moat_ask *ask, int timeout_ms,
 	st->asked = true;
 	memset(ret, 0, sizeof(*ret));
 	ret->answer = st->cur->has_answer ? st->cur->answer : MOAT_ANSWER_DENIED;
+	if (st->cur->prefix && ask->always_prefix)
+		moat_strlcpy(ret->always_pattern, ask->always_prefix, sizeof(ret->always_pattern));
 	return 0;
 }
 
@@ -211,11 +216,15 @@ static int replay_load(const char *path, struct replay_call **ret, size_t *ret_n
 				calls[n].answer = MOAT_ANSWER_DENIED;
 			else if (!strcmp(a, "always"))
 				calls[n].answer = MOAT_ANSWER_APPROVED_ALWAYS;
+			else if (!strcmp(a, "prefix")) {
+				calls[n].answer = MOAT_ANSWER_APPROVED_ALWAYS;
+				calls[n].prefix = true;
+			}
 			else {
 				json_decref(root);
 				r = cli_usage_error("tool",
-						    "%s:%zu: \"answer\" must be \"yes\", \"no\" or "
-						    "\"always\"",
+						    "%s:%zu: \"answer\" must be \"yes\", \"no\", "
+						    "\"always\" or \"prefix\"",
 						    path, lineno);
 				n++;
 				goto fail;
@@ -279,6 +288,8 @@ static int run_replay(struct moat_session *s, const char *path, const char *audi
 	r = replay_load(path, &calls, &n);
 	if (r)
 		return r;
+	printf("decision: allow, deny, or ask answered by the human (ask:yes, ask:no), by a\n"
+	       "pre-approval in the configuration (ask:pre) or by an earlier 'always' (ask:mem)\n\n");
 	printf("%-3s %-15s %-42s %-8s %-34s %s\n", "#", "tool", "call", "decision", "rule",
 	       "result");
 	for (size_t i = 0; i < n; i++) {
@@ -297,8 +308,14 @@ static int run_replay(struct moat_session *s, const char *path, const char *audi
 		moat_session_call(s, calls[i].tool, calls[i].args, strlen(calls[i].args), &o,
 				  &res);
 		verdict = moat_verdict_name(res.final);
-		if (res.decision.verdict == MOAT_ASK)
-			verdict = res.final == MOAT_ALLOW ? "ask:yes" : "ask:no";
+		if (res.decision.verdict == MOAT_ASK) {
+			if (!strcmp(res.approval_by, "preapproved"))
+				verdict = "ask:pre";
+			else if (!strcmp(res.approval_by, "session"))
+				verdict = "ask:mem";
+			else
+				verdict = res.final == MOAT_ALLOW ? "ask:yes" : "ask:no";
+		}
 		cell(c1, sizeof(c1), calls[i].tool, 15);
 		cell(c2, sizeof(c2), calls[i].summary, 42);
 		cell(c3, sizeof(c3), res.decision.rule, 34);

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -67,11 +68,11 @@ static const char *norm_arg(const char *s, const char *home, char *buf, size_t c
 
 	if (s[0] == '~' && (s[1] == '\0' || s[1] == '/'))
 		rest = s + 1;
-	else if (strncmp(s, "$HOME", 5) == 0 && (s[5] == '\0' || s[5] == '/'))
+	else if (s[0] == '$' && strncmp(s, "$HOME", 5) == 0 && (s[5] == '\0' || s[5] == '/'))
 		rest = s + 5;
-	else if (strncmp(s, "${HOME}", 7) == 0 && (s[7] == '\0' || s[7] == '/'))
+	else if (s[0] == '$' && strncmp(s, "${HOME}", 7) == 0 && (s[7] == '\0' || s[7] == '/'))
 		rest = s + 7;
-	else if (home && (hl = strlen(home)) > 1 && strncmp(s, home, hl) == 0 &&
+	else if (s[0] == '/' && home && (hl = strlen(home)) > 1 && strncmp(s, home, hl) == 0 &&
 		 (s[hl] == '\0' || s[hl] == '/'))
 		rest = s + hl;
 	if (rest) {
@@ -105,8 +106,9 @@ static const char *norm_arg(const char *s, const char *home, char *buf, size_t c
 			return s;
 		}
 	}
-	if (strcmp(s, "a+rwx") == 0 || strcmp(s, "a=rwx") == 0 || strcmp(s, "ugo+rwx") == 0 ||
-	    strcmp(s, "ugo=rwx") == 0)
+	if ((s[0] == 'a' || s[0] == 'u') &&
+	    (strcmp(s, "a+rwx") == 0 || strcmp(s, "a=rwx") == 0 || strcmp(s, "ugo+rwx") == 0 ||
+	     strcmp(s, "ugo=rwx") == 0))
 		return "777";
 	return s;
 }
@@ -404,18 +406,41 @@ struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p)
 
 /* ---- matching --------------------------------------------------------------- */
 
+/* The first bytes of the programs prog_match takes for any shell (the
+ * names below: a bit per byte, laid out as moat_cmd_analysis.prog_first):
+ * a b c d e k l m p r s y z and '.' */
+static const unsigned char shell_first_bits[32] = {
+	[5] = 0x40, [12] = 0x3e, [13] = 0x38, [14] = 0x0d, [15] = 0x06,
+};
+
+/* Can some view's program match c at all (by its first byte)? */
+static bool prog_possible(const struct pcmd *c, const struct moat_cmd_analysis *a)
+{
+	if (c->any_shell) {
+		uint64_t any = 0;
+
+		for (size_t b = 0; b < sizeof(a->prog_first); b += 8) {
+			uint64_t x, y;
+
+			memcpy(&x, a->prog_first + b, 8);
+			memcpy(&y, shell_first_bits + b, 8);
+			any |= x & y;
+		}
+		return any != 0;
+	}
+	if (!c->prog)
+		return false; /* (cmd_match takes no view then) */
+	if (c->glob)
+		return true;
+	return (a->prog_first[(unsigned char)c->prog[0] >> 3] & (1u << (c->prog[0] & 7))) != 0;
+}
+
 static bool prog_match(const struct pcmd *c, const struct moat_cmdview *v)
 {
 	const char *p = v->prog;
 
 	if (c->any_shell) {
-		/* first bytes of the names below */
-		static const unsigned char shell_first[256] = {
-			['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['k'] = 1, ['l'] = 1,
-			['m'] = 1, ['p'] = 1, ['r'] = 1, ['s'] = 1, ['y'] = 1, ['z'] = 1, ['.'] = 1,
-		};
-
-		if (!shell_first[(unsigned char)p[0]])
+		if (!(shell_first_bits[(unsigned char)p[0] >> 3] & (1u << (p[0] & 7))))
 			return false;
 		if (moat_cmd_is_shell(p) || strcmp(p, "eval") == 0 || strcmp(p, "source") == 0 ||
 		    strcmp(p, ".") == 0)
@@ -427,8 +452,11 @@ static bool prog_match(const struct pcmd *c, const struct moat_cmdview *v)
 	}
 	if (c->glob)
 		return fnmatch(c->prog, p, 0) == 0;
-	return p[0] == c->prog[0] && strncmp(p, c->prog, c->plen) == 0 &&
-	       (p[c->plen] == '\0' || p[c->plen] == '.');
+	/* strncmp(p, c->prog, c->plen) == 0, inline: most programs differ early */
+	for (size_t k = 0; k < c->plen; k++)
+		if (p[k] != c->prog[k])
+			return false;
+	return p[c->plen] == '\0' || p[c->plen] == '.';
 }
 
 static bool long_present(const struct moat_cmdview *v, const char *want)
@@ -650,7 +678,8 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 		}
 		return false;
 	case CP_PIPE:
-		if (!a->fed)
+		/* (only the last stage: the walk back fails closed on its budget) */
+		if (!a->fed || !prog_possible(&p->cmds[p->ncmds - 1], a))
 			return false;
 		for (size_t v = 0; v < a->nviews; v++) {
 			if (a->views[v].feeds_from < 0 || !cmd_match(&p->cmds[p->ncmds - 1], a, v))

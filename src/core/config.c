@@ -1110,7 +1110,8 @@ static int object_member(struct walker *w, const char *key, json_t *v, size_t ko
 		if (s->project == P_NEVER)
 			return fail_at(w, koff, "not allowed in a project config: %s", why);
 		if (s->project == P_TRUE_ONLY && json_is_false(v))
-			return fail_at(w, voff, "false is not allowed in a project config: %s", why);
+			return fail_at(w, voff, "false is not allowed in a project config: %s",
+				       why);
 	}
 	return s->fn(w, s, v, voff, o->target);
 }

@@ -219,6 +219,10 @@ static size_t glob_run(const char *g, char *buf, size_t cap)
 
 		if (ch == '\\' && g[i + 1]) {
 			ch = g[++i];
+			if (ch == '/') { /* SECURITY: "a\/b" still spans components */
+				cur = 0;
+				continue;
+			}
 		} else if (ch == '*' || ch == '?' || ch == '/' || ch == '[' || ch == '{' ||
 			   ch == '}' || ch == ',') {
 			if (ch == '[')
@@ -632,7 +636,17 @@ static size_t denied_candidates(const struct layer *l, const struct moat_cmd_ana
 
 		memcpy(&x, a->prog_first + w, 8);
 		memcpy(&y, l->denied_first + w, 8);
-		if (!(x & y))
+		x &= y;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* (bit k of the word is bit k % 8 of byte w + k / 8) */
+		while (x) {
+			int k = __builtin_ctzll(x);
+
+			x &= x - 1;
+			n = denied_group(l, (int)(w * 8) + k, n, out, cap);
+		}
+#else
+		if (!x)
 			continue;
 		for (size_t b = w; b < w + 8; b++) {
 			unsigned m = a->prog_first[b] & l->denied_first[b];
@@ -644,6 +658,7 @@ static size_t denied_candidates(const struct layer *l, const struct moat_cmd_ana
 				n = denied_group(l, (int)(b * 8) + bit, n, out, cap);
 			}
 		}
+#endif
 	}
 	if (a->fed)
 		n = denied_group(l, MOAT_CMDPAT_NEEDS_PIPE, n, out, cap);
@@ -809,6 +824,7 @@ struct verdict {
 	bool set;
 	char rule[160];
 	char reason[512];
+	size_t rule_len, reason_len; /* strlen of rule and reason */
 };
 
 __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum moat_verdict v,
@@ -816,6 +832,7 @@ __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum
 						       const char *fmt, ...)
 {
 	va_list ap;
+	size_t n;
 
 	/* keep the first, strictest answer */
 	if (out->set && strictness(out->v) >= strictness(v))
@@ -823,14 +840,52 @@ __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum
 	out->v = v;
 	out->hard = hard;
 	out->set = true;
-	moat_strlcpy(out->rule, rule, sizeof(out->rule));
+	n = moat_strlcpy(out->rule, rule, sizeof(out->rule));
+	out->rule_len = n < sizeof(out->rule) ? n : sizeof(out->rule) - 1;
 	if (!strchr(fmt, '%')) { /* a fixed sentence: no formatting to pay for */
-		moat_strlcpy(out->reason, fmt, sizeof(out->reason));
-		return;
+		n = moat_strlcpy(out->reason, fmt, sizeof(out->reason));
+	} else {
+		int k;
+
+		va_start(ap, fmt);
+		k = vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			out->reason[0] = '\0';
+			k = 0;
+		}
+		n = (size_t)k;
 	}
-	va_start(ap, fmt);
-	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
-	va_end(ap);
+	out->reason_len = n < sizeof(out->reason) ? n : sizeof(out->reason) - 1;
+}
+
+/* vset for a literal rule and reason (no formatting, lengths known) */
+#define vset_lit(out, v, hard, rule, reason)                                                 \
+	vset_n(out, v, hard, rule "", sizeof(rule) - 1, reason "", sizeof(reason) - 1)
+
+static inline void vset_n(struct verdict *out, enum moat_verdict v, bool hard, const char *rule,
+			  size_t rule_len, const char *reason, size_t reason_len)
+{
+	if (out->set && strictness(out->v) >= strictness(v))
+		return;
+	out->v = v;
+	out->hard = hard;
+	out->set = true;
+	memcpy(out->rule, rule, rule_len + 1);
+	out->rule_len = rule_len;
+	memcpy(out->reason, reason, reason_len + 1);
+	out->reason_len = reason_len;
+}
+
+/* The decision of one layer, copied out (the lengths are known). */
+static void verdict_out(const struct verdict *lv, struct moat_decision *ret)
+{
+	_Static_assert(sizeof(ret->rule) == sizeof(lv->rule), "rule sizes");
+	_Static_assert(sizeof(ret->reason) == sizeof(lv->reason), "reason sizes");
+	ret->verdict = lv->v;
+	ret->hard = lv->hard;
+	memcpy(ret->rule, lv->rule, lv->rule_len + 1);
+	memcpy(ret->reason, lv->reason, lv->reason_len + 1);
 }
 
 static const struct tool_decl *find_decl(const struct moat_policy *p, const char *tool)
@@ -1272,8 +1327,8 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 	bool any_path = false;
 
 	if (c->builtin_file_tool) {
-		json_object_foreach(args, key, val) {
-			if (is_path_key(c, key)) {
+		for (void *it = json_object_iter(args); it; it = json_object_iter_next(args, it)) {
+			if (is_path_key(c, json_object_iter_key(it))) {
 				any_path = true;
 				break;
 			}
@@ -1285,10 +1340,13 @@ static int check_paths(struct call *c, json_t *args, struct moat_error *err)
 		moat_error_set(err, "'%s' needs a \"path\" argument", c->tool);
 		return -EINVAL;
 	}
-	json_object_foreach(args, key, val) {
+	/* (an explicit iterator: json_object_foreach looks each key up again) */
+	for (void *it = json_object_iter(args); it; it = json_object_iter_next(args, it)) {
 		/* (each name is classified once) */
 		bool paths_key;
 
+		key = json_object_iter_key(it);
+		val = json_object_iter_value(it);
 		if (is_path_key(c, key)) {
 			if (!json_is_string(val)) {
 				moat_error_set(err, "argument '%s' must be a string path", key);
@@ -1530,7 +1588,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	}
 	/* 5. command rules, per program invocation; first match wins */
 	for (size_t i = 0; i < a->nviews; i++) {
-		long ri = first_cmd_rule(l, a->views[i].text);
+		long ri = l->ncmd_rules ? first_cmd_rule(l, a->views[i].text) : -1;
 
 		/* SECURITY: a program or script unknown before running is never
 		 * allowed by a rule; a deny or ask rule still applies to it. */
@@ -1690,7 +1748,7 @@ static void finish_layer(struct call *c, size_t li)
 		return;
 	}
 	/* 9. */
-	vset(out, MOAT_ALLOW, false, "default", "no rule restricts this call");
+	vset_lit(out, MOAT_ALLOW, false, "default", "no rule restricts this call");
 }
 
 /* json_object_get, without hashing the name for the usual one or two
@@ -1698,15 +1756,11 @@ static void finish_layer(struct call *c, size_t li)
  * duplicates, and jansson keeps one value per name) */
 static json_t *arg_get(json_t *args, const char *name)
 {
-	const char *key;
-	json_t *val;
-
 	if (json_object_size(args) > 4)
 		return json_object_get(args, name);
-	json_object_foreach(args, key, val) {
-		if (!strcmp(key, name))
-			return val;
-	}
+	for (void *it = json_object_iter(args); it; it = json_object_iter_next(args, it))
+		if (!strcmp(json_object_iter_key(it), name))
+			return json_object_iter_value(it);
 	return NULL;
 }
 
@@ -1724,7 +1778,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 	struct call c;
 	const struct tool_decl *d;
 	const char *command_arg = NULL, *url_arg = NULL;
-	size_t best = 0;
+	size_t best = 0, tool_len;
 
 	/* (field by field: the verdicts' text buffers are written before
 	 * they are read, and zeroing them is a good part of a decision) */
@@ -1744,9 +1798,11 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		c.lv[li].set = false;
 		c.lv[li].rule[0] = '\0';
 		c.lv[li].reason[0] = '\0';
+		c.lv[li].rule_len = c.lv[li].reason_len = 0;
 		c.path_done[li] = false;
 	}
-	if (!tool || !*tool || strlen(tool) > 128 || !moat_utf8_valid(tool, strlen(tool))) {
+	tool_len = tool ? strlen(tool) : 0;
+	if (!tool_len || tool_len > 128 || !moat_utf8_valid(tool, tool_len)) {
 		moat_error_set(err, "the tool name is empty, too long or not UTF-8");
 		decide_fail(ret, "input:invalid", "the tool name is empty, too long or not UTF-8");
 		return -EINVAL;
@@ -1765,7 +1821,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		url_arg = d->url_arg;
 	} else {
 		for (size_t i = 0; i < MOAT_ARRAY_SIZE(builtin_tools); i++) {
-			if (!strcmp(builtin_tools[i].name, tool)) {
+			if (builtin_tools[i].name[0] == tool[0] && !strcmp(builtin_tools[i].name, tool)) {
 				c.effects = builtin_tools[i].effects;
 				c.declared = true;
 				command_arg = builtin_tools[i].command_arg;
@@ -1836,10 +1892,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 	for (size_t li = 1; li < p->nlayers; li++)
 		if (strictness(c.lv[li].v) > strictness(c.lv[best].v))
 			best = li;
-	ret->verdict = c.lv[best].v;
-	ret->hard = c.lv[best].hard;
-	moat_strlcpy(ret->rule, c.lv[best].rule, sizeof(ret->rule));
-	moat_strlcpy(ret->reason, c.lv[best].reason, sizeof(ret->reason));
+	verdict_out(&c.lv[best], ret);
 	return 0;
 }
 

@@ -376,9 +376,7 @@ static int mknode(struct psr *p, int kind, size_t off, struct moat_sh_node **ret
 	n = moat_arena_alloc(p->c->arena, sizeof(*n));
 	if (!n)
 		return poom(p);
-	memset(n, 0, sizeof(*n));
-	n->kind = (uint8_t)kind;
-	n->off = moff(p, off);
+	*n = (struct moat_sh_node){.kind = (uint8_t)kind, .off = moff(p, off)};
 	*ret = n;
 	return 0;
 }
@@ -2303,18 +2301,19 @@ static int parse_list(struct psr *p, unsigned term, struct moat_sh_node **ret)
 #define SH_FAST_MAX_WORDS 64u /* words and assignments of one command, likewise */
 
 /* fastcls: 0 a word byte, FB a blank, FO an operator byte, FQ a single
- * quote, FE '=' (a word byte that may make an assignment), FX a byte only
- * the full parser reads */
+ * quote, FE '=' (a word byte that may make an assignment), FZ the NUL
+ * after the copy of the command, FX a byte only the full parser reads */
 #define FB 1u
 #define FO 2u
 #define FQ 3u
 #define FE 4u
-#define FX 5u
+#define FZ 5u
+#define FX 6u
 static const unsigned char fastcls[256] = {
-	[' '] = FB,  ['\t'] = FB, [';'] = FO, ['&'] = FO,  ['|'] = FO, ['\''] = FQ,
-	['='] = FE,  ['\n'] = FX, ['('] = FX, [')'] = FX,  ['<'] = FX, ['>'] = FX,
-	['\\'] = FX, ['"'] = FX,  ['$'] = FX, ['`'] = FX,  ['*'] = FX, ['?'] = FX,
-	['['] = FX,  ['{'] = FX,  ['}'] = FX,
+	['\0'] = FZ, [' '] = FB,  ['\t'] = FB, [';'] = FO,  ['&'] = FO, ['|'] = FO,
+	['\''] = FQ, ['='] = FE,  ['\n'] = FX, ['('] = FX,  [')'] = FX, ['<'] = FX,
+	['>'] = FX,  ['\\'] = FX, ['"'] = FX,  ['$'] = FX,  ['`'] = FX, ['*'] = FX,
+	['?'] = FX,  ['['] = FX,  ['{'] = FX,  ['}'] = FX,
 };
 
 static inline void fast_blanks(struct psr *p)
@@ -2323,77 +2322,76 @@ static inline void fast_blanks(struct psr *p)
 		p->i++;
 }
 
-/* where a word of a simple command is in the source */
+/* where a word of a simple command is */
 struct fspan {
 	uint32_t start, end;
 	bool quoted, eq;
 };
 
 /* A simple command at p->i (after blanks), as parse_simple and lex_word
- * read it: 0, or 1 when it is not for the fast path. The words are found
- * first, then their texts are copied at once and cut apart in the copy. */
-static int fast_simple(struct psr *p, struct moat_sh_node **ret)
+ * read it: 0, or 1 when it is not for the fast path. t is a copy of the
+ * source with a NUL after it: the words are found in it (no bounds to
+ * check), then cut apart in place (a NUL after each word's text), so they
+ * need no copy of their own; the source itself is left as it is. */
+static int fast_simple(struct psr *p, char *t, struct moat_sh_node **ret)
 {
 	struct fspan sp[SH_FAST_MAX_WORDS];
-	const char *s = p->s;
-	size_t n = p->n, j, k, nsp = 0, na = 0, base;
+	const char *q = t + p->i;
+	size_t k, nsp = 0, na = 0;
 	struct moat_sh_node *node;
 	struct moat_sh_word *wv;
-	char *t;
+	unsigned c;
 
 	if (peek_kw_scan(p, &k) != KW_NONE)
 		return 1;
-	for (j = p->i;;) {
+	for (;;) {
 		struct fspan *f;
-		unsigned c;
 
-		while (j < n && fastcls[(unsigned char)s[j]] == FB)
-			j++;
-		if (j >= n || fastcls[(unsigned char)s[j]] == FO)
+		while ((c = fastcls[(unsigned char)*q]) == FB)
+			q++;
+		if (c == FO || c == FZ)
 			break;
-		if (s[j] == '#' || nsp >= SH_FAST_MAX_WORDS) /* a comment */
+		if (*q == '#' || nsp >= SH_FAST_MAX_WORDS) /* a comment */
 			return 1;
 		f = &sp[nsp++];
-		f->start = (uint32_t)j;
+		f->start = (uint32_t)(q - t);
 		f->quoted = f->eq = false;
 		for (;;) {
-			while (j < n && (c = fastcls[(unsigned char)s[j]]) == 0)
-				j++;
-			if (j >= n || c == FB || c == FO)
-				break;
+			while ((c = fastcls[(unsigned char)*q]) == 0)
+				q++;
 			if (c == FE) {
 				f->eq = true;
-				j++;
+				q++;
 			} else if (c == FQ) {
-				const char *e = memchr(s + j + 1, '\'', n - j - 1);
+				const char *e = strchr(q + 1, '\'');
 
 				if (!e)
 					return 1; /* (the full parser reports it) */
 				f->quoted = true;
-				j = (size_t)(e - s) + 1;
-			} else {
+				q = e + 1;
+			} else if (c == FX) {
 				return 1;
+			} else {
+				break; /* a blank, an operator or the end */
 			}
 		}
-		f->end = (uint32_t)j;
+		f->end = (uint32_t)(q - t);
 	}
 	if (!nsp || mknode(p, MOAT_SH_SIMPLE, p->i, &node))
 		return 1;
-	/* leading NAME=value words are assignments (scan_assign reads the
-	 * source, and a name is plain text: only words with a '=' can be one) */
-	base = sp[0].start;
-	t = moat_arena_alloc(p->c->arena, j - base + 1);
 	wv = moat_arena_alloc(p->c->arena, nsp * sizeof(*wv));
-	if (!t || !wv)
+	if (!wv)
 		return 1;
-	memcpy(t, s + base, j - base);
 	for (k = 0; k < nsp; k++) {
 		struct moat_sh_word *w = &wv[k];
 		const struct fspan *f = &sp[k];
-		char *wt = t + (f->start - base);
+		char *wt = t + f->start;
 		size_t len = f->end - f->start;
 		unsigned eq = 0;
 
+		/* leading NAME=value words are assignments (scan_assign reads
+		 * the source: a name is plain text, only a word with a '='
+		 * can be one) */
 		if (k == na && f->eq) {
 			p->i = f->start;
 			eq = scan_assign(p);
@@ -2417,19 +2415,19 @@ static int fast_simple(struct psr *p, struct moat_sh_node **ret)
 			}
 			len = o;
 		}
-		wt[len] = '\0';
+		wt[len] = '\0'; /* (over the blank or operator after it in the copy) */
 		w->text = wt;
 		w->subs = NULL;
 		w->spans = NULL;
 		w->len = (uint32_t)len;
-		w->off = moff(p, f->start);
-		w->flags = (uint16_t)((s[f->start] == '~' ? MOAT_SHW_TILDE : 0) |
+		w->off = f->start; /* (p->copy is false: offsets are the source's) */
+		w->flags = (uint16_t)((p->s[f->start] == '~' ? MOAT_SHW_TILDE : 0) |
 				      (f->quoted ? MOAT_SHW_QUOTED : 0));
-		if (eq && f->start + eq < f->end && s[f->start + eq] == '~')
+		if (eq && f->start + eq < f->end && p->s[f->start + eq] == '~')
 			w->flags |= MOAT_SHW_ATILDE;
 		w->eq = (uint16_t)eq;
 	}
-	p->i = j;
+	p->i = (size_t)(q - t);
 	p->c->nwords += (uint32_t)nsp; /* (bounded by SH_FAST_MAX_LEN) */
 	if (na) {
 		node->assigns = wv;
@@ -2448,9 +2446,12 @@ static int fast_simple(struct psr *p, struct moat_sh_node **ret)
 static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 {
 	struct moat_sh_node *list, *tail = NULL;
+	char *t = moat_arena_alloc(p->c->arena, p->n + 1);
 
-	if (mknode(p, MOAT_SH_LIST, p->i, &list))
+	if (!t || mknode(p, MOAT_SH_LIST, p->i, &list))
 		return 1;
+	memcpy(t, p->s, p->n);
+	t[p->n] = '\0'; /* (no NUL inside: moat_sh_parse_nested refused it) */
 	for (;;) {
 		/* one and-or list of pipelines */
 		for (;;) {
@@ -2461,7 +2462,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 			if (p->i >= p->n)
 				return 1; /* nothing, or an operator missing its command */
 			st = p->i;
-			if (fast_simple(p, &item))
+			if (fast_simple(p, t, &item))
 				return 1;
 			fast_blanks(p);
 			if (pc(p, 0) == '|' && pc(p, 1) != '|') {
@@ -2474,7 +2475,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 						return 1;
 					p->i++;
 					fast_blanks(p);
-					if (p->i >= p->n || fast_simple(p, &next))
+					if (p->i >= p->n || fast_simple(p, t, &next))
 						return 1;
 					cur->next = next;
 					cur = next;
@@ -2512,6 +2513,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 #undef FO
 #undef FQ
 #undef FE
+#undef FZ
 #undef FX
 
 /* ---- entry points --------------------------------------------------------- */

@@ -178,9 +178,8 @@ __attribute__((format(printf, 2, 3))) static void set_reason(struct moat_approva
 static bool sticky_ask(const char *rule)
 {
 	static const char *const prefixes[] = {
-	    "startup-write:",	      "dynamic-target:",       "command:download-exec",
-	    "command:setuid",	      "command:disk-partition", "command:dynamic",
-	    "command:shell-stdin",    "denied_paths",
+	    "startup-write:",	      "dynamic-target:", "command:download-exec", "command:setuid",
+	    "command:disk-partition", "command:dynamic", "command:shell-stdin",	  "denied_paths",
 	};
 
 	if (moat_str_has_prefix(rule, "project:"))
@@ -211,12 +210,13 @@ static int redact_tree(json_t *v, int depth)
 				r = moat_redact(json_string_value(m), json_string_length(m), &b);
 				if (r >= 0)
 					r = json_object_iter_set_new(
-						v, it, json_stringn_nocheck(b.data ? b.data : "", b.len));
+					    v, it,
+					    json_stringn_nocheck(b.data ? b.data : "", b.len));
 				moat_buf_release(&b);
 			} else if (json_is_object(m) || json_is_array(m)) {
-				r = depth >= GATE_MAX_DEPTH
-					? json_object_iter_set_new(v, it, json_string(MOAT_REDACTED))
-					: redact_tree(m, depth + 1);
+				r = depth >= GATE_MAX_DEPTH ? json_object_iter_set_new(
+								  v, it, json_string(MOAT_REDACTED))
+							    : redact_tree(m, depth + 1);
 			} else {
 				r = 0;
 			}
@@ -234,7 +234,8 @@ static int redact_tree(json_t *v, int depth)
 				r = moat_redact(json_string_value(m), json_string_length(m), &b);
 				if (r >= 0)
 					r = json_array_set_new(
-						v, i, json_stringn_nocheck(b.data ? b.data : "", b.len));
+					    v, i,
+					    json_stringn_nocheck(b.data ? b.data : "", b.len));
 				moat_buf_release(&b);
 			} else if (json_is_object(m) || json_is_array(m)) {
 				r = depth >= GATE_MAX_DEPTH
@@ -271,7 +272,7 @@ static char *redacted_args(json_t *args)
 /* The key argument (redacted), bounded by GATE_MAX_SUMMARY with a marker. */
 static char *summary_of(const char *tool, json_t *args)
 {
-	static const char *const keys[] = {"path",    "file_path", "filepath",
+	static const char *const keys[] = {"path",	"file_path", "filepath",
 					   "directory", "url",	     "command"};
 	struct moat_buf red = MOAT_BUF_INIT, out = MOAT_BUF_INIT;
 	json_t *v = NULL;
@@ -454,8 +455,7 @@ static void conclude(struct moat_gate *g, const char *tool, const char *by, int 
 		char buf[128];
 
 		set_result(a, MOAT_DENY, by, "denied");
-		set_reason(a, "the approver failed (%s): denied",
-			   strerror_r(-r, buf, sizeof(buf)));
+		set_reason(a, "the approver failed (%s): denied", strerror_r(-r, buf, sizeof(buf)));
 		return;
 	}
 	switch (reply->answer) {
@@ -469,8 +469,9 @@ static void conclude(struct moat_gate *g, const char *tool, const char *by, int 
 		note = remember(g, tool, reply->always_pattern);
 		pthread_mutex_unlock(&g->lock);
 		if (reply->always_pattern[0] && !strcmp(tool, "bash"))
-			set_reason(a, "approved by %s for the rest of the session: bash commands "
-				      "matching '%.160s'%s",
+			set_reason(a,
+				   "approved by %s for the rest of the session: bash commands "
+				   "matching '%.160s'%s",
 				   by, reply->always_pattern, note);
 		else
 			set_reason(a, "approved by %s for the rest of the session: every %s call%s",
@@ -654,8 +655,8 @@ static void ask(struct moat_gate *g, const char *call_id, const char *tool, json
 /* ---- deciding ----------------------------------------------------------- */
 
 int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool, json_t *args,
-		     const struct moat_decision *d, moat_approver_fn fn, void *ud,
-		     const char *name, struct moat_approval *ret)
+		     const struct moat_decision *d, moat_approver_fn fn, void *ud, const char *name,
+		     struct moat_approval *ret)
 {
 	struct moat_approval a;
 	const struct remembered *m;
@@ -707,10 +708,11 @@ int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool,
 			set_result(&a, MOAT_ALLOW, "session", "approved");
 			if (m->pattern) {
 				snprintf(a.rule, sizeof(a.rule), "session:%s:%s", tool, m->pattern);
-				set_reason(&a,
-					   "approved earlier in this session for every bash command "
-					   "matching '%.160s'",
-					   m->pattern);
+				set_reason(
+				    &a,
+				    "approved earlier in this session for every bash command "
+				    "matching '%.160s'",
+				    m->pattern);
 			} else {
 				snprintf(a.rule, sizeof(a.rule), "session:%s", tool);
 				set_reason(&a, "approved earlier in this session for every %s call",
@@ -727,8 +729,8 @@ int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool,
 					    sizeof(where)) >= 0) {
 			set_result(&a, MOAT_ALLOW, "preapproved", "approved");
 			moat_strlcpy(a.rule, rule, sizeof(a.rule));
-			set_reason(&a, "pre-approved by the configuration%s%s", where[0] ? " at " : "",
-				   where);
+			set_reason(&a, "pre-approved by the configuration%s%s",
+				   where[0] ? " at " : "", where);
 			*ret = a;
 			return 0;
 		}

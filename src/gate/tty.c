@@ -58,8 +58,8 @@ static long long now_ms(void)
 static bool invisible(unsigned cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) ||
-	       cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb);
 }
 
 /* Decode one UTF-8 sequence at s (n bytes left): its length, or 0 when
@@ -175,8 +175,7 @@ static void add_wrapped(struct lines *l, const char *text, size_t n, size_t maxl
 		if (used + 1 == maxlines && take < n) {
 			char more[64];
 
-			snprintf(more, sizeof(more), "[... %zu more characters]",
-				 columns(text, n));
+			snprintf(more, sizeof(more), "[... %zu more characters]", columns(text, n));
 			moat_buf_puts(&l->b, more);
 			moat_buf_putc(&l->b, '\n');
 			w = strlen(more);
@@ -195,8 +194,7 @@ static void add_wrapped(struct lines *l, const char *text, size_t n, size_t maxl
 	} while (n);
 }
 
-static void add_line(struct lines *l, const char *label, const char *raw, size_t n,
-		     size_t maxlines)
+static void add_line(struct lines *l, const char *label, const char *raw, size_t n, size_t maxlines)
 {
 	struct moat_buf t = MOAT_BUF_INIT;
 
@@ -427,8 +425,7 @@ static int lock_within(long long timeout_ms)
 	return r == ETIMEDOUT ? -ETIMEDOUT : -r;
 }
 
-int moat_tty_approver(void *ud, const struct moat_ask *ask, int timeout_ms,
-		      struct moat_reply *ret)
+int moat_tty_approver(void *ud, const struct moat_ask *ask, int timeout_ms, struct moat_reply *ret)
 {
 	struct moat_buf prompt = MOAT_BUF_INIT;
 	struct termios saved, t;
@@ -486,9 +483,9 @@ int moat_tty_approver(void *ud, const struct moat_ask *ask, int timeout_ms,
 		tcsetattr(fd, TCSANOW, &saved);
 	if (r < 0)
 		goto out;
-	answer = eof || too_long ? MOAT_ANSWER_DENIED
-				 : parse_answer(line, ask->always_prefix && *ask->always_prefix,
-						&prefix);
+	answer = eof || too_long
+		     ? MOAT_ANSWER_DENIED
+		     : parse_answer(line, ask->always_prefix && *ask->always_prefix, &prefix);
 	memset(ret, 0, sizeof(*ret));
 	ret->answer = answer;
 	if (answer == MOAT_ANSWER_APPROVED_ALWAYS && prefix)

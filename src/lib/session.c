@@ -45,6 +45,7 @@ struct moat_session {
 	void *approver_ud;
 	char approver_name[32];
 	bool preapproved_only;
+	bool audit_fsync;
 };
 
 const struct moat_policy *moat_session_policy(const struct moat_session *s)
@@ -155,7 +156,18 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 			goto fail;
 	}
 
-	r = moat_gate_new(s->config, &s->gate, err);
+	{
+		/* a project file may only tighten: a shorter approval timeout,
+		 * fsync on (config.c refuses everything that would loosen) */
+		struct moat_config eff = *s->config; /* shallow, read only */
+		const struct moat_config *pj = o->config ? o->project : s->own_project;
+
+		if (pj && pj->approval_timeout_set &&
+		    pj->approval_timeout_s < eff.approval_timeout_s)
+			eff.approval_timeout_s = pj->approval_timeout_s;
+		r = moat_gate_new(&eff, &s->gate, err);
+		s->audit_fsync = s->config->audit_fsync || (pj && pj->audit_fsync);
+	}
 	if (r < 0)
 		goto fail;
 	s->approver = o->preapproved_only ? NULL : o->approver;
@@ -167,7 +179,7 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 
 	memset(&ao, 0, sizeof(ao));
 	ao.path = o->audit_path ? o->audit_path : s->config->audit_log;
-	ao.fsync = s->config->audit_fsync;
+	ao.fsync = s->audit_fsync;
 	ao.required = s->config->audit_required;
 	ao.syslog = s->config->audit_syslog;
 	r = moat_audit_open(&ao, &s->audit, err);
@@ -346,6 +358,17 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 		goto record;
 	}
 
+	/* SECURITY: a tool moat cannot run is refused before anyone is asked */
+	if (kind == MOAT_TOOL_NONE) {
+		ret->status = MOAT_CALL_BAD_INPUT;
+		snprintf(ret->error, sizeof(ret->error),
+			 "moat has no built-in tool '%.64s' (built-in: read_file, write_file, "
+			 "edit_file, list_directory, bash; alias run_shell_command)",
+			 tool);
+		deny_decision(&ret->decision, "input:tool", ret->error);
+		goto record;
+	}
+
 	/* 2. policy */
 	r = moat_policy_check_args(s->policy, tool, args, &ret->decision, &err);
 	if (r < 0) {
@@ -381,15 +404,6 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 				 ret->decision.rule, ret->decision.reason);
 		goto record;
 	}
-	if (kind == MOAT_TOOL_NONE) {
-		ret->status = MOAT_CALL_BAD_INPUT;
-		snprintf(ret->error, sizeof(ret->error),
-			 "moat has no built-in tool '%s' (built-in: read_file, write_file, "
-			 "edit_file, list_directory, bash)",
-			 tool);
-		goto record;
-	}
-
 	/* 4. SECURITY: fail closed before running when the record cannot be kept */
 	if (s->audit) {
 		r = moat_audit_ready(s->audit, &err);

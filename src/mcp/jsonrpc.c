@@ -80,6 +80,10 @@ static int reserve(struct moat_rpc_reader *r, size_t extra)
 	cap = r->cap ? r->cap : 4096;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	/* no doubling past what one line and one read can need */
+	if (r->max_line < SIZE_MAX / 2 && need <= r->max_line + MOAT_MCP_READ_CHUNK + 2 &&
+	    cap > r->max_line + MOAT_MCP_READ_CHUNK + 2)
+		cap = r->max_line + MOAT_MCP_READ_CHUNK + 2;
 	p = realloc(r->buf, cap);
 	if (!p)
 		return -ENOMEM;
@@ -337,6 +341,75 @@ static int classify(json_t *root, struct moat_rpc_msg *ret, struct moat_rpc_faul
 	return 0;
 }
 
+/* A string holding a NUL character anywhere in v (depth bounded by the
+ * strict parser's pre-scan, which this text passed). */
+static bool has_nul(const json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		return strlen(json_string_value(v)) != json_string_length(v);
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, x) {
+			if (has_nul(x)) /* keys: jansson refuses NUL in them */
+				return true;
+		}
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x) {
+			if (has_nul(x))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The text failed the strict parse only for a "\u0000" escape. Parse it
+ * again allowing NUL (duplicates still refused) to learn its id, then:
+ * SECURITY: NUL is refused everywhere but in the arguments of tools/call,
+ * which are passed on as JSON text ("\u0000"): the session parses them
+ * strictly and refuses the call as bad input, with a record in the audit
+ * log. -ENOENT: the lenient parse failed too (a plain parse error). */
+static int parse_with_nul(const char *line, size_t len, struct moat_rpc_msg *ret,
+			  struct moat_rpc_fault *f)
+{
+	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	json_t *params;
+	int r;
+
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return -ENOENT;
+	}
+	r = classify(root, ret, f);
+	if (r < 0) {
+		json_decref(root);
+		return r;
+	}
+	params = ret->params;
+	if (ret->method && !strcmp(ret->method, "tools/call") && json_is_object(params)) {
+		json_t *args = json_incref(json_object_get(params, "arguments"));
+		bool bad;
+
+		json_object_del(params, "arguments");
+		bad = has_nul(root);
+		if (args)
+			json_object_set_new(params, "arguments", args);
+		if (!bad) {
+			moat_rpc_fault_release(f);
+			return 0;
+		}
+	} else if (!has_nul(root)) {
+		moat_rpc_fault_release(f);
+		return 0;
+	}
+	moat_rpc_msg_release(ret);
+	return fault(f, MOAT_RPC_INVALID_REQUEST,
+		     "a string holds a NUL character (\\u0000), which moat refuses");
+}
+
 int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
 		   struct moat_rpc_fault *f)
 {
@@ -355,6 +428,13 @@ int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
 	if (r == -ENOMEM) {
 		fault(f, MOAT_RPC_INTERNAL_ERROR, "out of memory");
 		return -ENOMEM;
+	}
+	if (r < 0 && strstr(err.msg, "NUL character")) {
+		/* Valid JSON with "\u0000" in a string: answer with the id. */
+		r = parse_with_nul(line, len, ret, f);
+		if (r != -ENOENT)
+			return r;
+		r = -EINVAL;
 	}
 	if (r < 0) {
 		char where[sizeof(err.where) + sizeof(err.msg) + 8];
@@ -382,6 +462,8 @@ int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
 	r = classify(root, ret, f);
 	if (r < 0)
 		json_decref(root);
+	else
+		moat_rpc_fault_release(f); /* the id kept for a fault reply */
 	return r;
 }
 

@@ -575,6 +575,8 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 			n = readlinkat(dfd, name, link, sizeof(link));
 			r = n < 0 ? errno : 0;
 			close(dfd);
+			if (r == EINVAL || r == ENOENT)
+				continue; /* no longer a link: swapped since; look again */
 			if (r)
 				return moat_fo_sysfail(ret, r, abs);
 			if ((size_t)n >= sizeof(link))

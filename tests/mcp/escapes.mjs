@@ -64,8 +64,10 @@ await main(async () => {
 	// bash: the sandbox keeps writes in the workspace
 	r = await call('bash', { command: `echo pwned > ${JSON.stringify(canary)}; echo pwned > ${JSON.stringify(path.join(w.outside, 'bash.txt'))}; true` });
 	ok(unchanged() && !fs.existsSync(path.join(w.outside, 'bash.txt')), 'bash cannot write outside the workspace (on disk)', text(r));
-	r = await call('bash', { command: 'echo pwned > hardlink; echo pwned > canlink; true' });
-	ok(unchanged(), 'bash through a link in the workspace: the outside file unchanged', text(r));
+	r = await call('bash', { command: 'echo pwned > canlink; true' });
+	ok(unchanged(), 'bash writing through a symlink out: the outside file unchanged', text(r));
+	r = await call('bash', { command: `ln ${JSON.stringify(canary)} newlink && echo pwned > newlink` });
+	ok(unchanged() && !fs.existsSync(path.join(w.ws, 'newlink')), 'bash cannot hard-link an outside file into the workspace', text(r));
 	r = await call('bash', { command: `cat ${JSON.stringify(path.join(w.home, '.ssh', 'id_rsa'))}` });
 	ok(r.isError, 'bash reading ~/.ssh/id_rsa is refused', text(r));
 

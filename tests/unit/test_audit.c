@@ -86,35 +86,35 @@ static struct moat_decision mkdec(enum moat_verdict v, const char *rule, const c
 
 static void test_format_full(void)
 {
-	struct moat_decision d = mkdec(MOAT_ASK, "ask:bash", "bash asks: curl -H 'Authorization: "
-							     "Bearer " BEARER "'");
-	json_t *args = json_pack("{s:s, s:s, s:{s:[s, i, f, b, n]}, s:s, s:s, s:s, s:s, s:i, s:s}",
-				 "command",
-				 "curl -H 'Authorization: Bearer " BEARER "' https://example.com",
-				 "key", SKKEY, "nested", "list", "token=hunter2secret", 5, 1.5, 1,
-				 "password", "hunter2", "multi", "line1\nline2\r\nend", "apiKey",
-				 "plainvalue1", "GITHUB_TOKEN", "plainvalue2", "max_tokens", 100,
-				 "tokens", "keep-me");
+	struct moat_decision d = mkdec(MOAT_ASK, "ask:bash",
+				       "bash asks: curl -H 'Authorization: "
+				       "Bearer " BEARER "'");
+	json_t *args =
+	    json_pack("{s:s, s:s, s:{s:[s, i, f, b, n]}, s:s, s:s, s:s, s:s, s:i, s:s}", "command",
+		      "curl -H 'Authorization: Bearer " BEARER "' https://example.com", "key",
+		      SKKEY, "nested", "list", "token=hunter2secret", 5, 1.5, 1, "password",
+		      "hunter2", "multi", "line1\nline2\r\nend", "apiKey", "plainvalue1",
+		      "GITHUB_TOKEN", "plainvalue2", "max_tokens", 100, "tokens", "keep-me");
 	struct moat_audit_record r = {
-		.call_id = "c1",
-		.source = "tool",
-		.tool = "bash",
-		.args = args,
-		.command = "OPENAI_API_KEY=" SKKEY " curl -H 'Authorization: Bearer " BEARER
-			   "' x\nsecond line",
-		.decision = &d,
-		.final = "allow",
-		.approval_by = "tty",
-		.approval_answer = "approved",
-		.sandbox_json = "{\"requested\":{\"network\":\"deny\"},\"enforced\":{\"landlock\":"
-				"true,\"abi\":4},\"limits\":{\"memory_mb\":512}}",
-		.has_result = true,
-		.ok = true,
-		.exit_code = 0,
-		.signal = 0,
-		.duration_ms = 12.345678,
-		.bytes_out = 42,
-		.error = NULL,
+	    .call_id = "c1",
+	    .source = "tool",
+	    .tool = "bash",
+	    .args = args,
+	    .command = "OPENAI_API_KEY=" SKKEY " curl -H 'Authorization: Bearer " BEARER
+		       "' x\nsecond line",
+	    .decision = &d,
+	    .final = "allow",
+	    .approval_by = "tty",
+	    .approval_answer = "approved",
+	    .sandbox_json = "{\"requested\":{\"network\":\"deny\"},\"enforced\":{\"landlock\":"
+			    "true,\"abi\":4},\"limits\":{\"memory_mb\":512}}",
+	    .has_result = true,
+	    .ok = true,
+	    .exit_code = 0,
+	    .signal = 0,
+	    .duration_ms = 12.345678,
+	    .bytes_out = 42,
+	    .error = NULL,
 	};
 	size_t len = 0;
 	char *line = moat_audit_format(&r, &len);
@@ -243,7 +243,7 @@ static void test_format_minimal(void)
 	}
 	CHECK_STR(jstr(j, "error"), "killed: token=" MOAT_REDACTED " leaked");
 	CHECKF(json_is_string(json_object_get(j, "sandbox")) &&
-		       !strcmp(jstr(j, "sandbox"), "{not json"),
+		   !strcmp(jstr(j, "sandbox"), "{not json"),
 	       "sandbox text that does not parse is kept as a string");
 	json_decref(j);
 	free(line);
@@ -275,7 +275,7 @@ static void test_format_caps(void)
 	line = moat_audit_format(&r, &len);
 	j = line ? parse(line, len - 1) : NULL;
 	CHECKF(j && strlen(jstr(j, "error")) == MOAT_AUDIT_MAX_FIELD &&
-		       !strcmp(jstr(j, "error"), s),
+		   !strcmp(jstr(j, "error"), s),
 	       "a field of exactly MOAT_AUDIT_MAX_FIELD bytes is kept whole");
 	json_decref(j);
 	free(line);
@@ -283,8 +283,8 @@ static void test_format_caps(void)
 	line = moat_audit_format(&r, &len);
 	j = line ? parse(line, len - 1) : NULL;
 	CHECKF(j && strlen(jstr(j, "error")) <= MOAT_AUDIT_MAX_FIELD &&
-		       strstr(jstr(j, "error"), "...[truncated ") &&
-		       moat_str_has_suffix(jstr(j, "error"), " bytes]"),
+		   strstr(jstr(j, "error"), "...[truncated ") &&
+		   moat_str_has_suffix(jstr(j, "error"), " bytes]"),
 	       "a field of MOAT_AUDIT_MAX_FIELD + 1 bytes is cut with a marker");
 	json_decref(j);
 	free(line);
@@ -324,7 +324,7 @@ static void test_format_caps(void)
 	CHECKF(line && len <= MOAT_AUDIT_MAX_RECORD, "an oversized record is shrunk under the cap");
 	j = line ? parse(line, len - 1) : NULL;
 	CHECKF(j && json_is_string(json_object_get(j, "args")) &&
-		       strstr(jstr(j, "args"), "omitted"),
+		   strstr(jstr(j, "args"), "omitted"),
 	       "the oversized arguments are replaced by a note");
 	CHECK(j && !strcmp(jstr(j, "call_id"), "big") && !strcmp(jstr(j, "error"), "small"));
 	json_decref(j);
@@ -337,7 +337,7 @@ static void test_format_caps(void)
 		struct moat_decision hd = d;
 
 		h.call_id = h.source = h.tool = h.command = h.final = h.approval_by =
-			h.approval_answer = h.error = big;
+		    h.approval_answer = h.error = big;
 		h.sandbox_json = big;
 		h.decision = &hd;
 		line = moat_audit_format(&h, &len);
@@ -627,7 +627,8 @@ static void test_readonly_file(void)
 	if (st == 77)
 		skip_or_fail("cannot switch to nobody");
 	else
-		CHECKF(st == 0, "a read-only log file is refused with EACCES naming it (step %d)", st);
+		CHECKF(st == 0, "a read-only log file is refused with EACCES naming it (step %d)",
+		       st);
 }
 
 /* A tmpfs of 64 KiB in a private mount namespace: fill it with records
@@ -645,7 +646,32 @@ static int diskfull_child(void)
 	json_t *args = json_pack("{s:s}", "content", pad);
 	int i, rc = 0;
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (unshare(CLONE_NEWNS) < 0) {
+		/* not root: a user namespace gives the mount namespace */
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+		char map[64];
+		int fd;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return 77;
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+		fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			return 77;
+		close(fd);
+		fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && write(fd, "deny", 4) < 0)
+			return 77;
+		if (fd >= 0)
+			close(fd);
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+		fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			return 77;
+		close(fd);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return 77;
 	if (mount("tmpfs", path_in("full"), "tmpfs", 0, "size=64k,mode=0700") < 0)
 		return 77;
@@ -703,7 +729,8 @@ static void test_diskfull(void)
 	if (st == 77)
 		skip_or_fail("no private mount namespace for a small tmpfs");
 	else
-		CHECKF(st == 0, "a full tmpfs fails the write with ENOSPC, records stay whole (step %d)",
+		CHECKF(st == 0,
+		       "a full tmpfs fails the write with ENOSPC, records stay whole (step %d)",
 		       st);
 }
 
@@ -750,8 +777,8 @@ static int write_many(struct moat_audit *a, int w)
 	for (int i = 0; i < PER_WRITER; i++) {
 		/* mostly small records, every 50th a large one spanning pages */
 		json_t *args = json_pack("{s:i, s:s}", "i", i, "pad", i % 50 ? "small" : big);
-		struct moat_audit_record r = {.call_id = id, .tool = "bash", .args = args,
-					      .decision = &d};
+		struct moat_audit_record r = {
+		    .call_id = id, .tool = "bash", .args = args, .decision = &d};
 		struct moat_error err;
 
 		snprintf(id, sizeof(id), "w%d-%d", w, i);
@@ -885,7 +912,7 @@ static void test_syslog(void)
 	buf[n > 0 ? n : 0] = '\0';
 	/* <PRI>1 TIMESTAMP HOSTNAME moat PID - - MSG */
 	CHECKF(sscanf(buf, "<%d>1 %63s %299s moat %d - - %n", &pri, ts, host, &pid, &off) == 4 &&
-		       off > 0,
+		   off > 0,
 	       "RFC 5424 header: %.120s", buf);
 	CHECK_INT(pri, 8 + 4); /* user.warning for a deny */
 	CHECK(strlen(ts) == 24 && ts[10] == 'T' && ts[23] == 'Z');
@@ -893,7 +920,7 @@ static void test_syslog(void)
 	CHECK(strchr(buf, '\n') == NULL);
 	file = slurp(o.path, &flen);
 	CHECKF(file && off > 0 && flen == strlen(buf + off) + 1 &&
-		       !memcmp(file, buf + off, flen - 1),
+		   !memcmp(file, buf + off, flen - 1),
 	       "the datagram carries the record written to the file");
 	free(file);
 
@@ -972,24 +999,24 @@ static bool got_is(const size_t *want, size_t n)
 	return true;
 }
 
-#define REC(t, tool, v, fin)                                                                   \
-	"{\"time\":\"" t "\",\"tool\":\"" tool "\",\"decision\":{\"verdict\":\"" v "\"},\"final\":\"" \
-	fin "\"}\n"
+#define REC(t, tool, v, fin)                                                                       \
+	"{\"time\":\"" t "\",\"tool\":\"" tool "\",\"decision\":{\"verdict\":\"" v                 \
+	"\"},\"final\":\"" fin "\"}\n"
 
 static void test_reader(void)
 {
 	const char *log = REC("2026-01-01T00:00:00.000Z", "read_file", "allow", "allow") /* 1 */
-		"not json\n"								     /* 2 */
-		REC("2026-06-01T00:00:00.000Z", "bash", "deny", "deny")			     /* 3 */
-		"\n"									     /* 4 */
-		"{\"time\":\"2026-01-01T00:00:00Z\",\"tool\":\"x\",\"decision\":{\"verdict\":"
-		"\"allow\"}}\n"								     /* 5 */
-		"[1]\n"									     /* 6 */
-		REC("2026-12-01T00:00:00.000Z", "bash", "ask", "allow")			     /* 7 */
-		REC("yesterday", "bash", "ask", "allow")				     /* 8 */
-		"{\"time\":\"2026-01-01T00:00:00Z\",\"time\":\"2026-01-01T00:00:00Z\",\"tool\":"
-		"\"x\",\"decision\":{\"verdict\":\"allow\"},\"final\":\"allow\"}\n"	     /* 9 */
-		"{\"time\":\"2026-12-02T00:00:00.000Z\",\"tool\":\"bash\"";		     /* 10 */
+	    "not json\n"								 /* 2 */
+	    REC("2026-06-01T00:00:00.000Z", "bash", "deny", "deny")			 /* 3 */
+	    "\n"									 /* 4 */
+	    "{\"time\":\"2026-01-01T00:00:00Z\",\"tool\":\"x\",\"decision\":{\"verdict\":"
+	    "\"allow\"}}\n"					    /* 5 */
+	    "[1]\n"						    /* 6 */
+	    REC("2026-12-01T00:00:00.000Z", "bash", "ask", "allow") /* 7 */
+	    REC("yesterday", "bash", "ask", "allow")		    /* 8 */
+	    "{\"time\":\"2026-01-01T00:00:00Z\",\"time\":\"2026-01-01T00:00:00Z\",\"tool\":"
+	    "\"x\",\"decision\":{\"verdict\":\"allow\"},\"final\":\"allow\"}\n" /* 9 */
+	    "{\"time\":\"2026-12-02T00:00:00.000Z\",\"tool\":\"bash\"";		/* 10 */
 	const char *path = path_in("reader.jsonl");
 	struct moat_audit_filter f = {0};
 	struct moat_error err;
@@ -1048,8 +1075,9 @@ static void test_reader(void)
 
 	/* the line limit, at the boundary */
 	{
-		const char *head = "{\"time\":\"2026-01-01T00:00:00.000Z\",\"tool\":\"x\","
-				   "\"decision\":{\"verdict\":\"allow\"},\"final\":\"allow\",\"p\":\"";
+		const char *head =
+		    "{\"time\":\"2026-01-01T00:00:00.000Z\",\"tool\":\"x\","
+		    "\"decision\":{\"verdict\":\"allow\"},\"final\":\"allow\",\"p\":\"";
 		size_t hl = strlen(head), body = MOAT_AUDIT_MAX_RECORD - 1 - hl - 2;
 		struct moat_buf b = MOAT_BUF_INIT;
 		char *pad = plain(body + 1);
@@ -1082,46 +1110,46 @@ static void test_parse_time(void)
 {
 	const double now = 2e12;
 	static const struct trow rows[] = {
-		{"2026-11-22T10:00:00Z", 0, 1795341600e3},
-		{"2026-11-22T10:00:00.456Z", 0, 1795341600e3 + 456},
-		{"2026-11-22T10:00:00.4Z", 0, 1795341600e3 + 400},
-		{"2026-11-22t10:00:00z", 0, 1795341600e3},
-		{"2026-11-22 10:00", 0, 1795341600e3},
-		{"2026-11-22T10:00:00", 0, 1795341600e3},
-		{"2026-11-22T12:30:00+02:30", 0, 1795341600e3},
-		{"2026-11-22T08:00:00-02:00", 0, 1795341600e3},
-		{"2026-11-22", 0, 1795305600e3},
-		{"2024-02-29", 0, 1709164800e3},
-		{"1970-01-01T00:00:00Z", 0, 0},
-		{"30s", 0, now - 30e3},
-		{"15m", 0, now - 900e3},
-		{"2h", 0, now - 7200e3},
-		{"3d", 0, now - 3 * 86400e3},
-		{"1w", 0, now - 7 * 86400e3},
-		{"0m", 0, now},
-		{"10000000d", 0, now - 1e7 * 86400e3},
-		{"10000001d", -EINVAL, 0},
-		{"2026-02-29", -EINVAL, 0},
-		{"2026-13-01", -EINVAL, 0},
-		{"2026-00-10", -EINVAL, 0},
-		{"2026-04-31", -EINVAL, 0},
-		{"2026-11-22T24:00:00Z", -EINVAL, 0},
-		{"2026-11-22T10:60:00Z", -EINVAL, 0},
-		{"2026-11-22T10:00:00.Z", -EINVAL, 0},
-		{"2026-11-22T10:00:00.1234567891Z", -EINVAL, 0},
-		{"2026-11-22T10:00:00Zjunk", -EINVAL, 0},
-		{"2026-11-22T10:00:00+2:00", -EINVAL, 0},
-		{"2026-11-22X", -EINVAL, 0},
-		{"26-11-22", -EINVAL, 0},
-		{"", -EINVAL, 0},
-		{"15x", -EINVAL, 0},
-		{"-5m", -EINVAL, 0},
-		{"+5m", -EINVAL, 0},
-		{"5", -EINVAL, 0},
-		{"m", -EINVAL, 0},
-		{"5 m", -EINVAL, 0},
-		{"99999999999999999999m", -EINVAL, 0},
-		{"yesterday", -EINVAL, 0},
+	    {"2026-11-22T10:00:00Z", 0, 1795341600e3},
+	    {"2026-11-22T10:00:00.456Z", 0, 1795341600e3 + 456},
+	    {"2026-11-22T10:00:00.4Z", 0, 1795341600e3 + 400},
+	    {"2026-11-22t10:00:00z", 0, 1795341600e3},
+	    {"2026-11-22 10:00", 0, 1795341600e3},
+	    {"2026-11-22T10:00:00", 0, 1795341600e3},
+	    {"2026-11-22T12:30:00+02:30", 0, 1795341600e3},
+	    {"2026-11-22T08:00:00-02:00", 0, 1795341600e3},
+	    {"2026-11-22", 0, 1795305600e3},
+	    {"2024-02-29", 0, 1709164800e3},
+	    {"1970-01-01T00:00:00Z", 0, 0},
+	    {"30s", 0, now - 30e3},
+	    {"15m", 0, now - 900e3},
+	    {"2h", 0, now - 7200e3},
+	    {"3d", 0, now - 3 * 86400e3},
+	    {"1w", 0, now - 7 * 86400e3},
+	    {"0m", 0, now},
+	    {"10000000d", 0, now - 1e7 * 86400e3},
+	    {"10000001d", -EINVAL, 0},
+	    {"2026-02-29", -EINVAL, 0},
+	    {"2026-13-01", -EINVAL, 0},
+	    {"2026-00-10", -EINVAL, 0},
+	    {"2026-04-31", -EINVAL, 0},
+	    {"2026-11-22T24:00:00Z", -EINVAL, 0},
+	    {"2026-11-22T10:60:00Z", -EINVAL, 0},
+	    {"2026-11-22T10:00:00.Z", -EINVAL, 0},
+	    {"2026-11-22T10:00:00.1234567891Z", -EINVAL, 0},
+	    {"2026-11-22T10:00:00Zjunk", -EINVAL, 0},
+	    {"2026-11-22T10:00:00+2:00", -EINVAL, 0},
+	    {"2026-11-22X", -EINVAL, 0},
+	    {"26-11-22", -EINVAL, 0},
+	    {"", -EINVAL, 0},
+	    {"15x", -EINVAL, 0},
+	    {"-5m", -EINVAL, 0},
+	    {"+5m", -EINVAL, 0},
+	    {"5", -EINVAL, 0},
+	    {"m", -EINVAL, 0},
+	    {"5 m", -EINVAL, 0},
+	    {"99999999999999999999m", -EINVAL, 0},
+	    {"yesterday", -EINVAL, 0},
 	};
 
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(rows); i++) {
@@ -1129,8 +1157,8 @@ static void test_parse_time(void)
 		int rc = moat_audit_parse_time(rows[i].in, now, &ms);
 
 		CHECKF(rc == rows[i].rc && (rc < 0 || ms == rows[i].ms),
-		       "parse_time(\"%s\") = %d %.0f (want %d %.0f)", rows[i].in, rc, ms, rows[i].rc,
-		       rows[i].ms);
+		       "parse_time(\"%s\") = %d %.0f (want %d %.0f)", rows[i].in, rc, ms,
+		       rows[i].rc, rows[i].ms);
 	}
 	CHECK_INT(moat_audit_parse_time(NULL, now, NULL), -EINVAL);
 }

