@@ -7,6 +7,7 @@
  * denied, 2 bad input (nothing ran). This file parses and prints; it never
  * decides anything itself. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/policy_check.h"
+#include "audit/audit.h"
 #include "gate/gate.h"
 
 #define REPLAY_MAX_BYTES (16u << 20)
@@ -444,16 +446,8 @@ int cmd_tool(int argc, char **argv)
 		const char *ap = audit ? audit : cp.user->audit_log;
 		char def[PATH_MAX];
 
-		if (!ap) {
-			const char *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
-
-			if (x && x[0] == '/')
-				snprintf(def, sizeof(def), "%s/moat/audit.jsonl", x);
-			else
-				snprintf(def, sizeof(def), "%s/.local/state/moat/audit.jsonl",
-					 h ? h : "");
+		if (!ap && moat_audit_default_path(def, sizeof(def)) == 0)
 			ap = def;
-		}
 		r = run_replay(s, replay, ap);
 		goto out;
 	}

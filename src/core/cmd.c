@@ -219,6 +219,32 @@ static int new_view(struct an *an, const char *const *argv, const wref *vw, size
 	return new_view_text(an, argv, vw, argc, flags, depth, ff, ft, parent, NULL, ret);
 }
 
+/* memcpy for the short words of a command line, without a call: two
+ * overlapping fixed-size moves cover 4 to 16 bytes */
+static inline void small_copy(char *dst, const char *src, size_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a, b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t a, b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + n - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + n - 4, &b, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	} else {
+		memcpy(dst, src, n);
+	}
+}
+
 /* text, when given, is the view's text already joined (a suffix of its parent's) */
 static int new_view_text(struct an *an, const char *const *argv, const wref *vw, size_t argc,
 			 unsigned flags, int depth, int ff, int ft, int parent, const char *text,
@@ -272,15 +298,16 @@ static int new_view_text(struct an *an, const char *const *argv, const wref *vw,
 		t = moat_arena_alloc(an->ar, total + 1);
 		if (!t)
 			return an_oom(an);
-		memcpy(t, prog, len);
+		small_copy(t, prog, len);
 		for (k = 1; k < argc; k++) {
 			t[len++] = ' ';
-			memcpy(t + len, argv[k], vw[k]->len);
+			small_copy(t + len, argv[k], vw[k]->len);
 			len += vw[k]->len;
 		}
 		t[len] = '\0';
 	}
 	a->prog_first[(unsigned char)prog[0] >> 3] |= (unsigned char)(1u << (prog[0] & 7));
+	a->prog_pairs |= moat_cmd_pair_bit(prog);
 	a->fed |= ft >= 0;
 	v = &a->views[a->nviews];
 	v->argv = argv;

@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <moat/error.h>
 
@@ -125,10 +126,20 @@ struct moat_cmd_analysis {
 			   * background (":(){ :|:& };:"), or -1; set whatever opts->hardline */
 	const char *home; /* opts->home without trailing slash, or NULL */
 	unsigned char prog_first[32]; /* a bit per first byte of the views' programs */
+	uint64_t prog_pairs;	      /* moat_cmd_pair_bit of every view's program */
 	bool fed;		      /* some view has feeds_from >= 0 */
 	struct moat_cmd_path *paths;
 	size_t npaths;
 };
+
+/* A bit standing for the first two bytes of a program name (a quick "no
+ * view runs a program starting so"): only names of two bytes or more. */
+static inline uint64_t moat_cmd_pair_bit(const char *prog)
+{
+	unsigned h = ((unsigned char)prog[0] * 7u) ^ (prog[0] ? (unsigned char)prog[1] : 0u);
+
+	return (uint64_t)1 << (h & 63u);
+}
 
 struct moat_cmd_opts {
 	const char *home;	/* home directory for ~ and $HOME, may be NULL */

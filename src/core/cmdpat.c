@@ -566,7 +566,7 @@ static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, s
 /* Is some view feeding b (directly or through more pipes) matching stage, and
  * the ones before it the earlier stages? Budget exhausted: assume it is
  * (SECURITY: fail closed rather than let padding hide a pipe). */
-static bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a, size_t b,
+static __attribute__((noinline)) bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a, size_t b,
 		   size_t stage, size_t *budget)
 {
 	int lo = a->views[b].feeds_first, hi = a->views[b].feeds_from;
@@ -599,7 +599,7 @@ static bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *
 }
 
 /* any file redirection to the device or below it (reads too: "exec 3<>/dev/tcp/h/p") */
-static bool device_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
+static __attribute__((noinline)) bool device_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
 			 size_t *ret_view)
 {
 	char buf[CMDPAT_NORM_MAX];
@@ -621,7 +621,7 @@ static bool device_match(const struct moat_cmdpat *p, const struct moat_cmd_anal
 	return false;
 }
 
-static bool redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
+static __attribute__((noinline)) bool redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
 			size_t *ret_view)
 {
 	char buf[CMDPAT_NORM_MAX];
@@ -663,8 +663,11 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 	case CP_DEVICE:
 		return device_match(p, a, ret_view);
 	case CP_SIMPLE:
-		if (!p->cmds[0].glob && !(a->prog_first[(unsigned char)p->cmds[0].prog[0] >> 3] &
-					  (1u << (p->cmds[0].prog[0] & 7))))
+		/* (a program "x" also matches "x.y": one byte says nothing of the second) */
+		if (!p->cmds[0].glob && (p->cmds[0].plen >= 2
+						 ? !(a->prog_pairs & moat_cmd_pair_bit(p->cmds[0].prog))
+						 : !(a->prog_first[(unsigned char)p->cmds[0].prog[0] >> 3] &
+						     (1u << (p->cmds[0].prog[0] & 7)))))
 			return false;
 		for (size_t v = 0; v < a->nviews; v++) {
 			/* most views differ in the first byte of the program */

@@ -302,6 +302,73 @@ static int norm_path(struct norm *n, const char *in, size_t len, const char *cwd
 	return form;
 }
 
+/* Is [s, s+len) a path normalization leaves as it is: ASCII without NUL,
+ * no empty, "." or ".." component, no trailing '/' ("/" alone is one)? */
+static bool clean_form(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	if (len == 0)
+		return false;
+	if (s[0] == '/') {
+		if (len == 1)
+			return true;
+		i = 1;
+	}
+	for (;;) { /* at the start of a component */
+		if (i >= len || s[i] == '/')
+			return false;
+		if (s[i] == '.' && (i + 1 == len || s[i + 1] == '/' ||
+				    (s[i + 1] == '.' && (i + 2 == len || s[i + 2] == '/'))))
+			return false;
+		for (; i < len && s[i] != '/'; i++)
+			if ((unsigned char)s[i] - 1u >= 0x7fu) /* NUL or not ASCII */
+				return false;
+		if (i == len)
+			return true;
+		i++;
+	}
+}
+
+/* The common cases without the general machinery: an absolute Unix path
+ * already in normal form is its own normalization, and a relative one in
+ * normal form (not a drive or UNC spelling) is appended to a Unix cwd in
+ * normal form. 0 when out was written, 1 to take the general way (which
+ * then also reports every error). */
+static int normalize_clean(const char *in, size_t len, const char *cwd, char *out, size_t outsz,
+			   bool win_ok)
+{
+	size_t clen, total;
+
+	if (len >= MOAT_PATH_MAX || !clean_form(in, len))
+		return 1;
+	if (in[0] == '/') {
+		if (len >= outsz)
+			return 1;
+		memcpy(out, in, len);
+		out[len] = '\0';
+		return 0;
+	}
+	if (win_ok && len >= 2 &&
+	    ((is_alpha(in[0]) && in[1] == ':') || (in[0] == '\\' && in[1] == '\\')))
+		return 1;
+	if (!cwd || cwd[0] != '/')
+		return 1;
+	clen = strnlen(cwd, MOAT_PATH_MAX);
+	if (clen >= MOAT_PATH_MAX || !clean_form(cwd, clen))
+		return 1;
+	if (clen == 1)
+		clen = 0; /* "/" + in */
+	total = clen + 1 + len;
+	if (total >= MOAT_PATH_MAX || total >= outsz)
+		return 1;
+	memcpy(out, cwd, clen);
+	out[clen] = '/';
+	memcpy(out + clen + 1, in, len);
+	out[total] = '\0';
+	return 0;
+}
+
 static int normalize(const char *in, size_t len, const char *cwd, char *out, size_t outsz,
 		     bool win_ok)
 {
@@ -325,11 +392,15 @@ static int normalize(const char *in, size_t len, const char *cwd, char *out, siz
 
 int moat_path_normalize(const char *in, size_t len, const char *cwd, char *out, size_t outsz)
 {
+	if (in && out && normalize_clean(in, len, cwd, out, outsz, true) == 0)
+		return 0;
 	return normalize(in, len, cwd, out, outsz, true);
 }
 
 int moat_path_normalize_posix(const char *in, size_t len, const char *cwd, char *out, size_t outsz)
 {
+	if (in && out && normalize_clean(in, len, cwd, out, outsz, false) == 0)
+		return 0;
 	return normalize(in, len, cwd, out, outsz, false);
 }
 

@@ -963,8 +963,9 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 			    (path[k] >= 'A' && path[k] <= 'Z') ? (char)(path[k] + 32) : path[k];
 		subj = low;
 	}
-	/* 2. path rules: first match wins, its answer is final for this path */
-	i = moat_globset_first(rules, subj, len);
+	/* 2. path rules: first match wins, its answer is final for this path
+	 * (an empty set is not even asked: it still hashes the path) */
+	i = moat_globset_count(rules) ? moat_globset_first(rules, subj, len) : -1;
 	if (i >= 0) {
 		bool ok = ((c->access & ACCESS_READ) ? l->path_rule_read[i] : true) &&
 			  ((c->access & ACCESS_WRITE) ? l->path_rule_write[i] : true);
@@ -977,8 +978,10 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		}
 		return;
 	}
-	/* 3. denied paths */
-	i = moat_globset_first(denied, subj, len);
+	/* 3. denied paths (a path holding no pattern's literal run matches
+	 * none: the prefilter of the shell's operands answers most paths) */
+	i = !ci && !pathfilter_hit(l->shell_paths, subj, len) ? -1
+							      : moat_globset_first(denied, subj, len);
 	if (i >= 0) {
 		rule_id(rule, sizeof(rule), l, "denied_paths",
 			moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -986,7 +989,7 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		return;
 	}
 	/* 4. read-only paths: readable, never writable */
-	i = moat_globset_first(ro, subj, len);
+	i = moat_globset_count(ro) ? moat_globset_first(ro, subj, len) : -1;
 	if (i >= 0) {
 		if (c->access & ACCESS_WRITE) {
 			rule_id(rule, sizeof(rule), l, "read_only_paths",
@@ -1751,6 +1754,16 @@ static void finish_layer(struct call *c, size_t li)
 	vset_lit(out, MOAT_ALLOW, false, "default", "no rule restricts this call");
 }
 
+/* Only ASCII bytes (then valid UTF-8: no NUL within a C string) */
+static bool ascii_name(const char *s, size_t n)
+{
+	unsigned char any = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any |= (unsigned char)s[i];
+	return any < 0x80;
+}
+
 /* json_object_get, without hashing the name for the usual one or two
  * arguments (names in an object are unique: the strict parser refuses
  * duplicates, and jansson keeps one value per name) */
@@ -1802,7 +1815,8 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		c.path_done[li] = false;
 	}
 	tool_len = tool ? strlen(tool) : 0;
-	if (!tool_len || tool_len > 128 || !moat_utf8_valid(tool, tool_len)) {
+	if (!tool_len || tool_len > 128 ||
+	    (!ascii_name(tool, tool_len) && !moat_utf8_valid(tool, tool_len))) {
 		moat_error_set(err, "the tool name is empty, too long or not UTF-8");
 		decide_fail(ret, "input:invalid", "the tool name is empty, too long or not UTF-8");
 		return -EINVAL;

@@ -241,8 +241,8 @@ static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p)
 			",\"network\":\"%s\",\"limits\":{\"memory_mb\":%llu,\"pids\":%ld,"
 			"\"timeout_s\":%ld,\"cpu_s\":%ld,\"fsize_mb\":%llu,\"nofile\":%ld}}",
 			moat_net_mode_name(p->net), (unsigned long long)(p->mem_bytes >> 20),
-			p->pids, p->timeout_s, p->cpu_s,
-			(unsigned long long)(p->fsize_bytes >> 20), p->nofile);
+			p->pids, p->timeout_s, p->cpu_s, (unsigned long long)(p->fsize_bytes >> 20),
+			p->nofile);
 	/* the names are a fixed vocabulary: it always fits */
 	if (!b.oom && b.len < sizeof(ret->sandbox))
 		memcpy(ret->sandbox, b.data, b.len + 1);
@@ -278,10 +278,10 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 				    strerror(e));
 		}
 	}
-	w = tmpws[0]			? tmpws
-	    : rq->workspace		? rq->workspace
+	w = tmpws[0]			 ? tmpws
+	    : rq->workspace		 ? rq->workspace
 	    : rq->cfg->sandbox_workspace ? rq->cfg->sandbox_workspace
-					: ".";
+					 : ".";
 	errno = 0;
 	if (!realpath(w, ws) || stat(ws, &st_ws) < 0 || !S_ISDIR(st_ws.st_mode))
 		return fail(st, "pass an existing directory with --workspace",

@@ -65,7 +65,7 @@ extern char **environ;
  * this size and put together by the shell (BASH_JOIN). */
 #define BASH_ARG_PIECE 65536
 #define BASH_JOIN                                                                                  \
-	"__moat_cmd=; for __moat_part do __moat_cmd=$__moat_cmd$__moat_part; done; "              \
+	"__moat_cmd=; for __moat_part do __moat_cmd=$__moat_cmd$__moat_part; done; "               \
 	"unset __moat_part; set --; eval \"$__moat_cmd\""
 
 static const char *const bash_keys[] = {"command", "cwd", "timeout", NULL};
@@ -210,11 +210,12 @@ static void capture_text(const struct capture *c, const char *stream, struct moa
 		moat_buf_printf(b,
 				"\n[moat: %s truncated: %zu of %zu bytes omitted here; the first "
 				"%zu and the last %zu bytes are shown]\n",
-				stream, c->total - c->head_len - c->tail_len, c->total,
-				c->head_len, c->tail_len);
+				stream, c->total - c->head_len - c->tail_len, c->total, c->head_len,
+				c->tail_len);
 	if (c->tail_len) {
 		size_t start = (c->tail_pos + c->tail_cap - c->tail_len) % c->tail_cap;
-		size_t first = c->tail_cap - start < c->tail_len ? c->tail_cap - start : c->tail_len;
+		size_t first =
+		    c->tail_cap - start < c->tail_len ? c->tail_cap - start : c->tail_len;
 
 		if (first == c->tail_len) {
 			append_utf8(b, (const unsigned char *)c->tail + start, first);
@@ -245,7 +246,7 @@ struct bash_args {
 };
 
 __attribute__((format(printf, 2, 3))) static int bad_arg(struct moat_tool_result *ret,
-							  const char *fmt, ...)
+							 const char *fmt, ...)
 {
 	va_list ap;
 
@@ -304,8 +305,9 @@ static int parse_args(json_t *args, struct bash_args *a, struct moat_tool_result
 	v = json_object_get(args, "cwd");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
-			return bad_arg(ret, "argument 'cwd' must be a string (a directory inside the "
-					    "workspace)");
+			return bad_arg(ret,
+				       "argument 'cwd' must be a string (a directory inside the "
+				       "workspace)");
 		a->cwd = json_string_value(v);
 		if (strlen(a->cwd) != json_string_length(v))
 			return bad_arg(ret, "argument 'cwd' contains a NUL character");
@@ -320,10 +322,11 @@ static int parse_args(json_t *args, struct bash_args *a, struct moat_tool_result
 	if (v && !json_is_null(v)) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > MOAT_BASH_MAX_TIMEOUT_S)
-			return bad_arg(ret,
-				       "argument 'timeout' must be a whole number of seconds from 1 "
-				       "to %d",
-				       MOAT_BASH_MAX_TIMEOUT_S);
+			return bad_arg(
+			    ret,
+			    "argument 'timeout' must be a whole number of seconds from 1 "
+			    "to %d",
+			    MOAT_BASH_MAX_TIMEOUT_S);
 		a->timeout_s = (long)json_integer_value(v);
 	}
 	return 0;
@@ -479,16 +482,16 @@ static double now_ms(void)
 static const char *sig_name(int sig)
 {
 	static const char *const names[] = {
-	    [SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	  [SIGQUIT] = "SIGQUIT",
-	    [SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
-	    [SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",	  [SIGKILL] = "SIGKILL",
-	    [SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
-	    [SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
-	    [SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT", [SIGSTOP] = "SIGSTOP",
-	    [SIGTSTP] = "SIGTSTP", [SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
-	    [SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",
+	    [SIGHUP] = "SIGHUP",       [SIGINT] = "SIGINT",   [SIGQUIT] = "SIGQUIT",
+	    [SIGILL] = "SIGILL",       [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+	    [SIGBUS] = "SIGBUS",       [SIGFPE] = "SIGFPE",   [SIGKILL] = "SIGKILL",
+	    [SIGUSR1] = "SIGUSR1",     [SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+	    [SIGPIPE] = "SIGPIPE",     [SIGALRM] = "SIGALRM", [SIGTERM] = "SIGTERM",
+	    [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT", [SIGSTOP] = "SIGSTOP",
+	    [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
+	    [SIGURG] = "SIGURG",       [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ",
 	    [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
-	    [SIGIO] = "SIGIO",	   [SIGPWR] = "SIGPWR",	  [SIGSYS] = "SIGSYS",
+	    [SIGIO] = "SIGIO",	       [SIGPWR] = "SIGPWR",   [SIGSYS] = "SIGSYS",
 	};
 
 	if (sig > 0 && (size_t)sig < MOAT_ARRAY_SIZE(names) && names[sig])
@@ -595,7 +598,7 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 			until = backstop;
 		timeout = until > t ? (int)(until - t) + 1 : 0;
 
-#define WATCH(f, i)                                                                               \
+#define WATCH(f, i)                                                                                \
 	do {                                                                                       \
 		pf[np].fd = (f);                                                                   \
 		pf[np].events = POLLIN;                                                            \
@@ -629,8 +632,7 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 			case 2:
 				res_open = drain_result(res_r, br);
 				break;
-			case 3:
-			{
+			case 3: {
 				pid_t w = waitpid(pid, &br->child_status, WNOHANG);
 
 				/* ECHILD: a caller that reaps every child took it */
@@ -709,8 +711,8 @@ static int build_result(const struct bash_run *br, long timeout_s, struct moat_t
 	ret->bytes_out = br->out.total + br->err.total;
 	if (have)
 		moat_strlcpy(ret->sandbox, res->sandbox, sizeof(ret->sandbox));
-	ret->ok = have && res->ran && res->status == 0 && exit_code == 0 && !timed_out &&
-		  !cancelled;
+	ret->ok =
+	    have && res->ran && res->status == 0 && exit_code == 0 && !timed_out && !cancelled;
 
 	if (ret->ok) {
 		ret->error[0] = '\0';
@@ -729,10 +731,11 @@ static int build_result(const struct bash_run *br, long timeout_s, struct moat_t
 			snprintf(ret->error, sizeof(ret->error),
 				 "the sandbox runner did not stop at the timeout and was killed");
 		else if (WIFSIGNALED(st))
-			snprintf(ret->error, sizeof(ret->error),
-				 "the sandbox runner died (%s) before it reported; nothing is known "
-				 "of the command",
-				 sig_name(WTERMSIG(st)));
+			snprintf(
+			    ret->error, sizeof(ret->error),
+			    "the sandbox runner died (%s) before it reported; nothing is known "
+			    "of the command",
+			    sig_name(WTERMSIG(st)));
 		else
 			snprintf(ret->error, sizeof(ret->error),
 				 "the sandbox runner failed before it reported (exit status %d); "
@@ -840,9 +843,8 @@ static int make_argv(const char *command, char ***ret)
 		for (size_t i = 0; i < npieces; i++) {
 			size_t off = i * BASH_ARG_PIECE;
 
-			v[4 + i] = moat_strndup(command + off, len - off < BASH_ARG_PIECE
-								    ? len - off
-								    : BASH_ARG_PIECE);
+			v[4 + i] = moat_strndup(
+			    command + off, len - off < BASH_ARG_PIECE ? len - off : BASH_ARG_PIECE);
 			if (!v[4 + i])
 				break;
 		}
@@ -902,8 +904,8 @@ static int resolve_cwd(const char *ws, const char *arg, char *out, struct moat_t
 	return 0;
 }
 
-int moat_tool_bash(const struct moat_tool_env *env, json_t *args,
-		   const struct moat_tool_call *call, struct moat_tool_result *ret)
+int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct moat_tool_call *call,
+		   struct moat_tool_result *ret)
 {
 	struct bash_args a;
 	struct bash_job job;
@@ -926,7 +928,7 @@ int moat_tool_bash(const struct moat_tool_env *env, json_t *args,
 	/* the workspace: the session's, else the runner's default */
 	if (env->workspace && env->workspace[0] == '/') {
 		moat_strlcpy(ws, env->workspace, sizeof(ws));
-	} else if (!realpath(env->workspace		? env->workspace
+	} else if (!realpath(env->workspace		   ? env->workspace
 			     : env->cfg->sandbox_workspace ? env->cfg->sandbox_workspace
 							   : ".",
 			     ws)) {

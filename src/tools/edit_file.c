@@ -22,31 +22,29 @@ static int read_target(struct moat_fo_target *t, size_t max, struct moat_buf *b,
 		       const char *display, struct moat_tool_result *ret)
 {
 	struct stat st;
-	int pfd, fd, r = 0;
+	int fd, r = 0;
 
-	/* SECURITY: O_PATH first, so a FIFO or device swapped in since the
-	 * check is never opened for reading */
-	pfd = openat(t->dirfd, t->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0)
+	/* SECURITY: t->st said a regular file; O_NOFOLLOW and O_NONBLOCK
+	 * keep a link or a FIFO swapped in since from being followed or
+	 * blocking, and the descriptor must be that same file */
+	fd = openat(t->dirfd, t->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno != ELOOP)
 		return moat_fo_sysfail(ret, errno, display);
-	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->st.st_dev ||
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->st.st_dev ||
 	    st.st_ino != t->st.st_ino || st.st_nlink > 1) {
-		close(pfd);
+		if (fd >= 0)
+			close(fd);
 		return moat_fo_fail(ret, "%.400s changed while it was being opened; try again",
 				    display);
 	}
 	t->st = st;
 	if ((uint64_t)st.st_size > max) {
-		close(pfd);
+		close(fd);
 		return moat_fo_fail(ret,
 				    "%.400s is %lld bytes, over the %zu-byte limit of edit_file; "
 				    "use bash for a file this large",
 				    display, (long long)st.st_size, max);
 	}
-	fd = moat_fo_reopen(pfd, O_RDONLY | O_NONBLOCK);
-	close(pfd);
-	if (fd < 0)
-		return moat_fo_sysfail(ret, -fd, display);
 	if (moat_buf_reserve(b, (size_t)st.st_size + 1) < 0) {
 		close(fd);
 		return moat_fo_sysfail(ret, ENOMEM, display);
@@ -128,8 +126,9 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 		return moat_fo_invalid(ret, "argument 'old_string' of edit_file is empty; give the "
 					    "exact text to replace (write_file creates files)");
 	if (oldn > MOAT_WRITE_MAX_BYTES || newn > MOAT_WRITE_MAX_BYTES)
-		return moat_fo_invalid(ret, "argument '%s' of edit_file is over the limit of %u "
-					    "bytes",
+		return moat_fo_invalid(ret,
+				       "argument '%s' of edit_file is over the limit of %u "
+				       "bytes",
 				       oldn > MOAT_WRITE_MAX_BYTES ? "old_string" : "new_string",
 				       MOAT_WRITE_MAX_BYTES);
 	r = moat_fo_abspath(env, v[0], abs, ret);
@@ -143,8 +142,8 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 		return moat_fo_ret(r);
 	if (!t.exists) {
 		moat_fo_target_close(&t);
-		return moat_fo_ret(moat_fo_fail(
-		    ret, "%.400s does not exist; create it with write_file", abs));
+		return moat_fo_ret(
+		    moat_fo_fail(ret, "%.400s does not exist; create it with write_file", abs));
 	}
 	r = read_target(&t, MOAT_WRITE_MAX_BYTES, &text, abs, ret);
 	if (r)

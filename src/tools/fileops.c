@@ -142,7 +142,8 @@ int moat_fo_args(const char *tool, json_t *args, const struct moat_fo_arg *spec,
 			for (size_t k = 0; k < n && used < sizeof(names); k++)
 				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
 							 k ? ", " : "", spec[k].name);
-			return moat_fo_invalid(ret, "unknown argument '%.100s' for %s (it takes %s)",
+			return moat_fo_invalid(ret,
+					       "unknown argument '%.100s' for %s (it takes %s)",
 					       key, tool, names);
 		}
 		vals[i] = v;
@@ -342,8 +343,8 @@ static int walk(const struct moat_tool_env *env, char *abs, int *ret_fd)
 			if (link[0] == '/')
 				k = snprintf(next, sizeof(next), "%s%s", link, p);
 			else
-				k = snprintf(next, sizeof(next), "%.*s/%s%s", (int)(comp - abs), abs,
-					     link, p);
+				k = snprintf(next, sizeof(next), "%.*s/%s%s", (int)(comp - abs),
+					     abs, link, p);
 			if (k < 0 || (size_t)k >= sizeof(next))
 				return -ENAMETOOLONG;
 			/* (the components before the link were real directories,
@@ -378,7 +379,8 @@ static int resolve(const struct moat_tool_env *env, char *abs, int *ret_fd)
 		 * kernel always does. Magic links (/proc/N/fd) never. */
 		struct open_how how = {
 		    .flags = O_PATH | O_CLOEXEC,
-		    .resolve = RESOLVE_NO_MAGICLINKS | (rl == 1 ? RESOLVE_IN_ROOT : RESOLVE_BENEATH),
+		    .resolve =
+			RESOLVE_NO_MAGICLINKS | (rl == 1 ? RESOLVE_IN_ROOT : RESOLVE_BENEATH),
 		};
 		const char *rel = abs + rl;
 
@@ -454,27 +456,114 @@ static int post_check(const struct moat_tool_env *env, const char *tool, const c
 			    d.reason);
 }
 
-int moat_fo_open(const struct moat_tool_env *env, const char *tool, const char *abs,
-		 int *ret_fd, struct stat *ret_st, char *ret_real, struct moat_tool_result *ret)
+/* The fast path: abs is normalised (no ".", "..", "//") and lies
+ * lexically beneath an allowed root; opened with RESOLVE_NO_SYMLINKS, the
+ * kernel followed no symlink on the way, so what was opened is the object
+ * at exactly that name when it was looked up: its real path is abs, and no
+ * readlink is needed. Any symlink on the way (ELOOP), an old kernel, or
+ * anything unexpected sends the caller to the slow path. */
+static int open_fast(const char *abs, int flags, int *ret_fd)
 {
-	char path[MOAT_PATH_MAX];
-	struct stat st;
-	int fd, r;
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOCTTY),
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (atomic_load_explicit(&no_openat2, memory_order_relaxed))
+		return -ENOSYS;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, abs, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			atomic_store_explicit(&no_openat2, 1, memory_order_relaxed);
+		return -errno;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int wrong_type(struct moat_tool_result *ret, enum moat_fo_want want, mode_t mode,
+		      const char *abs)
+{
+	if (want == MOAT_FO_DIRECTORY)
+		return moat_fo_fail(ret, "%.400s is not a directory; read a file with read_file",
+				    abs);
+	if (S_ISDIR(mode))
+		return moat_fo_fail(ret, "%.400s is a directory; list it with list_directory", abs);
+	return moat_fo_fail(ret,
+			    "%.400s is not a regular file (a FIFO, socket or device); it is not "
+			    "read",
+			    abs);
+}
+
+static bool type_ok(enum moat_fo_want want, mode_t mode)
+{
+	return want == MOAT_FO_DIRECTORY ? S_ISDIR(mode) : S_ISREG(mode);
+}
+
+int moat_fo_open(const struct moat_tool_env *env, const char *tool, const char *abs,
+		 enum moat_fo_want want, int *ret_fd, struct stat *ret_st, char *ret_real,
+		 struct moat_tool_result *ret)
+{
+	char path[MOAT_PATH_MAX], root[MOAT_PATH_MAX];
+	int flags = want == MOAT_FO_DIRECTORY ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
+	struct stat st, st0;
+	size_t rl;
+	int pfd, fd, r;
 
 	if (!env->policy)
 		return moat_fo_invalid(ret, "the tool environment has no policy");
-	moat_strlcpy(path, abs, sizeof(path));
-	r = resolve(env, path, &fd);
+	r = pick_root(env->policy, abs, root, &rl);
 	if (r < 0)
 		return moat_fo_sysfail(ret, -r, abs);
-	r = fd_real_path(fd, ret_real, MOAT_PATH_MAX);
+
+	/* SECURITY: a regular file is looked at before it is opened: opening
+	 * a FIFO would block, opening a device can have effects (O_DIRECTORY
+	 * opens nothing else). The descriptor is then checked to be the same
+	 * file. */
+	if (want == MOAT_FO_DIRECTORY ||
+	    (fstatat(AT_FDCWD, abs, &st0, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st0.st_mode))) {
+		if (open_fast(abs, flags, &fd) == 0) {
+			if (fstat(fd, &st) == 0 && type_ok(want, st.st_mode) &&
+			    (want == MOAT_FO_DIRECTORY ||
+			     (st.st_dev == st0.st_dev && st.st_ino == st0.st_ino))) {
+				moat_strlcpy(ret_real, abs, MOAT_PATH_MAX);
+				goto opened;
+			}
+			close(fd);
+		}
+	}
+
+	/* the slow path: beneath the root, symlinks followed there, the real
+	 * path read back; the type checked on an O_PATH descriptor before the
+	 * file itself is opened */
+	moat_strlcpy(path, abs, sizeof(path));
+	r = resolve(env, path, &pfd);
+	if (r < 0)
+		return moat_fo_sysfail(ret, -r, abs);
+	r = fd_real_path(pfd, ret_real, MOAT_PATH_MAX);
 	if (r < 0) {
-		close(fd);
+		close(pfd);
 		return real_path_fail(ret, r, abs);
 	}
 	r = post_check(env, tool, ret_real, abs, ret);
-	if (r == 0 && fstat(fd, &st) < 0)
+	if (r == 0 && fstat(pfd, &st) < 0)
 		r = moat_fo_sysfail(ret, errno, abs);
+	if (r == 0 && !type_ok(want, st.st_mode))
+		r = wrong_type(ret, want, st.st_mode, abs);
+	if (r) {
+		close(pfd);
+		return r;
+	}
+	fd = moat_fo_reopen(pfd, flags);
+	close(pfd);
+	if (fd < 0)
+		return moat_fo_sysfail(ret, -fd, abs);
+	*ret_fd = fd;
+	*ret_st = st;
+	return 0;
+opened:
+	r = post_check(env, tool, ret_real, abs, ret);
 	if (r) {
 		close(fd);
 		return r;
@@ -519,6 +608,7 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 		size_t dl = (size_t)(slash - path);
 		struct stat st;
 		int pfd, dfd, r, k;
+		size_t rl;
 		ssize_t n;
 
 		if (hops > MOAT_SYMLINK_MAX)
@@ -529,12 +619,21 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 			return moat_fo_sysfail(ret, ENAMETOOLONG, abs);
 		memcpy(dir, path, dl ? dl : 1);
 		dir[dl ? dl : 1] = '\0';
+		r = pick_root(env->policy, dir, rdir, &rl);
+		if (r < 0)
+			return moat_fo_sysfail(ret, -r, abs);
+		/* no symlink on the way: the directory's real path is dir */
+		if (open_fast(dir, O_RDONLY | O_DIRECTORY, &dfd) == 0) {
+			moat_strlcpy(rdir, dir, sizeof(rdir));
+			goto dir_open;
+		}
 		r = resolve(env, dir, &pfd);
 		if (r == -ENOENT)
-			return moat_fo_fail(ret,
-					    "the directory of %.400s does not exist (the file tools "
-					    "do not create directories)",
-					    abs);
+			return moat_fo_fail(
+			    ret,
+			    "the directory of %.400s does not exist (the file tools "
+			    "do not create directories)",
+			    abs);
 		if (r < 0)
 			return moat_fo_sysfail(ret, -r, abs);
 		dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -547,6 +646,7 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 			close(dfd);
 			return real_path_fail(ret, r, abs);
 		}
+	dir_open:
 		k = snprintf(t->real, sizeof(t->real), "%s/%s", strcmp(rdir, "/") ? rdir : "",
 			     name);
 		if (k < 0 || (size_t)k >= sizeof(t->real)) {
@@ -585,7 +685,8 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 			k = link[0] == '/' ? snprintf(next, sizeof(next), "%s", link)
 					   : snprintf(next, sizeof(next), "%s/%s", rdir, link);
 			if (k < 0 || (size_t)k >= sizeof(next) ||
-			    moat_path_normalize_posix(next, (size_t)k, NULL, path, sizeof(path)) < 0)
+			    moat_path_normalize_posix(next, (size_t)k, NULL, path, sizeof(path)) <
+				0)
 				return moat_fo_sysfail(ret, ENAMETOOLONG, abs);
 			continue;
 		}
@@ -693,10 +794,11 @@ int moat_fo_replace(struct moat_fo_target *t, const char *data, size_t len, bool
 		if (fstatat(t->dirfd, t->name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (t->exists ? !same_file(&now, &t->st) : true)) {
 			unlinkat(t->dirfd, tmp, 0);
-			return moat_fo_fail(ret,
-					    "%.400s changed while it was being edited; read it again "
-					    "and retry",
-					    display);
+			return moat_fo_fail(
+			    ret,
+			    "%.400s changed while it was being edited; read it again "
+			    "and retry",
+			    display);
 		}
 	}
 	if (r == 0 && renameat(t->dirfd, tmp, t->dirfd, t->name) < 0)
@@ -723,15 +825,31 @@ size_t moat_fo_utf8_valid_prefix(const char *s, size_t n)
 		uint32_t cp;
 		size_t k;
 
-		/* eight ASCII bytes without a NUL at a time */
-		if (c < 0x80 && i + 8 <= n) {
-			uint64_t w;
+		/* ASCII without a NUL, 32 then 8 bytes at a time: a byte is
+		 * neither when its top bit is clear and it is not zero */
+		if (c < 0x80) {
+			const uint64_t ones = 0x0101010101010101ull, tops = 0x8080808080808080ull;
+			uint64_t w[4];
 
-			memcpy(&w, p + i, 8);
-			if (!((w | ((w - 0x0101010101010101ull) & ~w)) & 0x8080808080808080ull)) {
-				i += 8;
-				continue;
+			while (i + 32 <= n) {
+				memcpy(w, p + i, 32);
+				if (((w[0] | ((w[0] - ones) & ~w[0])) |
+				     (w[1] | ((w[1] - ones) & ~w[1])) |
+				     (w[2] | ((w[2] - ones) & ~w[2])) |
+				     (w[3] | ((w[3] - ones) & ~w[3]))) &
+				    tops)
+					break;
+				i += 32;
 			}
+			while (i + 8 <= n) {
+				memcpy(w, p + i, 8);
+				if ((w[0] | ((w[0] - ones) & ~w[0])) & tops)
+					break;
+				i += 8;
+			}
+			if (i >= n)
+				break;
+			c = p[i];
 		}
 		if (c >= 0x01 && c < 0x80) {
 			i++;

@@ -34,10 +34,10 @@ static inline int moat_fo_ret(int r)
 
 /* ret->ok = false and ret->error = the sentence; returns MOAT_FO_FAILED. */
 int moat_fo_fail(struct moat_tool_result *ret, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* ret->error = the sentence; returns -EINVAL. */
 int moat_fo_invalid(struct moat_tool_result *ret, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* A failed system call on path, as a sentence ("... does not exist").
  * err is a positive errno. MOAT_FO_FAILED, or -ENOMEM for ENOMEM. */
 int moat_fo_sysfail(struct moat_tool_result *ret, int err, const char *path);
@@ -68,11 +68,19 @@ int moat_fo_abspath(const struct moat_tool_env *env, json_t *path, char *out,
 
 /* ---- opening ---- */
 
-/* Open what abs names (symlinks followed, beneath the allowed roots) as an
- * O_PATH descriptor, fstat it, and check its real path against the policy
- * for tool. ret_real (MOAT_PATH_MAX bytes) receives the real path. */
+enum moat_fo_want {
+	MOAT_FO_REGULAR,   /* opened O_RDONLY|O_NONBLOCK */
+	MOAT_FO_DIRECTORY, /* opened O_RDONLY|O_DIRECTORY */
+};
+
+/* Open what abs names for reading (symlinks followed, beneath the allowed
+ * roots) and check its real path against the policy for tool; refuse
+ * anything but want, with a sentence saying what it is. A regular file is
+ * never opened before its type is known (FIFOs, devices). ret_real
+ * (MOAT_PATH_MAX bytes) receives the real path. */
 int moat_fo_open(const struct moat_tool_env *env, const char *tool, const char *abs,
-		 int *ret_fd, struct stat *ret_st, char *ret_real, struct moat_tool_result *ret);
+		 enum moat_fo_want want, int *ret_fd, struct stat *ret_st, char *ret_real,
+		 struct moat_tool_result *ret);
 
 /* Reopen an O_PATH descriptor with flags (through /proc/self/fd): the same
  * file, whatever its name now means. Returns the new fd or -errno. */
@@ -80,10 +88,10 @@ int moat_fo_reopen(int opath_fd, int flags);
 
 /* Where a write goes: a directory descriptor and one name in it. */
 struct moat_fo_target {
-	int dirfd;		    /* O_RDONLY|O_DIRECTORY, -1 when not open */
-	char name[NAME_MAX + 1];    /* one component, never a symlink when checked */
-	char real[MOAT_PATH_MAX];   /* real path of dirfd + "/" + name, policy-checked */
-	bool exists;		    /* name is an existing regular file, st its status */
+	int dirfd;		  /* O_RDONLY|O_DIRECTORY, -1 when not open */
+	char name[NAME_MAX + 1];  /* one component, never a symlink when checked */
+	char real[MOAT_PATH_MAX]; /* real path of dirfd + "/" + name, policy-checked */
+	bool exists;		  /* name is an existing regular file, st its status */
 	struct stat st;
 };
 

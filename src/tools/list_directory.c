@@ -169,9 +169,9 @@ static int list(int dfd, const char *abs, struct moat_tool_result *ret)
 		}
 		if (strcmp(type, "dir"))
 			moat_buf_putc(&out, '\n');
-		if (esc.oom || json_array_append_new(entries, json_pack("{s:s, s:s, s:I}", "name",
-									 esc.data, "type", type,
-									 "size", (json_int_t)size)) < 0) {
+		if (esc.oom || json_array_append_new(
+				   entries, json_pack("{s:s, s:s, s:I}", "name", esc.data, "type",
+						      type, "size", (json_int_t)size)) < 0) {
 			r = moat_fo_sysfail(ret, ENOMEM, abs);
 			goto out;
 		}
@@ -219,7 +219,7 @@ int moat_tool_list_directory(const struct moat_tool_env *env, json_t *args,
 	json_t *v[MOAT_ARRAY_SIZE(spec)];
 	char abs[MOAT_PATH_MAX], real[MOAT_PATH_MAX];
 	struct stat st;
-	int pfd, dfd, r;
+	int dfd, r;
 
 	(void)call;
 	moat_tool_result_init(ret);
@@ -229,18 +229,8 @@ int moat_tool_list_directory(const struct moat_tool_env *env, json_t *args,
 	r = moat_fo_abspath(env, v[0], abs, ret);
 	if (r)
 		return moat_fo_ret(r);
-	r = moat_fo_open(env, "list_directory", abs, &pfd, &st, real, ret);
+	r = moat_fo_open(env, "list_directory", abs, MOAT_FO_DIRECTORY, &dfd, &st, real, ret);
 	if (r)
 		return moat_fo_ret(r);
-	if (!S_ISDIR(st.st_mode)) {
-		close(pfd);
-		return moat_fo_ret(moat_fo_fail(
-		    ret, "%.400s is not a directory; read a file with read_file", abs));
-	}
-	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	r = dfd < 0 ? errno : 0;
-	close(pfd);
-	if (r)
-		return moat_fo_ret(moat_fo_sysfail(ret, r, abs));
 	return moat_fo_ret(list(dfd, abs, ret));
 }

@@ -17,12 +17,9 @@ static const struct {
 	const char *name;
 	enum moat_tool_kind kind;
 } names[] = {
-    {"read_file", MOAT_TOOL_READ_FILE},
-    {"write_file", MOAT_TOOL_WRITE_FILE},
-    {"edit_file", MOAT_TOOL_EDIT_FILE},
-    {"list_directory", MOAT_TOOL_LIST_DIRECTORY},
-    {"bash", MOAT_TOOL_BASH},
-    {"run_shell_command", MOAT_TOOL_BASH},
+    {"read_file", MOAT_TOOL_READ_FILE}, {"write_file", MOAT_TOOL_WRITE_FILE},
+    {"edit_file", MOAT_TOOL_EDIT_FILE}, {"list_directory", MOAT_TOOL_LIST_DIRECTORY},
+    {"bash", MOAT_TOOL_BASH},		{"run_shell_command", MOAT_TOOL_BASH},
 };
 
 enum moat_tool_kind moat_tool_lookup(const char *name)
@@ -44,8 +41,20 @@ const char *moat_tool_name(enum moat_tool_kind k)
 
 void moat_tool_result_init(struct moat_tool_result *r)
 {
-	memset(r, 0, sizeof(*r));
+	/* (field by field: the text buffers need only be empty strings, and
+	 * zeroing 2.5 KiB three times a call shows in a 4 KiB read) */
+	r->ok = false;
+	r->output = NULL;
+	r->output_len = 0;
+	r->error[0] = '\0';
+	r->data = NULL;
 	r->exit_code = -1;
+	r->signal = 0;
+	r->timed_out = false;
+	r->cancelled = false;
+	r->duration_ms = 0;
+	r->bytes_out = 0;
+	r->sandbox[0] = '\0';
 }
 
 void moat_tool_result_release(struct moat_tool_result *r)
@@ -79,7 +88,8 @@ int moat_tool_run(const struct moat_tool_env *env, enum moat_tool_kind k, json_t
 		return -EINVAL;
 	}
 	if (!json_is_object(args)) {
-		snprintf(ret->error, sizeof(ret->error), "the arguments of %s must be a JSON object",
+		snprintf(ret->error, sizeof(ret->error),
+			 "the arguments of %s must be a JSON object",
 			 moat_tool_name(k) ? moat_tool_name(k) : "a tool");
 		return -EINVAL;
 	}

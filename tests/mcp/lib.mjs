@@ -92,6 +92,9 @@ export function serverParams(w, extra = []) {
 			HOME: w.home,
 			XDG_CONFIG_HOME: path.join(w.home, '.config'),
 			XDG_STATE_HOME: path.join(w.home, '.state'),
+			// sanitizer builds report through these
+			...Object.fromEntries(['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']
+				.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]])),
 		},
 		cwd: w.ws,
 		stderr: 'pipe',

@@ -92,9 +92,18 @@ static int bash(struct moat_tool_result *r, const char *cmd, const char *extra)
 	return ret;
 }
 
+/* A string field of data; "" when there is none, so a failing call fails
+ * its checks instead of crashing the test. */
 static const char *dstr(const struct moat_tool_result *r, const char *k)
 {
-	return json_string_value(json_object_get(r->data, k));
+	const char *s = json_string_value(json_object_get(r->data, k));
+
+	return s ? s : "";
+}
+
+static const char *text(const struct moat_tool_result *r)
+{
+	return r->output ? r->output : "";
 }
 
 static long long dint(const struct moat_tool_result *r, const char *k)
@@ -229,7 +238,7 @@ static void test_basics(void)
 
 	CHECK_INT(bash(&r, "echo hi", NULL), 0);
 	CHECK(r.ok);
-	CHECK_STR(r.output, "hi\n");
+	CHECK_STR(text(&r), "hi\n");
 	CHECK_INT(r.output_len, 3);
 	CHECK_STR(dstr(&r, "stdout"), "hi\n");
 	CHECK_STR(dstr(&r, "stderr"), "");
@@ -252,15 +261,16 @@ static void test_basics(void)
 	CHECK_INT(r.exit_code, 3);
 	CHECK_STR(dstr(&r, "stdout"), "out\n");
 	CHECK_STR(dstr(&r, "stderr"), "err\n");
-	CHECK_STR(r.output, "out\n[stderr]\nerr\n[exit code 3]");
+	CHECK_STR(text(&r), "out\n[stderr]\nerr\n[exit code 3]");
 	CHECK(strstr(r.error, "status 3") != NULL);
 	result_clear(&r);
 
 	/* killed by a signal (the first process of a PID namespace ignores
 	 * signals sent from inside it: a fault, which the kernel forces) */
 	if (access("/usr/bin/python3", X_OK) == 0) {
-		CHECK_INT(bash(&r, "echo dying; exec /usr/bin/python3 -c 'import ctypes; "
-				   "ctypes.string_at(0)'",
+		CHECK_INT(bash(&r,
+			       "echo dying; exec /usr/bin/python3 -c 'import ctypes; "
+			       "ctypes.string_at(0)'",
 			       NULL),
 			  0);
 		CHECK(!r.ok);
@@ -288,8 +298,9 @@ static void test_basics(void)
 
 	/* stdin is /dev/null; the command sees only 0, 1 and 2 (ls's own
 	 * directory is the 3) and no secret variable */
-	CHECK_INT(bash(&r, "cat; readlink /proc/self/fd/0; ls /proc/self/fd | tr '\\n' ' '; "
-			   "env | grep -c SECRET9",
+	CHECK_INT(bash(&r,
+		       "cat; readlink /proc/self/fd/0; ls /proc/self/fd | tr '\\n' ' '; "
+		       "env | grep -c SECRET9",
 		       NULL),
 		  0);
 	CHECK_STR(dstr(&r, "stdout"), "/dev/null\n0 1 2 3 0\n");
@@ -310,7 +321,7 @@ static void test_basics(void)
 
 	/* the secrets of the home directory stay masked */
 	CHECK_INT(bash(&r, "cat ~/.ssh/id_rsa", NULL), 0);
-	CHECK(!strstr(r.output, "SECRET1"));
+	CHECK(!strstr(text(&r), "SECRET1"));
 	CHECK(!r.ok);
 	result_clear(&r);
 }
@@ -347,7 +358,7 @@ static void test_caps(void)
 	CHECK(r.ok);
 	CHECK_INT(strlen(dstr(&r, "stdout")), 100);
 	CHECK(!dtrue(&r, "stdout_truncated"));
-	CHECK(!strstr(r.output, "truncated"));
+	CHECK(!strstr(text(&r), "truncated"));
 	result_clear(&r);
 
 	/* one byte over: the head and the tail, the middle byte dropped, a marker */
@@ -370,7 +381,7 @@ static void test_caps(void)
 	CHECK(s && strlen(s) > 50 && !strcmp(s + strlen(s) - 49, want));
 	CHECK(s && strstr(s, "[moat: stdout truncated: 1 of 101 bytes omitted here; the first 50 "
 			     "and the last 50 bytes are shown]") != NULL);
-	CHECK(strstr(r.output, "stdout truncated") != NULL);
+	CHECK(strstr(text(&r), "stdout truncated") != NULL);
 	CHECK_STR(dstr(&r, "stderr"), "E\n");
 	result_clear(&r);
 
@@ -391,8 +402,9 @@ static void test_caps(void)
 
 	/* the default cap, a large stream */
 	e.output_cap = 0;
-	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"head -c 1048576 /dev/zero | tr '\\\\0' x\"}"),
-		  0);
+	CHECK_INT(
+	    bash_env(&e, NULL, &r, "{\"command\": \"head -c 1048576 /dev/zero | tr '\\\\0' x\"}"),
+	    0);
 	CHECK_INT(dint(&r, "stdout_bytes"), 1048576);
 	CHECK(dtrue(&r, "stdout_truncated"));
 	s = dstr(&r, "stdout");
@@ -408,7 +420,8 @@ static void test_args(void)
 	size_t n = MOAT_BASH_MAX_COMMAND;
 
 	env_for(&e, cfg_default);
-	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"bogus\": 1, \"x\": 2}"), -EINVAL);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\", \"bogus\": 1, \"x\": 2}"),
+		  -EINVAL);
 	CHECK(strstr(r.error, "'bogus'") && strstr(r.error, "'x'"));
 	result_clear(&r);
 	CHECK_INT(bash_env(&e, NULL, &r, "{}"), -EINVAL);
@@ -461,7 +474,7 @@ static void test_args(void)
 		CHECKF(r.ok, "a command of exactly MOAT_BASH_MAX_COMMAND bytes runs (%s)", r.error);
 		CHECKF(dstr(&r, "stdout") && !strncmp(dstr(&r, "stdout"), "ok\n", 3) &&
 			   strtol(dstr(&r, "stdout") + 3, NULL, 10) == (long)k,
-		       "the long command arrived whole (%.40s)", r.output);
+		       "the long command arrived whole (%.40s)", text(&r));
 		result_clear(&r);
 		free(sj);
 		/* one byte more */
@@ -538,21 +551,23 @@ static void test_timeout(void)
 	struct moat_tool_result r;
 
 	CHECK(procs_with("777101") == 0);
-	CHECK_INT(bash(&r, "sleep 777101 & (sleep 777102 &); sleep 777103; echo never",
-		       "\"timeout\": 1"),
-		  0);
+	CHECK_INT(
+	    bash(&r, "sleep 777101 & (sleep 777102 &); sleep 777103; echo never", "\"timeout\": 1"),
+	    0);
 	CHECK(!r.ok);
 	CHECK(r.timed_out);
 	CHECK(dtrue(&r, "timed_out"));
 	CHECK(strstr(r.error, "timed out after 1 s") != NULL);
-	CHECK(!strstr(r.output, "never"));
+	CHECK(!strstr(text(&r), "never"));
 	CHECKF(procs_with("sleep 77710") == 0, "no process of the tree survives the timeout");
 	result_clear(&r);
 }
 
+/* Cancel once the command is running: its marker process is in the
+ * process table (no timing assumption). */
 struct canceller {
 	int fd;
-	unsigned delay_ms;
+	const char *tag;
 };
 
 static void *cancel_later(void *arg)
@@ -560,7 +575,8 @@ static void *cancel_later(void *arg)
 	struct canceller *c = arg;
 	uint64_t one = 1;
 
-	usleep(c->delay_ms * 1000);
+	for (int i = 0; i < 3000 && procs_with(c->tag) == 0; i++)
+		usleep(10000);
 	if (write(c->fd, &one, sizeof(one)) != sizeof(one))
 		abort();
 	return NULL;
@@ -574,11 +590,12 @@ static void test_cancel(void)
 	struct canceller c;
 	pthread_t th;
 	char p[PATH_MAX + 64], cmd[PATH_MAX + 200];
+	uint64_t drained;
 
 	env_for(&e, cfg_default);
 	call.cancel_fd = eventfd(0, EFD_CLOEXEC);
 	c.fd = call.cancel_fd;
-	c.delay_ms = 300;
+	c.tag = "sleep 777203";
 	pthread_create(&th, NULL, cancel_later, &c);
 	CHECK_INT(bash_env(&e, &call, &r,
 			   "{\"command\": \"sleep 777201 & (sleep 777202 &); sleep 777203; echo "
@@ -590,16 +607,20 @@ static void test_cancel(void)
 	CHECK(dtrue(&r, "cancelled"));
 	CHECK(!r.timed_out);
 	CHECK(strstr(r.error, "cancelled") != NULL);
+	CHECK(!strstr(r.error, "before the command started"));
 	CHECKF(procs_with("sleep 77720") == 0, "no process of the tree survives the cancel");
 	result_clear(&r);
+	CHECK(read(call.cancel_fd, &drained, sizeof(drained)) == sizeof(drained));
 
-	/* a shell that traps TERM is killed after the grace period */
+	/* a shell that ignores TERM is killed all the same */
+	c.tag = "sleep 777302";
 	pthread_create(&th, NULL, cancel_later, &c);
-	CHECK_INT(bash_env(&e, &call, &r,
-			   "{\"command\": \"trap '' TERM; sleep 777301 & sleep 777302\"}"),
-		  0);
+	CHECK_INT(
+	    bash_env(&e, &call, &r, "{\"command\": \"trap '' TERM; sleep 777301 & sleep 777302\"}"),
+	    0);
 	pthread_join(th, NULL);
 	CHECK(r.cancelled);
+	CHECK(!strstr(r.error, "before the command started"));
 	CHECKF(procs_with("sleep 77730") == 0, "no process survives a shell that ignores TERM");
 	result_clear(&r);
 
@@ -683,13 +704,13 @@ static void test_network(void)
 	/* the control: the default profile allows the network */
 	env_for(&e, cfg_default);
 	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
-	CHECKF(accepted(s) == 1, "the default profile reaches the listener (%s)", r.output);
+	CHECKF(accepted(s) == 1, "the default profile reaches the listener (%s)", text(&r));
 	result_clear(&r);
 
 	env_for(&e, nonet);
 	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
 	CHECK(!r.ok);
-	CHECK(!strstr(r.output, "connected"));
+	CHECK(!strstr(text(&r), "connected"));
 	CHECK(strstr(r.sandbox, "\"profile\":\"workspace-write-no-network\"") != NULL);
 	CHECK(strstr(r.sandbox, "\"network\":\"deny\"") != NULL);
 	CHECKF(accepted(s) == 0, "no connection under workspace-write-no-network");

@@ -165,9 +165,8 @@ static void fx_free(struct fx *f)
 	nftw(f->base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-__attribute__((format(printf, 4, 5))) static int tool(struct fx *f, enum moat_tool_kind k,
-						      struct moat_tool_result *res,
-						      const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int
+tool(struct fx *f, enum moat_tool_kind k, struct moat_tool_result *res, const char *fmt, ...)
 {
 	char *text;
 	va_list ap;
@@ -353,8 +352,9 @@ static void test_links(struct fx *f)
 	}
 	CHECK_INT(tool(f, MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"dir_esc\"}"), 0);
 	CHECKF(!r.ok && !has(r.output, "canary"), "%s: list through a link out refused", cfg);
-	CHECK_INT(tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"dir_esc/new\", \"content\": \"x\"}"),
-		  0);
+	CHECK_INT(
+	    tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"dir_esc/new\", \"content\": \"x\"}"),
+	    0);
 	CHECKF(!r.ok, "%s: new file through a directory link out refused", cfg);
 	CHECK(file_is(canary, CANARY, strlen(CANARY)));
 	CHECKF(count_entries(f->out) == 1, "%s: nothing was created outside", cfg);
@@ -371,9 +371,10 @@ static void test_links(struct fx *f)
 
 		CHECKF(lstat(p, &st) == 0 && S_ISLNK(st.st_mode), "%s: the link stays a link", cfg);
 	}
-	CHECK_INT(tool(f, MOAT_TOOL_EDIT_FILE, &r,
-		       "{\"path\": \"sub/deep\", \"old_string\": \"NEW\", \"new_string\": \"OLD\"}"),
-		  0);
+	CHECK_INT(
+	    tool(f, MOAT_TOOL_EDIT_FILE, &r,
+		 "{\"path\": \"sub/deep\", \"old_string\": \"NEW\", \"new_string\": \"OLD\"}"),
+	    0);
 	CHECK(r.ok);
 	path_of(p, f->ws, "in.txt");
 	CHECK(file_is(p, "OLD\n", 4));
@@ -401,11 +402,13 @@ static void test_links(struct fx *f)
 	put(p, "HARDLINK-CANARY\n", 16);
 	path_of(q, f->ws, "hl");
 	CHECK(link(p, q) == 0);
-	CHECK_INT(tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"hl\", \"content\": \"PWNED\"}"), 0);
-	CHECKF(!r.ok && has(r.error, "hard link"), "%s: write to a hard link refused", cfg);
-	CHECK_INT(tool(f, MOAT_TOOL_EDIT_FILE, &r,
-		       "{\"path\": \"hl\", \"old_string\": \"HARDLINK\", \"new_string\": \"PWNED\"}"),
+	CHECK_INT(tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"hl\", \"content\": \"PWNED\"}"),
 		  0);
+	CHECKF(!r.ok && has(r.error, "hard link"), "%s: write to a hard link refused", cfg);
+	CHECK_INT(
+	    tool(f, MOAT_TOOL_EDIT_FILE, &r,
+		 "{\"path\": \"hl\", \"old_string\": \"HARDLINK\", \"new_string\": \"PWNED\"}"),
+	    0);
 	CHECKF(!r.ok && has(r.error, "hard link"), "%s: edit of a hard link refused", cfg);
 	CHECK(file_is(p, "HARDLINK-CANARY\n", 16));
 	CHECK(file_is(q, "HARDLINK-CANARY\n", 16));
@@ -427,8 +430,9 @@ static void test_links(struct fx *f)
 		CHECK(mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0);
 		CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"null\"}"), 0);
 		CHECK(!r.ok && has(r.error, "not a regular file"));
-		CHECK_INT(tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"null\", \"content\": \"x\"}"),
-			  0);
+		CHECK_INT(
+		    tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"null\", \"content\": \"x\"}"),
+		    0);
 		CHECK(!r.ok && has(r.error, "not a regular file"));
 	}
 	CHECK(file_is(canary, CANARY, strlen(CANARY)));
@@ -439,7 +443,7 @@ static void test_links(struct fx *f)
 
 struct swapper {
 	char a[PATH_MAX], b[PATH_MAX]; /* exchanged again and again */
-	char link_target[PATH_MAX];	/* re-made at b when writes replaced the link */
+	char link_target[PATH_MAX];    /* re-made at b when writes replaced the link */
 	char tmp[PATH_MAX];
 	atomic_bool stop;
 	atomic_long swaps;
@@ -505,7 +509,7 @@ static void race_reads(struct fx *f, struct swapper *s, const char *arg, const c
 
 	moat_tool_result_init(&r);
 	swap_start(s, &t);
-	for (int i = 0; i < read_rounds; i++) {
+	for (int i = 0; i < read_rounds || (oks == 0 && i < 4 * read_rounds); i++) {
 		tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"%s\", \"raw\": true}", arg);
 		if (has(r.output, "CANARY") || has(r.error, "CANARY"))
 			leaks++;
@@ -516,11 +520,12 @@ static void race_reads(struct fx *f, struct swapper *s, const char *arg, const c
 	}
 	swaps = swap_stop(s, t);
 	swap_settle(s);
-	CHECKF(leaks == 0, "%s, %s: read_file leaked the canary %d times in %d (%d read, %d "
-			   "refused, %ld swaps)",
-	       cfg, what, leaks, read_rounds, oks, refused, swaps);
-	CHECKF(oks > 0 && swaps > 0, "%s, %s: the race ran (%d reads of the real file)", cfg,
-	       what, oks);
+	CHECKF(leaks == 0,
+	       "%s, %s: read_file leaked the canary %d times in %d (%d read, %d "
+	       "refused, %ld swaps)",
+	       cfg, what, leaks, leaks + oks + refused, oks, refused, swaps);
+	CHECKF(oks > 0 && swaps > 0, "%s, %s: the race ran (%d reads of the real file)", cfg, what,
+	       oks);
 	moat_tool_result_release(&r);
 }
 
@@ -563,15 +568,16 @@ static void race_writes(struct fx *f, struct swapper *s, const char *arg, const 
 	moat_tool_result_init(&r);
 	path_of(canary, f->out, "canary");
 	swap_start(s, &t);
-	for (int i = 0; i < write_rounds; i++) {
+	/* (more rounds until one lands inside: proof the race ran both ways) */
+	for (int i = 0; i < write_rounds || (oks == 0 && i < 8 * write_rounds); i++) {
 		if (i & 1)
 			tool(f, MOAT_TOOL_EDIT_FILE, &r,
 			     "{\"path\": \"%s\", \"old_string\": \"CANARY\", \"new_string\": "
 			     "\"PWNED\"}",
 			     arg);
 		else
-			tool(f, MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"%s\", \"content\": \"PWNED\"}",
-			     arg);
+			tool(f, MOAT_TOOL_WRITE_FILE, &r,
+			     "{\"path\": \"%s\", \"content\": \"PWNED\"}", arg);
 		oks += r.ok;
 	}
 	swap_stop(s, t);
@@ -702,8 +708,9 @@ static void test_kill9(struct fx *f)
 				closedir(d);
 		}
 	}
-	CHECKF(torn == 0, "kill -9 mid-write: the file is always the old or the new content "
-			  "(%d torn, %d A, %d B in %d rounds)",
+	CHECKF(torn == 0,
+	       "kill -9 mid-write: the file is always the old or the new content "
+	       "(%d torn, %d A, %d B in %d rounds)",
 	       torn, olds, news, KILL_ROUNDS);
 	CHECKF(temps > 0, "kill -9 landed mid-write at least once (%d temporary files left)",
 	       temps);

@@ -192,8 +192,9 @@ static void test_statuses(void)
 	CHECK(res.ran);
 
 	req_init(&rq, NULL);
-	CHECK_INT(run_sh(&rq, &res, "exec /usr/bin/python3 -c 'import ctypes; ctypes.string_at(0)' "
-				    "2>/dev/null"),
+	CHECK_INT(run_sh(&rq, &res,
+			 "exec /usr/bin/python3 -c 'import ctypes; ctypes.string_at(0)' "
+			 "2>/dev/null"),
 		  0);
 	if (access("/usr/bin/python3", X_OK) == 0) {
 		CHECK_INT(res.status, 128 + 11);
@@ -306,9 +307,9 @@ static void test_refusals(void)
  * be tightened. */
 static void test_timeout_layer(void)
 {
-	struct moat_config *c = config(
-	    "{\"sandbox\": {\"profiles\": {\"strict\": {\"extends\": \"workspace-write\", "
-	    "\"timeout_s\": 5, \"immutable\": [\"process\"]}}}}");
+	struct moat_config *c =
+	    config("{\"sandbox\": {\"profiles\": {\"strict\": {\"extends\": \"workspace-write\", "
+		   "\"timeout_s\": 5, \"immutable\": [\"process\"]}}}}");
 	struct moat_run_request rq;
 	struct moat_run_result res;
 

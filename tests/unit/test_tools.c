@@ -108,9 +108,8 @@ static int mode_of(const char *rel)
 }
 
 /* Run a tool on arguments given as JSON text. */
-__attribute__((format(printf, 3, 4))) static int run(enum moat_tool_kind k,
-						     struct moat_tool_result *res,
-						     const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+run(enum moat_tool_kind k, struct moat_tool_result *res, const char *fmt, ...)
 {
 	char *text;
 	va_list ap;
@@ -239,8 +238,7 @@ static void test_args(void)
 	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"offset\": -1}"),
 		  -EINVAL);
 	CHECK(has(r.error, "'offset'"));
-	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"limit\": 0}"),
-		  -EINVAL);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"limit\": 0}"), -EINVAL);
 	CHECK(has(r.error, "'limit'"));
 	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"args.txt\", \"raw\": 1}"), -EINVAL);
 	CHECK(has(r.error, "'raw'"));
@@ -301,14 +299,14 @@ static void test_read(void)
 	}
 	CHECK_STR(r.output, "alpha\nbeta\ngamma\n");
 	/* offset and limit */
-	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 2, \"limit\": 1}"),
-		  0);
+	CHECK_INT(
+	    run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 2, \"limit\": 1}"), 0);
 	CHECK_STR(r.output, "     2\tbeta\n[truncated: 1 lines shown; read on with offset=3]\n");
 	CHECK(json_integer_value(json_object_get(r.data, "next_offset")) == 3);
 	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 3}"), 0);
 	CHECK_STR(r.output, "     3\tgamma\n");
-	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 0, \"limit\": 3}"),
-		  0);
+	CHECK_INT(
+	    run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"r.txt\", \"offset\": 0, \"limit\": 3}"), 0);
 	CHECK_STR(r.output, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
 	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r,
 		      "{\"path\": \"r.txt\", \"offset\": 2, \"limit\": 5, \"raw\": true}"),
@@ -492,19 +490,21 @@ static void test_write(void)
 		CHECK(file_is("new.txt", "two\n"));
 		CHECK_INT(mode_of("new.txt"), 0600);
 		chmod(p, 0755);
-		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"\"}"),
-			  0);
+		CHECK_INT(
+		    run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"\"}"), 0);
 		CHECK(r.ok && file_is("new.txt", ""));
 		CHECK_INT(mode_of("new.txt"), 0755);
 		chmod(p, 06755);
-		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"s\"}"),
-			  0);
+		CHECK_INT(
+		    run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"new.txt\", \"content\": \"s\"}"),
+		    0);
 		CHECK_INT(mode_of("new.txt"), 0755);
 	}
 	/* UTF-8 and escapes reach the disk as they are */
-	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
-		      "{\"path\": \"sub/../u.txt\", \"content\": \"caf\\u00e9\\t\\\"q\\\"\\r\\n\"}"),
-		  0);
+	CHECK_INT(
+	    run(MOAT_TOOL_WRITE_FILE, &r,
+		"{\"path\": \"sub/../u.txt\", \"content\": \"caf\\u00e9\\t\\\"q\\\"\\r\\n\"}"),
+	    0);
 	CHECK(file_is("u.txt", "caf\xc3\xa9\t\"q\"\r\n"));
 	/* refusals */
 	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"nodir/x.txt\", \"content\": \"x\"}"),
@@ -520,8 +520,9 @@ static void test_write(void)
 	CHECK(!r.ok && has(r.error, "is a directory"));
 	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"fifo\", \"content\": \"x\"}"), 0);
 	CHECK(!r.ok && has(r.error, "not a regular file"));
-	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"/tmp/moat-outside\", \"content\": \"x\"}"),
-		  0);
+	CHECK_INT(
+	    run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"/tmp/moat-outside\", \"content\": \"x\"}"),
+	    0);
 	CHECK(!r.ok && has(r.error, "outside the allowed"));
 	CHECK(access("/tmp/moat-outside", F_OK) < 0);
 	CHECK_INT(count_temps(), 0);
