@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 echo "## Policy (bench/policy.sh)"
 echo
 bench/policy.sh "$build"
+if [ -x bench/pipeline.sh ]; then
+	echo
+	echo "## Pipeline (bench/pipeline.sh)"
+	echo
+	bench/pipeline.sh "$build"
+fi
 if [ -x bench/sandbox.sh ]; then
 	echo
 	echo "## Sandbox start-up (bench/sandbox.sh)"

@@ -100,42 +100,43 @@ int moat_buf_printf(struct moat_buf *b, const char *fmt, ...)
 int moat_buf_json_str(struct moat_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i, start = 0;
+	char *o;
 
-	moat_buf_putc(b, '"');
-	for (i = 0; i < n; i++) {
+	/* worst case: every byte becomes \u00XX; reserve once, then write */
+	if (n > (SIZE_MAX - 8) / 6 || moat_buf_reserve(b, 6 * n + 2) < 0) {
+		b->oom = true;
+		return -ENOMEM;
+	}
+	o = b->data + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		const char *esc = NULL;
-		char u[7];
 
-		switch (c) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				u[0] = '\\';
-				u[1] = 'u';
-				u[2] = '0';
-				u[3] = '0';
-				u[4] = hex[c >> 4];
-				u[5] = hex[c & 15];
-				u[6] = '\0';
-				esc = u;
-			}
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) {
+			*o++ = (char)c;
+			continue;
 		}
-		if (esc) {
-			moat_buf_append(b, s + start, i - start);
-			moat_buf_puts(b, esc);
-			start = i + 1;
+		*o++ = '\\';
+		switch (c) {
+		case '"': *o++ = '"'; break;
+		case '\\': *o++ = '\\'; break;
+		case '\n': *o++ = 'n'; break;
+		case '\r': *o++ = 'r'; break;
+		case '\t': *o++ = 't'; break;
+		case '\b': *o++ = 'b'; break;
+		case '\f': *o++ = 'f'; break;
+		default:
+			*o++ = 'u';
+			*o++ = '0';
+			*o++ = '0';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
 		}
 	}
-	moat_buf_append(b, s + start, n - start);
-	return moat_buf_putc(b, '"');
+	*o++ = '"';
+	*o = '\0';
+	b->len = (size_t)(o - b->data);
+	return 0;
 }
 
 char *moat_buf_steal(struct moat_buf *b)
@@ -222,6 +223,17 @@ bool moat_utf8_valid(const char *str, size_t n)
 		uint32_t cp;
 		int len;
 
+		/* ASCII fast path: eight bytes with no high bit and no NUL */
+		if (i + 8 <= n) {
+			uint64_t w;
+
+			memcpy(&w, s + i, 8);
+			if (!(w & 0x8080808080808080ULL) &&
+			    !((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL)) {
+				i += 8;
+				continue;
+			}
+		}
 		if (c == 0)
 			return false;
 		if (c < 0x80) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -57,9 +58,7 @@ static int batch_line(const struct moat_policy *p, const char *line, size_t len,
 		      struct moat_decision *d)
 {
 	struct moat_error err;
-	json_t *root = NULL, *tool, *args;
-	const char *key;
-	json_t *val;
+	json_t *root = NULL, *tool = NULL, *args = NULL;
 	int r;
 
 	moat_error_clear(&err);
@@ -71,9 +70,15 @@ static int batch_line(const struct moat_policy *p, const char *line, size_t len,
 		deny_input(d, msg);
 		return -EINVAL;
 	}
-	json_object_foreach(root, key, val) {
-		if (strcmp(key, "tool") != 0 && strcmp(key, "args") != 0 &&
-		    strcmp(key, "id") != 0) {
+	/* one pass over the keys (they are unique: duplicates were refused) */
+	for (void *it = json_object_iter(root); it; it = json_object_iter_next(root, it)) {
+		const char *key = json_object_iter_key(it);
+
+		if (!strcmp(key, "tool")) {
+			tool = json_object_iter_value(it);
+		} else if (!strcmp(key, "args")) {
+			args = json_object_iter_value(it);
+		} else if (strcmp(key, "id") != 0) {
 			char msg[512];
 
 			snprintf(msg, sizeof(msg), "unknown key \"%.200s\" (expected tool, args)",
@@ -83,8 +88,6 @@ static int batch_line(const struct moat_policy *p, const char *line, size_t len,
 			return -EINVAL;
 		}
 	}
-	tool = json_object_get(root, "tool");
-	args = json_object_get(root, "args");
 	if (!json_is_string(tool) || (args && !json_is_object(args))) {
 		deny_input(d, "each line needs \"tool\" (a string) and \"args\" (an object)");
 		json_decref(root);
@@ -99,65 +102,126 @@ static int batch_line(const struct moat_policy *p, const char *line, size_t len,
 	return r;
 }
 
+#define BATCH_CHUNK (1u << 16)	   /* bytes read at once */
+#define BATCH_OUT_FLUSH (1u << 16) /* decisions are written in blocks of about this */
+
+struct batch {
+	const struct moat_policy *p;
+	struct moat_buf out;
+	bool bad;
+	/* the last decision printed, and its line: most decisions repeat one */
+	struct moat_decision last;
+	struct moat_buf last_line;
+	bool have_last;
+};
+
+static void batch_print(struct batch *b, const struct moat_decision *d)
+{
+	size_t at = b->out.len;
+
+	if (b->have_last && d->verdict == b->last.verdict && d->hard == b->last.hard &&
+	    !strcmp(d->rule, b->last.rule) && !strcmp(d->reason, b->last.reason)) {
+		moat_buf_append(&b->out, b->last_line.data, b->last_line.len);
+		return;
+	}
+	print_decision(&b->out, d);
+	b->last = *d;
+	moat_buf_reset(&b->last_line);
+	moat_buf_append(&b->last_line, b->out.data + at, b->out.len - at);
+	b->have_last = !b->out.oom && !b->last_line.oom;
+}
+
+/* One line without its '\n'; too_long: it was over BATCH_LINE_MAX (dropped). */
+static void batch_one(struct batch *b, const char *line, size_t len, bool too_long)
+{
+	struct moat_decision d;
+
+	if (too_long || len > BATCH_LINE_MAX) {
+		deny_input(&d, "line too long");
+		b->bad = true;
+	} else if (len == 0 || (len == 1 && line[0] == '\r')) {
+		return; /* blank lines are skipped */
+	} else if (batch_line(b->p, line, len, &d) < 0) {
+		b->bad = true;
+	}
+	batch_print(b, &d);
+	if (b->out.len > BATCH_OUT_FLUSH) {
+		fwrite(b->out.data, 1, b->out.len, stdout);
+		moat_buf_reset(&b->out);
+	}
+}
+
+/* Lines are decided where they lie in a large read buffer (no copy); a line
+ * over BATCH_LINE_MAX is refused, not buffered: the buffer never holds more
+ * than that plus one read. */
 static int run_batch(const struct moat_policy *p)
 {
-	struct moat_buf line = MOAT_BUF_INIT, out = MOAT_BUF_INIT;
-	bool bad = false, overlong = false;
-	char chunk[65536];
-	size_t n;
+	struct batch b = {.p = p, .out = MOAT_BUF_INIT, .last_line = MOAT_BUF_INIT};
+	char *buf = NULL;
+	size_t cap = 0, have = 0; /* buf[0..have): the start of a line not yet decided */
+	bool overlong = false, eof = false, rerr = false;
 
-	/* Bounded line reader: a line over BATCH_LINE_MAX is refused, not buffered. */
-	for (;;) {
-		n = fread(chunk, 1, sizeof(chunk), stdin);
-		for (size_t i = 0; i < n || (n == 0 && (line.len || overlong)); i++) {
-			bool eol = n == 0 || chunk[i] == '\n';
-			struct moat_decision d;
+	while (!eof) {
+		size_t start = 0, scan;
+		ssize_t n;
 
-			if (!eol) {
-				if (overlong)
-					continue;
-				if (line.len >= BATCH_LINE_MAX) {
-					overlong = true;
-					moat_buf_reset(&line);
-					continue;
-				}
-				moat_buf_putc(&line, chunk[i]);
-				continue;
+		if (cap - have < BATCH_CHUNK) {
+			size_t ncap = cap ? 2 * cap : 4 * BATCH_CHUNK;
+			char *nb;
+
+			if (ncap < have + BATCH_CHUNK)
+				ncap = have + BATCH_CHUNK;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				fprintf(stderr, "moat check: out of memory\n");
+				free(buf);
+				moat_buf_release(&b.out);
+				moat_buf_release(&b.last_line);
+				return MOAT_EXIT_USAGE;
 			}
-			if (overlong) {
-				deny_input(&d, "line too long");
-				bad = true;
-			} else if (line.len == 0 || (line.len == 1 && line.data[0] == '\r')) {
-				moat_buf_reset(&line);
-				if (n == 0)
-					break;
-				continue;
-			} else if (batch_line(p, line.data, line.len, &d) < 0) {
-				bad = true;
-			}
-			print_decision(&out, &d);
-			overlong = false;
-			moat_buf_reset(&line);
-			if (out.len > 1 << 16) {
-				fwrite(out.data, 1, out.len, stdout);
-				moat_buf_reset(&out);
-			}
-			if (n == 0)
-				break;
+			buf = nb;
+			cap = ncap;
 		}
-		if (n == 0)
-			break;
+		n = read(STDIN_FILENO, buf + have, cap - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			eof = true;
+			rerr = n < 0;
+			n = 0;
+		}
+		scan = have;
+		have += (size_t)n;
+		for (;;) {
+			char *nl = memchr(buf + scan, '\n', have - scan);
+
+			if (!nl)
+				break;
+			batch_one(&b, buf + start, (size_t)(nl - buf) - start, overlong);
+			overlong = false;
+			start = scan = (size_t)(nl - buf) + 1;
+		}
+		if (have - start > BATCH_LINE_MAX) {
+			/* SECURITY: bounded: the rest of this line is dropped as it comes */
+			overlong = true;
+			start = have;
+		}
+		if (eof && (have > start || overlong))
+			batch_one(&b, buf + start, have - start, overlong);
+		memmove(buf, buf + start, have - start);
+		have -= start;
 	}
-	if (out.len)
-		fwrite(out.data, 1, out.len, stdout);
+	if (b.out.len)
+		fwrite(b.out.data, 1, b.out.len, stdout);
 	fflush(stdout);
-	moat_buf_release(&line);
-	moat_buf_release(&out);
-	if (ferror(stdin)) {
+	free(buf);
+	moat_buf_release(&b.out);
+	moat_buf_release(&b.last_line);
+	if (rerr) {
 		fprintf(stderr, "moat check: error reading standard input\n");
 		return MOAT_EXIT_USAGE;
 	}
-	return bad ? MOAT_EXIT_USAGE : MOAT_EXIT_OK;
+	return b.bad ? MOAT_EXIT_USAGE : MOAT_EXIT_OK;
 }
 
 int cmd_check(int argc, char **argv)

@@ -481,6 +481,7 @@ static int interp_family(const char *p)
 /* progtab hashed once into an open-addressing index (FNV-1a, 256 slots) */
 #define PROG_SLOTS 512u
 static unsigned char prog_index[PROG_SLOTS]; /* progtab index plus one, 0 when empty */
+static unsigned char prog_len[MOAT_ARRAY_SIZE(progtab)]; /* strlen of each name */
 static pthread_once_t prog_once = PTHREAD_ONCE_INIT;
 static bool prog_ready; /* the index is built (read with acquire) */
 
@@ -506,6 +507,7 @@ static void prog_index_build(void)
 		while (prog_index[i])
 			i = (i + 1) & (PROG_SLOTS - 1);
 		prog_index[i] = (unsigned char)(k + 1);
+		prog_len[k] = (unsigned char)n;
 	}
 	__atomic_store_n(&prog_ready, true, __ATOMIC_RELEASE);
 }
@@ -518,10 +520,15 @@ static int prog_kind(const char *p)
 	if (!__atomic_load_n(&prog_ready, __ATOMIC_ACQUIRE))
 		pthread_once(&prog_once, prog_index_build);
 	for (; prog_index[i]; i = (i + 1) & (PROG_SLOTS - 1)) {
-		const char *name = progtab[prog_index[i] - 1].name;
+		size_t k = prog_index[i] - 1u, j = 0;
+		const char *name = progtab[k].name;
 
-		if (name[0] == p[0] && strcmp(name, p) == 0)
-			return progtab[prog_index[i] - 1].kind;
+		if (prog_len[k] != n)
+			continue;
+		while (j < n && name[j] == p[j])
+			j++;
+		if (j == n)
+			return progtab[k].kind;
 	}
 	if (p[0] == 'm' && strncmp(p, "mkfs.", 5) == 0)
 		return PK_MKFS;

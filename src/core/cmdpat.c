@@ -566,8 +566,9 @@ static bool cmd_match(const struct pcmd *c, const struct moat_cmd_analysis *a, s
 /* Is some view feeding b (directly or through more pipes) matching stage, and
  * the ones before it the earlier stages? Budget exhausted: assume it is
  * (SECURITY: fail closed rather than let padding hide a pipe). */
-static __attribute__((noinline)) bool fed_by(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a, size_t b,
-		   size_t stage, size_t *budget)
+static __attribute__((noinline)) bool fed_by(const struct moat_cmdpat *p,
+					     const struct moat_cmd_analysis *a, size_t b,
+					     size_t stage, size_t *budget)
 {
 	int lo = a->views[b].feeds_first, hi = a->views[b].feeds_from;
 
@@ -599,8 +600,8 @@ static __attribute__((noinline)) bool fed_by(const struct moat_cmdpat *p, const 
 }
 
 /* any file redirection to the device or below it (reads too: "exec 3<>/dev/tcp/h/p") */
-static __attribute__((noinline)) bool device_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
-			 size_t *ret_view)
+static __attribute__((noinline)) bool
+device_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a, size_t *ret_view)
 {
 	char buf[CMDPAT_NORM_MAX];
 	const char *dev = p->cmds[0].redirs[0];
@@ -621,8 +622,8 @@ static __attribute__((noinline)) bool device_match(const struct moat_cmdpat *p, 
 	return false;
 }
 
-static __attribute__((noinline)) bool redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a,
-			size_t *ret_view)
+static __attribute__((noinline)) bool
+redir_match(const struct moat_cmdpat *p, const struct moat_cmd_analysis *a, size_t *ret_view)
 {
 	char buf[CMDPAT_NORM_MAX];
 

@@ -134,20 +134,33 @@ struct moat_policy {
 	char home[MOAT_PATH_MAX];
 };
 
+#define BUILTIN(n, e, c, u)                                                                \
+	{.name = n, .len = sizeof(n) - 1, .effects = e, .command_arg = c, .url_arg = u}
 static const struct {
 	const char *name;
+	size_t len;
 	unsigned effects;
 	const char *command_arg;
 	const char *url_arg;
 } builtin_tools[] = {
-	{"read_file", MOAT_EFFECT_READ, NULL, NULL},
-	{"list_directory", MOAT_EFFECT_READ, NULL, NULL},
-	{"write_file", MOAT_EFFECT_WRITE, NULL, NULL},
-	{"edit_file", MOAT_EFFECT_WRITE, NULL, NULL},
-	{"bash", MOAT_EFFECT_EXECUTE, "command", NULL},
-	{"run_shell_command", MOAT_EFFECT_EXECUTE, "command", NULL},
-	{"web_fetch", MOAT_EFFECT_NETWORK, NULL, "url"},
+	BUILTIN("read_file", MOAT_EFFECT_READ, NULL, NULL),
+	BUILTIN("list_directory", MOAT_EFFECT_READ, NULL, NULL),
+	BUILTIN("write_file", MOAT_EFFECT_WRITE, NULL, NULL),
+	BUILTIN("edit_file", MOAT_EFFECT_WRITE, NULL, NULL),
+	BUILTIN("bash", MOAT_EFFECT_EXECUTE, "command", NULL),
+	BUILTIN("run_shell_command", MOAT_EFFECT_EXECUTE, "command", NULL),
+	BUILTIN("web_fetch", MOAT_EFFECT_NETWORK, NULL, "url"),
 };
+#undef BUILTIN
+
+/* The builtin_tools entry named tool (of len bytes), or -1. */
+static long builtin_index(const char *tool, size_t len)
+{
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(builtin_tools); i++)
+		if (builtin_tools[i].len == len && !memcmp(builtin_tools[i].name, tool, len))
+			return (long)i;
+	return -1;
+}
 
 const char *moat_verdict_name(enum moat_verdict v)
 {
@@ -1834,16 +1847,15 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 		command_arg = d->command_arg;
 		url_arg = d->url_arg;
 	} else {
-		for (size_t i = 0; i < MOAT_ARRAY_SIZE(builtin_tools); i++) {
-			if (builtin_tools[i].name[0] == tool[0] && !strcmp(builtin_tools[i].name, tool)) {
-				c.effects = builtin_tools[i].effects;
-				c.declared = true;
-				command_arg = builtin_tools[i].command_arg;
-				url_arg = builtin_tools[i].url_arg;
-				c.builtin_file_tool = (builtin_tools[i].effects &
-						       (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
-				break;
-			}
+		long i = builtin_index(tool, tool_len);
+
+		if (i >= 0) {
+			c.effects = builtin_tools[i].effects;
+			c.declared = true;
+			command_arg = builtin_tools[i].command_arg;
+			url_arg = builtin_tools[i].url_arg;
+			c.builtin_file_tool =
+				(builtin_tools[i].effects & (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
 		}
 	}
 	/* An undeclared tool is checked as if it wrote: its effects are unknown. */

@@ -2322,6 +2322,18 @@ static inline void fast_blanks(struct psr *p)
 		p->i++;
 }
 
+/* mknode, inline (no limit to check: the length bounds the count) */
+static inline struct moat_sh_node *fast_node(struct psr *p, int kind, size_t off)
+{
+	struct moat_sh_node *n = moat_arena_alloc(p->c->arena, sizeof(*n));
+
+	if (n) {
+		*n = (struct moat_sh_node){.kind = (uint8_t)kind, .off = (uint32_t)off};
+		p->c->ncmds++;
+	}
+	return n;
+}
+
 /* where a word of a simple command is */
 struct fspan {
 	uint32_t start, end;
@@ -2377,7 +2389,7 @@ static int fast_simple(struct psr *p, char *t, struct moat_sh_node **ret)
 		}
 		f->end = (uint32_t)(q - t);
 	}
-	if (!nsp || mknode(p, MOAT_SH_SIMPLE, p->i, &node))
+	if (!nsp || !(node = fast_node(p, MOAT_SH_SIMPLE, p->i)))
 		return 1;
 	wv = moat_arena_alloc(p->c->arena, nsp * sizeof(*wv));
 	if (!wv)
@@ -2448,7 +2460,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 	struct moat_sh_node *list, *tail = NULL;
 	char *t = moat_arena_alloc(p->c->arena, p->n + 1);
 
-	if (!t || mknode(p, MOAT_SH_LIST, p->i, &list))
+	if (!t || !(list = fast_node(p, MOAT_SH_LIST, p->i)))
 		return 1;
 	memcpy(t, p->s, p->n);
 	t[p->n] = '\0'; /* (no NUL inside: moat_sh_parse_nested refused it) */
@@ -2467,7 +2479,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 			fast_blanks(p);
 			if (pc(p, 0) == '|' && pc(p, 1) != '|') {
 				cur = item;
-				if (mknode(p, MOAT_SH_PIPELINE, st, &item))
+				if (!(item = fast_node(p, MOAT_SH_PIPELINE, st)))
 					return 1;
 				item->kids = cur;
 				while (pc(p, 0) == '|' && pc(p, 1) != '|') {

@@ -60,6 +60,7 @@ extern char **environ;
 #define BASH_DRAIN_MS 1000
 #define BASH_PROGRESS_MS 1000
 #define BASH_READ_CHUNK 16384
+#define BASH_DRAIN_ROUNDS 16 /* chunks read per wake-up and stream */
 /* Linux refuses a single argument of 128 KiB or more (MAX_ARG_STRLEN), and
  * MOAT_BASH_MAX_COMMAND is larger: a longer command is passed in pieces of
  * this size and put together by the shell (BASH_JOIN). */
@@ -522,10 +523,12 @@ static bool readable_now(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-/* Read what is there (non-blocking); false at end of file. */
+/* Read what is there (non-blocking), a bounded amount so that a command
+ * writing without end cannot keep us from the cancel descriptor; false at
+ * end of file. */
 static bool drain(int fd, struct capture *c, char *chunk)
 {
-	for (;;) {
+	for (int round = 0; round < BASH_DRAIN_ROUNDS; round++) {
 		ssize_t n = read(fd, chunk, BASH_READ_CHUNK);
 
 		if (n > 0) {
@@ -536,6 +539,7 @@ static bool drain(int fd, struct capture *c, char *chunk)
 			continue;
 		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 	}
+	return true;
 }
 
 static bool drain_result(int fd, struct bash_run *br)

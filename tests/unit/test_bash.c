@@ -623,6 +623,17 @@ static void test_cancel(void)
 	CHECK(!strstr(r.error, "before the command started"));
 	CHECKF(procs_with("sleep 77730") == 0, "no process survives a shell that ignores TERM");
 	result_clear(&r);
+	CHECK(read(call.cancel_fd, &drained, sizeof(drained)) == sizeof(drained));
+
+	/* a command that writes without end is cancelled all the same */
+	c.tag = "yes 777401";
+	pthread_create(&th, NULL, cancel_later, &c);
+	CHECK_INT(bash_env(&e, &call, &r, "{\"command\": \"yes 777401\"}"), 0);
+	pthread_join(th, NULL);
+	CHECK(r.cancelled);
+	CHECK(!strstr(r.error, "before the command started"));
+	CHECKF(procs_with("yes 777401") == 0, "no process survives a cancelled flood");
+	result_clear(&r);
 
 	/* cancelled before the start: nothing runs */
 	snprintf(p, sizeof(p), "%s/ran-cancelled", WS);

@@ -1,0 +1,177 @@
+/* The whole pipeline per call (parse, policy, gate, tool, audit), against
+ * the bare operation, in one run:
+ *   read_file of a 4 KB file  vs  open + read + close
+ *   bash `echo hi`            vs  fork + exec /bin/sh -c 'echo hi', output read
+ * Prints a markdown table of medians and 90th percentiles. The audit log is
+ * a real file (fsync off, the default). Usage: bench_pipeline [N_READ [N_BASH]] */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <moat/moat.h>
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void stats(double *v, int n, double *p50, double *p90)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	*p50 = v[n / 2];
+	*p90 = v[(n * 9) / 10];
+}
+
+static int bare_read(const char *path)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf));
+	close(fd);
+	return r > 0 ? 0 : -1;
+}
+
+static int bare_sh(void)
+{
+	int p[2], st;
+	char buf[64];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl("/bin/sh", "sh", "-c", "echo hi", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (read(p[0], buf, sizeof(buf)) > 0)
+		;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int nread = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
+	int nbash = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 200;
+	char ws[64] = "/var/tmp/moat-bench-XXXXXX", file[128], audit[128], cfg[512];
+	struct moat_session_opts o;
+	struct moat_session *s = NULL;
+	struct moat_error err;
+	double *t, b50, b90, m50, m90;
+	const char *args = "{\"path\": \"data.txt\"}";
+	const char *bargs = "{\"command\": \"echo hi\"}";
+
+	if (nread < 10 || nbash < 10 || !mkdtemp(ws))
+		return 2;
+	snprintf(file, sizeof(file), "%s/data.txt", ws);
+	snprintf(audit, sizeof(audit), "%s.audit.jsonl", ws);
+	{
+		FILE *f = fopen(file, "w");
+
+		for (int i = 0; i < 64; i++)
+			fprintf(f, "line %02d: the quick brown fox jumps over the lazy dog .....\n", i);
+		fclose(f);
+	}
+	snprintf(cfg, sizeof(cfg),
+		 "{\"allowed_paths\": [\"%s/**\"], \"sandbox\": {\"mode\": \"linux\", \"rules\": [{\"tool\": \"bash\", "
+		 "\"profile\": \"workspace-write-no-network\"}]}}",
+		 ws);
+	memset(&o, 0, sizeof(o));
+	o.config_json = cfg;
+	o.cwd = ws;
+	o.audit_path = audit;
+	o.no_project_config = true;
+	if (moat_session_new(&o, &s, &err) < 0) {
+		fprintf(stderr, "bench_pipeline: %s\n", err.msg);
+		return 1;
+	}
+	t = calloc((size_t)(nread > nbash ? nread : nbash), sizeof(*t));
+
+	/* read_file: bare, then the pipeline (interleaved warm-up first) */
+	for (int i = 0; i < 200; i++) {
+		struct moat_call_result r;
+
+		bare_read(file);
+		moat_session_call(s, "read_file", args, strlen(args), NULL, &r);
+		moat_call_result_release(&r);
+	}
+	for (int i = 0; i < nread; i++) {
+		double a = now_us();
+
+		bare_read(file);
+		t[i] = now_us() - a;
+	}
+	stats(t, nread, &b50, &b90);
+	for (int i = 0; i < nread; i++) {
+		struct moat_call_result r;
+		double a = now_us();
+
+		moat_session_call(s, "read_file", args, strlen(args), NULL, &r);
+		t[i] = now_us() - a;
+		if (r.status != MOAT_CALL_OK) {
+			fprintf(stderr, "bench_pipeline: read_file failed: %s\n", r.error);
+			return 1;
+		}
+		moat_call_result_release(&r);
+	}
+	stats(t, nread, &m50, &m90);
+	printf("| call | bare p50 | bare p90 | moat pipeline p50 | moat p90 | overhead p50 |\n");
+	printf("|---|---|---|---|---|---|\n");
+	printf("| read_file, 4 KB (%d calls) | %.1f us | %.1f us | %.1f us | %.1f us | %.1f us |\n",
+	       nread, b50, b90, m50, m90, m50 - b50);
+
+	for (int i = 0; i < nbash; i++) {
+		double a = now_us();
+
+		bare_sh();
+		t[i] = now_us() - a;
+	}
+	stats(t, nbash, &b50, &b90);
+	for (int i = 0; i < nbash; i++) {
+		struct moat_call_result r;
+		double a = now_us();
+
+		moat_session_call(s, "bash", bargs, strlen(bargs), NULL, &r);
+		t[i] = now_us() - a;
+		if (r.status != MOAT_CALL_OK) {
+			fprintf(stderr, "bench_pipeline: bash failed: %s\n", r.error);
+			return 1;
+		}
+		moat_call_result_release(&r);
+	}
+	stats(t, nbash, &m50, &m90);
+	printf("| bash `echo hi`, network denied (%d calls) | %.0f us | %.0f us | %.0f us | %.0f us "
+	       "| %.0f us (%.1fx) |\n",
+	       nbash, b50, b90, m50, m90, m50 - b50, m50 / b50);
+	moat_session_free(s);
+	unlink(file);
+	unlink(audit);
+	rmdir(ws);
+	free(t);
+	return 0;
+}
