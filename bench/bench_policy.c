@@ -153,9 +153,20 @@ int main(int argc, char **argv)
 		}
 		moat_policy_free(p);
 		for (size_t i = 0; i < 8; i++) {
-			unlink(json_string_value(json_object_get(read_args[i], "path")));
+			char dir[512];
+			char *sl;
+
+			snprintf(dir, sizeof(dir), "%s",
+				 json_string_value(json_object_get(read_args[i], "path")));
+			unlink(dir);
+			/* the directories made for it, deepest first (rmdir keeps full ones) */
+			while ((sl = strrchr(dir, '/')) && sl > dir + strlen(ws)) {
+				*sl = '\0';
+				rmdir(dir);
+			}
 			json_decref(read_args[i]);
 		}
+		rmdir(ws);
 		for (size_t i = 0; i < MOAT_ARRAY_SIZE(bash_mix); i++)
 			json_decref(bash_args[i]);
 		return 0;

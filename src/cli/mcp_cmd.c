@@ -20,27 +20,27 @@
 #include "mcp/mcp.h"
 
 static const char mcp_usage[] =
-	"usage: moat mcp [--config FILE] [--workspace DIR] [--audit-log FILE] [policy options]\n"
-	"\n"
-	"Serve moat's tools (read_file, write_file, edit_file, list_directory, bash) to an\n"
-	"MCP client over stdin and stdout (newline-delimited JSON-RPC 2.0, MCP revisions\n"
-	"2024-11-05 to 2025-11-25). Every call goes through the policy, the approval gate,\n"
-	"the sandbox and the audit log. A call that needs approval is asked to the user\n"
-	"through the client (MCP elicitation) when the client supports it, else denied.\n"
-	"\n"
-	"options:\n"
-	"  --workspace DIR    the root: file tools are confined to DIR/** unless the\n"
-	"                     configuration sets allowed_paths, and bash runs in DIR\n"
-	"                     (default: the current directory; same as --cwd)\n"
-	"  --audit-log FILE   append audit records here ('-': stderr) instead of the\n"
-	"                     configuration's audit_log\n"
-	"\n"
-	"Client set-up (Claude Code .mcp.json, Codex config.toml, Cursor mcp.json):\n"
-	"docs/mcp.md. Ends at end of input (calls in flight are cancelled) or on\n"
-	"SIGTERM, SIGINT, SIGHUP.\n"
-	"\n"
-	"exit status: 0 when the client closed the connection, 2 bad options or\n"
-	"configuration, 1 when the server failed.\n\n";
+    "usage: moat mcp [--config FILE] [--workspace DIR] [--audit-log FILE] [policy options]\n"
+    "\n"
+    "Serve moat's tools (read_file, write_file, edit_file, list_directory, bash) to an\n"
+    "MCP client over stdin and stdout (newline-delimited JSON-RPC 2.0, MCP revisions\n"
+    "2024-11-05 to 2025-11-25). Every call goes through the policy, the approval gate,\n"
+    "the sandbox and the audit log. A call that needs approval is asked to the user\n"
+    "through the client (MCP elicitation) when the client supports it, else denied.\n"
+    "\n"
+    "options:\n"
+    "  --workspace DIR    the root: file tools are confined to DIR/** unless the\n"
+    "                     configuration sets allowed_paths, and bash runs in DIR\n"
+    "                     (default: the current directory; same as --cwd)\n"
+    "  --audit-log FILE   append audit records here ('-': stderr) instead of the\n"
+    "                     configuration's audit_log\n"
+    "\n"
+    "Client set-up (Claude Code .mcp.json, Codex config.toml, Cursor mcp.json):\n"
+    "docs/mcp.md. Ends at end of input (calls in flight are cancelled) or on\n"
+    "SIGTERM, SIGINT, SIGHUP.\n"
+    "\n"
+    "exit status: 0 when the client closed the connection, 2 bad options or\n"
+    "configuration, 1 when the server failed.\n\n";
 
 /* "--name VALUE" or "--name=VALUE": 1 consumed, 0 not this option, else an exit status. */
 static int opt_value(const char *name, int argc, char **argv, int *i, const char **ret)
@@ -155,9 +155,10 @@ int cmd_mcp(int argc, char **argv)
 		goto out;
 	}
 	if (isatty(0))
-		fprintf(stderr, "moat mcp: serving MCP (JSON-RPC, one message a line) on stdin "
-				"and stdout for workspace %s; an MCP client starts this command "
-				"(docs/mcp.md). Ctrl-D ends.\n",
+		fprintf(stderr,
+			"moat mcp: serving MCP (JSON-RPC, one message a line) on stdin "
+			"and stdout for workspace %s; an MCP client starts this command "
+			"(docs/mcp.md). Ctrl-D ends.\n",
 			cp.cwd);
 	memset(&mo, 0, sizeof(mo));
 	mo.in_fd = 0;

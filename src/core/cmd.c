@@ -273,11 +273,14 @@ static int new_view_text(struct an *an, const char *const *argv, const wref *vw,
 		an->vw = nw;
 		an->vcap = cap;
 	}
+	/* (argv[k] is vw[k]->len bytes long) */
 	if (!argc) {
 		argv = empty_argv;
 		prog = "";
+		len = 0;
 	} else if (flags & MOAT_VIEW_DYNAMIC) {
 		prog = argv[0];
+		len = vw[0]->len;
 	} else {
 		const char *a0 = argv[0];
 		size_t l0 = vw[0]->len;
@@ -285,13 +288,13 @@ static int new_view_text(struct an *an, const char *const *argv, const wref *vw,
 		while (l0 > 0 && a0[l0 - 1] != '/')
 			l0--;
 		prog = l0 > 0 && a0[l0] ? a0 + l0 : a0;
+		len = vw[0]->len - (size_t)(prog - a0);
 	}
 	if (text) {
 		t = (char *)text;
 	} else {
 		size_t total;
 
-		len = strlen(prog);
 		total = len;
 		for (k = 1; k < argc; k++)
 			total += 1 + vw[k]->len;
@@ -6305,8 +6308,10 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 	an.hardline = opts && opts->hardline;
 	an.brace_budget = CMD_BRACE_BUDGET;
 	an.home = "/home/\001"; /* unknown home: a placeholder under /home */
+	an.hlen = 0;
 	if (opts && opts->normalized && opts->home && opts->home[0] == '/') {
 		an.home = opts->home;
+		an.hlen = opts->home_len;
 		h->a.home = opts->home;
 	} else if (opts && opts->home && opts->home[0] == '/' && strlen(opts->home) < CMD_PATH_MAX) {
 		char *hb = moat_arena_strndup(&h->arena, opts->home, strlen(opts->home));
@@ -6320,7 +6325,8 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 		an.home = hb;
 		h->a.home = hb;
 	}
-	an.hlen = strlen(an.home);
+	if (!an.hlen)
+		an.hlen = strlen(an.home);
 	h->a.paths = h->paths0;
 	an.pcap = MOAT_ARRAY_SIZE(h->paths0);
 	h->a.views = h->views0;
@@ -6332,7 +6338,8 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 	/* unknown working directory: a placeholder deep below / that names no
 	 * real directory (relative names are then harmless, as before) */
 	vs_one(&h->cwd0, "/\001/\001/\001/\001/\001/\001/\001/\001");
-	if (opts && opts->cwd && opts->cwd[0] == '/' && strlen(opts->cwd) < CMD_PATH_MAX) {
+	if (opts && opts->cwd && opts->cwd[0] == '/' &&
+	    (opts->normalized && opts->cwd_len ? opts->cwd_len : strlen(opts->cwd)) < CMD_PATH_MAX) {
 		/* (used while analysing only: no copy unless it needs normalising) */
 		char *cb = (char *)opts->cwd;
 

@@ -147,6 +147,7 @@ struct moat_cmd_opts {
 	const char *cwd;	/* absolute working directory the command starts in, may be NULL */
 	bool normalized;	/* home and cwd are normalised absolute paths that outlive the
 				 * analysis: they are used as they are, not copied */
+	size_t home_len, cwd_len; /* with normalized: strlen of home and cwd (0: not given) */
 };
 
 /* Parse and analyse. Unparseable input (unterminated quote, unbalanced

@@ -132,6 +132,7 @@ struct moat_policy {
 	char cwd[MOAT_PATH_MAX];
 	size_t cwd_len;
 	char home[MOAT_PATH_MAX];
+	size_t home_len;
 };
 
 #define BUILTIN(n, e, c, u)                                                                \
@@ -798,6 +799,7 @@ int moat_policy_new(const struct moat_config *user, const struct moat_config *pr
 	home = moat_config_env("HOME");
 	if (home && home[0] == '/')
 		moat_path_normalize(home, strlen(home), "/", p->home, sizeof(p->home));
+	p->home_len = strlen(p->home);
 	p->log_all_commands = user->log_all_commands;
 	r = compile_layer(p, &p->layers[0], user, false, err);
 	p->nlayers = 1;
@@ -1703,6 +1705,8 @@ static void check_command(struct call *c)
 		.hardline = true,
 		.cwd = c->p->cwd[0] == '/' ? c->p->cwd : NULL,
 		.normalized = true, /* moat_policy_new normalised both */
+		.home_len = c->p->home_len,
+		.cwd_len = c->p->cwd_len,
 	};
 	struct moat_error e;
 	int r;

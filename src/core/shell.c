@@ -2530,9 +2530,10 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 
 /* ---- entry points --------------------------------------------------------- */
 
-/* The full parser. */
-static int parse_full(struct moat_arena *a, const char *src, size_t len, int nest,
-		      struct moat_sh_node **ret, struct moat_sh_error *err)
+/* The full parser (out of line: its buffers stay off the fast path's frame). */
+static __attribute__((noinline)) int parse_full(struct moat_arena *a, const char *src,
+						size_t len, int nest, struct moat_sh_node **ret,
+						struct moat_sh_error *err)
 {
 	char inline_text[512];
 	struct moat_sh_word inline_words[32];

@@ -35,9 +35,9 @@ struct moat_mcp_elicit {
 	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
 	moat_mcp_send_fn send;
 	void *send_ud;
-	bool form;	   /* the client declared form-mode elicitation */
-	char version[16];  /* negotiated revision */
-	bool stopped;	   /* every ask fails with -ECANCELED */
+	bool form;	  /* the client declared form-mode elicitation */
+	char version[16]; /* negotiated revision */
+	bool stopped;	  /* every ask fails with -ECANCELED */
 	json_int_t next_id;
 	struct pending *head;
 };
@@ -86,13 +86,11 @@ struct moat_mcp_elicit *moat_mcp_elicit_free(struct moat_mcp_elicit *e)
 	return NULL;
 }
 
-void moat_mcp_elicit_configure(struct moat_mcp_elicit *e, bool form_supported,
-			       const char *version)
+void moat_mcp_elicit_configure(struct moat_mcp_elicit *e, bool form_supported, const char *version)
 {
 	pthread_mutex_lock(&e->mu);
 	e->form = form_supported;
-	moat_strlcpy(e->version, version ? version : MOAT_MCP_LATEST_VERSION,
-		     sizeof(e->version));
+	moat_strlcpy(e->version, version ? version : MOAT_MCP_LATEST_VERSION, sizeof(e->version));
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -203,8 +201,7 @@ out:
 	return p;
 }
 
-int moat_mcp_elicit_answer(const json_t *result, const struct moat_ask *ask,
-			   struct moat_reply *ret)
+int moat_mcp_elicit_answer(const json_t *result, const struct moat_ask *ask, struct moat_reply *ret)
 {
 	const char *action = json_string_value(json_object_get(result, "action"));
 	const char *d;
@@ -267,8 +264,7 @@ static void send_cancelled(struct moat_mcp_elicit *e, json_int_t id, const char 
 {
 	json_t *params = json_pack("{s:I, s:s}", "requestId", id, "reason", reason);
 	size_t len;
-	char *line = params ? moat_rpc_notification("notifications/cancelled", params, &len)
-			    : NULL;
+	char *line = params ? moat_rpc_notification("notifications/cancelled", params, &len) : NULL;
 
 	if (line)
 		e->send(e->send_ud, line, len);

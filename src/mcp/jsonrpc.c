@@ -19,11 +19,7 @@
 #include "mcp/mcp.h"
 
 const char *const moat_mcp_versions[] = {
-	"2025-11-25",
-	"2025-06-18",
-	"2025-03-26",
-	"2024-11-05",
-	NULL,
+    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
 const char *moat_mcp_negotiate(const char *v)
@@ -220,7 +216,7 @@ void moat_rpc_fault_release(struct moat_rpc_fault *f)
 }
 
 static int fault(struct moat_rpc_fault *f, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fault(struct moat_rpc_fault *f, int code, const char *fmt, ...)
 {
@@ -282,7 +278,8 @@ static int classify(json_t *root, struct moat_rpc_msg *ret, struct moat_rpc_faul
 
 	if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0)
 		return fault(f, MOAT_RPC_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		if (strcmp(key, "jsonrpc") && strcmp(key, "id") && strcmp(key, "method") &&
 		    strcmp(key, "params") && strcmp(key, "result") && strcmp(key, "error")) {
 			quote(q, sizeof(q), key);
@@ -291,8 +288,8 @@ static int classify(json_t *root, struct moat_rpc_msg *ret, struct moat_rpc_faul
 	}
 	if (id && !id_valid(id)) {
 		if (json_is_string(id))
-			return fault(f, MOAT_RPC_INVALID_REQUEST,
-				     "\"id\" longer than %u bytes", MOAT_MCP_MAX_ID_LEN);
+			return fault(f, MOAT_RPC_INVALID_REQUEST, "\"id\" longer than %u bytes",
+				     MOAT_MCP_MAX_ID_LEN);
 		return fault(f, MOAT_RPC_INVALID_REQUEST,
 			     "\"id\" must be a string or an integer, not %s",
 			     moat_json_type_name(id));
@@ -305,8 +302,9 @@ static int classify(json_t *root, struct moat_rpc_msg *ret, struct moat_rpc_faul
 			return fault(f, MOAT_RPC_INVALID_REQUEST,
 				     "a request cannot carry \"result\" or \"error\"");
 		if (params && !json_is_object(params)) {
-			return fault(f, json_is_array(params) ? MOAT_RPC_INVALID_PARAMS
-							      : MOAT_RPC_INVALID_REQUEST,
+			return fault(f,
+				     json_is_array(params) ? MOAT_RPC_INVALID_PARAMS
+							   : MOAT_RPC_INVALID_REQUEST,
 				     "\"params\" must be an object");
 		}
 		memset(ret, 0, sizeof(*ret));
@@ -352,13 +350,15 @@ static bool has_nul(const json_t *v)
 	if (json_is_string(v))
 		return strlen(json_string_value(v)) != json_string_length(v);
 	if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, x) {
+		json_object_foreach((json_t *)v, k, x)
+		{
 			if (has_nul(x)) /* keys: jansson refuses NUL in them */
 				return true;
 		}
 	}
 	if (json_is_array(v)) {
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			if (has_nul(x))
 				return true;
 		}
@@ -410,8 +410,7 @@ static int parse_with_nul(const char *line, size_t len, struct moat_rpc_msg *ret
 		     "a string holds a NUL character (\\u0000), which moat refuses");
 }
 
-int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
-		   struct moat_rpc_fault *f)
+int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret, struct moat_rpc_fault *f)
 {
 	struct moat_error err;
 	json_t *root = NULL;
@@ -441,7 +440,8 @@ int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
 
 		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
 			i++;
-		if (i < len && line[i] != '{' && line[i] != '[' && memchr(line, '\0', len) == NULL) {
+		if (i < len && line[i] != '{' && line[i] != '[' &&
+		    memchr(line, '\0', len) == NULL) {
 			/* a bare scalar is JSON, but not a request */
 			json_t *any = json_loadb(line, len, JSON_DECODE_ANY, NULL);
 
@@ -518,8 +518,7 @@ static json_t *envelope(const json_t *id)
 	return o;
 }
 
-char *moat_rpc_error(const json_t *id, int code, const char *message, json_t *data,
-		     size_t *ret_len)
+char *moat_rpc_error(const json_t *id, int code, const char *message, json_t *data, size_t *ret_len)
 {
 	json_t *o = envelope(id), *e = json_object();
 	char *s = NULL;

@@ -48,12 +48,12 @@ bool moat_mcp_version_ge(const char *a, const char *b);
 /* ---- framing: newline-delimited messages ---- */
 struct moat_rpc_reader {
 	char *buf;
-	size_t len;	  /* bytes held */
-	size_t off;	  /* start of the first unreturned line */
-	size_t scan;	  /* where the search for '\n' resumes */
+	size_t len;  /* bytes held */
+	size_t off;  /* start of the first unreturned line */
+	size_t scan; /* where the search for '\n' resumes */
 	size_t cap;
-	size_t max_line;  /* longest line accepted, without its '\n' */
-	bool discarding;  /* inside a line already reported as too long */
+	size_t max_line; /* longest line accepted, without its '\n' */
+	bool discarding; /* inside a line already reported as too long */
 };
 
 void moat_rpc_reader_init(struct moat_rpc_reader *r, size_t max_line);
@@ -65,8 +65,8 @@ int moat_rpc_reader_feed(struct moat_rpc_reader *r, const char *data, size_t n);
  * of bytes read, 0 at end of file, or a negative errno (-EAGAIN, -EINTR). */
 long moat_rpc_reader_fill(struct moat_rpc_reader *r, int fd);
 
-#define MOAT_RPC_LINE 1	     /* a line: *ret_line, *ret_len (no '\n', no trailing '\r') */
-#define MOAT_RPC_TOO_LONG 2  /* a line longer than max_line was dropped */
+#define MOAT_RPC_LINE 1	    /* a line: *ret_line, *ret_len (no '\n', no trailing '\r') */
+#define MOAT_RPC_TOO_LONG 2 /* a line longer than max_line was dropped */
 /* The next complete line, 0 when none is complete. The line stays valid
  * until the next feed, fill or flush. Empty lines are skipped. */
 int moat_rpc_reader_next(struct moat_rpc_reader *r, const char **ret_line, size_t *ret_len);
@@ -75,7 +75,7 @@ int moat_rpc_reader_flush(struct moat_rpc_reader *r, const char **ret_line, size
 
 /* ---- classification ---- */
 enum moat_rpc_kind {
-	MOAT_RPC_REQUEST = 1, /* method and id: needs a reply */
+	MOAT_RPC_REQUEST = 1,  /* method and id: needs a reply */
 	MOAT_RPC_NOTIFICATION, /* method, no id: never a reply */
 	MOAT_RPC_RESPONSE,     /* id and result or error: answers one of ours */
 };
@@ -92,10 +92,10 @@ struct moat_rpc_msg {
 
 /* Why a message was refused, and how to answer. */
 struct moat_rpc_fault {
-	int code;	    /* MOAT_RPC_* */
+	int code; /* MOAT_RPC_* */
 	char message[512];
-	json_t *id;	    /* owned: the request's id when it could be read, else NULL (null) */
-	bool no_reply;	    /* a notification or a response: answer nothing */
+	json_t *id;    /* owned: the request's id when it could be read, else NULL (null) */
+	bool no_reply; /* a notification or a response: answer nothing */
 };
 
 void moat_rpc_msg_release(struct moat_rpc_msg *m);
@@ -137,8 +137,7 @@ int moat_mcp_elicit_new(moat_mcp_send_fn send, void *send_ud, struct moat_mcp_el
 struct moat_mcp_elicit *moat_mcp_elicit_free(struct moat_mcp_elicit *e);
 /* What initialize said: does the client take form-mode elicitation, and the
  * negotiated revision (for the request's shape). */
-void moat_mcp_elicit_configure(struct moat_mcp_elicit *e, bool form_supported,
-			       const char *version);
+void moat_mcp_elicit_configure(struct moat_mcp_elicit *e, bool form_supported, const char *version);
 bool moat_mcp_elicit_enabled(struct moat_mcp_elicit *e);
 
 /* The per-call approver's user data. */
@@ -166,10 +165,10 @@ int moat_mcp_elicit_answer(const json_t *result, const struct moat_ask *ask,
 
 /* ---- the server (server.c) ---- */
 struct moat_mcp_opts {
-	int in_fd;		/* requests; -1: 0 */
-	int out_fd;		/* replies; -1: 1 */
-	const char *workspace;	/* named in the initialize instructions; may be NULL */
-	unsigned workers;	/* 0: MOAT_MCP_MAX_WORKERS */
+	int in_fd;	       /* requests; -1: 0 */
+	int out_fd;	       /* replies; -1: 1 */
+	const char *workspace; /* named in the initialize instructions; may be NULL */
+	unsigned workers;      /* 0: MOAT_MCP_MAX_WORKERS */
 };
 
 /* Serve until end of input (or SIGTERM/SIGINT/SIGHUP when the caller routed

@@ -54,11 +54,11 @@ struct job {
 	size_t args_len;
 	json_t *progress_token; /* owned, NULL: no progress wanted */
 	double last_progress;
-	int cancel_fd;		     /* eventfd, written once on cancel */
-	enum job_state state;	     /* under srv->mu */
-	bool cancelled;		     /* under srv->mu: the client cancelled, no reply */
-	char version[16];	     /* negotiated revision when the call came */
-	bool elicit;		     /* the client can elicit */
+	int cancel_fd;	      /* eventfd, written once on cancel */
+	enum job_state state; /* under srv->mu */
+	bool cancelled;	      /* under srv->mu: the client cancelled, no reply */
+	char version[16];     /* negotiated revision when the call came */
+	bool elicit;	      /* the client can elicit */
 	struct moat_mcp_elicit_call ecall;
 };
 
@@ -88,7 +88,7 @@ struct server {
 	/* the loop thread's own */
 	char version[16];
 	bool initialized;
-	json_t *tools;		 /* tools/list result, cached */
+	json_t *tools; /* tools/list result, cached */
 	char tools_version[16];
 };
 
@@ -185,7 +185,7 @@ static void send_owned(struct server *s, char *line, size_t len)
 }
 
 static void reply_error(struct server *s, const json_t *id, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static void reply_error(struct server *s, const json_t *id, int code, const char *fmt, ...)
 {
@@ -221,7 +221,7 @@ static void reply_result(struct server *s, const json_t *id, json_t *result)
 /* ---- logging (notifications/message) ---- */
 
 static const char *const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 };
 
 static int log_level_index(const char *name)
@@ -348,11 +348,11 @@ static void on_progress(void *ud, double elapsed_ms, size_t bytes_so_far)
 }
 
 static const char no_elicitation_hint[] =
-	"\n\nmoat could not ask the user: this MCP client did not declare the "
-	"elicitation capability, so a call that needs approval is denied. To allow "
-	"such calls, pre-approve them in the moat configuration (\"approvals\": "
-	"[{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"git *\"}]), or "
-	"use a client that supports MCP elicitation.";
+    "\n\nmoat could not ask the user: this MCP client did not declare the "
+    "elicitation capability, so a call that needs approval is denied. To allow "
+    "such calls, pre-approve them in the moat configuration (\"approvals\": "
+    "[{\"tool\": \"bash\", \"arg\": \"command\", \"match\": \"git *\"}]), or "
+    "use a client that supports MCP elicitation.";
 
 /* The tools/call result for a finished call. */
 static json_t *call_result(const struct job *j, int r, const struct moat_call_result *res)
@@ -379,8 +379,8 @@ static json_t *call_result(const struct job *j, int r, const struct moat_call_re
 			moat_buf_printf(&text, "moat: the call failed: %s", strerror(-r));
 		else
 			moat_buf_puts(&text, "moat: the call failed");
-		if (r == 0 && res->status == MOAT_CALL_DENIED && res->decision.verdict == MOAT_ASK &&
-		    !j->elicit)
+		if (r == 0 && res->status == MOAT_CALL_DENIED &&
+		    res->decision.verdict == MOAT_ASK && !j->elicit)
 			moat_buf_puts(&text, no_elicitation_hint);
 	}
 	if (text.oom)
@@ -430,17 +430,17 @@ static void log_call(struct server *s, const struct job *j, int r,
 	} else {
 		static const char *const st[] = {"ok", "failed", "denied", "bad input",
 						 "audit failed"};
-		const char *status = (unsigned)res->status < MOAT_ARRAY_SIZE(st)
-					     ? st[res->status] : "?";
+		const char *status =
+		    (unsigned)res->status < MOAT_ARRAY_SIZE(st) ? st[res->status] : "?";
 
 		snprintf(msg, sizeof(msg), "%s %s: %s by rule %s%s%s%s%s", j->tool, res->call_id,
 			 status, res->decision.rule, res->approval_by[0] ? ", approval by " : "",
 			 res->approval_by, res->approval_answer[0] ? " " : "",
 			 res->approval_answer);
-		level = res->status == MOAT_CALL_OK	      ? 1
+		level = res->status == MOAT_CALL_OK		? 1
 			: res->status == MOAT_CALL_AUDIT_FAILED ? 4
-			: res->status == MOAT_CALL_DENIED	      ? 3
-								      : 2;
+			: res->status == MOAT_CALL_DENIED	? 3
+								: 2;
 	}
 	send_log(s, level, msg);
 }
@@ -603,11 +603,9 @@ static json_t *tool_annotations(enum moat_tool_kind k)
 }
 
 static const char *const tool_titles[MOAT_TOOL__COUNT] = {
-	[MOAT_TOOL_READ_FILE] = "Read file",
-	[MOAT_TOOL_WRITE_FILE] = "Write file",
-	[MOAT_TOOL_EDIT_FILE] = "Edit file",
-	[MOAT_TOOL_LIST_DIRECTORY] = "List directory",
-	[MOAT_TOOL_BASH] = "Run shell command",
+    [MOAT_TOOL_READ_FILE] = "Read file",    [MOAT_TOOL_WRITE_FILE] = "Write file",
+    [MOAT_TOOL_EDIT_FILE] = "Edit file",    [MOAT_TOOL_LIST_DIRECTORY] = "List directory",
+    [MOAT_TOOL_BASH] = "Run shell command",
 };
 
 static json_t *build_tools(const char *version)
@@ -708,7 +706,8 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 	}
 	if (args && !json_is_object(args)) {
 		reply_error(s, m->id, MOAT_RPC_INVALID_PARAMS,
-			    "params.arguments must be an object, not %s", moat_json_type_name(args));
+			    "params.arguments must be an object, not %s",
+			    moat_json_type_name(args));
 		return;
 	}
 	if (meta && !json_is_object(meta)) {
@@ -724,7 +723,7 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 		reply_error(s, m->id, MOAT_RPC_INVALID_REQUEST, "invalid id");
 		return;
 	}
-	text = args ? json_dumps(args, JSON_COMPACT) : strdup("{}");
+	text = args ? json_dumps(args, JSON_COMPACT) : moat_strdup("{}");
 	if (!text) {
 		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
 		return;
@@ -930,8 +929,8 @@ static int loop(struct server *s)
 	moat_rpc_reader_init(&rd, MOAT_MCP_MAX_LINE);
 	for (;;) {
 		struct pollfd p[2] = {
-			{.fd = s->in_fd, .events = POLLIN},
-			{.fd = s->wake_fd, .events = POLLIN},
+		    {.fd = s->in_fd, .events = POLLIN},
+		    {.fd = s->wake_fd, .events = POLLIN},
 		};
 		long n;
 

@@ -11,166 +11,162 @@
 
 #include "tools/tools.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 static const char *const descriptions[MOAT_TOOL__COUNT] = {
-	[MOAT_TOOL_READ_FILE] =
-		"Read a text file. Returns its lines numbered like `cat -n` (line number, a tab, "
-		"the line), by default the first 2000 lines and at "
-		"most 256 KiB per call; use `offset` (first line, 1-based) and `limit` (number of "
-		"lines) to page through a longer file, and `raw: true` for the exact text without "
-		"line numbers. Binary files are reported, not dumped. Relative paths are resolved "
-		"against the workspace; every path is checked against moat's policy (denied paths "
-		"such as secrets and keys are refused, and only the allowed paths are readable).",
-	[MOAT_TOOL_WRITE_FILE] =
-		"Create a file or replace its whole content. The write is atomic (a temporary file "
-		"in the same directory, then a rename), keeps the mode of an existing file, and "
-		"never follows a symbolic link out of the allowed paths. Content is at most 16 MiB. "
-		"To change part of a file prefer edit_file; read a file before overwriting it. "
-		"Writes may need the user's approval, and denied paths (secrets, .git/hooks, shell "
-		"start-up files, ...) are refused.",
-	[MOAT_TOOL_EDIT_FILE] =
-		"Replace an exact piece of text in a file. `old_string` must appear exactly once "
-		"(copy it from read_file's output without the line-number prefix, with enough "
-		"surrounding lines to make it unique), unless `replace_all` is true, which replaces "
-		"every occurrence. The edit is atomic like write_file. It fails, changing nothing, "
-		"when `old_string` is absent or not unique: read the file again and retry with the "
-		"exact current text.",
-	[MOAT_TOOL_LIST_DIRECTORY] =
-		"List a directory: one entry per line with its type (file, dir, symlink, other) and "
-		"size, sorted by name, at most 1000 entries. Not "
-		"recursive: list a subdirectory to go deeper. Relative paths are resolved against "
-		"the workspace.",
-	[MOAT_TOOL_BASH] =
-		"Run a shell command with /bin/sh -c in the workspace, inside moat's sandbox (the "
-		"filesystem outside the workspace is read-only or hidden, the network may be cut, "
-		"privileges are dropped). Returns stdout and stderr (each capped at 64 KiB, with a "
-		"truncation marker), the exit code, the signal and whether it timed out. `timeout` "
-		"is in seconds (default " STR(MOAT_BASH_DEFAULT_TIMEOUT_S) ", at most " STR(
-			MOAT_BASH_MAX_TIMEOUT_S) "). Commands are checked against moat's policy "
-		"first: destructive or exfiltrating commands are refused and some need the user's "
-		"approval; a refusal says why, so change the command instead of retrying it. "
-		"Prefer read_file, edit_file and list_directory for files. There is no "
-		"interactive input: stdin is empty.",
+    [MOAT_TOOL_READ_FILE] =
+	"Read a text file. Returns its lines numbered like `cat -n` (line number, a tab, "
+	"the line), by default the first 2000 lines and at "
+	"most 256 KiB per call; use `offset` (first line, 1-based) and `limit` (number of "
+	"lines) to page through a longer file, and `raw: true` for the exact text without "
+	"line numbers. Binary files are reported, not dumped. Relative paths are resolved "
+	"against the workspace; every path is checked against moat's policy (denied paths "
+	"such as secrets and keys are refused, and only the allowed paths are readable).",
+    [MOAT_TOOL_WRITE_FILE] =
+	"Create a file or replace its whole content. The write is atomic (a temporary file "
+	"in the same directory, then a rename), keeps the mode of an existing file, and "
+	"never follows a symbolic link out of the allowed paths. Content is at most 16 MiB. "
+	"To change part of a file prefer edit_file; read a file before overwriting it. "
+	"Writes may need the user's approval, and denied paths (secrets, .git/hooks, shell "
+	"start-up files, ...) are refused.",
+    [MOAT_TOOL_EDIT_FILE] =
+	"Replace an exact piece of text in a file. `old_string` must appear exactly once "
+	"(copy it from read_file's output without the line-number prefix, with enough "
+	"surrounding lines to make it unique), unless `replace_all` is true, which replaces "
+	"every occurrence. The edit is atomic like write_file. It fails, changing nothing, "
+	"when `old_string` is absent or not unique: read the file again and retry with the "
+	"exact current text.",
+    [MOAT_TOOL_LIST_DIRECTORY] =
+	"List a directory: one entry per line with its type (file, dir, symlink, other) and "
+	"size, sorted by name, at most 1000 entries. Not "
+	"recursive: list a subdirectory to go deeper. Relative paths are resolved against "
+	"the workspace.",
+    [MOAT_TOOL_BASH] =
+	"Run a shell command with /bin/sh -c in the workspace, inside moat's sandbox (the "
+	"filesystem outside the workspace is read-only or hidden, the network may be cut, "
+	"privileges are dropped). Returns stdout and stderr (each capped at 64 KiB, with a "
+	"truncation marker), the exit code, the signal and whether it timed out. `timeout` "
+	"is in seconds (default 120, at most 3600). Commands are checked against moat's policy "
+	"first: destructive or exfiltrating commands are refused and some need the user's "
+	"approval; a refusal says why, so change the command instead of retrying it. "
+	"Prefer read_file, edit_file and list_directory for files. There is no "
+	"interactive input: stdin is empty.",
 };
 
 static const char *const input_schemas[MOAT_TOOL__COUNT] = {
-	[MOAT_TOOL_READ_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file to read: absolute, or "
-		"relative to the workspace.\"},"
-		"\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"The first line "
-		"to return (1 is the first line of the file; 0 means 1). Default: 1.\"},"
-		"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"How many lines to "
-		"return. Default: 2000.\"},"
-		"\"raw\":{\"type\":\"boolean\",\"description\":\"true: the exact text, without "
-		"line numbers. Default: false.\"}"
-		"},\"required\":[\"path\"],\"additionalProperties\":false}",
-	[MOAT_TOOL_WRITE_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file to write: absolute, or "
-		"relative to the workspace. Its directory must exist.\"},"
-		"\"content\":{\"type\":\"string\",\"description\":\"The whole new content of the "
-		"file.\"}"
-		"},\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
-	[MOAT_TOOL_EDIT_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file to edit: absolute, or "
-		"relative to the workspace.\"},"
-		"\"old_string\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The exact "
-		"text to replace, as it is in the file now (whitespace and indentation "
-		"included).\"},"
-		"\"new_string\":{\"type\":\"string\",\"description\":\"The text to put in its "
-		"place (may be empty to delete).\"},"
-		"\"replace_all\":{\"type\":\"boolean\",\"description\":\"true: replace every "
-		"occurrence; false (default): old_string must occur exactly once.\"}"
-		"},\"required\":[\"path\",\"old_string\",\"new_string\"],"
-		"\"additionalProperties\":false}",
-	[MOAT_TOOL_LIST_DIRECTORY] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The directory to list: absolute, "
-		"or relative to the workspace (\\\".\\\" is the workspace itself).\"}"
-		"},\"required\":[\"path\"],\"additionalProperties\":false}",
-	[MOAT_TOOL_BASH] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The command "
-		"line, run with /bin/sh -c.\"},"
-		"\"cwd\":{\"type\":\"string\",\"description\":\"The directory to run it in: "
-		"absolute, or relative to the workspace. Default: the workspace.\"},"
-		"\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" STR(
-			MOAT_BASH_MAX_TIMEOUT_S) ",\"description\":\"Seconds before the command is "
-		"killed. Default: " STR(MOAT_BASH_DEFAULT_TIMEOUT_S) ".\"}"
-		"},\"required\":[\"command\"],\"additionalProperties\":false}",
+    [MOAT_TOOL_READ_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file to read: absolute, or "
+	"relative to the workspace.\"},"
+	"\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"The first line "
+	"to return (1 is the first line of the file; 0 means 1). Default: 1.\"},"
+	"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"How many lines to "
+	"return. Default: 2000.\"},"
+	"\"raw\":{\"type\":\"boolean\",\"description\":\"true: the exact text, without "
+	"line numbers. Default: false.\"}"
+	"},\"required\":[\"path\"],\"additionalProperties\":false}",
+    [MOAT_TOOL_WRITE_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file to write: absolute, or "
+	"relative to the workspace. Its directory must exist.\"},"
+	"\"content\":{\"type\":\"string\",\"description\":\"The whole new content of the "
+	"file.\"}"
+	"},\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+    [MOAT_TOOL_EDIT_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file to edit: absolute, or "
+	"relative to the workspace.\"},"
+	"\"old_string\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The exact "
+	"text to replace, as it is in the file now (whitespace and indentation "
+	"included).\"},"
+	"\"new_string\":{\"type\":\"string\",\"description\":\"The text to put in its "
+	"place (may be empty to delete).\"},"
+	"\"replace_all\":{\"type\":\"boolean\",\"description\":\"true: replace every "
+	"occurrence; false (default): old_string must occur exactly once.\"}"
+	"},\"required\":[\"path\",\"old_string\",\"new_string\"],"
+	"\"additionalProperties\":false}",
+    [MOAT_TOOL_LIST_DIRECTORY] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The directory to list: absolute, "
+	"or relative to the workspace (\\\".\\\" is the workspace itself).\"}"
+	"},\"required\":[\"path\"],\"additionalProperties\":false}",
+    [MOAT_TOOL_BASH] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"command\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The command "
+	"line, run with /bin/sh -c.\"},"
+	"\"cwd\":{\"type\":\"string\",\"description\":\"The directory to run it in: "
+	"absolute, or relative to the workspace. Default: the workspace.\"},"
+	"\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,\"description\":"
+	"\"Seconds before the command is "
+	"killed. Default: 120.\"}"
+	"},\"required\":[\"command\"],\"additionalProperties\":false}",
 };
 
 static const char *const output_schemas[MOAT_TOOL__COUNT] = {
-	[MOAT_TOOL_READ_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file read, as an absolute "
-		"path.\"},"
-		"\"size\":{\"type\":\"integer\",\"description\":\"Its size in bytes.\"},"
-		"\"offset\":{\"type\":\"integer\",\"description\":\"The first line returned.\"},"
-		"\"lines\":{\"type\":\"integer\",\"description\":\"Lines returned (0 for a binary "
-		"file).\"},"
-		"\"truncated\":{\"type\":\"boolean\",\"description\":\"More lines follow: read on "
-		"from next_offset.\"},"
-		"\"next_offset\":{\"type\":\"integer\",\"description\":\"The offset to read on "
-		"with, when truncated.\"},"
-		"\"binary\":{\"type\":\"boolean\",\"description\":\"The file is binary: reported, "
-		"not dumped.\"}"
-		"},\"required\":[\"path\",\"size\",\"offset\",\"lines\",\"truncated\",\"binary\"]}",
-	[MOAT_TOOL_WRITE_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file written, as an absolute "
-		"path.\"},"
-		"\"bytes\":{\"type\":\"integer\",\"description\":\"Bytes written.\"},"
-		"\"created\":{\"type\":\"boolean\",\"description\":\"The file did not exist "
-		"before.\"}"
-		"},\"required\":[\"path\",\"bytes\",\"created\"]}",
-	[MOAT_TOOL_EDIT_FILE] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The file edited, as an absolute "
-		"path.\"},"
-		"\"replacements\":{\"type\":\"integer\",\"description\":\"Occurrences "
-		"replaced.\"},"
-		"\"bytes\":{\"type\":\"integer\",\"description\":\"The file's new size in "
-		"bytes.\"}"
-		"},\"required\":[\"path\",\"replacements\",\"bytes\"]}",
-	[MOAT_TOOL_LIST_DIRECTORY] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"path\":{\"type\":\"string\",\"description\":\"The directory listed, as an "
-		"absolute path.\"},"
-		"\"total\":{\"type\":\"integer\",\"description\":\"Entries in the directory.\"},"
-		"\"truncated\":{\"type\":\"boolean\",\"description\":\"Only the first 1000 by name "
-		"are listed.\"},"
-		"\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-		"\"name\":{\"type\":\"string\"},"
-		"\"type\":{\"type\":\"string\",\"description\":\"file, dir, symlink or other.\"},"
-		"\"size\":{\"type\":\"integer\"}"
-		"},\"required\":[\"name\",\"type\",\"size\"]}}"
-		"},\"required\":[\"path\",\"total\",\"truncated\",\"entries\"]}",
-	[MOAT_TOOL_BASH] =
-		"{\"type\":\"object\",\"properties\":{"
-		"\"stdout\":{\"type\":\"string\",\"description\":\"Standard output, capped.\"},"
-		"\"stderr\":{\"type\":\"string\",\"description\":\"Standard error, capped.\"},"
-		"\"exit_code\":{\"type\":[\"integer\",\"null\"],\"description\":\"The exit "
-		"status; null when the command was killed or did not run.\"},"
-		"\"signal\":{\"type\":[\"integer\",\"null\"],\"description\":\"The signal that "
-		"killed the command; null for none.\"},"
-		"\"duration_ms\":{\"type\":\"number\"},"
-		"\"timed_out\":{\"type\":\"boolean\"},"
-		"\"cancelled\":{\"type\":\"boolean\"},"
-		"\"stdout_truncated\":{\"type\":\"boolean\"},"
-		"\"stderr_truncated\":{\"type\":\"boolean\"},"
-		"\"stdout_bytes\":{\"type\":\"integer\",\"description\":\"Bytes written to "
-		"stdout, before the cap.\"},"
-		"\"stderr_bytes\":{\"type\":\"integer\"},"
-		"\"warning\":{\"type\":\"string\",\"description\":\"A protection this kernel could "
-		"not enforce.\"},"
-		"\"sandbox\":{\"type\":[\"object\",\"null\"],\"description\":\"What the sandbox "
-		"requested and what this kernel enforced.\"}"
-		"},\"required\":[\"stdout\",\"stderr\",\"exit_code\",\"signal\",\"timed_out\"]}",
+    [MOAT_TOOL_READ_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file read, as an absolute "
+	"path.\"},"
+	"\"size\":{\"type\":\"integer\",\"description\":\"Its size in bytes.\"},"
+	"\"offset\":{\"type\":\"integer\",\"description\":\"The first line returned.\"},"
+	"\"lines\":{\"type\":\"integer\",\"description\":\"Lines returned (0 for a binary "
+	"file).\"},"
+	"\"truncated\":{\"type\":\"boolean\",\"description\":\"More lines follow: read on "
+	"from next_offset.\"},"
+	"\"next_offset\":{\"type\":\"integer\",\"description\":\"The offset to read on "
+	"with, when truncated.\"},"
+	"\"binary\":{\"type\":\"boolean\",\"description\":\"The file is binary: reported, "
+	"not dumped.\"}"
+	"},\"required\":[\"path\",\"size\",\"offset\",\"lines\",\"truncated\",\"binary\"]}",
+    [MOAT_TOOL_WRITE_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file written, as an absolute "
+	"path.\"},"
+	"\"bytes\":{\"type\":\"integer\",\"description\":\"Bytes written.\"},"
+	"\"created\":{\"type\":\"boolean\",\"description\":\"The file did not exist "
+	"before.\"}"
+	"},\"required\":[\"path\",\"bytes\",\"created\"]}",
+    [MOAT_TOOL_EDIT_FILE] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The file edited, as an absolute "
+	"path.\"},"
+	"\"replacements\":{\"type\":\"integer\",\"description\":\"Occurrences "
+	"replaced.\"},"
+	"\"bytes\":{\"type\":\"integer\",\"description\":\"The file's new size in "
+	"bytes.\"}"
+	"},\"required\":[\"path\",\"replacements\",\"bytes\"]}",
+    [MOAT_TOOL_LIST_DIRECTORY] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"path\":{\"type\":\"string\",\"description\":\"The directory listed, as an "
+	"absolute path.\"},"
+	"\"total\":{\"type\":\"integer\",\"description\":\"Entries in the directory.\"},"
+	"\"truncated\":{\"type\":\"boolean\",\"description\":\"Only the first 1000 by name "
+	"are listed.\"},"
+	"\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"name\":{\"type\":\"string\"},"
+	"\"type\":{\"type\":\"string\",\"description\":\"file, dir, symlink or other.\"},"
+	"\"size\":{\"type\":\"integer\"}"
+	"},\"required\":[\"name\",\"type\",\"size\"]}}"
+	"},\"required\":[\"path\",\"total\",\"truncated\",\"entries\"]}",
+    [MOAT_TOOL_BASH] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"stdout\":{\"type\":\"string\",\"description\":\"Standard output, capped.\"},"
+	"\"stderr\":{\"type\":\"string\",\"description\":\"Standard error, capped.\"},"
+	"\"exit_code\":{\"type\":[\"integer\",\"null\"],\"description\":\"The exit "
+	"status; null when the command was killed or did not run.\"},"
+	"\"signal\":{\"type\":[\"integer\",\"null\"],\"description\":\"The signal that "
+	"killed the command; null for none.\"},"
+	"\"duration_ms\":{\"type\":\"number\"},"
+	"\"timed_out\":{\"type\":\"boolean\"},"
+	"\"cancelled\":{\"type\":\"boolean\"},"
+	"\"stdout_truncated\":{\"type\":\"boolean\"},"
+	"\"stderr_truncated\":{\"type\":\"boolean\"},"
+	"\"stdout_bytes\":{\"type\":\"integer\",\"description\":\"Bytes written to "
+	"stdout, before the cap.\"},"
+	"\"stderr_bytes\":{\"type\":\"integer\"},"
+	"\"warning\":{\"type\":\"string\",\"description\":\"A protection this kernel could "
+	"not enforce.\"},"
+	"\"sandbox\":{\"type\":[\"object\",\"null\"],\"description\":\"What the sandbox "
+	"requested and what this kernel enforced.\"}"
+	"},\"required\":[\"stdout\",\"stderr\",\"exit_code\",\"signal\",\"timed_out\"]}",
 };
 
 /* the numbers written out above */
@@ -179,6 +175,8 @@ _Static_assert(MOAT_LIST_MAX_ENTRIES == 1000, "list_directory's cap changed");
 _Static_assert(MOAT_READ_MAX_BYTES == 256u << 10, "read_file's byte cap changed");
 _Static_assert(MOAT_WRITE_MAX_BYTES == 16u << 20, "write_file's byte cap changed");
 _Static_assert(MOAT_BASH_OUTPUT_CAP == 64u << 10, "bash's output cap changed");
+_Static_assert(MOAT_BASH_DEFAULT_TIMEOUT_S == 120, "bash's default timeout changed");
+_Static_assert(MOAT_BASH_MAX_TIMEOUT_S == 3600, "bash's longest timeout changed");
 
 static bool valid_kind(enum moat_tool_kind k)
 {

@@ -4,9 +4,16 @@
 // Then the same pipelined over a raw connection: ids echoed exactly.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, world, connect, text, auditRecords, raw } from './lib.mjs';
+import { main, ok, note, world, connect, text, auditRecords, raw } from './lib.mjs';
 
 const N = 200;
+// Under ASan (make check's second pass sets ASAN_OPTIONS) the bash calls are
+// left out of the concurrent mix: the bash tool forks this multi-threaded
+// server and runs the sandbox runner in the child, which allocates; GCC's
+// ASan allocator is not fork-safe, and such a child can deadlock on a lock
+// another thread held at fork (glibc's malloc is fork-safe: the normal
+// build runs the mix). Every other suite still runs bash under ASan.
+const BASH_MIX = !process.env.ASAN_OPTIONS;
 
 await main(async () => {
 	const w = world('concurrent');
@@ -16,7 +23,7 @@ await main(async () => {
 	await c.client.listTools();
 	const calls = [];
 	for (let i = 0; i < N; i++) {
-		if (i % 20 === 7)
+		if (BASH_MIX && i % 20 === 7)
 			calls.push(c.client.callTool({ name: 'bash', arguments: { command: `echo bash-${i}` } }, undefined, { timeout: 120000 }));
 		else
 			calls.push(c.client.callTool({ name: 'read_file', arguments: { path: `f${i}.txt`, raw: true } }, undefined, { timeout: 120000 }));
@@ -25,12 +32,14 @@ await main(async () => {
 	let right = 0;
 	const wrong = [];
 	res.forEach((r, i) => {
-		const want = i % 20 === 7 ? `bash-${i}\n` : `content-${i}-${'x'.repeat(i)}\n`;
+		const want = BASH_MIX && i % 20 === 7 ? `bash-${i}\n` : `content-${i}-${'x'.repeat(i)}\n`;
 		if (r.status === 'fulfilled' && !r.value.isError && text(r.value) === want)
 			right++;
 		else
 			wrong.push({ i, r: r.status === 'fulfilled' ? text(r.value).slice(0, 200) : String(r.reason) });
 	});
+	if (!BASH_MIX)
+		note('ASan build: no bash calls in the concurrent mix (see the comment at the top)');
 	ok(right === N, `${N} concurrent calls all answered correctly`, wrong.slice(0, 5));
 	await c.close();
 	const recs = auditRecords(w);

@@ -798,9 +798,14 @@ static void *worker(void *arg)
 		snprintf(cmd, sizeof(cmd),
 			 "{\"command\": \"echo t%ld-%d; echo e%ld >&2; exit %d\"}", id, k, id, k);
 		snprintf(want, sizeof(want), "t%ld-%d\n", id, k);
-		if (bash_env(&e, NULL, &r, cmd) != 0 || !dstr(&r, "stdout") ||
-		    strcmp(dstr(&r, "stdout"), want) || r.exit_code != k || r.ok != (k == 0))
+		int rc = bash_env(&e, NULL, &r, cmd);
+
+		if (rc != 0 || strcmp(dstr(&r, "stdout"), want) || r.exit_code != k ||
+		    r.ok != (k == 0)) {
 			__atomic_add_fetch(&thread_bad, 1, __ATOMIC_RELAXED);
+			fprintf(stderr, "# thread %ld call %d: rc %d exit %d ok %d stdout '%s' error '%s'\n",
+				id, k, rc, r.exit_code, r.ok, dstr(&r, "stdout"), r.error);
+		}
 		result_clear(&r);
 	}
 	return NULL;

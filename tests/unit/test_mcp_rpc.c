@@ -51,7 +51,8 @@ static void test_reader(void)
 	CHECK(moat_rpc_reader_feed(&r, "0123456789abcdefg\nok\n", 21) == 0);
 	CHECK_INT(moat_rpc_reader_next(&r, &line, &len), MOAT_RPC_TOO_LONG);
 	CHECK_INT(moat_rpc_reader_next(&r, &line, &len), MOAT_RPC_LINE);
-	CHECKF(len == 2 && !memcmp(line, "ok", 2), "framing: the line after an over-long one is read");
+	CHECKF(len == 2 && !memcmp(line, "ok", 2),
+	       "framing: the line after an over-long one is read");
 
 	/* an over-long line arriving in pieces is dropped as it comes */
 	CHECK(moat_rpc_reader_feed(&r, "aaaaaaaaaaaaaaaaaaaaaaaa", 24) == 0);
@@ -65,7 +66,8 @@ static void test_reader(void)
 	CHECKF(len == 4 && !memcmp(line, "next", 4), "framing: reading resumes after its newline");
 	CHECK_INT(moat_rpc_reader_next(&r, &line, &len), 0);
 	CHECK_INT(moat_rpc_reader_flush(&r, &line, &len), MOAT_RPC_LINE);
-	CHECKF(len == 4 && !memcmp(line, "last", 4), "framing: the last line without newline at EOF");
+	CHECKF(len == 4 && !memcmp(line, "last", 4),
+	       "framing: the last line without newline at EOF");
 	CHECK_INT(moat_rpc_reader_flush(&r, &line, &len), 0);
 	moat_rpc_reader_release(&r);
 
@@ -131,7 +133,7 @@ static void expect_fault(const char *s, int code, const char *id_json, bool no_r
 	char *id = f.id ? json_dumps(f.id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
 
 	CHECKF(r < 0 && f.code == code && (id_json ? id && !strcmp(id, id_json) : !id) &&
-		       f.no_reply == no_reply,
+		   f.no_reply == no_reply,
 	       "refused %.60s: code %d (want %d), id %s (want %s), no_reply %d: %s", s, f.code,
 	       code, id ? id : "null", id_json ? id_json : "null", f.no_reply, f.message);
 	free(id);
@@ -149,7 +151,7 @@ static void test_classify(void)
 
 	CHECK(parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", &m, &f) == 0);
 	CHECKF(m.kind == MOAT_RPC_REQUEST && !strcmp(m.method, "ping") && !m.params &&
-		       json_integer_value(m.id) == 7,
+		   json_integer_value(m.id) == 7,
 	       "a request: method, integer id, no params");
 	moat_rpc_msg_release(&m);
 	CHECK(parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\",\"params\":{}}",
@@ -166,14 +168,16 @@ static void test_classify(void)
 	CHECKF(m.kind == MOAT_RPC_RESPONSE && m.error, "a response with an error");
 	moat_rpc_msg_release(&m);
 
-	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", MOAT_RPC_PARSE_ERROR, NULL, false);
+	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", MOAT_RPC_PARSE_ERROR, NULL,
+		     false);
 	expect_fault("\"just a string\"", MOAT_RPC_INVALID_REQUEST, NULL, false);
-	expect_fault("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MOAT_RPC_INVALID_REQUEST,
-		     NULL, false);
+	expect_fault("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+		     MOAT_RPC_INVALID_REQUEST, NULL, false);
 	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
 		     MOAT_RPC_PARSE_ERROR, NULL, false);
-	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2}}",
-		     MOAT_RPC_PARSE_ERROR, NULL, false);
+	expect_fault(
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2}}",
+	    MOAT_RPC_PARSE_ERROR, NULL, false);
 	expect_fault("{\"id\":5,\"method\":\"ping\"}", MOAT_RPC_INVALID_REQUEST, "5", false);
 	expect_fault("{\"jsonrpc\":\"1.0\",\"id\":\"a\",\"method\":\"ping\"}",
 		     MOAT_RPC_INVALID_REQUEST, "\"a\"", false);
@@ -191,8 +195,8 @@ static void test_classify(void)
 		     MOAT_RPC_INVALID_REQUEST, "2", false);
 	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"extra\":1}",
 		     MOAT_RPC_INVALID_REQUEST, "2", false);
-	expect_fault("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[1]}", MOAT_RPC_INVALID_PARAMS,
-		     NULL, true);
+	expect_fault("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":[1]}",
+		     MOAT_RPC_INVALID_PARAMS, NULL, true);
 	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{},\"error\":{}}",
 		     MOAT_RPC_INVALID_REQUEST, "4", true);
 	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":\"x\"}}",
@@ -203,7 +207,7 @@ static void test_classify(void)
 		static const char nul[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\0b\"}";
 
 		CHECKF(moat_rpc_parse(nul, sizeof(nul) - 1, &m, &f) < 0 &&
-			       f.code == MOAT_RPC_PARSE_ERROR,
+			   f.code == MOAT_RPC_PARSE_ERROR,
 		       "a raw NUL byte in a line: -32700");
 		moat_rpc_fault_release(&f);
 	}
@@ -214,17 +218,20 @@ static void test_classify(void)
 
 		memset(id, 'i', MOAT_MCP_MAX_ID_LEN + 1);
 		id[MOAT_MCP_MAX_ID_LEN] = '\0';
-		snprintf(s, sizeof(s), "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\"}", id);
+		snprintf(s, sizeof(s), "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\"}",
+			 id);
 		CHECKF(parse(s, &m, &f) == 0, "an id of %u bytes is accepted", MOAT_MCP_MAX_ID_LEN);
 		moat_rpc_msg_release(&m);
 		id[MOAT_MCP_MAX_ID_LEN] = 'i';
 		id[MOAT_MCP_MAX_ID_LEN + 1] = '\0';
-		snprintf(s, sizeof(s), "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\"}", id);
+		snprintf(s, sizeof(s), "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\"}",
+			 id);
 		expect_fault(s, MOAT_RPC_INVALID_REQUEST, NULL, false);
 	}
 
 	/* depth: the strict parser's limit, at the boundary */
-	o = snprintf(deep, sizeof(deep), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":");
+	o = snprintf(deep, sizeof(deep),
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":");
 	for (i = 0; i < MOAT_MCP_MAX_DEPTH - 1; i++)
 		deep[o++] = '[';
 	for (i = 0; i < MOAT_MCP_MAX_DEPTH - 1; i++)
@@ -247,8 +254,8 @@ static void test_classify(void)
 		    "\"read_file\",\"arguments\":{\"path\":\"a\\u0000b\"}}}",
 		    &m, &f) == 0);
 	CHECKF(m.kind == MOAT_RPC_REQUEST &&
-		       json_string_length(json_object_get(
-			       json_object_get(m.params, "arguments"), "path")) == 3,
+		   json_string_length(
+		       json_object_get(json_object_get(m.params, "arguments"), "path")) == 3,
 	       "a NUL character in tools/call arguments is passed on (the session refuses it)");
 	moat_rpc_msg_release(&m);
 	expect_fault("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\\u0000\"}",
@@ -324,45 +331,49 @@ static void test_serialize(void)
 static void test_elicit_form(void)
 {
 	struct moat_decision d = {.verdict = MOAT_ASK};
-	struct moat_ask ask = {.call_id = "c-1", .tool = "bash",
-			       .args_json = "{\"command\":\"git push\"}", .summary = "git push",
-			       .decision = &d, .always_prefix = "git *"};
+	struct moat_ask ask = {.call_id = "c-1",
+			       .tool = "bash",
+			       .args_json = "{\"command\":\"git push\"}",
+			       .summary = "git push",
+			       .decision = &d,
+			       .always_prefix = "git *"};
 	struct moat_reply rep;
 	json_t *p, *e, *a;
 
 	moat_strlcpy(d.rule, "approval:execute", sizeof(d.rule));
 	moat_strlcpy(d.reason, "commands need approval", sizeof(d.reason));
 	p = moat_mcp_elicit_params(&ask, "2025-11-25");
-	e = json_object_get(json_object_get(json_object_get(json_object_get(p, "requestedSchema"),
-							    "properties"),
-					    "decision"),
-			    "enum");
+	e = json_object_get(
+	    json_object_get(json_object_get(json_object_get(p, "requestedSchema"), "properties"),
+			    "decision"),
+	    "enum");
 	CHECKF(p && !strcmp(json_string_value(json_object_get(p, "mode")), "form") &&
-		       json_array_size(e) == 4,
+		   json_array_size(e) == 4,
 	       "2025-11-25: mode form; yes, prefix, always, no");
 	CHECK(strstr(json_string_value(json_object_get(p, "message")), "git push") &&
 	      strstr(json_string_value(json_object_get(p, "message")), "approval:execute"));
 	json_decref(p);
 	ask.always_prefix = NULL;
 	p = moat_mcp_elicit_params(&ask, "2025-06-18");
-	e = json_object_get(json_object_get(json_object_get(json_object_get(p, "requestedSchema"),
-							    "properties"),
-					    "decision"),
-			    "enum");
+	e = json_object_get(
+	    json_object_get(json_object_get(json_object_get(p, "requestedSchema"), "properties"),
+			    "decision"),
+	    "enum");
 	CHECKF(p && !json_object_get(p, "mode") && json_array_size(e) == 3,
 	       "2025-06-18: no mode field; yes, always, no");
 	json_decref(p);
 
-#define ANSWER(js, want_r, want_answer)                                                        \
-	do {                                                                                   \
-		a = json_loads(js, 0, NULL);                                                   \
-		memset(&rep, 0x55, sizeof(rep));                                               \
-		int r_ = moat_mcp_elicit_answer(a, &ask, &rep);                                 \
-		CHECKF(r_ == (want_r) && (r_ < 0 || rep.answer == (want_answer)),              \
-		       "answer %s -> %d %d", js, r_, r_ == 0 ? (int)rep.answer : -1);          \
-		json_decref(a);                                                                \
+#define ANSWER(js, want_r, want_answer)                                                            \
+	do {                                                                                       \
+		a = json_loads(js, 0, NULL);                                                       \
+		memset(&rep, 0x55, sizeof(rep));                                                   \
+		int r_ = moat_mcp_elicit_answer(a, &ask, &rep);                                    \
+		CHECKF(r_ == (want_r) && (r_ < 0 || rep.answer == (want_answer)),                  \
+		       "answer %s -> %d %d", js, r_, r_ == 0 ? (int)rep.answer : -1);              \
+		json_decref(a);                                                                    \
 	} while (0)
-	ANSWER("{\"action\":\"accept\",\"content\":{\"decision\":\"yes\"}}", 0, MOAT_ANSWER_APPROVED);
+	ANSWER("{\"action\":\"accept\",\"content\":{\"decision\":\"yes\"}}", 0,
+	       MOAT_ANSWER_APPROVED);
 	ANSWER("{\"action\":\"accept\",\"content\":{\"decision\":\"always\"}}", 0,
 	       MOAT_ANSWER_APPROVED_ALWAYS);
 	CHECK(rep.always_pattern[0] == '\0');
@@ -409,8 +420,8 @@ static void *ask_main(void *arg)
 {
 	struct ask_thread *t = arg;
 	struct moat_decision d = {.verdict = MOAT_ASK};
-	struct moat_ask ask = {.tool = "write_file", .args_json = "{}", .summary = "x",
-			       .decision = &d};
+	struct moat_ask ask = {
+	    .tool = "write_file", .args_json = "{}", .summary = "x", .decision = &d};
 
 	t->r = moat_mcp_elicit_approver(&t->call, &ask, t->timeout_ms, &t->rep);
 	return NULL;
@@ -508,9 +519,10 @@ static void test_elicit_roundtrip(void)
 		struct moat_rpc_msg m;
 		struct moat_rpc_fault f;
 
-		snprintf(s, sizeof(s),
-			 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-1,\"message\":\"no\"}}",
-			 (long long)id);
+		snprintf(
+		    s, sizeof(s),
+		    "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-1,\"message\":\"no\"}}",
+		    (long long)id);
 		CHECK(moat_rpc_parse(s, strlen(s), &m, &f) == 0 && moat_mcp_elicit_route(e, &m));
 		moat_rpc_msg_release(&m);
 	}
@@ -593,10 +605,11 @@ static void test_server(void)
 		    "{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"tools/list\"}\n"
 		    "garbage\n");
 	for (int i = 1; i <= n; i++)
-		fprintf(wf,
-			"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
-			"\"read_file\",\"arguments\":{\"path\":\"f%d.txt\",\"raw\":true}}}\n",
-			i, i - 1);
+		fprintf(
+		    wf,
+		    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"read_file\",\"arguments\":{\"path\":\"f%d.txt\",\"raw\":true}}}\n",
+		    i, i - 1);
 	fclose(wf); /* end of input right away: the calls still answer or are refused */
 	{
 		bool init = false, pong = false, list = false, parse_err = false;
@@ -607,21 +620,22 @@ static void test_server(void)
 			json_t *id = json_object_get(j, "id"), *res = json_object_get(j, "result");
 
 			if (json_is_integer(id) && json_integer_value(id) == 0 && res)
-				init = !strcmp(json_string_value(json_object_get(res, "protocolVersion")),
-					       "2025-06-18");
+				init = !strcmp(
+				    json_string_value(json_object_get(res, "protocolVersion")),
+				    "2025-06-18");
 			else if (json_is_string(id) && !strcmp(json_string_value(id), "p") && res)
 				pong = json_object_size(res) == 0;
 			else if (json_is_string(id) && !strcmp(json_string_value(id), "l") && res)
 				list = json_array_size(json_object_get(res, "tools")) == 5;
 			else if (json_is_null(id))
 				parse_err = json_integer_value(json_object_get(
-						    json_object_get(j, "error"), "code")) == -32700;
+						json_object_get(j, "error"), "code")) == -32700;
 			else if (json_is_integer(id) && json_integer_value(id) >= 1 &&
 				 json_integer_value(id) <= n) {
 				int k = (int)json_integer_value(id);
 				char want[32];
 				const char *t = json_string_value(json_object_get(
-					json_array_get(json_object_get(res, "content"), 0), "text"));
+				    json_array_get(json_object_get(res, "content"), 0), "text"));
 
 				snprintf(want, sizeof(want), "content %d\n", k - 1);
 				got[k]++;
