@@ -197,6 +197,9 @@ const char *moat_cmdpat_source(const struct moat_cmdpat *p);
 #define MOAT_CMDPAT_NEEDS_FORK 258
 #define MOAT_CMDPAT_NEEDS_ANY 259
 int moat_cmdpat_needs(const struct moat_cmdpat *p);
+/* Finer: the moat_cmd_pair_bit a view's program must have for the pattern to
+ * match (see moat_cmd_analysis.prog_pairs), or 0 when it needs none. */
+uint64_t moat_cmdpat_pair(const struct moat_cmdpat *p);
 struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p);
 
 /* Internal, shared by cmd.c and cmdpat.c: lexical normalisation of an

@@ -395,6 +395,15 @@ int moat_cmdpat_needs(const struct moat_cmdpat *p)
 	}
 }
 
+uint64_t moat_cmdpat_pair(const struct moat_cmdpat *p)
+{
+	/* (as moat_cmdpat_match: "x" also matches "x.y", so one byte is not two) */
+	if (!p || p->kind != CP_SIMPLE || !p->cmds[0].prog || p->cmds[0].glob ||
+	    p->cmds[0].any_shell || p->cmds[0].plen < 2)
+		return 0;
+	return moat_cmd_pair_bit(p->cmds[0].prog);
+}
+
 struct moat_cmdpat *moat_cmdpat_free(struct moat_cmdpat *p)
 {
 	if (!p)

@@ -106,6 +106,7 @@ struct layer {
 	uint16_t denied_needs[MOAT_CMDPAT_NEEDS_ANY + 1]; /* the non-empty groups */
 	size_t ndenied_needs;
 	unsigned char denied_first[32]; /* a bit per first program byte some pattern needs */
+	uint64_t *denied_pair;	 /* per pattern: moat_cmdpat_pair, 0 for none */
 	struct pathfilter *shell_paths; /* prefilter of denied_paths, NULL when there are none */
 	bool shell_cwd_hit; /* the working directory itself may hold a denied path */
 
@@ -210,6 +211,7 @@ static void layer_release(struct layer *l)
 		moat_cmdpat_free(l->denied_cmds[i]);
 	free(l->denied_cmds);
 	free(l->denied_by_need);
+	free(l->denied_pair);
 	free_strv(l->allow_domains, l->nallow_domains);
 	free_strv(l->block_domains, l->nblock_domains);
 	if (l->shell_paths) {
@@ -580,7 +582,8 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 	cap = ndef + c->denied_commands.n;
 	l->denied_cmds = calloc(cap + 1, sizeof(*l->denied_cmds));
 	l->denied_by_need = calloc(cap + 1, sizeof(*l->denied_by_need));
-	if (!l->denied_cmds || !l->denied_by_need)
+	l->denied_pair = calloc(cap + 1, sizeof(*l->denied_pair));
+	if (!l->denied_cmds || !l->denied_by_need || !l->denied_pair)
 		return -ENOMEM;
 	for (size_t i = 0; i < cap; i++) {
 		const char *src =
@@ -592,6 +595,7 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 				loc_error(err, &c->denied_commands.loc[i - ndef]);
 			return r;
 		}
+		l->denied_pair[l->ndenied_cmds] = moat_cmdpat_pair(l->denied_cmds[l->ndenied_cmds]);
 		l->ndenied_cmds++;
 	}
 	/* counting sort by need, stable: each group stays in pattern order */
@@ -615,13 +619,17 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 	return 0;
 }
 
-/* Add the patterns of one need group to the sorted candidates. */
-static size_t denied_group(const struct layer *l, int need, size_t n, size_t *out, size_t cap)
+/* Add the patterns of one need group to the sorted candidates (but those
+ * whose program no view's first two bytes allow). */
+static size_t denied_group(const struct layer *l, const struct moat_cmd_analysis *a, int need,
+			   size_t n, size_t *out, size_t cap)
 {
 	for (size_t k = l->denied_need_at[need], hi = l->denied_need_at[need + 1]; k < hi; k++) {
 		/* insertion keeps the list in pattern order */
 		size_t idx = l->denied_by_need[k], j = n < cap ? n : cap;
 
+		if (l->denied_pair[idx] && !(a->prog_pairs & l->denied_pair[idx]))
+			continue;
 		if (n < cap) {
 			while (j > 0 && out[j - 1] > idx) {
 				out[j] = out[j - 1];
@@ -657,7 +665,7 @@ static size_t denied_candidates(const struct layer *l, const struct moat_cmd_ana
 			int k = __builtin_ctzll(x);
 
 			x &= x - 1;
-			n = denied_group(l, (int)(w * 8) + k, n, out, cap);
+			n = denied_group(l, a, (int)(w * 8) + k, n, out, cap);
 		}
 #else
 		if (!x)
@@ -669,18 +677,18 @@ static size_t denied_candidates(const struct layer *l, const struct moat_cmd_ana
 				int bit = __builtin_ctz(m);
 
 				m &= m - 1;
-				n = denied_group(l, (int)(b * 8) + bit, n, out, cap);
+				n = denied_group(l, a, (int)(b * 8) + bit, n, out, cap);
 			}
 		}
 #endif
 	}
 	if (a->fed)
-		n = denied_group(l, MOAT_CMDPAT_NEEDS_PIPE, n, out, cap);
+		n = denied_group(l, a, MOAT_CMDPAT_NEEDS_PIPE, n, out, cap);
 	if (a->nredirs)
-		n = denied_group(l, MOAT_CMDPAT_NEEDS_REDIR, n, out, cap);
+		n = denied_group(l, a, MOAT_CMDPAT_NEEDS_REDIR, n, out, cap);
 	if (a->fork_bomb >= 0)
-		n = denied_group(l, MOAT_CMDPAT_NEEDS_FORK, n, out, cap);
-	return denied_group(l, MOAT_CMDPAT_NEEDS_ANY, n, out, cap);
+		n = denied_group(l, a, MOAT_CMDPAT_NEEDS_FORK, n, out, cap);
+	return denied_group(l, a, MOAT_CMDPAT_NEEDS_ANY, n, out, cap);
 }
 
 static int compile_layer(struct moat_policy *p, struct layer *l, const struct moat_config *c,

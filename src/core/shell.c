@@ -2290,29 +2290,31 @@ static int parse_list(struct psr *p, unsigned term, struct moat_sh_node **ret)
 /* ---- fast path ------------------------------------------------------------- */
 
 /* Most commands an agent sends are a few plain words joined by && || ; or |
- * ("git status", "make && ./run_tests"): they are read here in one pass, to
- * the very tree parse_list would build. Anything else (quoting other than
- * '...', expansions, globs, braces, redirections, parentheses, newlines,
- * comments, a reserved word in command position, a lone &) is left to the
- * full parser, from the start. In sanitizer builds every tree built here is
+ * ("git status", "make && ./run_tests", "ls > out.txt 2>&1"): they are read
+ * here in one pass, to the very tree parse_list would build. Anything else
+ * (quoting other than '...', expansions, globs, braces, here-documents,
+ * parentheses, newlines, comments, a reserved word in command position, a
+ * lone &) is left to the full parser, from the start. In sanitizer builds every tree built here is
  * compared with the full parser's (a difference aborts), so the tests and
  * the fuzzer check that the two agree. */
 #define SH_FAST_MAX_LEN 4096u /* longer commands go to the full parser */
 #define SH_FAST_MAX_WORDS 64u /* words and assignments of one command, likewise */
 
 /* fastcls: 0 a word byte, FB a blank, FO an operator byte, FQ a single
- * quote, FE '=' (a word byte that may make an assignment), FZ the NUL
- * after the copy of the command, FX a byte only the full parser reads */
+ * quote, FE '=' (a word byte that may make an assignment), FR '<' or '>',
+ * FZ the NUL after the copy of the command, FX a byte only the full parser
+ * reads */
 #define FB 1u
 #define FO 2u
 #define FQ 3u
 #define FE 4u
-#define FZ 5u
-#define FX 6u
+#define FR 5u
+#define FZ 6u
+#define FX 7u
 static const unsigned char fastcls[256] = {
 	['\0'] = FZ, [' '] = FB,  ['\t'] = FB, [';'] = FO,  ['&'] = FO, ['|'] = FO,
-	['\''] = FQ, ['='] = FE,  ['\n'] = FX, ['('] = FX,  [')'] = FX, ['<'] = FX,
-	['>'] = FX,  ['\\'] = FX, ['"'] = FX,  ['$'] = FX,  ['`'] = FX, ['*'] = FX,
+	['\''] = FQ, ['='] = FE,  ['<'] = FR,  ['>'] = FR,  ['\n'] = FX, ['('] = FX,
+	[')'] = FX,  ['\\'] = FX, ['"'] = FX,  ['$'] = FX,  ['`'] = FX, ['*'] = FX,
 	['?'] = FX,  ['['] = FX,  ['{'] = FX,  ['}'] = FX,
 };
 
@@ -2334,22 +2336,151 @@ static inline struct moat_sh_node *fast_node(struct psr *p, int kind, size_t off
 	return n;
 }
 
-/* where a word of a simple command is */
-struct fspan {
-	uint32_t start, end;
-	bool quoted, eq;
-};
+/* One word at q in the copy t (a word byte or a quote), as lex_word reads
+ * it (assign_ok: it may be an assignment): w filled, its text cut out in
+ * place (quotes removed) but not yet terminated; returns the byte after
+ * it, or NULL when it is not for the fast path. */
+static inline __attribute__((always_inline)) char *fast_word(struct psr *p, char *t, char *q,
+								  bool assign_ok,
+								  struct moat_sh_word *w)
+{
+	size_t start = (size_t)(q - t), len;
+	bool quoted = false, eq_sign = false;
+	unsigned c, eq = 0;
 
-/* A simple command at p->i (after blanks), as parse_simple and lex_word
- * read it: 0, or 1 when it is not for the fast path. t is a copy of the
- * source with a NUL after it: the words are found in it (no bounds to
- * check), then cut apart in place (a NUL after each word's text), so they
- * need no copy of their own; the source itself is left as it is. */
+	for (;;) {
+		while ((c = fastcls[(unsigned char)*q]) == 0)
+			q++;
+		if (c == FE) {
+			eq_sign = true;
+			q++;
+		} else if (c == FQ) {
+			const char *e = strchr(q + 1, '\'');
+
+			if (!e)
+				return NULL; /* (the full parser reports it) */
+			quoted = true;
+			q = (char *)e + 1;
+		} else if (c == FX) {
+			return NULL;
+		} else {
+			break; /* a blank, an operator, '<', '>' or the end */
+		}
+	}
+	len = (size_t)(q - t) - start;
+	/* NAME=value (scan_assign reads the source: a name is plain text,
+	 * only a word with a '=' can be one) */
+	if (assign_ok && eq_sign) {
+		p->i = start;
+		eq = scan_assign(p);
+	}
+	if (quoted) {
+		/* quote removal, in place: the text only shrinks */
+		char *wt = t + start;
+		size_t o = 0;
+
+		for (size_t x = 0; x < len;) {
+			if (wt[x] == '\'') {
+				const char *e = memchr(wt + x + 1, '\'', len - x - 1);
+				size_t m = (size_t)(e - (wt + x + 1));
+
+				memmove(wt + o, wt + x + 1, m);
+				o += m;
+				x += m + 2;
+			} else {
+				wt[o++] = wt[x++];
+			}
+		}
+		len = o;
+	}
+	w->text = t + start;
+	w->subs = NULL;
+	w->spans = NULL;
+	w->len = (uint32_t)len;
+	w->off = (uint32_t)start; /* (p->copy is false: offsets are the source's) */
+	w->flags = (uint16_t)((p->s[start] == '~' ? MOAT_SHW_TILDE : 0) |
+			      (quoted ? MOAT_SHW_QUOTED : 0));
+	if (eq && start + eq < (size_t)(q - t) && p->s[start + eq] == '~')
+		w->flags |= MOAT_SHW_ATILDE;
+	w->eq = (uint16_t)eq;
+	return q;
+}
+
+/* A file redirection at q (after its descriptor digits; fd is their value
+ * or -1), as parse_redir reads it: rd filled; returns the byte after its
+ * target, or NULL when it is not for the fast path (here-documents and
+ * -strings, process substitutions, a missing target). */
+static char *fast_redir(struct psr *p, char *t, char *q, int fd, struct moat_sh_redir *rd)
+{
+	int op;
+	unsigned c;
+
+	if (q[0] == '&') { /* "&>" */
+		q += 2;
+		op = MOAT_SH_R_ALL;
+		if (*q == '>') {
+			q++;
+			op = MOAT_SH_R_ALL_APPEND;
+		}
+	} else if (q[1] == '(') {
+		return NULL; /* <( ) or >( ) */
+	} else if (*q++ == '<') {
+		switch (*q) {
+		case '<':
+			return NULL;
+		case '&':
+			q++;
+			op = MOAT_SH_R_DUPIN;
+			break;
+		case '>':
+			q++;
+			op = MOAT_SH_R_RDWR;
+			break;
+		default:
+			op = MOAT_SH_R_IN;
+			break;
+		}
+	} else {
+		switch (*q) {
+		case '>':
+			q++;
+			op = MOAT_SH_R_APPEND;
+			break;
+		case '&':
+			q++;
+			op = MOAT_SH_R_DUPOUT;
+			break;
+		case '|':
+			q++;
+			op = MOAT_SH_R_CLOBBER;
+			break;
+		default:
+			op = MOAT_SH_R_OUT;
+			break;
+		}
+	}
+	while ((c = fastcls[(unsigned char)*q]) == FB)
+		q++;
+	if (c != 0 && c != FE && c != FQ)
+		return NULL; /* no target, or one only the full parser reads */
+	memset(rd, 0, sizeof(*rd));
+	rd->op = op;
+	rd->fd = fd;
+	return fast_word(p, t, q, false, &rd->target);
+}
+
+/* A simple command at p->i (after blanks), as parse_simple reads it: 0, or
+ * 1 when it is not for the fast path. t is a copy of the source with a NUL
+ * after it: the words are found in it (no bounds to check) and cut apart in
+ * place (quotes removed, a NUL after each word's text), so they need no
+ * copy of their own; the source is left as it is. */
 static int fast_simple(struct psr *p, char *t, struct moat_sh_node **ret)
 {
-	struct fspan sp[SH_FAST_MAX_WORDS];
-	const char *q = t + p->i;
-	size_t k, nsp = 0, na = 0;
+	struct moat_sh_word wb[SH_FAST_MAX_WORDS];
+	struct moat_sh_word *tgt[SH_FAST_MAX_WORDS]; /* the redirections' targets */
+	struct moat_sh_redir *redirs = NULL, **rtail = &redirs;
+	char *q = t + p->i;
+	size_t k, nw = 0, na = 0, nt = 0, st = p->i;
 	struct moat_sh_node *node;
 	struct moat_sh_word *wv;
 	unsigned c;
@@ -2357,98 +2488,69 @@ static int fast_simple(struct psr *p, char *t, struct moat_sh_node **ret)
 	if (peek_kw_scan(p, &k) != KW_NONE)
 		return 1;
 	for (;;) {
-		struct fspan *f;
-
 		while ((c = fastcls[(unsigned char)*q]) == FB)
 			q++;
-		if (c == FO || c == FZ)
+		if (c == FZ || (c == FO && !(q[0] == '&' && q[1] == '>')))
 			break;
-		if (*q == '#' || nsp >= SH_FAST_MAX_WORDS) /* a comment */
+		if (*q == '#' || nw + nt >= SH_FAST_MAX_WORDS) /* a comment */
 			return 1;
-		f = &sp[nsp++];
-		f->start = (uint32_t)(q - t);
-		f->quoted = f->eq = false;
-		for (;;) {
-			while ((c = fastcls[(unsigned char)*q]) == 0)
-				q++;
-			if (c == FE) {
-				f->eq = true;
-				q++;
-			} else if (c == FQ) {
-				const char *e = strchr(q + 1, '\'');
+		if (c == FR || c == FO || (*q >= '0' && *q <= '9')) {
+			/* a redirection, maybe after its descriptor ("2>&1") */
+			char *d = q;
+			int fd = -1;
 
-				if (!e)
-					return 1; /* (the full parser reports it) */
-				f->quoted = true;
-				q = e + 1;
-			} else if (c == FX) {
-				return 1;
-			} else {
-				break; /* a blank, an operator or the end */
-			}
-		}
-		f->end = (uint32_t)(q - t);
-	}
-	if (!nsp || !(node = fast_node(p, MOAT_SH_SIMPLE, p->i)))
-		return 1;
-	wv = moat_arena_alloc(p->c->arena, nsp * sizeof(*wv));
-	if (!wv)
-		return 1;
-	for (k = 0; k < nsp; k++) {
-		struct moat_sh_word *w = &wv[k];
-		const struct fspan *f = &sp[k];
-		char *wt = t + f->start;
-		size_t len = f->end - f->start;
-		unsigned eq = 0;
-
-		/* leading NAME=value words are assignments (scan_assign reads
-		 * the source: a name is plain text, only a word with a '='
-		 * can be one) */
-		if (k == na && f->eq) {
-			p->i = f->start;
-			eq = scan_assign(p);
-			na += eq != 0;
-		}
-		if (f->quoted) {
-			/* quote removal, in place: the text only shrinks */
-			size_t o = 0;
-
-			for (size_t x = 0; x < len;) {
-				if (wt[x] == '\'') {
-					const char *e = memchr(wt + x + 1, '\'', len - x - 1);
-					size_t m = (size_t)(e - (wt + x + 1));
-
-					memmove(wt + o, wt + x + 1, m);
-					o += m;
-					x += m + 2;
+			while (*d >= '0' && *d <= '9' && d - q < 5)
+				d++;
+			if (d > q) {
+				if (fastcls[(unsigned char)*d] == FR) {
+					fd = 0;
+					for (char *x = q; x < d; x++)
+						fd = fd * 10 + (*x - '0');
+				} else if (*d >= '0' && *d <= '9') {
+					return 1; /* (a long descriptor) */
 				} else {
-					wt[o++] = wt[x++];
+					d = NULL; /* a word starting with digits */
 				}
 			}
-			len = o;
+			if (d) {
+				struct moat_sh_redir *rd = moat_arena_alloc(p->c->arena, sizeof(*rd));
+
+				if (!rd || !(q = fast_redir(p, t, d, fd, rd)))
+					return 1;
+				tgt[nt++] = &rd->target;
+				*rtail = rd;
+				rtail = &rd->next;
+				continue;
+			}
 		}
-		wt[len] = '\0'; /* (over the blank or operator after it in the copy) */
-		w->text = wt;
-		w->subs = NULL;
-		w->spans = NULL;
-		w->len = (uint32_t)len;
-		w->off = f->start; /* (p->copy is false: offsets are the source's) */
-		w->flags = (uint16_t)((p->s[f->start] == '~' ? MOAT_SHW_TILDE : 0) |
-				      (f->quoted ? MOAT_SHW_QUOTED : 0));
-		if (eq && f->start + eq < f->end && p->s[f->start + eq] == '~')
-			w->flags |= MOAT_SHW_ATILDE;
-		w->eq = (uint16_t)eq;
+		if (!(q = fast_word(p, t, q, nw == na, &wb[nw])))
+			return 1;
+		na += nw == na && wb[nw].eq;
+		nw++;
 	}
+	if ((!nw && !redirs) || !(node = fast_node(p, MOAT_SH_SIMPLE, st)))
+		return 1;
+	/* (now that the scan is over: over the blank or operator after each) */
+	for (k = 0; k < nw; k++)
+		((char *)wb[k].text)[wb[k].len] = '\0';
+	for (k = 0; k < nt; k++)
+		((char *)tgt[k]->text)[tgt[k]->len] = '\0';
+	if (nw) {
+		if (!(wv = moat_arena_alloc(p->c->arena, nw * sizeof(*wv))))
+			return 1;
+		memcpy(wv, wb, nw * sizeof(*wv));
+		if (na) {
+			node->assigns = wv;
+			node->nassigns = (uint32_t)na;
+		}
+		if (nw > na) {
+			node->words = wv + na;
+			node->nwords = (uint32_t)(nw - na);
+		}
+	}
+	node->redirs = redirs;
 	p->i = (size_t)(q - t);
-	p->c->nwords += (uint32_t)nsp; /* (bounded by SH_FAST_MAX_LEN) */
-	if (na) {
-		node->assigns = wv;
-		node->nassigns = (uint32_t)na;
-	}
-	if (nsp > na) {
-		node->words = wv + na;
-		node->nwords = (uint32_t)(nsp - na);
-	}
+	p->c->nwords += (uint32_t)(nw + nt); /* (bounded by SH_FAST_MAX_LEN) */
 	*ret = node;
 	return 0;
 }
@@ -2525,6 +2627,7 @@ static int fast_parse(struct psr *p, struct moat_sh_node **ret)
 #undef FO
 #undef FQ
 #undef FE
+#undef FR
 #undef FZ
 #undef FX
 
@@ -2589,13 +2692,23 @@ static bool same_word(const struct moat_sh_word *x, const struct moat_sh_word *y
 	       !y->subs && !x->spans && !y->spans;
 }
 
+static bool same_redirs(const struct moat_sh_redir *x, const struct moat_sh_redir *y)
+{
+	for (; x && y; x = x->next, y = y->next)
+		if (x->op != y->op || x->fd != y->fd || !same_word(&x->target, &y->target) ||
+		    x->body.text || y->body.text || x->body.subs || y->body.subs)
+			return false;
+	return !x && !y;
+}
+
 static bool same_tree(const struct moat_sh_node *x, const struct moat_sh_node *y)
 {
 	for (; x && y; x = x->next, y = y->next) {
 		if (x->kind != y->kind || x->op != y->op || x->flags != y->flags ||
 		    x->off != y->off || x->nwords != y->nwords || x->nassigns != y->nassigns ||
-		    x->redirs || y->redirs || x->name || y->name || !x->words != !y->words ||
-		    !x->assigns != !y->assigns || !same_tree(x->kids, y->kids))
+		    !same_redirs(x->redirs, y->redirs) || x->name || y->name ||
+		    !x->words != !y->words || !x->assigns != !y->assigns ||
+		    !same_tree(x->kids, y->kids))
 			return false;
 		for (uint32_t k = 0; k < x->nwords; k++)
 			if (!same_word(&x->words[k], &y->words[k]))

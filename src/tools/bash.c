@@ -270,7 +270,8 @@ static int parse_args(json_t *args, struct bash_args *a, struct moat_tool_result
 	if (!json_is_object(args))
 		return bad_arg(ret, "bash takes a JSON object of arguments: command, and "
 				    "optionally cwd and timeout");
-	json_object_foreach(args, key, v) {
+	json_object_foreach(args, key, v)
+	{
 		bool known = false;
 
 		for (size_t i = 0; bash_keys[i]; i++)
@@ -908,8 +909,8 @@ static int resolve_cwd(const char *ws, const char *arg, char *out, struct moat_t
 	return 0;
 }
 
-int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct moat_tool_call *call,
-		   struct moat_tool_result *ret)
+static int bash_call(const struct moat_tool_env *env, json_t *args,
+		     const struct moat_tool_call *call, struct moat_tool_result *ret)
 {
 	struct bash_args a;
 	struct bash_job job;
@@ -1038,5 +1039,35 @@ out:
 	capture_release(&br->err);
 	free(br);
 	free_argv(job.argv);
+	return r;
+}
+
+/* AddressSanitizer's allocator (GCC's libasan; LLVM's before version 17)
+ * has no fork handlers: a child forked while another thread holds one of
+ * its locks deadlocks at its first allocation. glibc's malloc is reset in
+ * the child and needs none of this; under ASan, calls take turns (threads
+ * of the caller that allocate during a call still risk it). */
+#if defined(__SANITIZE_ADDRESS__)
+#define BASH_SERIALIZE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BASH_SERIALIZE 1
+#endif
+#endif
+#ifndef BASH_SERIALIZE
+#define BASH_SERIALIZE 0
+#endif
+
+int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct moat_tool_call *call,
+		   struct moat_tool_result *ret)
+{
+	static pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
+	int r;
+
+	if (BASH_SERIALIZE)
+		pthread_mutex_lock(&turn);
+	r = bash_call(env, args, call, ret);
+	if (BASH_SERIALIZE)
+		pthread_mutex_unlock(&turn);
 	return r;
 }
