@@ -103,8 +103,6 @@ struct layer {
 	 * denied_by_need[denied_need_at[n] .. denied_need_at[n + 1]), ascending */
 	size_t *denied_by_need;
 	size_t denied_need_at[MOAT_CMDPAT_NEEDS_ANY + 2];
-	uint16_t denied_needs[MOAT_CMDPAT_NEEDS_ANY + 1]; /* the non-empty groups */
-	size_t ndenied_needs;
 	unsigned char denied_first[32]; /* a bit per first program byte some pattern needs */
 	uint64_t *denied_pair;	 /* per pattern: moat_cmdpat_pair, 0 for none */
 	struct pathfilter *shell_paths; /* prefilter of denied_paths, NULL when there are none */
@@ -610,12 +608,9 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 		for (size_t i = 0; i < l->ndenied_cmds; i++)
 			l->denied_by_need[fill[moat_cmdpat_needs(l->denied_cmds[i])]++] = i;
 	}
-	for (int n = 0; n <= MOAT_CMDPAT_NEEDS_ANY; n++)
-		if (l->denied_need_at[n] != l->denied_need_at[n + 1]) {
-			l->denied_needs[l->ndenied_needs++] = (uint16_t)n;
-			if (n < 256)
-				l->denied_first[n >> 3] |= (unsigned char)(1u << (n & 7));
-		}
+	for (int n = 0; n < 256; n++) /* (the needs below 256 are first bytes) */
+		if (l->denied_need_at[n] != l->denied_need_at[n + 1])
+			l->denied_first[n >> 3] |= (unsigned char)(1u << (n & 7));
 	return 0;
 }
 
@@ -931,6 +926,8 @@ unsigned moat_policy_tool_effects(const struct moat_policy *p, const char *tool)
 	return 0;
 }
 
+/* (moat_policy_check_args sets every field one by one: a new field must be
+ * set there too) */
 struct call {
 	const struct moat_policy *p;
 	const char *tool;

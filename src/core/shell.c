@@ -2294,9 +2294,9 @@ static int parse_list(struct psr *p, unsigned term, struct moat_sh_node **ret)
  * here in one pass, to the very tree parse_list would build. Anything else
  * (quoting other than '...', expansions, globs, braces, here-documents,
  * parentheses, newlines, comments, a reserved word in command position, a
- * lone &) is left to the full parser, from the start. In sanitizer builds every tree built here is
- * compared with the full parser's (a difference aborts), so the tests and
- * the fuzzer check that the two agree. */
+ * lone &) is left to the full parser, from the start. In sanitizer builds
+ * every tree built here is compared with the full parser's (a difference
+ * aborts), so the tests and the fuzzer check that the two agree. */
 #define SH_FAST_MAX_LEN 4096u /* longer commands go to the full parser */
 #define SH_FAST_MAX_WORDS 64u /* words and assignments of one command, likewise */
 
@@ -2340,9 +2340,8 @@ static inline struct moat_sh_node *fast_node(struct psr *p, int kind, size_t off
  * it (assign_ok: it may be an assignment): w filled, its text cut out in
  * place (quotes removed) but not yet terminated; returns the byte after
  * it, or NULL when it is not for the fast path. */
-static inline __attribute__((always_inline)) char *fast_word(struct psr *p, char *t, char *q,
-								  bool assign_ok,
-								  struct moat_sh_word *w)
+static inline __attribute__((always_inline)) char *
+fast_word(struct psr *p, char *t, char *q, bool assign_ok, struct moat_sh_word *w)
 {
 	size_t start = (size_t)(q - t), len;
 	bool quoted = false, eq_sign = false;

@@ -441,6 +441,14 @@ static void conclude(struct moat_gate *g, const char *tool, const char *by, int 
 			   timeout_s == 1 ? "" : "s");
 		return;
 	}
+	if (r == -ENOTTY && by && !strcmp(by, "elicitation")) {
+		set_result(a, MOAT_DENY, "none", "denied");
+		set_reason(a, "there is no human to ask: the MCP client did not declare the "
+			      "elicitation capability; pre-approve such calls with an \"approvals\" "
+			      "entry in moat's configuration (--config)");
+		moat_strlcpy(a->by, by, sizeof(a->by));
+		return;
+	}
 	if (r == -ENOTTY) {
 		no_human(a, "there is no terminal to ask (the approver has no /dev/tty)");
 		moat_strlcpy(a->by, by, sizeof(a->by));
