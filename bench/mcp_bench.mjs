@@ -24,7 +24,7 @@
 // (the machine is shared); RSS is the largest seen. Progress goes to stderr,
 // the markdown table to stdout.
 import { createRequire } from 'node:module';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,7 +52,8 @@ const CONC_ROUNDS = envInt('BENCH_CONC_ROUNDS', 10);
 const N_PIPE = envInt('BENCH_PIPE', 10000);
 const WINDOW = envInt('BENCH_WINDOW', 200);
 const RUNS = envInt('BENCH_RUNS', 3);
-const RSS_AT = [1000, 10000, 20000];
+const RSS_AT = [1000, 5000, 10000, 20000];
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const log = (s) => process.stderr.write(`mcp_bench: ${s}\n`);
 
@@ -84,6 +85,13 @@ function rssKB(pid) {
 	if (!m)
 		throw new Error(`no VmRSS for pid ${pid}`);
 	return Number(m[1]);
+}
+
+// the server's CPU time so far (all its threads, user + system), seconds
+function cpuSecs(pid) {
+	const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+	const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+	return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
 // the server's children (moat must not leave any for read_file)
@@ -147,6 +155,7 @@ async function sdkRun(kind) {
 	for (let i = 0; i < N_WARM; i++)
 		await one();
 	const lat = new Float64Array(N_SEQ);
+	const c0 = cpuSecs(pid);
 	const t0 = process.hrtime.bigint();
 	for (let i = 0; i < N_SEQ; i++) {
 		const a = process.hrtime.bigint();
@@ -154,6 +163,7 @@ async function sdkRun(kind) {
 		lat[i] = Number(process.hrtime.bigint() - a) / 1e6;
 	}
 	const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+	r.cpuSeq = ((cpuSecs(pid) - c0) / N_SEQ) * 1e6;
 	lat.sort();
 	r.p50 = quantile(lat, 0.5);
 	r.p99 = quantile(lat, 0.99);
@@ -296,7 +306,12 @@ async function rawRun(kind) {
 	const w = await run(N_WARM * 2, WINDOW);
 	if (w.ok !== N_WARM * 2)
 		throw new Error(`${kind}: pipelined warm-up: ${JSON.stringify(w)} ${x.stderr.slice(0, 300)}`);
+	const c0 = cpuSecs(x.child.pid);
+	const u0 = process.cpuUsage();
 	const p = await run(N_PIPE, WINDOW);
+	const u = process.cpuUsage(u0);
+	r.cpuPipe = ((cpuSecs(x.child.pid) - c0) / N_PIPE) * 1e6;
+	r.clientPipe = (u.user + u.system) / N_PIPE;
 	if (p.ok !== N_PIPE)
 		throw new Error(`${kind}: pipelined: ${JSON.stringify(p)} ${x.stderr.slice(0, 300)}`);
 	r.pipe = N_PIPE / p.secs;
@@ -326,7 +341,7 @@ function merge(prev, cur) {
 	if (!prev)
 		return structuredClone(cur);
 	const m = structuredClone(prev);
-	for (const k of ['p50', 'p99', 'concBest'])
+	for (const k of ['p50', 'p99', 'concBest', 'cpuSeq', 'cpuPipe', 'clientPipe'])
 		m[k] = better(prev, cur, k, true);
 	for (const k of ['seq', 'pipe', 'allRate'])
 		m[k] = better(prev, cur, k, false);
@@ -348,7 +363,7 @@ for (let run = 1; run <= RUNS; run++) {
 		const p = await rawRun(kind);
 		const sc = [...s.conc].sort((a, b) => a - b);
 		const cur = { ...s, ...p, concBest: sc[0], concMedians: [quantile(sc, 0.5)], allOkMin: p.allOk };
-		log(`  ${kind} (${s.tool}): p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms, ${s.seq.toFixed(0)} calls/s, 200 concurrent ${sc[0].toFixed(1)} ms (median ${quantile(sc, 0.5).toFixed(1)}), pipelined ${p.pipe.toFixed(0)} calls/s, all at once ${p.allOk} ok ${p.allBusy} busy ${p.allRate.toFixed(0)}/s, RSS ${JSON.stringify(s.rss)} kB, pipe ${p.rssPipe} kB, threads ${s.threads}, children ${s.children}`);
+		log(`  ${kind} (${s.tool}): p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms, ${s.seq.toFixed(0)} calls/s, 200 concurrent ${sc[0].toFixed(1)} ms (median ${quantile(sc, 0.5).toFixed(1)}), pipelined ${p.pipe.toFixed(0)} calls/s, server CPU/call seq ${s.cpuSeq.toFixed(1)} us pipe ${p.cpuPipe.toFixed(1)} us (client ${p.clientPipe.toFixed(1)} us), all at once ${p.allOk} ok ${p.allBusy} busy ${p.allRate.toFixed(0)}/s, RSS ${JSON.stringify(s.rss)} kB, pipe ${p.rssPipe} kB, threads ${s.threads}, children ${s.children}`);
 		best[kind] = merge(best[kind], cur);
 	}
 }
@@ -366,13 +381,15 @@ const rows = [
 	[`sequential read_file, calls/s (${N_SEQ.toLocaleString('en-US')} calls)`, f0(M.seq), f0(R.seq), ratio(M.seq, R.seq)],
 	[`200 concurrent reads, wall (ms, best of ${CONC_ROUNDS * RUNS})`, M.concBest.toFixed(1), R.concBest.toFixed(1), ratio(M.concBest, R.concBest)],
 	[`pipelined, calls/s (${N_PIPE.toLocaleString('en-US')} calls, ${WINDOW} in flight)`, f0(M.pipe), f0(R.pipe), ratio(M.pipe, R.pipe)],
+	['server CPU time per call, sequential (us, user + system)', M.cpuSeq.toFixed(1), R.cpuSeq.toFixed(1), ratio(M.cpuSeq, R.cpuSeq)],
+	['server CPU time per call, pipelined (us, user + system)', M.cpuPipe.toFixed(1), R.cpuPipe.toFixed(1), ratio(M.cpuPipe, R.cpuPipe)],
 	[`pipelined, ${N_PIPE.toLocaleString('en-US')} written at once: calls answered with a result`, `${f0(M.allOkMin)} (the rest: -32000)`, f0(R.allOkMin), '-'],
 	['RSS after the handshake (MB)', fmb(M.rss.handshake), fmb(R.rss.handshake), ratio(M.rss.handshake, R.rss.handshake)],
 	...RSS_AT.map((n) => [`RSS after ${n.toLocaleString('en-US')} SDK calls (MB)`, fmb(M.rss[n]), fmb(R.rss[n]), ratio(M.rss[n], R.rss[n])]),
 	[`RSS after ${(N_PIPE + 2 * N_WARM).toLocaleString('en-US')} pipelined calls (MB)`, fmb(M.rssPipe), fmb(R.rssPipe), ratio(M.rssPipe, R.rssPipe)],
 	[`RSS after ${N_PIPE.toLocaleString('en-US')} more, written at once (MB)`, fmb(M.rssAll), fmb(R.rssAll), ratio(M.rssAll, R.rssAll)],
 ];
-console.log(`| workload (${RUNS} runs, best of each; RSS: the largest) | moat | reference (${R.tool}) | moat/reference |`);
+console.log(`| workload (${RUNS} run${RUNS > 1 ? 's' : ''}, best of each; RSS: the largest) | moat | reference (${R.tool}) | moat/reference |`);
 console.log('|---|---:|---:|---:|');
 for (const r of rows)
 	console.log(`| ${r.join(' | ')} |`);
@@ -381,9 +398,9 @@ const t = [
 	['sequential calls/s at least 5x the reference', M.seq >= 5 * R.seq, `${(M.seq / R.seq).toFixed(2)}x`],
 	['pipelined calls/s at least 5x the reference', M.pipe >= 5 * R.pipe, `${(M.pipe / R.pipe).toFixed(2)}x`],
 	['p99 under 1 ms', M.p99 < 1, `${fms(M.p99)} ms`],
-	['RSS under 8 MB', Math.max(M.rss[10000], M.rss[20000], M.rssPipe) < 8192, `${fmb(Math.max(M.rss[10000], M.rss[20000], M.rssPipe))} MB at most after 10,000 calls`],
-	['RSS flat over 10,000 calls (10,000 -> 20,000 SDK calls)', M.rss[20000] - M.rss[10000] <= 256, `${M.rss[20000] - M.rss[10000]} kB`],
+	['RSS under 8 MB', Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll) < 8192, `${fmb(Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll))} MB at most, in every phase`],
+	['RSS flat over 10,000 calls (10,000 -> 20,000 SDK calls)', M.rss[20000] - M.rss[10000] <= 256, `${M.rss[20000] - M.rss[10000]} kB more`],
 ];
 for (const [what, met, v] of t)
 	console.log(`- ${what}: ${met ? 'met' : 'NOT met'} (${v})`);
-console.log(`- node ${process.version}, reference server ${JSON.parse(fs.readFileSync(path.join(REF_PKG, 'package.json'), 'utf8')).version}, SDK ${JSON.parse(fs.readFileSync(path.join(PREFIX, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version}; 200 concurrent, median of the rounds: moat ${quantile(M.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms, reference ${quantile(R.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms`);
+console.log(`- node ${process.version}, reference server ${JSON.parse(fs.readFileSync(path.join(REF_PKG, 'package.json'), 'utf8')).version}, SDK ${JSON.parse(fs.readFileSync(path.join(PREFIX, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version}; the client's own CPU per pipelined call: ${M.clientPipe.toFixed(1)} us against moat, ${R.clientPipe.toFixed(1)} us against the reference; 200 concurrent, median of the rounds: moat ${quantile(M.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms, reference ${quantile(R.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms`);

@@ -674,11 +674,14 @@ bool moat_cmdpat_match(const struct moat_cmdpat *p, const struct moat_cmd_analys
 		return device_match(p, a, ret_view);
 	case CP_SIMPLE:
 		/* (a program "x" also matches "x.y": one byte says nothing of the second) */
-		if (!p->cmds[0].glob && (p->cmds[0].plen >= 2
-						 ? !(a->prog_pairs & moat_cmd_pair_bit(p->cmds[0].prog))
-						 : !(a->prog_first[(unsigned char)p->cmds[0].prog[0] >> 3] &
-						     (1u << (p->cmds[0].prog[0] & 7)))))
-			return false;
+		if (!p->cmds[0].glob) {
+			const char *pg = p->cmds[0].prog;
+
+			if (p->cmds[0].plen >= 2 ? !(a->prog_pairs & moat_cmd_pair_bit(pg))
+						 : !(a->prog_first[(unsigned char)pg[0] >> 3] &
+						     (1u << (pg[0] & 7))))
+				return false;
+		}
 		for (size_t v = 0; v < a->nviews; v++) {
 			/* most views differ in the first byte of the program */
 			if (!p->cmds[0].glob && a->views[v].prog[0] != p->cmds[0].prog[0])

@@ -1000,8 +1000,10 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 	}
 	/* 3. denied paths (a path holding no pattern's literal run matches
 	 * none: the prefilter of the shell's operands answers most paths) */
-	i = !ci && !pathfilter_hit(l->shell_paths, subj, len) ? -1
-							      : moat_globset_first(denied, subj, len);
+	if (!ci && !pathfilter_hit(l->shell_paths, subj, len))
+		i = -1;
+	else
+		i = moat_globset_first(denied, subj, len);
 	if (i >= 0) {
 		rule_id(rule, sizeof(rule), l, "denied_paths",
 			moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -1863,8 +1865,8 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 			c.declared = true;
 			command_arg = builtin_tools[i].command_arg;
 			url_arg = builtin_tools[i].url_arg;
-			c.builtin_file_tool =
-				(builtin_tools[i].effects & (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
+			c.builtin_file_tool = (builtin_tools[i].effects &
+					       (MOAT_EFFECT_READ | MOAT_EFFECT_WRITE)) != 0;
 		}
 	}
 	/* An undeclared tool is checked as if it wrote: its effects are unknown. */

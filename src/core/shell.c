@@ -2512,8 +2512,9 @@ static int fast_simple(struct psr *p, char *t, struct moat_sh_node **ret)
 				}
 			}
 			if (d) {
-				struct moat_sh_redir *rd = moat_arena_alloc(p->c->arena, sizeof(*rd));
+				struct moat_sh_redir *rd;
 
+				rd = moat_arena_alloc(p->c->arena, sizeof(*rd));
 				if (!rd || !(q = fast_redir(p, t, d, fd, rd)))
 					return 1;
 				tgt[nt++] = &rd->target;

@@ -3,31 +3,46 @@
  * tool, in the workspace of the session.
  *
  * The runner (src/sandbox/runner.h) is not thread-safe and changes process
- * state, and the caller may be a multi-threaded server, so each call forks
- * a child of its own: it gets /dev/null as stdin and two pipes as stdout
- * and stderr, runs the runner, writes the runner's result to a third pipe
- * and exits. The calling thread reads the pipes, keeping the head and the
- * tail of each stream up to the cap, reports progress, and cancels: SIGTERM
- * to the child (the runner passes it on, waits a grace period and kills the
- * whole sandboxed tree), SIGKILL after a bound. All its state is on its own
- * stack: calls may run at once from any number of threads.
+ * state, so each call runs it in a child process of its own: the child
+ * gets /dev/null as stdin and two pipes as stdout and stderr, runs the
+ * runner, writes the runner's result to a third pipe and exits. The caller
+ * may be a multi-threaded server, and a child forked from it inherits the
+ * locks other threads held at the fork (malloc's, stdio's, NSS's): so the
+ * child is forked by a fork server, a small process forked once while the
+ * caller was single-threaded (moat_bash_server_start). A call sends it the
+ * three pipes' write ends and its arguments over a SOCK_SEQPACKET socket
+ * and gets back a pidfd of the child; the server reaps the child and appends
+ * its wait status to the result pipe. Without a server (a library user that
+ * did not start one, or it died) the call forks the caller as before.
+ *
+ * The calling thread reads the pipes, keeping the head and the tail of each
+ * stream up to the cap, reports progress, and cancels: SIGTERM to the child
+ * through its pidfd (the runner passes it on, waits a grace period and kills
+ * the whole sandboxed tree), SIGKILL after a bound. All its state is on its
+ * own stack or heap: calls may run at once from any number of threads.
  *
  * It must never run a command outside the sandbox (a sandbox that cannot
  * be set up is a refusal, never a plain run), never let a process of the
- * call outlive it, and never hold more than the cap of output per stream. */
+ * call outlive it, never hand a command a descriptor of the caller, the
+ * server or another call, and never hold more than the cap of output per
+ * stream. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>

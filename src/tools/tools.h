@@ -4,7 +4,8 @@
  * I/O beneath an allowed root with openat2(RESOLVE_BENEATH |
  * RESOLVE_NO_MAGICLINKS) and check the real path of what they opened against
  * the policy once more; bash runs under the sandbox (src/sandbox/runner.h)
- * in a child process of its own.
+ * in a child process of its own (forked by the fork server below, when one
+ * runs).
  *
  * Thread-safe: calls may run concurrently on a shared env. */
 #ifndef MOAT_TOOLS_H
@@ -46,6 +47,8 @@ const char *moat_tool_name(enum moat_tool_kind k);
 #define MOAT_BASH_DEFAULT_TIMEOUT_S 120	     /* bash: without "timeout" */
 #define MOAT_BASH_MAX_TIMEOUT_S 3600
 
+struct moat_bash_server;
+
 /* What the tools share for a session. Borrowed, must outlive the calls. */
 struct moat_tool_env {
 	const struct moat_policy *policy; /* for the check after open */
@@ -53,6 +56,9 @@ struct moat_tool_env {
 	const char *workspace;		  /* absolute, symlinks resolved: --cwd / --workspace */
 	size_t output_cap;		  /* bash, per stream; 0: MOAT_BASH_OUTPUT_CAP */
 	char *const *env;		  /* environment for bash to filter; NULL: environ */
+	/* bash's fork server (moat_bash_server_start), NULL: each bash call
+	 * forks the caller */
+	struct moat_bash_server *bash_server;
 };
 
 /* Per call. */
@@ -102,6 +108,24 @@ int moat_tool_list_directory(const struct moat_tool_env *env, json_t *args,
 			     const struct moat_tool_call *call, struct moat_tool_result *ret);
 int moat_tool_bash(const struct moat_tool_env *env, json_t *args,
 		   const struct moat_tool_call *call, struct moat_tool_result *ret);
+
+/* bash's fork server: a small process forked once, while the caller is
+ * still single-threaded, that forks the sandbox runner of each bash call
+ * (forking a multi-threaded caller and running the runner in the child is
+ * unsafe: a lock another thread held at the fork, in malloc, stdio or NSS,
+ * stays locked in the child). It keeps what it needs from the moment of the
+ * fork: env->cfg and env->env (environ when NULL) and the contents they
+ * point to, which must not change while it runs; a call on an env whose
+ * cfg or env differ from the server's forks the caller instead. It dies with
+ * the thread that started it and with its socket.
+ *
+ * Start: call before the process starts threads; sets env->bash_server.
+ * Returns 0 (also when one runs already) or negative errno (err says why;
+ * calls then fork the caller, as without a server). Stop: when no call runs;
+ * closes the server's socket and waits for it (bounded), sets
+ * env->bash_server to NULL; NULL-safe. */
+int moat_bash_server_start(struct moat_tool_env *env, struct moat_error *err);
+void moat_bash_server_stop(struct moat_tool_env *env);
 
 /* JSON Schemas of the tools' inputs and outputs, for MCP tools/list
  * (static strings, one JSON object each). */

@@ -102,8 +102,13 @@ static enum moat_call_status call(struct moat_session *s, const char *tool, cons
 	if (moat_session_call(s, tool, args, strlen(args), NULL, &r) < 0)
 		return (enum moat_call_status)-1;
 	st = r.status;
-	if (!r.json || !json_is_object(json_loads(r.json, 0, NULL)))
-		st = (enum moat_call_status)-2;
+	{
+		json_t *j = r.json ? json_loads(r.json, 0, NULL) : NULL;
+
+		if (!json_is_object(j))
+			st = (enum moat_call_status)-2;
+		json_decref(j);
+	}
 	moat_call_result_release(&r);
 	return st;
 }
