@@ -335,6 +335,7 @@ async function rawRun(kind) {
 
 // ---- runs, best of each ----
 const best = { moat: null, ref: null };
+const perRun = []; // [{ moat, ref }], each run's own figures
 const better = (a, b, key, lower) => (a[key] === undefined ? b[key] : lower ? Math.min(a[key], b[key]) : Math.max(a[key], b[key]));
 
 function merge(prev, cur) {
@@ -356,6 +357,7 @@ function merge(prev, cur) {
 }
 
 for (let run = 1; run <= RUNS; run++) {
+	perRun.push({});
 	for (const kind of run % 2 ? ['moat', 'ref'] : ['ref', 'moat']) {
 		log(`run ${run}/${RUNS}: ${kind}: SDK client`);
 		const s = await sdkRun(kind);
@@ -365,6 +367,7 @@ for (let run = 1; run <= RUNS; run++) {
 		const cur = { ...s, ...p, concBest: sc[0], concMedians: [quantile(sc, 0.5)], allOkMin: p.allOk };
 		log(`  ${kind} (${s.tool}): p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms, ${s.seq.toFixed(0)} calls/s, 200 concurrent ${sc[0].toFixed(1)} ms (median ${quantile(sc, 0.5).toFixed(1)}), pipelined ${p.pipe.toFixed(0)} calls/s, server CPU/call seq ${s.cpuSeq.toFixed(1)} us pipe ${p.cpuPipe.toFixed(1)} us (client ${p.clientPipe.toFixed(1)} us), all at once ${p.allOk} ok ${p.allBusy} busy ${p.allRate.toFixed(0)}/s, RSS ${JSON.stringify(s.rss)} kB, pipe ${p.rssPipe} kB, threads ${s.threads}, children ${s.children}`);
 		best[kind] = merge(best[kind], cur);
+		perRun[run - 1][kind] = cur;
 	}
 }
 
@@ -401,6 +404,11 @@ const t = [
 	['RSS under 8 MB', Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll) < 8192, `${fmb(Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll))} MB at most, in every phase`],
 	['RSS flat over 10,000 calls (10,000 -> 20,000 SDK calls)', M.rss[20000] - M.rss[10000] <= 256, `${M.rss[20000] - M.rss[10000]} kB more`],
 ];
+const range = (f) => {
+	const v = perRun.map((r) => f(r.moat) / f(r.ref)).sort((a, b) => a - b);
+	return v.length > 1 ? `${v[0].toFixed(2)}x to ${v[v.length - 1].toFixed(2)}x` : `${v[0].toFixed(2)}x`;
+};
+console.log(`- Each run's own ratio (moat and the reference measured back to back): sequential calls/s ${range((x) => x.seq)}, pipelined calls/s ${range((x) => x.pipe)}, p99 ${range((x) => x.p99)}.`);
 for (const [what, met, v] of t)
 	console.log(`- ${what}: ${met ? 'met' : 'NOT met'} (${v})`);
 console.log(`- node ${process.version}, reference server ${JSON.parse(fs.readFileSync(path.join(REF_PKG, 'package.json'), 'utf8')).version}, SDK ${JSON.parse(fs.readFileSync(path.join(PREFIX, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version}; the client's own CPU per pipelined call: ${M.clientPipe.toFixed(1)} us against moat, ${R.clientPipe.toFixed(1)} us against the reference; 200 concurrent, median of the rounds: moat ${quantile(M.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms, reference ${quantile(R.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms`);

@@ -76,6 +76,13 @@ struct moat_session_opts {
 	size_t output_cap;	   /* bash output per stream; 0: the default */
 };
 
+/* Create a session before the process starts any thread, on a thread that
+ * lives as long as the session (the main thread): it forks bash's fork
+ * server (src/tools/tools.h), which copies the process as it is at that
+ * moment and runs the sandbox of each bash call; a fork from a
+ * multi-threaded process is not safe to run code in. The session's
+ * configuration and the environment are the server's copy from then on.
+ * moat_session_free stops the server: call it when no call runs. */
 int moat_session_new(const struct moat_session_opts *o, struct moat_session **ret,
 		     struct moat_error *err);
 struct moat_session *moat_session_free(struct moat_session *s);

@@ -801,6 +801,8 @@ static const char *const startup_home[] = {
 	".vimrc",	  ".config/fish/config.fish",	  ".config/git/config",
 	".ssh/",	  ".config/systemd/user/",	  ".config/autostart/",
 	".local/bin/",	  ".config/fish/conf.d/",
+	/* agents' own settings: hooks, MCP servers, permissions */
+	".claude/",	  ".claude.json",   ".codex/",	  ".cursor/",
 };
 
 static const char *const startup_system[] = {
@@ -820,6 +822,10 @@ static const struct {
 	{".mcp.json", ".mcp.json"},
 	{".vscode/settings.json", ".vscode/settings.json"},
 	{".vscode/tasks.json", ".vscode/tasks.json"},
+	{".vscode/mcp.json", ".vscode/mcp.json"},
+	{".claude/settings.json", ".claude/settings.json"},
+	{".claude/settings.local.json", ".claude/settings.local.json"},
+	{".cursor/mcp.json", ".cursor/mcp.json"},
 	{".moat/", ".moat"},
 	{".moat", ".moat"},
 };

@@ -241,7 +241,8 @@ const char *const moat_profile_builtin_names[] = {
 static const char *const default_protect[] = {
     ".git/hooks", ".git/config", ".gitmodules", ".mcp.json",	 ".vscode",	".idea",
     ".moat",	  ".envrc",	 ".bashrc",	".bash_profile", ".bash_login", ".profile",
-    ".zshrc",	  ".zshenv",	 ".zprofile",	".zlogin",	 NULL,
+    ".zshrc",	  ".zshenv",	 ".zprofile",	".zlogin",	 ".claude",	".cursor",
+    NULL,
 };
 
 #define DEFAULT_MEM_MB 2048

@@ -198,6 +198,15 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 	snprintf(s->id_prefix, sizeof(s->id_prefix), "%lx%04lx",
 		 (unsigned long)ts.tv_sec & 0xffffffUL, (unsigned long)getpid() & 0xffffUL);
 	atomic_init(&s->next_id, 1);
+	/* last, while the caller is single-threaded (session.h): bash's fork
+	 * server copies the session as it is now. Without it (it could not
+	 * start), each bash call forks the caller instead */
+	{
+		struct moat_error serr;
+
+		moat_error_clear(&serr);
+		(void)moat_bash_server_start(&s->env, &serr);
+	}
 	*ret = s;
 	return 0;
 fail:
@@ -209,6 +218,7 @@ struct moat_session *moat_session_free(struct moat_session *s)
 {
 	if (!s)
 		return NULL;
+	moat_bash_server_stop(&s->env);
 	moat_audit_close(s->audit);
 	moat_gate_free(s->gate);
 	moat_policy_free(s->own_policy);

@@ -31,12 +31,12 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -83,6 +83,15 @@ extern char **environ;
 #define BASH_JOIN                                                                                  \
 	"__moat_cmd=; for __moat_part do __moat_cmd=$__moat_cmd$__moat_part; done; "               \
 	"unset __moat_part; set --; eval \"$__moat_cmd\""
+
+/* The fork server: data bytes per message (a SOCK_SEQPACKET message must
+ * fit the socket's buffer), how long a request and its reply may take (the
+ * server only forks), how long a stopped server may take to exit, the
+ * longest workspace, cwd and profile name (with the NUL) it takes. */
+#define BASH_SRV_CHUNK 16384
+#define BASH_SRV_IO_MS 10000
+#define BASH_SRV_STOP_MS 2000
+#define BASH_SRV_MAX_STRING PATH_MAX
 
 static const char *const bash_keys[] = {"command", "cwd", "timeout", NULL};
 
@@ -353,12 +362,12 @@ static int parse_args(json_t *args, struct bash_args *a, struct moat_tool_result
 /* the child                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Everything the child needs, prepared by the parent. */
+/* Everything the child needs, prepared by the caller or the fork server. */
 struct bash_job {
 	const struct moat_tool_env *env;
 	const char *profile;
 	const char *workspace; /* absolute */
-	const char *cwd;       /* absolute, inside the workspace; NULL: the workspace */
+	const char *cwd;       /* absolute, inside the workspace */
 	long timeout_s;
 	char **argv;
 	pid_t parent;
@@ -423,12 +432,14 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* the call ends when the calling thread goes away */
+	/* the call ends when the calling thread (or the fork server) goes away */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != j->parent)
 		_exit(125);
+	prctl(PR_SET_NAME, "moat-bash-run", 0, 0, 0);
 
 	/* stdin /dev/null, stdout and stderr the pipes, the result pipe on 3,
-	 * nothing else (the caller's descriptors are not the command's) */
+	 * nothing else (the caller's descriptors, the fork server's socket and
+	 * the pipes of other calls are not the command's) */
 	o = move_high(j->out_w);
 	e = move_high(j->err_w);
 	rs = move_high(j->res_w);
@@ -484,8 +495,55 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 	_exit(0);
 }
 
+/* {"/bin/sh", "-c", COMMAND}, or for a command too long for one argument
+ * {"/bin/sh", "-c", BASH_JOIN, "sh", PIECE...}. */
+static int make_argv(const char *command, char ***ret)
+{
+	size_t len = strlen(command), npieces = (len + BASH_ARG_PIECE - 1) / BASH_ARG_PIECE;
+	char **v;
+
+	if (len < BASH_ARG_PIECE) {
+		v = calloc(4, sizeof(*v));
+		if (!v || !(v[2] = moat_strdup(command))) {
+			free(v);
+			return -ENOMEM;
+		}
+	} else {
+		v = calloc(npieces + 5, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		v[2] = moat_strdup(BASH_JOIN);
+		v[3] = moat_strdup("sh");
+		for (size_t i = 0; i < npieces; i++) {
+			size_t off = i * BASH_ARG_PIECE;
+
+			v[4 + i] = moat_strndup(
+			    command + off, len - off < BASH_ARG_PIECE ? len - off : BASH_ARG_PIECE);
+			if (!v[4 + i])
+				break;
+		}
+		if (!v[2] || !v[3] || !v[4 + npieces - 1]) {
+			for (size_t i = 2; i < npieces + 4; i++)
+				free(v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	v[0] = (char *)"/bin/sh";
+	v[1] = (char *)"-c";
+	*ret = v;
+	return 0;
+}
+
+static void free_argv(char **v)
+{
+	for (size_t i = 2; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* ------------------------------------------------------------------ */
-/* the parent                                                          */
+/* processes                                                           */
 /* ------------------------------------------------------------------ */
 
 static double now_ms(void)
@@ -495,6 +553,598 @@ static double now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
+
+/* Through the pidfd (no reused pid can be hit); else to the pid of a
+ * child of ours not reaped yet (so not reused). */
+static void send_sig(int pidfd, pid_t pid, int sig)
+{
+	if ((pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0) && pid > 0)
+		kill(pid, sig);
+}
+
+/* Wait up to ms for the process of pidfd to exit; true once it has. */
+static bool pidfd_wait(int pidfd, int ms)
+{
+	double until = now_ms() + ms;
+
+	for (;;) {
+		struct pollfd p = {pidfd, POLLIN, 0};
+		double left = until - now_ms();
+		int r = poll(&p, 1, left > 0 ? (int)left + 1 : 0);
+
+		if (r > 0)
+			return true;
+		if ((r < 0 && errno != EINTR) || (r == 0 && left <= 0))
+			return false;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the fork server                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The protocol, over a SOCK_SEQPACKET socketpair (a message arrives whole
+ * or not at all); a caller sends one request and reads its reply under
+ * srv->lock.
+ *
+ *   request: struct srv_req and the strings (workspace, cwd, profile,
+ *            command, each with its NUL) in messages of at most
+ *            BASH_SRV_CHUNK bytes of strings; the first carries the header
+ *            and, as SCM_RIGHTS, the write ends of stdout, stderr and the
+ *            result pipe;
+ *   reply:   struct srv_reply, with the child's pidfd as SCM_RIGHTS when
+ *            err is 0;
+ *   the result pipe: what the child wrote (a whole struct moat_run_result,
+ *            or less when it died), then, once the server has reaped the
+ *            child, struct srv_trailer with its wait status. */
+#define BASH_SRV_REQ 0xb5a5e001u
+#define BASH_SRV_REPLY 0xb5a5e002u
+#define BASH_SRV_TRAILER 0xb5a5e003u
+
+enum { SRV_WS, SRV_CWD, SRV_PROFILE, SRV_CMD, SRV_NSTR };
+
+struct srv_req {
+	uint32_t magic, seq;
+	int64_t timeout_s;
+	uint32_t len[SRV_NSTR]; /* with the NUL; 0: none (the profile only) */
+};
+
+struct srv_reply {
+	uint32_t magic, seq;
+	int32_t err; /* 0, or the errno of the fork */
+	int32_t pid;
+};
+
+struct srv_trailer {
+	uint32_t magic;
+	int32_t status; /* waitpid's */
+};
+
+struct moat_bash_server {
+	pthread_mutex_t lock; /* one request and its reply at a time */
+	int sock;	      /* the caller's end */
+	pid_t pid;
+	int pidfd; /* of the server, -1 none */
+	uint32_t seq;
+	bool dead; /* it failed: calls fork the caller */
+	/* what the server copied at its fork: a call on another env forks
+	 * the caller */
+	const struct moat_config *cfg;
+	char *const *env;
+};
+
+/* sendmsg of iov with nfds descriptors as SCM_RIGHTS; never SIGPIPE. */
+static ssize_t send_fds(int sock, struct iovec *iov, size_t niov, const int *fds, size_t nfds)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} u;
+	struct msghdr mh;
+	ssize_t n;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = niov;
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* recvmsg into iov: the bytes, 0 at the end, -1 with errno. The
+ * descriptors that came with it (close-on-exec) go to fds, at most maxfds
+ * (any others are closed); *ret_flags gets MSG_TRUNC and MSG_CTRUNC. */
+static ssize_t recv_fds(int sock, struct iovec *iov, size_t niov, int *fds, size_t maxfds,
+			size_t *ret_nfds, int *ret_flags)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} u;
+	struct msghdr mh;
+	ssize_t n;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = niov;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	*ret_nfds = 0;
+	*ret_flags = 0;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*ret_nfds < maxfds)
+				fds[(*ret_nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	*ret_flags = mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC);
+	return n;
+}
+
+/* ---- the server process ---- */
+
+struct srv_child {
+	pid_t pid;
+	int res_w; /* kept for the trailer */
+};
+
+struct srv_state {
+	int sock;
+	const struct moat_tool_env *env;
+	struct srv_child *kids;
+	size_t nkids, akids;
+};
+
+/* Reap every child that has exited, and end its result pipe with its wait
+ * status. */
+static void srv_reap(struct srv_state *st)
+{
+	for (;;) {
+		int status;
+		pid_t w = waitpid(-1, &status, WNOHANG);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		for (size_t i = 0; i < st->nkids; i++) {
+			struct srv_trailer t = {BASH_SRV_TRAILER, status};
+			int fd = st->kids[i].res_w;
+			ssize_t ignored;
+
+			if (st->kids[i].pid != w)
+				continue;
+			/* never blocks: only a broken child fills the pipe */
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+			ignored = write(fd, &t, sizeof(t));
+			(void)ignored;
+			close(fd);
+			st->kids[i] = st->kids[--st->nkids];
+			break;
+		}
+	}
+}
+
+/* One request: read it, fork its child, reply. The caller is this
+ * program's own code: a malformed request is a bug, and the server stops
+ * (calls then fork the caller). Returns only to serve the next one. */
+static void srv_request(struct srv_state *st)
+{
+	struct srv_req h;
+	char first[BASH_SRV_CHUNK];
+	struct iovec iov[2] = {{&h, sizeof(h)}, {first, sizeof(first)}};
+	const char *str[SRV_NSTR] = {NULL};
+	struct srv_reply rep;
+	struct bash_job job;
+	int fds[3] = {-1, -1, -1}, pidfd = -1, flags;
+	size_t nfds, total = 0, got, off = 0;
+	char *data;
+	ssize_t n;
+
+	n = recv_fds(st->sock, iov, 2, fds, 3, &nfds, &flags);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0)
+		_exit(0); /* the caller closed its end, or is gone */
+	if ((size_t)n < sizeof(h) || h.magic != BASH_SRV_REQ || nfds != 3 || flags ||
+	    h.timeout_s < 1 || h.timeout_s > MOAT_BASH_MAX_TIMEOUT_S)
+		_exit(2);
+	for (int i = 0; i < SRV_NSTR; i++) {
+		uint32_t max = i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING;
+
+		if (h.len[i] > max || (i != SRV_PROFILE && h.len[i] < 2))
+			_exit(2);
+		total += h.len[i];
+	}
+	got = (size_t)n - sizeof(h);
+	data = malloc(total);
+	if (got > total || !data)
+		_exit(2);
+	memcpy(data, first, got);
+	while (got < total) {
+		struct iovec ci = {data + got, total - got};
+
+		n = recv_fds(st->sock, &ci, 1, NULL, 0, &nfds, &flags);
+		if (n <= 0 || flags)
+			_exit(n == 0 ? 0 : 2);
+		got += (size_t)n;
+	}
+	/* each string ends at its NUL and holds no other */
+	for (int i = 0; i < SRV_NSTR; i++) {
+		if (!h.len[i])
+			continue;
+		str[i] = data + off;
+		if (strnlen(str[i], h.len[i]) != h.len[i] - 1)
+			_exit(2);
+		off += h.len[i];
+	}
+
+	memset(&job, 0, sizeof(job));
+	job.env = st->env;
+	job.profile = str[SRV_PROFILE];
+	job.workspace = str[SRV_WS];
+	job.cwd = str[SRV_CWD];
+	job.timeout_s = (long)h.timeout_s;
+	job.parent = getpid();
+	job.out_w = fds[0];
+	job.err_w = fds[1];
+	job.res_w = fds[2];
+	memset(&rep, 0, sizeof(rep));
+	rep.magic = BASH_SRV_REPLY;
+	rep.seq = h.seq;
+	if (st->nkids == st->akids) {
+		size_t a = st->akids ? st->akids * 2 : 16;
+		struct srv_child *k = realloc(st->kids, a * sizeof(*k));
+
+		if (k) {
+			st->kids = k;
+			st->akids = a;
+		}
+	}
+	if (st->nkids == st->akids || make_argv(str[SRV_CMD], &job.argv) < 0) {
+		rep.err = ENOMEM;
+	} else {
+		/* single-threaded: the child may allocate, read the passwd
+		 * database, anything */
+		pid_t pid = fork();
+
+		if (pid == 0)
+			bash_child(&job);
+		if (pid < 0) {
+			rep.err = errno;
+		} else {
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			if (pidfd < 0) {
+				/* nobody could cancel it: it does not run */
+				rep.err = errno;
+				kill(pid, SIGKILL);
+				while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+					;
+			} else {
+				rep.pid = pid;
+				st->kids[st->nkids].pid = pid;
+				st->kids[st->nkids++].res_w = fds[2];
+				fds[2] = -1;
+			}
+		}
+	}
+	free_argv(job.argv);
+	free(data);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	iov[0].iov_base = &rep;
+	iov[0].iov_len = sizeof(rep);
+	if (send_fds(st->sock, iov, 1, &pidfd, pidfd >= 0 ? 1 : 0) != (ssize_t)sizeof(rep))
+		_exit(0); /* the caller is gone: the children die with us */
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+__attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,
+						   pid_t parent)
+{
+	static const int ignored[] = {SIGPIPE, SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU};
+	struct moat_tool_env env = *cenv;
+	struct srv_state st;
+	struct sigaction sa;
+	sigset_t chld;
+	int hs, nul, sfd;
+
+	/* no handler of the caller's runs here; the terminal's signals are
+	 * the caller's (the children reset all of this) */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(ignored); i++)
+		sigaction(ignored[i], &sa, NULL);
+	/* it dies with the thread that started it */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "moat-bash-srv", 0, 0, 0);
+
+	/* SECURITY: none of the caller's descriptors (its audit log, the MCP
+	 * channel, files of other tools) stays open here, where the children
+	 * could inherit them: stdin and stdout /dev/null, stderr kept (for a
+	 * sanitizer's report), the socket on 3, nothing else */
+	hs = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (hs < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 ||
+	    dup3(hs, 3, O_CLOEXEC) < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		for (int fd = 4; fd < 65536; fd++)
+			close(fd);
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_SETMASK, &chld, NULL);
+	sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(1);
+
+	memset(&st, 0, sizeof(st));
+	st.sock = 3;
+	env.bash_server = NULL;
+	st.env = &env;
+	for (;;) {
+		struct pollfd pf[2] = {{3, POLLIN, 0}, {sfd, POLLIN, 0}};
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (pf[1].revents) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) > 0)
+				;
+			srv_reap(&st);
+		}
+		if (pf[0].revents)
+			srv_request(&st);
+	}
+}
+
+/* ---- the caller's side ---- */
+
+int moat_bash_server_start(struct moat_tool_env *env, struct moat_error *err)
+{
+	struct moat_bash_server *srv;
+	struct timeval tv = {BASH_SRV_IO_MS / 1000, (BASH_SRV_IO_MS % 1000) * 1000};
+	sigset_t all, old;
+	pid_t parent = getpid(), pid;
+	int sv[2], e;
+
+	if (!env)
+		return -EINVAL;
+	if (env->bash_server)
+		return 0;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		moat_error_set(err, "cannot start the bash fork server: out of memory");
+		return -ENOMEM;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		e = errno;
+		free(srv);
+		moat_error_set(err, "cannot start the bash fork server: socketpair: %s",
+			       strerror(e));
+		return -e;
+	}
+	/* a server that stops answering fails the call, not hangs it */
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	pthread_mutex_init(&srv->lock, NULL);
+	srv->sock = sv[0];
+	srv->pidfd = -1;
+	srv->cfg = env->cfg;
+	srv->env = env->env;
+
+	/* no handler of the caller's may run in the child before it has
+	 * reset them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		server_main(sv[1], env, parent);
+	}
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		pthread_mutex_destroy(&srv->lock);
+		free(srv);
+		moat_error_set(err, "cannot start the bash fork server: fork: %s", strerror(e));
+		return -e;
+	}
+	srv->pid = pid;
+	srv->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	env->bash_server = srv;
+	return 0;
+}
+
+void moat_bash_server_stop(struct moat_tool_env *env)
+{
+	struct moat_bash_server *srv;
+	bool gone;
+
+	if (!env || !env->bash_server)
+		return;
+	srv = env->bash_server;
+	env->bash_server = NULL;
+	close(srv->sock); /* the server reads the end and exits */
+	if (srv->pidfd >= 0) {
+		gone = pidfd_wait(srv->pidfd, BASH_SRV_STOP_MS);
+	} else {
+		double until = now_ms() + BASH_SRV_STOP_MS;
+
+		while (!(gone = waitpid(srv->pid, NULL, WNOHANG) != 0) && now_ms() < until)
+			usleep(5000);
+		if (gone) /* reaped here (or by a caller that reaps every child) */
+			srv->pid = 0;
+	}
+	if (!gone)
+		send_sig(srv->pidfd, srv->pid, SIGKILL);
+	/* ECHILD: a caller that reaps every child took it */
+	while (srv->pid > 0 && waitpid(srv->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (srv->pidfd >= 0)
+		close(srv->pidfd);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
+
+/* The server failed with a request of ours in its hands: stop it, and with
+ * it (they die with it) any child it forked for us. */
+static void server_kill(struct moat_bash_server *srv)
+{
+	srv->dead = true;
+	send_sig(srv->pidfd, srv->pid, SIGKILL);
+}
+
+/* Start the job's child through the server. 0: it runs, *ret_pidfd is
+ * its pidfd; 1: nothing reached the server (it is gone, or the job does
+ * not fit): fork the caller instead; negative errno: the server failed,
+ * nothing of the call runs, ret->error says why. */
+static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j,
+			const char *command, int *ret_pidfd, struct moat_tool_result *ret)
+{
+	const char *s[SRV_NSTR] = {j->workspace, j->cwd, j->profile, command};
+	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r;
+	struct srv_req h;
+	struct srv_reply rep;
+	struct iovec iov[2];
+	size_t total = 0, off, first, nfds;
+	char *data;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = BASH_SRV_REQ;
+	h.timeout_s = j->timeout_s;
+	for (int i = 0; i < SRV_NSTR; i++) {
+		size_t l = s[i] ? strlen(s[i]) + 1 : 0;
+
+		if (l > (i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING))
+			return 1;
+		h.len[i] = (uint32_t)l;
+		total += l;
+	}
+	data = malloc(total);
+	if (!data)
+		return 1;
+	off = 0;
+	for (int i = 0; i < SRV_NSTR; i++) {
+		memcpy(data + off, s[i] ? s[i] : "", h.len[i]);
+		off += h.len[i];
+	}
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->dead) {
+		r = 1;
+		goto out;
+	}
+	h.seq = ++srv->seq;
+	first = total < BASH_SRV_CHUNK ? total : BASH_SRV_CHUNK;
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof(h);
+	iov[1].iov_base = data;
+	iov[1].iov_len = first;
+	/* the server forks only once it has the whole request: until then a
+	 * failure started nothing */
+	if (send_fds(srv->sock, iov, 2, fds, 3) < 0) {
+		srv->dead = true;
+		r = 1;
+		goto out;
+	}
+	for (off = first; off < total; off += iov[0].iov_len) {
+		iov[0].iov_base = data + off;
+		iov[0].iov_len = total - off < BASH_SRV_CHUNK ? total - off : BASH_SRV_CHUNK;
+		if (send_fds(srv->sock, iov, 1, NULL, 0) < 0) {
+			server_kill(srv); /* it waits for the rest */
+			r = 1;
+			goto out;
+		}
+	}
+	iov[0].iov_base = &rep;
+	iov[0].iov_len = sizeof(rep);
+	n = recv_fds(srv->sock, iov, 1, &pidfd, 1, &nfds, &flags);
+	if (n < 0 && errno == ECONNRESET) {
+		/* it died with our request unread: nothing started */
+		srv->dead = true;
+		r = 1;
+		goto out;
+	}
+	if (n != (ssize_t)sizeof(rep) || flags || rep.magic != BASH_SRV_REPLY ||
+	    rep.seq != h.seq || (rep.err == 0) != (nfds == 1)) {
+		int e = n < 0 ? errno : 0;
+
+		/* SECURITY: a child it may have forked for us must not run
+		 * unwatched: it dies with the server */
+		server_kill(srv);
+		if (pidfd >= 0)
+			close(pidfd);
+		snprintf(ret->error, sizeof(ret->error),
+			 "the bash fork server failed (%s) and was stopped, with anything it "
+			 "started for this call; later calls start their commands themselves",
+			 e == EAGAIN ? "no reply in time"
+			 : e	     ? strerror(e)
+			 : n == 0    ? "it exited"
+				     : "a malformed reply");
+		r = -EIO;
+		goto out;
+	}
+	if (rep.err) {
+		snprintf(ret->error, sizeof(ret->error), "cannot start the command: fork: %s",
+			 strerror(rep.err));
+		r = -rep.err;
+		goto out;
+	}
+	*ret_pidfd = pidfd;
+	r = 0;
+out:
+	pthread_mutex_unlock(&srv->lock);
+	free(data);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* the parent                                                          */
+/* ------------------------------------------------------------------ */
 
 static const char *sig_name(int sig)
 {
@@ -519,18 +1169,19 @@ static const char *sig_name(int sig)
 /* What the parent saw of one call. */
 struct bash_run {
 	struct capture out, err;
+	/* the result pipe: the runner's result, and through the server its
+	 * trailer */
+	unsigned char rbuf[sizeof(struct moat_run_result) + sizeof(struct srv_trailer)];
+	size_t rgot;
+	bool rover; /* more than that: a broken child */
 	struct moat_run_result res;
-	size_t res_got;
+	bool have; /* res is the runner's whole result */
+	bool via_server;
 	bool reaped, cancelled, backstop;
+	bool status_known;
 	int child_status;
 	double start, duration;
 };
-
-static void send_sig(int pidfd, pid_t pid, int sig)
-{
-	if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
-		kill(pid, sig);
-}
 
 static bool readable_now(int fd)
 {
@@ -558,21 +1209,20 @@ static bool drain(int fd, struct capture *c, char *chunk)
 	return true;
 }
 
+
 static bool drain_result(int fd, struct bash_run *br)
 {
 	for (;;) {
-		char *p = (char *)&br->res + br->res_got;
-		size_t room = sizeof(br->res) - br->res_got;
+		size_t room = sizeof(br->rbuf) - br->rgot;
 		char sink[64];
 		ssize_t n;
 
-		/* past a whole result: only a broken child writes more */
-		n = room ? read(fd, p, room) : read(fd, sink, sizeof(sink));
+		n = room ? read(fd, br->rbuf + br->rgot, room) : read(fd, sink, sizeof(sink));
 		if (n > 0) {
 			if (room)
-				br->res_got += (size_t)n;
+				br->rgot += (size_t)n;
 			else
-				br->res_got = sizeof(br->res) + 1;
+				br->rover = true;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -581,7 +1231,33 @@ static bool drain_result(int fd, struct bash_run *br)
 	}
 }
 
-/* Wait for the child and the pipes, with progress, cancel, and the bounds. */
+/* What the result pipe held: the runner's result when it is whole; through
+ * the server, the child's wait status at the end. */
+static void settle_result(struct bash_run *br)
+{
+	size_t got = br->rgot;
+
+	if (br->rover)
+		return;
+	if (br->via_server && got >= sizeof(struct srv_trailer)) {
+		struct srv_trailer t;
+
+		memcpy(&t, br->rbuf + got - sizeof(t), sizeof(t));
+		if (t.magic == BASH_SRV_TRAILER) {
+			br->child_status = t.status;
+			br->status_known = true;
+			got -= sizeof(t);
+		}
+	}
+	if (got == sizeof(br->res)) {
+		memcpy(&br->res, br->rbuf, sizeof(br->res));
+		br->have = true;
+	}
+}
+
+/* Wait for the child and the pipes, with progress, cancel, and the bounds.
+ * The child is ours (pid) or the fork server's (pid 0): then its pidfd
+ * tells its exit, and the server its status. */
 static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t pid, int pidfd,
 		      int out_r, int err_r, int res_r, struct bash_run *br)
 {
@@ -653,11 +1329,20 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 				res_open = drain_result(res_r, br);
 				break;
 			case 3: {
-				pid_t w = waitpid(pid, &br->child_status, WNOHANG);
+				pid_t w;
 
-				/* ECHILD: a caller that reaps every child took it */
-				if (w == pid || (w < 0 && errno == ECHILD))
+				if (br->via_server) {
+					/* it exited; the server reaps it */
 					br->reaped = true;
+					break;
+				}
+				w = waitpid(pid, &br->child_status, WNOHANG);
+				if (w == pid) {
+					br->reaped = br->status_known = true;
+				} else if (w < 0 && errno == ECHILD) {
+					/* a caller that reaps every child took it */
+					br->reaped = true;
+				}
 				break;
 			}
 			case 4:
@@ -683,8 +1368,15 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 	if (!br->reaped) {
 		/* only after a poll failure: never leave the child behind */
 		send_sig(pidfd, pid, SIGKILL);
-		while (waitpid(pid, &br->child_status, 0) < 0 && errno == EINTR)
-			;
+		if (br->via_server) {
+			pidfd_wait(pidfd, BASH_KILL_AFTER_MS);
+		} else {
+			pid_t w;
+
+			while ((w = waitpid(pid, &br->child_status, 0)) < 0 && errno == EINTR)
+				;
+			br->status_known = w == pid;
+		}
 		br->reaped = true;
 	}
 	br->duration = now_ms() - br->start;
@@ -703,7 +1395,7 @@ static int put(json_t *o, const char *k, json_t *v)
 static int build_result(const struct bash_run *br, long timeout_s, struct moat_tool_result *ret)
 {
 	const struct moat_run_result *res = &br->res;
-	bool have = br->res_got == sizeof(br->res);
+	bool have = br->have;
 	struct moat_buf out = MOAT_BUF_INIT, so = MOAT_BUF_INIT, se = MOAT_BUF_INIT;
 	json_t *d = NULL, *sb = NULL;
 	bool timed_out = have && res->timed_out;
@@ -750,6 +1442,10 @@ static int build_result(const struct bash_run *br, long timeout_s, struct moat_t
 		if (br->backstop)
 			snprintf(ret->error, sizeof(ret->error),
 				 "the sandbox runner did not stop at the timeout and was killed");
+		else if (!br->status_known)
+			snprintf(ret->error, sizeof(ret->error),
+				 "the sandbox runner ended before it reported; nothing is known of "
+				 "the command");
 		else if (WIFSIGNALED(st))
 			snprintf(
 			    ret->error, sizeof(ret->error),
@@ -841,53 +1537,6 @@ oom:
 	return -ENOMEM;
 }
 
-/* {"/bin/sh", "-c", COMMAND}, or for a command too long for one argument
- * {"/bin/sh", "-c", BASH_JOIN, "sh", PIECE...}. */
-static int make_argv(const char *command, char ***ret)
-{
-	size_t len = strlen(command), npieces = (len + BASH_ARG_PIECE - 1) / BASH_ARG_PIECE;
-	char **v;
-
-	if (len < BASH_ARG_PIECE) {
-		v = calloc(4, sizeof(*v));
-		if (!v || !(v[2] = moat_strdup(command))) {
-			free(v);
-			return -ENOMEM;
-		}
-	} else {
-		v = calloc(npieces + 5, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		v[2] = moat_strdup(BASH_JOIN);
-		v[3] = moat_strdup("sh");
-		for (size_t i = 0; i < npieces; i++) {
-			size_t off = i * BASH_ARG_PIECE;
-
-			v[4 + i] = moat_strndup(
-			    command + off, len - off < BASH_ARG_PIECE ? len - off : BASH_ARG_PIECE);
-			if (!v[4 + i])
-				break;
-		}
-		if (!v[2] || !v[3] || !v[4 + npieces - 1]) {
-			for (size_t i = 2; i < npieces + 4; i++)
-				free(v[i]);
-			free(v);
-			return -ENOMEM;
-		}
-	}
-	v[0] = (char *)"/bin/sh";
-	v[1] = (char *)"-c";
-	*ret = v;
-	return 0;
-}
-
-static void free_argv(char **v)
-{
-	for (size_t i = 2; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* The working directory for the call: inside the workspace, symlinks
  * resolved. 0, or a refusal in ret (returns 1). */
 static int resolve_cwd(const char *ws, const char *arg, char *out, struct moat_tool_result *ret)
@@ -924,18 +1573,18 @@ static int resolve_cwd(const char *ws, const char *arg, char *out, struct moat_t
 	return 0;
 }
 
-static int bash_call(const struct moat_tool_env *env, json_t *args,
-		     const struct moat_tool_call *call, struct moat_tool_result *ret)
+int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct moat_tool_call *call,
+		   struct moat_tool_result *ret)
 {
+	struct moat_bash_server *srv;
 	struct bash_args a;
 	struct bash_job job;
 	struct bash_run *br;
 	char ws[PATH_MAX], cwd[PATH_MAX];
 	int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, res_p[2] = {-1, -1};
-	int pidfd = -1, r;
+	int pidfd = -1, r = 1;
 	size_t cap;
-	sigset_t all, old;
-	pid_t pid;
+	pid_t pid = 0;
 
 	if (!env || !ret)
 		return -EINVAL;
@@ -980,13 +1629,9 @@ static int bash_call(const struct moat_tool_env *env, json_t *args,
 	job.env = env;
 	job.profile = shell_profile(env->cfg);
 	job.workspace = ws;
-	job.cwd = a.cwd ? cwd : NULL;
+	/* the default is the workspace, whatever the caller's directory */
+	job.cwd = a.cwd ? cwd : ws;
 	job.timeout_s = a.timeout_s;
-	r = make_argv(a.command, &job.argv);
-	if (r < 0)
-		goto fail;
-	job.parent = getpid();
-
 	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
 	    pipe2(res_p, O_CLOEXEC) < 0) {
 		r = -errno;
@@ -996,23 +1641,45 @@ static int bash_call(const struct moat_tool_env *env, json_t *args,
 	job.err_w = err_p[1];
 	job.res_w = res_p[1];
 
-	/* no handler of the caller may run in the child before it has reset
-	 * them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* through the fork server when it holds this env's configuration */
+	srv = env->bash_server;
+	r = 1;
 	br->start = now_ms();
-	pid = fork();
-	if (pid == 0)
-		bash_child(&job);
-	r = -errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pid < 0)
-		goto fail;
+	if (srv && srv->cfg == env->cfg && srv->env == env->env) {
+		r = server_spawn(srv, &job, a.command, &pidfd, ret);
+		if (r < 0) {
+			ret->ok = false;
+			r = r == -ENOMEM ? r : 0;
+			goto out;
+		}
+		br->via_server = r == 0;
+	}
+	if (r == 1) {
+		/* no server: fork the caller (safe while it is single-threaded) */
+		sigset_t all, old;
+
+		r = make_argv(a.command, &job.argv);
+		if (r < 0)
+			goto fail;
+		job.parent = getpid();
+		/* no handler of the caller may run in the child before it has
+		 * reset them */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		br->start = now_ms();
+		pid = fork();
+		if (pid == 0)
+			bash_child(&job);
+		r = -errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (pid < 0)
+			goto fail;
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	}
 	close(out_p[1]);
 	close(err_p[1]);
 	close(res_p[1]);
 	out_p[1] = err_p[1] = res_p[1] = -1;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (int i = 0; i < 3; i++) {
 		int fd = i == 0 ? out_p[0] : i == 1 ? err_p[0] : res_p[0];
 
@@ -1033,6 +1700,7 @@ static int bash_call(const struct moat_tool_env *env, json_t *args,
 	}
 
 	supervise(call, a.timeout_s, pid, pidfd, out_p[0], err_p[0], res_p[0], br);
+	settle_result(br);
 	r = build_result(br, a.timeout_s, ret);
 	goto out;
 fail:
@@ -1054,35 +1722,5 @@ out:
 	capture_release(&br->err);
 	free(br);
 	free_argv(job.argv);
-	return r;
-}
-
-/* AddressSanitizer's allocator (GCC's libasan; LLVM's before version 17)
- * has no fork handlers: a child forked while another thread holds one of
- * its locks deadlocks at its first allocation. glibc's malloc is reset in
- * the child and needs none of this; under ASan, calls take turns (threads
- * of the caller that allocate during a call still risk it). */
-#if defined(__SANITIZE_ADDRESS__)
-#define BASH_SERIALIZE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BASH_SERIALIZE 1
-#endif
-#endif
-#ifndef BASH_SERIALIZE
-#define BASH_SERIALIZE 0
-#endif
-
-int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct moat_tool_call *call,
-		   struct moat_tool_result *ret)
-{
-	static pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
-	int r;
-
-	if (BASH_SERIALIZE)
-		pthread_mutex_lock(&turn);
-	r = bash_call(env, args, call, ret);
-	if (BASH_SERIALIZE)
-		pthread_mutex_unlock(&turn);
 	return r;
 }

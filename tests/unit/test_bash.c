@@ -3,9 +3,13 @@
  * and cancellation killing the whole tree (checked in /proc), the working
  * directory guard, writes outside the workspace (a canary on disk), the
  * network of the no-network profile (a listener of ours that counts
- * connections), fallback refusals, and concurrent calls from 8 threads.
- * Looks from outside wherever it can: files on disk, the process table, the
- * listener; never only at what the tool says. */
+ * connections), fallback refusals, and concurrent calls from 8 threads
+ * that allocate all the while. Most of it runs through the fork server;
+ * then the server itself: who forks the runner (the process tree), what it
+ * keeps open, that it dies with its caller (kill -9, then /proc), that a
+ * dead one is replaced by the direct fork, and that direct fork without a
+ * server. Looks from outside wherever it can: files on disk, the process
+ * table, the listener; never only at what the tool says. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/str.h"
@@ -30,6 +36,9 @@
 static char T[64], WS[PATH_MAX], OUT[PATH_MAX], HOME_DIR[PATH_MAX];
 static char *envp[8];
 static struct moat_config *cfg_default;
+/* the fork server, started on an env of cfg_default; used while via_server */
+static struct moat_tool_env srv_env;
+static bool via_server;
 
 static void result_clear(struct moat_tool_result *r)
 {
@@ -63,6 +72,8 @@ static void env_for(struct moat_tool_env *e, const struct moat_config *cfg)
 	e->cfg = cfg;
 	e->workspace = WS;
 	e->env = envp;
+	if (via_server && cfg == cfg_default)
+		e->bash_server = srv_env.bash_server;
 }
 
 /* Run {"command": CMD} (plus extra JSON members) with the default config. */
@@ -751,6 +762,9 @@ static void test_fallback(void)
 	snprintf(cmd, sizeof(cmd), "{\"command\": \"touch '%s'\"}", p);
 	setenv("MOAT_FAKE_NO_USERNS", "1", 1);
 	env_for(&e, cfg_default);
+	/* the variable is set now: a fork server has its environment of
+	 * before (the other configurations are not the server's anyway) */
+	e.bash_server = NULL;
 	CHECK_INT(bash_env(&e, NULL, &r, cmd), 0);
 	CHECK(!r.ok);
 	CHECKF(strstr(r.error, "refusing to run without") && strstr(r.error, "fallback deny") &&
@@ -780,50 +794,88 @@ static void test_fallback(void)
 	moat_config_free(warn);
 }
 
-/* Many calls at once from different threads. Arguments are built before
- * and results checked after, so that the workers allocate nothing while
- * another one forks (AddressSanitizer's allocator is not fork-safe: see
- * BASH_SERIALIZE in bash.c). */
+/* Many calls at once from different threads, through the fork server,
+ * while every thread allocates: the workers build their arguments and check
+ * their results as they go and churn the allocator between calls, and two
+ * more threads do nothing else. A child forked from this process at any of
+ * these moments could find an allocator lock taken (AddressSanitizer's is
+ * not reset in a child): the server forks the runners instead. */
 #define NTHREADS 8
 #define NCALLS 4
-static json_t *cargs[NTHREADS][NCALLS];
+#define NCHURN 2
 static struct moat_tool_result cres[NTHREADS][NCALLS];
 static int crc[NTHREADS][NCALLS];
 static pthread_barrier_t cbarrier;
+static atomic_int churning;
+
+static void churn(unsigned *seed, int rounds)
+{
+	void *p[64] = {NULL};
+
+	for (int i = 0; i < rounds; i++) {
+		int k = (int)(rand_r(seed) % 64);
+
+		free(p[k]);
+		p[k] = malloc(16 + rand_r(seed) % 8192);
+		if (p[k])
+			memset(p[k], i, 16);
+	}
+	for (int k = 0; k < 64; k++)
+		free(p[k]);
+}
+
+static void *churner(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg;
+
+	pthread_barrier_wait(&cbarrier);
+	while (atomic_load(&churning))
+		churn(&seed, 256);
+	return NULL;
+}
 
 static void *worker(void *arg)
 {
 	long id = (long)arg;
+	unsigned seed = (unsigned)id;
 	struct moat_tool_env e;
 
 	env_for(&e, cfg_default);
 	pthread_barrier_wait(&cbarrier);
-	for (int k = 0; k < NCALLS; k++)
-		crc[id][k] = moat_tool_bash(&e, cargs[id][k], NULL, &cres[id][k]);
+	for (int k = 0; k < NCALLS; k++) {
+		char cmd[100];
+		json_t *args = json_object();
+
+		snprintf(cmd, sizeof(cmd), "echo t%ld-%d; echo e%ld >&2; exit %d", id, k, id, k);
+		json_object_set_new(args, "command", json_string(cmd));
+		churn(&seed, 512);
+		crc[id][k] = moat_tool_bash(&e, args, NULL, &cres[id][k]);
+		json_decref(args);
+		churn(&seed, 512);
+	}
 	return NULL;
 }
 
 static void test_concurrent(void)
 {
-	pthread_t th[NTHREADS];
+	pthread_t th[NTHREADS], ch[NCHURN];
 	int bad = 0;
 
-	for (long i = 0; i < NTHREADS; i++) {
-		for (int k = 0; k < NCALLS; k++) {
-			char cmd[100];
-
-			snprintf(cmd, sizeof(cmd), "echo t%ld-%d; echo e%ld >&2; exit %d", i, k, i,
-				 k);
-			cargs[i][k] = json_object();
-			json_object_set_new(cargs[i][k], "command", json_string(cmd));
-			memset(&cres[i][k], 0, sizeof(cres[i][k]));
-		}
-	}
-	pthread_barrier_init(&cbarrier, NULL, NTHREADS);
+	CHECK(srv_env.bash_server != NULL);
+	for (long i = 0; i < NTHREADS; i++)
+		for (int k = 0; k < NCALLS; k++)
+			moat_tool_result_init(&cres[i][k]);
+	atomic_store(&churning, 1);
+	pthread_barrier_init(&cbarrier, NULL, NTHREADS + NCHURN);
+	for (long i = 0; i < NCHURN; i++)
+		pthread_create(&ch[i], NULL, churner, (void *)(100 + i));
 	for (long i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
+	atomic_store(&churning, 0);
+	for (int i = 0; i < NCHURN; i++)
+		pthread_join(ch[i], NULL);
 	pthread_barrier_destroy(&cbarrier);
 	for (long i = 0; i < NTHREADS; i++) {
 		for (int k = 0; k < NCALLS; k++) {
@@ -843,17 +895,388 @@ static void test_concurrent(void)
 					r->error);
 			}
 			result_clear(r);
-			json_decref(cargs[i][k]);
 		}
 	}
-	CHECKF(bad == 0, "%d threads x %d calls each got their own output (%d wrong)", NTHREADS,
-	       NCALLS, bad);
+	CHECKF(bad == 0,
+	       "%d threads x %d calls each, allocating all the while, got their own output (%d "
+	       "wrong)",
+	       NTHREADS, NCALLS, bad);
+}
+
+/* ------------------------------------------------------------------ */
+/* the fork server itself, seen in /proc                               */
+/* ------------------------------------------------------------------ */
+
+struct pinfo {
+	pid_t pid, ppid;
+	unsigned long long start; /* to tell a reused pid */
+	char state;
+	char comm[32];
+};
+
+/* /proc/PID/stat; false when there is no such process */
+static bool proc_info(pid_t pid, struct pinfo *p)
+{
+	char path[64], buf[1024], *rp;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	if (!rp || !strchr(buf, '('))
+		return false;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%.*s", (int)(rp - strchr(buf, '(') - 1),
+		 strchr(buf, '(') + 1);
+	/* after ")": state ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime cutime cstime priority nice threads
+	 * itrealvalue starttime */
+	{
+		const char *f = rp + 2;
+
+		for (int idx = 0; idx < 20 && f; idx++) {
+			if (idx == 0)
+				p->state = f[0];
+			else if (idx == 1)
+				p->ppid = (pid_t)strtol(f, NULL, 10);
+			else if (idx == 19)
+				p->start = strtoull(f, NULL, 10);
+			f = strchr(f, ' ');
+			f = f ? f + 1 : NULL;
+		}
+	}
+	return true;
+}
+
+/* Every process now: its pid, parent and name. */
+static int all_procs(struct pinfo *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (proc_info((pid_t)strtol(e->d_name, NULL, 10), &out[n]))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+#define MAXPROCS 8192
+static struct pinfo procs[MAXPROCS];
+
+/* The live descendants of root (root itself not included). */
+static int descendants(pid_t root, struct pinfo *out, int max)
+{
+	int n = all_procs(procs, MAXPROCS), k = 0;
+	pid_t frontier[256];
+	int nf = 1;
+
+	frontier[0] = root;
+	for (int f = 0; f < nf; f++) {
+		for (int i = 0; i < n; i++) {
+			if (procs[i].ppid != frontier[f] || procs[i].state == 'Z' || k >= max)
+				continue;
+			out[k++] = procs[i];
+			if (nf < 256)
+				frontier[nf++] = procs[i].pid;
+		}
+	}
+	return k;
+}
+
+/* Still there, the same process, and not a zombie. */
+static bool still_alive(const struct pinfo *p)
+{
+	struct pinfo now;
+
+	return proc_info(p->pid, &now) && now.start == p->start && now.state != 'Z';
+}
+
+static int count_comm(const struct pinfo *v, int n, const char *comm)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += !strcmp(v[i].comm, comm);
+	return k;
+}
+
+/* The first process whose command line holds tag; 0 none. */
+static pid_t pid_with(const char *tag)
+{
+	int n = all_procs(procs, MAXPROCS);
+
+	for (int i = 0; i < n; i++) {
+		char p[64], buf[4096];
+		int fd;
+		ssize_t len;
+
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)procs[i].pid);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		for (ssize_t k = 0; k < len; k++)
+			if (!buf[k])
+				buf[k] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, tag))
+			return procs[i].pid;
+	}
+	return 0;
+}
+
+static bool wait_for_tag(const char *tag)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (pid_with(tag))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* The chain of parents from pid up: is there one named comm whose parent
+ * is want_ppid? */
+static bool ancestor_named(pid_t pid, const char *comm, pid_t want_ppid)
+{
+	struct pinfo p;
+
+	for (int hops = 0; hops < 32 && pid > 1 && proc_info(pid, &p); hops++) {
+		if (!strcmp(p.comm, comm) && p.ppid == want_ppid)
+			return true;
+		pid = p.ppid;
+	}
+	return false;
+}
+
+struct bg_call {
+	struct moat_tool_env e;
+	struct moat_tool_call call;
+	struct moat_tool_result r;
+	const char *json;
+	int rc;
+};
+
+static void *bg_main(void *arg)
+{
+	struct bg_call *b = arg;
+
+	b->rc = bash_env(&b->e, &b->call, &b->r, b->json);
+	return NULL;
+}
+
+/* A running call, seen from outside: which process forked its runner, what
+ * the server holds open; then cancelled (through the pidfd, with the
+ * server: the runner is not our child). */
+static void check_tree(bool server, const char *tag, const char *json)
+{
+	struct bg_call b;
+	struct pinfo kids[64];
+	pthread_t th;
+	pid_t me = getpid(), sleeper, srv = 0;
+	uint64_t one = 1;
+	int n;
+
+	memset(&b, 0, sizeof(b));
+	env_for(&b.e, cfg_default);
+	if (!server)
+		b.e.bash_server = NULL;
+	b.call.cancel_fd = eventfd(0, EFD_CLOEXEC);
+	b.json = json;
+	pthread_create(&th, NULL, bg_main, &b);
+	CHECKF(wait_for_tag(tag), "the command runs (%s)", tag);
+	sleeper = pid_with(tag);
+	n = descendants(me, kids, 64);
+	if (server) {
+		for (int i = 0; i < n; i++)
+			if (kids[i].ppid == me && !strcmp(kids[i].comm, "moat-bash-srv"))
+				srv = kids[i].pid;
+		CHECKF(srv > 0, "the fork server is a child of the caller");
+		CHECKF(ancestor_named(sleeper, "moat-bash-run", srv),
+		       "the runner of the call is the server's child");
+		CHECKF(!ancestor_named(sleeper, "moat-bash-run", me),
+		       "and not the caller's");
+		/* SECURITY: the server holds stdin, stdout (/dev/null), stderr,
+		 * its socket, its signalfd and this call's result pipe: nothing
+		 * else of ours (marker.fd is open here, not close-on-exec) */
+		{
+			char p[64], l[PATH_MAX];
+			DIR *d;
+			struct dirent *de;
+			int nfd = 0, marker = 0;
+
+			snprintf(p, sizeof(p), "/proc/%d/fd", (int)srv);
+			d = opendir(p);
+			while (d && (de = readdir(d))) {
+				char fp[400];
+				ssize_t k;
+
+				if (de->d_name[0] == '.')
+					continue;
+				nfd++;
+				snprintf(fp, sizeof(fp), "%s/%s", p, de->d_name);
+				k = readlink(fp, l, sizeof(l) - 1);
+				l[k > 0 ? k : 0] = '\0';
+				if (strstr(l, "marker.fd"))
+					marker++;
+			}
+			if (d)
+				closedir(d);
+			CHECKF(nfd == 6 && marker == 0,
+			       "the server holds 6 descriptors (%d), none of the caller's (%d)", nfd,
+			       marker);
+		}
+	} else {
+		CHECKF(count_comm(kids, n, "moat-bash-srv") == 0, "no fork server runs");
+		CHECKF(ancestor_named(sleeper, "moat-bash-run", me),
+		       "without a server the runner is the caller's child");
+	}
+	if (write(b.call.cancel_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_join(th, NULL);
+	CHECK_INT(b.rc, 0);
+	CHECKF(b.r.cancelled && !b.r.ok && strstr(b.r.error, "cancelled"),
+	       "the call was cancelled (%s)", b.r.error);
+	CHECKF(procs_with(tag) == 0, "no process of the cancelled call is left");
+	n = descendants(me, kids, 64);
+	CHECKF(count_comm(kids, n, "moat-bash-run") == 0, "no runner is left");
+	result_clear(&b.r);
+	close(b.call.cancel_fd);
+}
+
+/* The server dies with its caller: a process of ours starts one, runs a
+ * call in it, and is killed with SIGKILL; nothing it started survives. */
+static void test_dies_with_caller(void)
+{
+	struct pinfo tree[64];
+	int sync_p[2], n = 0, left = -1;
+	pid_t caller;
+	char c;
+
+	if (pipe2(sync_p, O_CLOEXEC) < 0)
+		exit(99);
+	caller = fork();
+	if (caller < 0)
+		exit(99);
+	if (caller == 0) {
+		struct moat_tool_env e;
+		struct moat_tool_result r;
+		struct moat_error err;
+
+		close(sync_p[0]);
+		env_for(&e, cfg_default);
+		e.bash_server = NULL;
+		if (moat_bash_server_start(&e, &err) < 0)
+			_exit(3);
+		if (write(sync_p[1], "s", 1) != 1)
+			_exit(4);
+		bash_env(&e, NULL, &r, "{\"command\": \"sleep 777901 & sleep 777902\"}");
+		_exit(5); /* not reached: killed before */
+	}
+	close(sync_p[1]);
+	CHECKF(read(sync_p[0], &c, 1) == 1, "the caller started its server");
+	close(sync_p[0]);
+	if (wait_for_tag("sleep 777902")) {
+		n = descendants(caller, tree, 64);
+		CHECKF(count_comm(tree, n, "moat-bash-srv") == 1 &&
+			   count_comm(tree, n, "moat-bash-run") == 1 && n >= 4,
+		       "the caller has a server, a runner and the command (%d processes)", n);
+	} else {
+		CHECKF(0, "the command of the caller never ran");
+	}
+	kill(caller, SIGKILL);
+	while (waitpid(caller, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* bounded: PR_SET_PDEATHSIG acts at once, the tree follows */
+	for (int i = 0; i < 1000 && left; i++) {
+		left = 0;
+		for (int k = 0; k < n; k++)
+			left += still_alive(&tree[k]);
+		if (left)
+			usleep(10000);
+	}
+	CHECKF(left == 0, "no server, runner or command outlives its caller (%d left)", left);
+	CHECK(procs_with("sleep 77790") == 0);
+}
+
+/* A server that died (killed from outside): the next call forks the caller
+ * and runs all the same; stop reaps what is left. */
+static void test_server_killed(void)
+{
+	struct pinfo kids[64];
+	struct moat_tool_result r;
+	struct pinfo srv = {0};
+	int n = descendants(getpid(), kids, 64);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kids[i].comm, "moat-bash-srv") && kids[i].ppid == getpid())
+			srv = kids[i];
+	CHECKF(srv.pid > 0, "the fork server runs");
+	if (srv.pid > 0)
+		kill(srv.pid, SIGKILL);
+	for (int i = 0; i < 500 && srv.pid > 0 && still_alive(&srv); i++)
+		usleep(10000);
+	CHECK(srv.pid > 0 && !still_alive(&srv));
+	CHECK_INT(bash(&r, "echo after", NULL), 0);
+	CHECKF(r.ok && !strcmp(text(&r), "after\n"), "a call after the server died runs (%s)",
+	       r.error);
+	result_clear(&r);
+	CHECK_INT(bash(&r, "echo again", NULL), 0);
+	CHECK(r.ok && !strcmp(text(&r), "again\n"));
+	result_clear(&r);
+}
+
+static void test_stop(void)
+{
+	struct pinfo kids[64];
+	int n;
+
+	moat_bash_server_stop(&srv_env);
+	CHECK(srv_env.bash_server == NULL);
+	moat_bash_server_stop(&srv_env); /* twice: nothing */
+	moat_bash_server_stop(NULL);
+	n = descendants(getpid(), kids, 64);
+	CHECKF(n == 0, "after stop no child of ours is left, not even a zombie (%d)", n);
+	CHECKF(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "stop reaped the server");
 }
 
 int main(void)
 {
+	struct moat_error err;
+	char marker[PATH_MAX + 32];
+	int mfd;
+
 	setup();
 	cfg_default = config(NULL);
+	/* a descriptor of ours (not close-on-exec) the server must not keep */
+	snprintf(marker, sizeof(marker), "%s/marker.fd", T);
+	mfd = open(marker, O_WRONLY | O_CREAT, 0600);
+	/* before any thread, as a session does */
+	env_for(&srv_env, cfg_default);
+	CHECK_INT(moat_bash_server_start(&srv_env, &err), 0);
+	CHECK(srv_env.bash_server != NULL);
+	CHECK_INT(moat_bash_server_start(&srv_env, &err), 0); /* already runs */
+	via_server = true;
+
+	check_tree(true, "sleep 777501", "{\"command\": \"sleep 777501\"}");
 	test_basics();
 	test_signal_state();
 	test_caps();
@@ -865,6 +1288,18 @@ int main(void)
 	test_network();
 	test_fallback();
 	test_concurrent();
+	test_dies_with_caller();
+	test_server_killed();
+	test_stop();
+
+	/* without a server: each call forks the caller */
+	via_server = false;
+	check_tree(false, "sleep 777502", "{\"command\": \"sleep 777502\"}");
+	test_basics();
+	test_timeout();
+	test_cancel();
+
+	close(mfd);
 	moat_config_free(cfg_default);
 	moat_rmtree(T);
 	CHECK(!file_exists(T));
