@@ -17,7 +17,7 @@
 # refuses more than 256 in flight), BENCH_TIMEOUT (seconds in all, 900).
 set -u
 build=${1:-build}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 moat=$(realpath -e "$build/moat" 2>/dev/null || true)
 if [ -z "$moat" ] || [ ! -x "$moat" ]; then

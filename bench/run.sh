@@ -19,3 +19,9 @@ if [ -x bench/sandbox.sh ]; then
 	echo
 	bench/sandbox.sh "$build"
 fi
+if [ -x bench/mcp.sh ]; then
+	echo
+	echo "## MCP server (bench/mcp.sh)"
+	echo
+	bench/mcp.sh "$build"
+fi
