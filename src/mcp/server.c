@@ -445,6 +445,56 @@ static void log_call(struct server *s, const struct job *j, int r,
 	send_log(s, level, msg);
 }
 
+/* The usual tools/call reply, written straight into one line: the same
+ * object call_result() + moat_rpc_result() build, without a jansson node
+ * per value (the output text is the bulk of the reply, and jansson's
+ * escaper is slow on it). Returns -1 when the slow path must answer (a
+ * failed call, allocation failure, a reply over the limit). */
+static int reply_call_fast(struct server *s, const struct job *j, int r,
+			   const struct moat_call_result *res)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *text;
+	size_t tlen;
+	char *id;
+
+	if (r != 0 || res->status != MOAT_CALL_OK)
+		return -1;
+	text = res->output ? res->output : res->json ? res->json : "";
+	tlen = strlen(text);
+	if (!moat_utf8_valid(text, tlen))
+		return -1; /* the slow path replaces invalid sequences */
+	id = json_dumps(j->id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!id)
+		return -1;
+	moat_buf_reserve(&b, tlen + tlen / 8 + 256);
+	moat_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	moat_buf_puts(&b, id);
+	free(id);
+	moat_buf_puts(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	moat_buf_json_str(&b, text, tlen);
+	moat_buf_puts(&b, "}]");
+	if (moat_mcp_version_ge(j->version, "2025-06-18")) {
+		const json_t *sc = res->structured;
+		char *d = json_is_object(sc) ? json_dumps(sc, JSON_COMPACT) : NULL;
+
+		moat_buf_puts(&b, ",\"structuredContent\":");
+		moat_buf_puts(&b, d ? d : "{}");
+		free(d);
+	}
+	moat_buf_puts(&b, ",\"isError\":false}}\n");
+	if (b.oom || b.len > MOAT_MCP_MAX_REPLY) {
+		moat_buf_release(&b);
+		return -1;
+	}
+	{
+		size_t len = b.len;
+
+		send_owned(s, moat_buf_steal(&b), len);
+	}
+	return 0;
+}
+
 static void run_job(struct server *s, struct job *j)
 {
 	struct moat_call_result res;
@@ -472,7 +522,7 @@ static void run_job(struct server *s, struct job *j)
 	cancelled = j->cancelled;
 	pthread_mutex_unlock(&s->mu);
 	/* A request the client cancelled gets no reply (it stopped waiting). */
-	if (!cancelled) {
+	if (!cancelled && reply_call_fast(s, j, r, &res) < 0) {
 		result = call_result(j, r, &res);
 		reply_result(s, j->id, result);
 	}
@@ -506,13 +556,18 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&s->mu);
 		inflight_remove(s, j);
-		pthread_mutex_unlock(&s->mu);
+		/* freed under the lock: a cancellation may still look it up
+		 * until it left the in-flight list; close and free are short */
 		job_free(j);
-		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
+
+/* Workers started up front: calls one at a time then always find an idle
+ * worker, even while the previous one is still writing its reply (else
+ * each such call would start another thread). */
+#define MCP_PRESPAWN_WORKERS 4u
 
 /* Under s->mu: one more worker when the queue outgrows the idle ones. */
 static void maybe_spawn(struct server *s)
@@ -785,8 +840,9 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 	s->qtail = j;
 	s->qlen++;
 	maybe_spawn(s);
-	pthread_cond_signal(&s->work_cv);
 	pthread_mutex_unlock(&s->mu);
+	/* after the unlock: the woken worker does not block on the mutex */
+	pthread_cond_signal(&s->work_cv);
 }
 
 static void handle_cancelled(struct server *s, const struct moat_rpc_msg *m)
@@ -1009,6 +1065,19 @@ int moat_mcp_serve(struct moat_session *session, const struct moat_mcp_opts *o)
 		goto out;
 	}
 	r = moat_mcp_elicit_new(send_line, s, &s->elicit);
+	if (r == 0) {
+		pthread_mutex_lock(&s->mu);
+		while (s->nworkers < MCP_PRESPAWN_WORKERS && s->nworkers < s->max_workers) {
+			unsigned before = s->nworkers;
+
+			s->qlen = s->nidle + 1; /* maybe_spawn's condition, for the start */
+			maybe_spawn(s);
+			s->qlen = 0;
+			if (s->nworkers == before)
+				break;
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
 	if (r < 0)
 		goto out;
 	/* jansson seeds its hash function once, on first use: do it here,
