@@ -3,7 +3,8 @@
  *   read_file of a 4 KB file  vs  open + read + close
  *   bash `echo hi`            vs  fork + exec /bin/sh -c 'echo hi', output read
  * Prints a markdown table of medians and 90th percentiles. The audit log is
- * a real file (fsync off, the default). Usage: bench_pipeline [N_READ [N_BASH]] */
+ * a real file (fsync off, the default). Usage: bench_pipeline [N_READ [N_BASH [MOAT]]]
+ * (with MOAT, `moat run` of the same command is timed too, for scale). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ static int bare_read(const char *path)
 	return r > 0 ? 0 : -1;
 }
 
-static int bare_sh(void)
+static int bare_sh(const char *moat)
 {
 	int p[2], st;
 	char buf[64];
@@ -63,7 +64,11 @@ static int bare_sh(void)
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		execl("/bin/sh", "sh", "-c", "echo hi", (char *)NULL);
+		if (moat)
+			execl(moat, "moat", "run", "--profile", "workspace-write-no-network", "--",
+			      "/bin/sh", "-c", "echo hi", (char *)NULL);
+		else
+			execl("/bin/sh", "sh", "-c", "echo hi", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
 {
 	int nread = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
 	int nbash = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 200;
+	const char *moat = argc > 3 ? argv[3] : NULL; /* the moat binary, for scale */
 	char ws[64] = "/var/tmp/moat-bench-XXXXXX", file[128], audit[128], cfg[512];
 	struct moat_session_opts o;
 	struct moat_session *s = NULL;
@@ -148,7 +154,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nbash; i++) {
 		double a = now_us();
 
-		bare_sh();
+		bare_sh(NULL);
 		t[i] = now_us() - a;
 	}
 	stats(t, nbash, &b50, &b90);
@@ -168,6 +174,21 @@ int main(int argc, char **argv)
 	printf("| bash `echo hi`, network denied (%d calls) | %.0f us | %.0f us | %.0f us | %.0f us "
 	       "| %.0f us (%.1fx) |\n",
 	       nbash, b50, b90, m50, m90, m50 - b50, m50 / b50);
+	if (moat) {
+		double r50, r90;
+
+		for (int i = 0; i < nbash; i++) {
+			double a = now_us();
+
+			bare_sh(moat);
+			t[i] = now_us() - a;
+		}
+		stats(t, nbash, &r50, &r90);
+		printf("| for scale: `moat run --profile workspace-write-no-network -- sh -c 'echo hi'`, "
+		       "a process of its own (%d runs) | | | %.0f us | %.0f us | pipeline/moat run "
+		       "%.2fx |\n",
+		       nbash, r50, r90, m50 / r50);
+	}
 	moat_session_free(s);
 	unlink(file);
 	unlink(audit);

@@ -5,4 +5,8 @@
 set -eu
 build=${1:-build}
 cd "$(dirname "$0")/.."
-"$build/bench/bench_pipeline" "${N_READ:-20000}" "${N_BASH:-300}"
+build=$(cd "$build" && pwd)
+ws=$(mktemp -d /var/tmp/moat-bench-run.XXXXXX) # moat run's workspace: an empty directory
+trap 'rm -rf "$ws"' EXIT
+cd "$ws"
+"$build/bench/bench_pipeline" "${N_READ:-20000}" "${N_BASH:-300}" "$build/moat"
