@@ -31,6 +31,7 @@
 #include <moat/moat.h>
 
 #include "base/str.h"
+#include "core/policy_check.h"
 #include "mcp/mcp.h"
 #include "tools/tools.h"
 
@@ -59,6 +60,7 @@ struct job {
 	bool cancelled;	      /* under srv->mu: the client cancelled, no reply */
 	char version[16];     /* negotiated revision when the call came */
 	bool elicit;	      /* the client can elicit */
+	bool inline_call;     /* run on the loop thread (no ask possible) */
 	struct moat_mcp_elicit_call ecall;
 };
 
@@ -495,6 +497,12 @@ static int reply_call_fast(struct server *s, const struct job *j, int r,
 	return 0;
 }
 
+static int no_approver_inline(void *ud, const struct moat_ask *ask, int timeout_ms,
+			      struct moat_reply *ret)
+{
+	return -EAGAIN;
+}
+
 static void run_job(struct server *s, struct job *j)
 {
 	struct moat_call_result res;
@@ -515,6 +523,13 @@ static void run_job(struct server *s, struct job *j)
 	o.approver = moat_mcp_elicit_approver;
 	o.approver_ud = &j->ecall;
 	o.approver_name = "elicitation";
+	if (j->inline_call) {
+		/* SECURITY: the loop thread cannot wait for an elicitation answer
+		 * (it is the one that would read it): if the decision turned into
+		 * an ASK since the pre-check, the call is denied, never stuck */
+		o.approver = no_approver_inline;
+		o.approver_ud = NULL;
+	}
 	r = moat_session_call(s->session, j->tool, j->args, j->args_len, &o, &res);
 	log_call(s, j, r, &res);
 
@@ -784,6 +799,49 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 		return;
 	}
 	len = strlen(text);
+
+	/* A file tool the policy decides without asking runs right here, on
+	 * the loop thread: it is bounded (caps, no FIFOs or devices, local
+	 * I/O), and handing it to a worker would cost two thread wake-ups,
+	 * more than the call itself. Everything that may ask a human, and
+	 * every shell call, goes to a worker so that the loop stays free to
+	 * read elicitation answers, pings and cancellations. */
+	if (args && !token && moat_tool_lookup(json_string_value(name)) != MOAT_TOOL_BASH) {
+		struct moat_decision d;
+
+		pthread_mutex_lock(&s->mu);
+		bool dup = inflight_find(s, key) != NULL;
+		pthread_mutex_unlock(&s->mu);
+		if (!dup &&
+		    moat_policy_check_args(moat_session_policy(s->session), json_string_value(name),
+					   args, &d, NULL) == 0 &&
+		    d.verdict != MOAT_ASK) {
+			struct job *ij = calloc(1, sizeof(*ij));
+
+			if (ij) {
+				ij->srv = s;
+				ij->cancel_fd = -1;
+				ij->inline_call = true;
+				ij->id = json_deep_copy(m->id);
+				ij->args = text;
+				ij->args_len = len;
+				moat_strlcpy(ij->key, key, sizeof(ij->key));
+				moat_strlcpy(ij->tool, json_string_value(name), sizeof(ij->tool));
+				moat_strlcpy(ij->version,
+					     s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
+					     sizeof(ij->version));
+				ij->elicit = false;
+				ij->ecall.e = s->elicit;
+				if (ij->id) {
+					run_job(s, ij);
+					job_free(ij);
+					return;
+				}
+				ij->args = NULL;
+				job_free(ij);
+			}
+		}
+	}
 
 	pthread_mutex_lock(&s->mu);
 	if (inflight_find(s, key)) {
