@@ -432,6 +432,7 @@ int cmd_tool(int argc, char **argv)
 	so.cwd = cp.cwd;
 	so.audit_path = audit;
 	so.source = "tool";
+	so.single_threaded = true; /* one call, or a replay, on this thread */
 	if (mode == APPROVE_TTY) {
 		so.approver = moat_tty_approver;
 		so.approver_name = "tty";

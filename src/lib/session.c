@@ -201,7 +201,7 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 	/* last, while the caller is single-threaded (session.h): bash's fork
 	 * server copies the session as it is now. Without it (it could not
 	 * start), each bash call forks the caller instead */
-	{
+	if (!o->single_threaded) {
 		struct moat_error serr;
 
 		moat_error_clear(&serr);

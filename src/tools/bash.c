@@ -369,7 +369,8 @@ struct bash_job {
 	const char *workspace; /* absolute */
 	const char *cwd;       /* absolute, inside the workspace */
 	long timeout_s;
-	char **argv;
+	char **argv; /* NULL: made from command, in the child (the server's) */
+	const char *command;
 	pid_t parent;
 	int out_w, err_w, res_w;
 };
@@ -411,6 +412,53 @@ static const char *shell_profile(const struct moat_config *cfg)
 	return moat_config_profile_for_tool(cfg, "bash");
 }
 
+/* {"/bin/sh", "-c", COMMAND}, or for a command too long for one argument
+ * {"/bin/sh", "-c", BASH_JOIN, "sh", PIECE...}. */
+static int make_argv(const char *command, char ***ret)
+{
+	size_t len = strlen(command), npieces = (len + BASH_ARG_PIECE - 1) / BASH_ARG_PIECE;
+	char **v;
+
+	if (len < BASH_ARG_PIECE) {
+		v = calloc(4, sizeof(*v));
+		if (!v || !(v[2] = moat_strdup(command))) {
+			free(v);
+			return -ENOMEM;
+		}
+	} else {
+		v = calloc(npieces + 5, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		v[2] = moat_strdup(BASH_JOIN);
+		v[3] = moat_strdup("sh");
+		for (size_t i = 0; i < npieces; i++) {
+			size_t off = i * BASH_ARG_PIECE;
+
+			v[4 + i] = moat_strndup(
+			    command + off, len - off < BASH_ARG_PIECE ? len - off : BASH_ARG_PIECE);
+			if (!v[4 + i])
+				break;
+		}
+		if (!v[2] || !v[3] || !v[4 + npieces - 1]) {
+			for (size_t i = 2; i < npieces + 4; i++)
+				free(v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	v[0] = (char *)"/bin/sh";
+	v[1] = (char *)"-c";
+	*ret = v;
+	return 0;
+}
+
+static void free_argv(char **v)
+{
+	for (size_t i = 2; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 {
 	const struct moat_config *cfg = j->env->cfg;
@@ -421,6 +469,7 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 	struct sigaction dfl;
 	sigset_t none;
 	long timeout = j->timeout_s;
+	char **argv = j->argv;
 	int o, e, rs, nul;
 
 	/* a fresh process: the caller's signal dispositions (an ignored
@@ -472,12 +521,16 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 		denied.n = cfg->denied_paths.n;
 	}
 
+	/* (only in a child of the single-threaded server: it may allocate) */
+	if (!argv && make_argv(j->command, &argv) < 0)
+		_exit(125);
+
 	memset(&rq, 0, sizeof(rq));
 	rq.cfg = cfg;
 	rq.profile = j->profile;
 	rq.workspace = j->workspace;
 	rq.cwd = j->cwd;
-	rq.argv = j->argv;
+	rq.argv = argv;
 	rq.env = j->env->env ? j->env->env : environ;
 	rq.timeout_s = timeout;
 	rq.denied_extra = &denied;
@@ -493,53 +546,6 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 	/* every process of the sandbox is gone when the runner returns */
 	write_all(3, &res, sizeof(res));
 	_exit(0);
-}
-
-/* {"/bin/sh", "-c", COMMAND}, or for a command too long for one argument
- * {"/bin/sh", "-c", BASH_JOIN, "sh", PIECE...}. */
-static int make_argv(const char *command, char ***ret)
-{
-	size_t len = strlen(command), npieces = (len + BASH_ARG_PIECE - 1) / BASH_ARG_PIECE;
-	char **v;
-
-	if (len < BASH_ARG_PIECE) {
-		v = calloc(4, sizeof(*v));
-		if (!v || !(v[2] = moat_strdup(command))) {
-			free(v);
-			return -ENOMEM;
-		}
-	} else {
-		v = calloc(npieces + 5, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		v[2] = moat_strdup(BASH_JOIN);
-		v[3] = moat_strdup("sh");
-		for (size_t i = 0; i < npieces; i++) {
-			size_t off = i * BASH_ARG_PIECE;
-
-			v[4 + i] = moat_strndup(
-			    command + off, len - off < BASH_ARG_PIECE ? len - off : BASH_ARG_PIECE);
-			if (!v[4 + i])
-				break;
-		}
-		if (!v[2] || !v[3] || !v[4 + npieces - 1]) {
-			for (size_t i = 2; i < npieces + 4; i++)
-				free(v[i]);
-			free(v);
-			return -ENOMEM;
-		}
-	}
-	v[0] = (char *)"/bin/sh";
-	v[1] = (char *)"-c";
-	*ret = v;
-	return 0;
-}
-
-static void free_argv(char **v)
-{
-	for (size_t i = 2; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* ------------------------------------------------------------------ */
@@ -829,7 +835,8 @@ static void srv_request(struct srv_state *st)
 			st->akids = a;
 		}
 	}
-	if (st->nkids == st->akids || make_argv(str[SRV_CMD], &job.argv) < 0) {
+	job.command = str[SRV_CMD];
+	if (st->nkids == st->akids) {
 		rep.err = ENOMEM;
 	} else {
 		/* single-threaded: the child may allocate, read the passwd
@@ -856,7 +863,6 @@ static void srv_request(struct srv_state *st)
 			}
 		}
 	}
-	free_argv(job.argv);
 	free(data);
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
@@ -870,7 +876,7 @@ static void srv_request(struct srv_state *st)
 }
 
 __attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,
-						   pid_t parent)
+						  pid_t parent)
 {
 	static const int ignored[] = {SIGPIPE, SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU};
 	struct moat_tool_env env = *cenv;
@@ -900,8 +906,7 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	 * sanitizer's report), the socket on 3, nothing else */
 	hs = fcntl(sock, F_DUPFD_CLOEXEC, 10);
 	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (hs < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 ||
-	    dup3(hs, 3, O_CLOEXEC) < 0)
+	if (hs < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup3(hs, 3, O_CLOEXEC) < 0)
 		_exit(1);
 	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
 		for (int fd = 4; fd < 65536; fd++)
@@ -1041,8 +1046,8 @@ static void server_kill(struct moat_bash_server *srv)
  * its pidfd; 1: nothing reached the server (it is gone, or the job does
  * not fit): fork the caller instead; negative errno: the server failed,
  * nothing of the call runs, ret->error says why. */
-static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j,
-			const char *command, int *ret_pidfd, struct moat_tool_result *ret)
+static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, const char *command,
+			int *ret_pidfd, struct moat_tool_result *ret)
 {
 	const char *s[SRV_NSTR] = {j->workspace, j->cwd, j->profile, command};
 	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r;
@@ -1109,8 +1114,8 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j,
 		r = 1;
 		goto out;
 	}
-	if (n != (ssize_t)sizeof(rep) || flags || rep.magic != BASH_SRV_REPLY ||
-	    rep.seq != h.seq || (rep.err == 0) != (nfds == 1)) {
+	if (n != (ssize_t)sizeof(rep) || flags || rep.magic != BASH_SRV_REPLY || rep.seq != h.seq ||
+	    (rep.err == 0) != (nfds == 1)) {
 		int e = n < 0 ? errno : 0;
 
 		/* SECURITY: a child it may have forked for us must not run
@@ -1129,9 +1134,10 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j,
 		goto out;
 	}
 	if (rep.err) {
+		/* (the server's trouble, not the caller's: never -ENOMEM) */
 		snprintf(ret->error, sizeof(ret->error), "cannot start the command: fork: %s",
 			 strerror(rep.err));
-		r = -rep.err;
+		r = -EIO;
 		goto out;
 	}
 	*ret_pidfd = pidfd;
@@ -1209,7 +1215,6 @@ static bool drain(int fd, struct capture *c, char *chunk)
 	return true;
 }
 
-
 static bool drain_result(int fd, struct bash_run *br)
 {
 	for (;;) {
@@ -1271,6 +1276,13 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 		struct pollfd pf[5];
 		int idx[5], np = 0, timeout, pr;
 		double t = now_ms(), until = next_progress;
+
+		/* through the server, a whole result makes the trailer (the
+		 * status) needless: no waiting for the server to reap */
+		if (br->via_server && br->reaped && br->rgot == sizeof(br->res))
+			res_open = false;
+		if (br->reaped && !out_open && !err_open && !res_open)
+			break;
 
 		if (br->reaped && !drain_until)
 			drain_until = t + BASH_DRAIN_MS;

@@ -7,13 +7,9 @@ import path from 'node:path';
 import { main, ok, note, world, connect, text, auditRecords, raw } from './lib.mjs';
 
 const N = 200;
-// Under ASan (make check's second pass sets ASAN_OPTIONS) the bash calls are
-// left out of the concurrent mix: the bash tool forks this multi-threaded
-// server and runs the sandbox runner in the child, which allocates; GCC's
-// ASan allocator is not fork-safe, and such a child can deadlock on a lock
-// another thread held at fork (glibc's malloc is fork-safe: the normal
-// build runs the mix). Every other suite still runs bash under ASan.
-const BASH_MIX = !process.env.ASAN_OPTIONS;
+// The bash calls run under ASan too: the server's worker threads never
+// fork; the bash tool's fork server, forked before them, forks the runners.
+const BASH_MIX = true;
 
 await main(async () => {
 	const w = world('concurrent');

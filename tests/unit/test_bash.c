@@ -348,7 +348,18 @@ static void test_signal_state(void)
 	sigaddset(&m, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &m, &old);
 	CHECK_INT(bash(&r, "grep -E '^Sig(Ign|Blk)' /proc/self/status", NULL), 0);
-	CHECK_STR(dstr(&r, "stdout"), "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	{
+		/* signals 32 and 33 are glibc's own (SIGCANCEL, SIGSETXID): glibc
+		 * refuses to change them and installs its handlers in every
+		 * program it starts; GNU make leaves them ignored in its children,
+		 * so they are not the caller's to reset (masked out here) */
+		const char *o = dstr(&r, "stdout");
+		unsigned long long blk = 1, ign = 1;
+
+		CHECK(o && sscanf(o, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign) == 2);
+		CHECK(blk == 0);
+		CHECK((ign & ~0x180000000ULL) == 0);
+	}
 	result_clear(&r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -1068,109 +1079,136 @@ static bool ancestor_named(pid_t pid, const char *comm, pid_t want_ppid)
 	return false;
 }
 
-struct bg_call {
-	struct moat_tool_env e;
-	struct moat_tool_call call;
-	struct moat_tool_result r;
-	const char *json;
-	int rc;
+/* What an observer process saw of a running call. */
+struct tree_seen {
+	bool ran;			/* the command was there */
+	bool srv_child;			/* a fork server is a child of the caller */
+	bool run_of_srv, run_of_caller; /* the runner's parent */
+	int nul, pipes, other;		/* the server's descriptors */
 };
 
-static void *bg_main(void *arg)
+/* The server's descriptors: /dev/null on 0 and 1, stderr (not counted),
+ * pipes, and what is its own (socket, signalfd, pidfd) or other. */
+static void server_fds(pid_t srv, struct tree_seen *t)
 {
-	struct bg_call *b = arg;
+	char p[64], l[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
 
-	b->rc = bash_env(&b->e, &b->call, &b->r, b->json);
-	return NULL;
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)srv);
+	d = opendir(p);
+	if (!d) {
+		t->other = -1;
+		return;
+	}
+	while ((de = readdir(d))) {
+		char fp[400];
+		ssize_t k;
+		long fd = strtol(de->d_name, NULL, 10);
+
+		if (de->d_name[0] == '.' || fd == 2)
+			continue;
+		snprintf(fp, sizeof(fp), "%s/%s", p, de->d_name);
+		k = readlink(fp, l, sizeof(l) - 1);
+		l[k > 0 ? k : 0] = '\0';
+		if (fd <= 1 && !strcmp(l, "/dev/null"))
+			t->nul++;
+		else if (fd > 2 && !strncmp(l, "pipe:", 5))
+			t->pipes++;
+		else if (fd <= 2 ||
+			 (strncmp(l, "socket:", 7) && strcmp(l, "anon_inode:[signalfd]") &&
+			  strcmp(l, "anon_inode:[pidfd]")))
+			t->other++;
+	}
+	closedir(d);
+}
+
+static void observe(pid_t caller, const char *tag, struct tree_seen *t)
+{
+	struct pinfo kids[64];
+	pid_t sleeper, srv = 0;
+	int n;
+
+	memset(t, 0, sizeof(*t));
+	t->ran = wait_for_tag(tag);
+	sleeper = pid_with(tag);
+	n = descendants(caller, kids, 64);
+	for (int i = 0; i < n; i++)
+		if (kids[i].ppid == caller && !strcmp(kids[i].comm, "moat-bash-srv"))
+			srv = kids[i].pid;
+	t->srv_child = srv > 0;
+	t->run_of_srv = srv > 0 && ancestor_named(sleeper, "moat-bash-run", srv);
+	t->run_of_caller = ancestor_named(sleeper, "moat-bash-run", caller);
+	if (srv > 0)
+		server_fds(srv, t);
 }
 
 /* A running call, seen from outside: which process forked its runner, what
- * the server holds open; then cancelled (through the pidfd, with the
- * server: the runner is not our child). */
+ * the server holds open; then cancelled (with the server, through a pidfd
+ * of a process that is not the caller's child). The observer is a process
+ * of its own, forked before the call: a call without a server forks this
+ * process, and a thread of ours allocating at that moment could leave a
+ * lock taken in the child (AddressSanitizer's allocator). */
 static void check_tree(bool server, const char *tag, const char *json)
 {
-	struct bg_call b;
+	struct moat_tool_env e;
+	struct moat_tool_call call = {-1, NULL, NULL};
+	struct moat_tool_result r;
+	struct tree_seen t;
 	struct pinfo kids[64];
-	pthread_t th;
-	pid_t me = getpid(), sleeper, srv = 0;
-	uint64_t one = 1;
-	int n;
+	pid_t me = getpid(), obs;
+	int rp[2], rc, n;
 
-	memset(&b, 0, sizeof(b));
-	env_for(&b.e, cfg_default);
+	env_for(&e, cfg_default);
 	if (!server)
-		b.e.bash_server = NULL;
-	b.call.cancel_fd = eventfd(0, EFD_CLOEXEC);
-	b.json = json;
-	pthread_create(&th, NULL, bg_main, &b);
-	CHECKF(wait_for_tag(tag), "the command runs (%s)", tag);
-	sleeper = pid_with(tag);
-	n = descendants(me, kids, 64);
+		e.bash_server = NULL;
+	call.cancel_fd = eventfd(0, EFD_CLOEXEC);
+	if (call.cancel_fd < 0 || pipe2(rp, O_CLOEXEC) < 0)
+		exit(99);
+	obs = fork();
+	if (obs < 0)
+		exit(99);
+	if (obs == 0) {
+		uint64_t one = 1;
+
+		observe(me, tag, &t);
+		if (write(rp[1], &t, sizeof(t)) != sizeof(t) ||
+		    write(call.cancel_fd, &one, sizeof(one)) != sizeof(one))
+			_exit(1);
+		_exit(0);
+	}
+	close(rp[1]);
+	rc = bash_env(&e, &call, &r, json);
+	memset(&t, 0, sizeof(t));
+	CHECKF(read(rp[0], &t, sizeof(t)) == sizeof(t), "the observer reported");
+	close(rp[0]);
+	while (waitpid(obs, NULL, 0) < 0 && errno == EINTR)
+		;
+	CHECKF(t.ran, "the command ran (%s)", tag);
 	if (server) {
-		for (int i = 0; i < n; i++)
-			if (kids[i].ppid == me && !strcmp(kids[i].comm, "moat-bash-srv"))
-				srv = kids[i].pid;
-		CHECKF(srv > 0, "the fork server is a child of the caller");
-		CHECKF(ancestor_named(sleeper, "moat-bash-run", srv),
-		       "the runner of the call is the server's child");
-		CHECKF(!ancestor_named(sleeper, "moat-bash-run", me),
-		       "and not the caller's");
+		CHECKF(t.srv_child, "the fork server is a child of the caller");
+		CHECKF(t.run_of_srv, "the runner of the call is the server's child");
+		CHECKF(!t.run_of_caller, "and not the caller's");
 		/* SECURITY: the server holds /dev/null as stdin and stdout, our
 		 * stderr, its socket, its signalfd, this call's result pipe (and
 		 * for a moment the pidfd it sends): nothing else of ours (the
 		 * marker is open here, not close-on-exec) */
-		{
-			char p[64], l[PATH_MAX];
-			DIR *d;
-			struct dirent *de;
-			int pipes = 0, other = 0, nul = 0;
-
-			snprintf(p, sizeof(p), "/proc/%d/fd", (int)srv);
-			d = opendir(p);
-			while (d && (de = readdir(d))) {
-				char fp[400];
-				ssize_t k;
-				long fd = strtol(de->d_name, NULL, 10);
-
-				if (de->d_name[0] == '.' || fd == 2)
-					continue;
-				snprintf(fp, sizeof(fp), "%s/%s", p, de->d_name);
-				k = readlink(fp, l, sizeof(l) - 1);
-				l[k > 0 ? k : 0] = '\0';
-				if (fd <= 1 && !strcmp(l, "/dev/null"))
-					nul++;
-				else if (fd > 2 && !strncmp(l, "pipe:", 5))
-					pipes++;
-				else if (fd <= 2 || (strncmp(l, "socket:", 7) &&
-						     strcmp(l, "anon_inode:[signalfd]") &&
-						     strcmp(l, "anon_inode:[pidfd]")))
-					other++;
-				if (other)
-					fprintf(stderr, "# server fd %ld -> %s\n", fd, l);
-			}
-			if (d)
-				closedir(d);
-			CHECKF(d && nul == 2 && pipes == 1 && other == 0,
-			       "the server holds /dev/null on 0 and 1 (%d), one pipe (%d) and "
-			       "nothing of the caller's (%d)",
-			       nul, pipes, other);
-		}
+		CHECKF(t.nul == 2 && t.pipes == 1 && t.other == 0,
+		       "the server holds /dev/null on 0 and 1 (%d), one pipe (%d) and nothing of "
+		       "the caller's (%d)",
+		       t.nul, t.pipes, t.other);
 	} else {
-		CHECKF(count_comm(kids, n, "moat-bash-srv") == 0, "no fork server runs");
-		CHECKF(ancestor_named(sleeper, "moat-bash-run", me),
-		       "without a server the runner is the caller's child");
+		CHECKF(!t.srv_child, "no fork server runs");
+		CHECKF(t.run_of_caller, "without a server the runner is the caller's child");
 	}
-	if (write(b.call.cancel_fd, &one, sizeof(one)) != sizeof(one))
-		abort();
-	pthread_join(th, NULL);
-	CHECK_INT(b.rc, 0);
-	CHECKF(b.r.cancelled && !b.r.ok && strstr(b.r.error, "cancelled"),
-	       "the call was cancelled (%s)", b.r.error);
+	CHECK_INT(rc, 0);
+	CHECKF(r.cancelled && !r.ok && strstr(r.error, "cancelled"), "the call was cancelled (%s)",
+	       r.error);
 	CHECKF(procs_with(tag) == 0, "no process of the cancelled call is left");
 	n = descendants(me, kids, 64);
 	CHECKF(count_comm(kids, n, "moat-bash-run") == 0, "no runner is left");
-	result_clear(&b.r);
-	close(b.call.cancel_fd);
+	result_clear(&r);
+	close(call.cancel_fd);
 }
 
 /* The server dies with its caller: a process of ours starts one, runs a
@@ -1303,12 +1341,12 @@ int main(void)
 	test_server_killed();
 	test_stop();
 
-	/* without a server: each call forks the caller */
+	/* without a server: each call forks the caller (single-threaded here:
+	 * test_cancel's threads would not be safe) */
 	via_server = false;
 	check_tree(false, "sleep 777502", "{\"command\": \"sleep 777502\"}");
 	test_basics();
 	test_timeout();
-	test_cancel();
 
 	close(mfd);
 	moat_config_free(cfg_default);
