@@ -193,6 +193,7 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 	s->env.workspace = s->workspace;
 	s->env.output_cap = o->output_cap;
 	s->env.env = NULL;
+	s->env.project_cfg = o->config ? o->project : s->own_project;
 	moat_strlcpy(s->source, o->source ? o->source : "tool", sizeof(s->source));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(s->id_prefix, sizeof(s->id_prefix), "%lx%04lx",

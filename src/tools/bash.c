@@ -520,6 +520,20 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 		denied.v = cfg->denied_paths.v;
 		denied.n = cfg->denied_paths.n;
 	}
+	/* SECURITY: a project file's denied paths are masked as well (it may
+	 * only tighten; the policy already refuses tool calls naming them) */
+	if (j->env->project_cfg && j->env->project_cfg->denied_paths.n) {
+		const struct moat_strlist *pl = &j->env->project_cfg->denied_paths;
+		char **v = calloc(denied.n + pl->n + 1, sizeof(*v));
+
+		if (!v)
+			_exit(125);
+		if (denied.n)
+			memcpy(v, denied.v, denied.n * sizeof(*v));
+		memcpy(v + denied.n, pl->v, pl->n * sizeof(*v));
+		denied.v = v;
+		denied.n += pl->n;
+	}
 
 	/* (only in a child of the single-threaded server: it may allocate) */
 	if (!argv && make_argv(j->command, &argv) < 0)

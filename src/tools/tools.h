@@ -56,6 +56,8 @@ struct moat_tool_env {
 	const char *workspace;		  /* absolute, symlinks resolved: --cwd / --workspace */
 	size_t output_cap;		  /* bash, per stream; 0: MOAT_BASH_OUTPUT_CAP */
 	char *const *env;		  /* environment for bash to filter; NULL: environ */
+	const struct moat_config *project_cfg; /* a project file (tighten-only), may be NULL:
+						* its denied paths are masked for bash too */
 	/* bash's fork server (moat_bash_server_start), NULL: each bash call
 	 * forks the caller */
 	struct moat_bash_server *bash_server;

@@ -108,6 +108,13 @@ printf '{"audit_required": false, "audit_log": "%s"}' "$tmp/no/such/dir/a.jsonl"
 expect 0 "audit_required: false lets it run" -- "$MOAT" tool --config "$tmp/noaudit.json" --cwd "$ws" bash '{"command": "touch ran.txt"}'
 [ -e "$ws/ran.txt" ] && ok "it ran" || nok "it ran"
 
+# ---- a project file's denied paths are masked for bash too ----
+mkdir -p "$tmp/pj/.moat"
+echo "PROJECT-SECRET" >"$tmp/pj/secret.txt"
+echo '{"denied_paths": ["**/secret.txt"]}' >"$tmp/pj/.moat/config.json"
+out=$("$MOAT" tool --audit-log "$A" --cwd "$tmp/pj" bash '{"command": "cat s*.txt"}' 2>/dev/null)
+lacks "$out" "PROJECT-SECRET" "a project's denied path is unreadable from bash (a glob the policy cannot see)"
+
 # ---- replay ----
 printf '{"tool": "write_file", "args": {"path": "r1.txt", "content": "1"}}\n{"tool": "write_file", "args": {"path": "r2.txt"\n' >"$tmp/bad.jsonl"
 expect 2 "a malformed session file is refused" -- T --replay "$tmp/bad.jsonl"
