@@ -80,6 +80,10 @@ struct server {
 	pthread_t workers[MOAT_MCP_MAX_WORKERS];
 	unsigned nworkers, nidle, max_workers;
 	bool quit;
+	/* replies of calls run on the loop thread, written together once the
+	 * lines read so far are handled (one write, one wake-up of the client,
+	 * for a pipelined batch); touched by the loop thread only */
+	struct moat_buf held;
 
 	pthread_mutex_t out_mu;
 	atomic_bool out_broken;
@@ -184,6 +188,16 @@ static void send_owned(struct server *s, char *line, size_t len)
 	if (line)
 		send_line(s, line, len);
 	free(line);
+}
+
+#define MCP_HELD_MAX (256u << 10)
+
+/* Loop thread: write the held replies. */
+static void flush_held(struct server *s)
+{
+	if (s->held.len)
+		send_line(s, s->held.data, s->held.len);
+	moat_buf_reset(&s->held);
 }
 
 static void reply_error(struct server *s, const json_t *id, int code, const char *fmt, ...)
@@ -488,6 +502,19 @@ static int reply_call_fast(struct server *s, const struct job *j, int r,
 	if (b.oom || b.len > MOAT_MCP_MAX_REPLY) {
 		moat_buf_release(&b);
 		return -1;
+	}
+	if (j->inline_call) {
+		/* on the loop thread: held until the lines read so far are done */
+		if (s->held.len + b.len > MCP_HELD_MAX)
+			flush_held(s);
+		moat_buf_append(&s->held, b.data, b.len);
+		if (s->held.oom) {
+			moat_buf_release(&s->held);
+			s->held.oom = false;
+			send_line(s, b.data, b.len);
+		}
+		moat_buf_release(&b);
+		return 0;
 	}
 	{
 		size_t len = b.len;
@@ -1081,6 +1108,7 @@ static int loop(struct server *s)
 			continue;
 		}
 		drain_lines(s, &rd);
+		flush_held(s);
 		if (n == 0) {
 			k = moat_rpc_reader_flush(&rd, &line, &len);
 			if (k == MOAT_RPC_TOO_LONG)
@@ -1090,6 +1118,8 @@ static int loop(struct server *s)
 			break;
 		}
 	}
+	flush_held(s); /* the last line, read at EOF, may have run inline */
+	moat_buf_release(&s->held);
 	moat_rpc_reader_release(&rd);
 	return r == -EBADF || r == -EIO ? 0 : r;
 }
