@@ -754,6 +754,63 @@ static void test_line_col(void)
 	CHECK(l == 1 && c == 1);
 }
 
+/* The one-pass fast path (plain words, single quotes, && || ; |, file
+ * redirections) at its limits: 4096 bytes and 64 words per command. Each
+ * command must give exactly the tree the full parser gives; a trailing
+ * comment sends the same command to the full parser (the fast path leaves
+ * comments to it). Sanitizer builds also cross-check every fast parse. */
+static void test_fast_path_limits(void)
+{
+	static const size_t lens[] = {4094, 4095, 4096, 4097, 4098};
+	static const size_t words[] = {62, 63, 64, 65, 66};
+	static const char *const tails[] = {"", " > out.txt", " 2>&1 | tee log", " && b 'q x'"};
+
+	for (size_t t = 0; t < MOAT_ARRAY_SIZE(tails); t++) {
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(words); k++) {
+			struct moat_buf c = MOAT_BUF_INIT, full = MOAT_BUF_INIT;
+			struct moat_sh_error e1, e2;
+			char *a, *b;
+			int r1, r2;
+
+			for (size_t w = 0; w < words[k]; w++)
+				moat_buf_printf(&c, "%sw%zu", w ? " " : "", w);
+			moat_buf_puts(&c, tails[t]);
+			moat_buf_append(&full, c.data, c.len);
+			moat_buf_puts(&full, " #c");
+			a = parse_dump(c.data, c.len, &e1, &r1);
+			b = parse_dump(full.data, full.len, &e2, &r2);
+			tap_ok(r1 == 0 && r2 == 0 && a && b && !strcmp(a, b),
+			       "fast path = full parser: %zu words, tail '%s'", words[k], tails[t]);
+			free(a);
+			free(b);
+			moat_buf_release(&c);
+			moat_buf_release(&full);
+		}
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(lens); k++) {
+			struct moat_buf c = MOAT_BUF_INIT, full = MOAT_BUF_INIT;
+			struct moat_sh_error e1, e2;
+			size_t tl = strlen(tails[t]);
+			char *a, *b;
+			int r1, r2;
+
+			moat_buf_puts(&c, "cmd ");
+			while (c.len + tl < lens[k])
+				moat_buf_putc(&c, 'x');
+			moat_buf_puts(&c, tails[t]);
+			moat_buf_append(&full, c.data, c.len);
+			moat_buf_puts(&full, " #c");
+			a = parse_dump(c.data, c.len, &e1, &r1);
+			b = parse_dump(full.data, full.len, &e2, &r2);
+			tap_ok(c.len == lens[k] && r1 == 0 && r2 == 0 && a && b && !strcmp(a, b),
+			       "fast path = full parser: %zu bytes, tail '%s'", lens[k], tails[t]);
+			free(a);
+			free(b);
+			moat_buf_release(&c);
+			moat_buf_release(&full);
+		}
+	}
+}
+
 int main(void)
 {
 	test_trees();
@@ -764,5 +821,6 @@ int main(void)
 	test_timing();
 	test_arena();
 	test_line_col();
+	test_fast_path_limits();
 	return tap_done();
 }
