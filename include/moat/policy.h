@@ -50,6 +50,14 @@ int moat_config_load_string(struct moat_config *c, const char *json, size_t len,
 			    unsigned flags, struct moat_error *err);
 int moat_config_load_file(struct moat_config *c, const char *path, unsigned flags,
 			  struct moat_error *err);
+/* The user's configuration file, $XDG_CONFIG_HOME/moat/config.json (else
+ * ~/.config/moat/config.json), into out: 0 when it exists, -ENOENT when it
+ * does not or no home is known, -ENAMETOOLONG. */
+int moat_config_user_path(char *out, size_t outsz);
+/* A project's file, DIR/.moat/config.json, into out: 0 when it exists,
+ * -ENOENT when it does not, -ENAMETOOLONG. It may only tighten
+ * (MOAT_CONFIG_PROJECT). */
+int moat_config_project_path(const char *dir, char *out, size_t outsz);
 /* The effective configuration as pretty JSON (heap string, caller frees). */
 char *moat_config_to_json(const struct moat_config *c);
 

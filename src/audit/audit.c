@@ -52,53 +52,11 @@ struct moat_audit {
 
 /* ---- strings ---- */
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none.
- * NUL counts as invalid: the reader refuses "\u0000". */
-static size_t utf8_seq(const char *s, size_t n)
-{
-	unsigned char c = (unsigned char)s[0];
-	size_t len;
-
-	if (c == 0)
-		return 0;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n || !moat_utf8_valid(s, len))
-		return 0;
-	return len;
-}
-
-/* Append [s, s+n) as valid UTF-8 without NUL: each invalid byte becomes
- * U+FFFD. */
+/* Append [s, s+n) as valid UTF-8 without NUL: each invalid byte (and
+ * NUL: the reader refuses "\u0000") becomes U+FFFD. */
 static void put_clean(struct moat_buf *out, const char *s, size_t n)
 {
-	size_t i = 0, start = 0;
-
-	if (moat_utf8_valid(s, n)) {
-		moat_buf_append(out, s, n);
-		return;
-	}
-	while (i < n) {
-		size_t k = utf8_seq(s + i, n - i);
-
-		if (k) {
-			i += k;
-			continue;
-		}
-		moat_buf_append(out, s + start, i - start);
-		moat_buf_puts(out, "\xef\xbf\xbd");
-		i++;
-		start = i;
-	}
-	moat_buf_append(out, s + start, i - start);
+	moat_buf_append_utf8(out, s, n, false);
 }
 
 /* Cut b to at most max bytes, marker included, at a character boundary. */

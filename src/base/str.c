@@ -213,57 +213,96 @@ int moat_parse_long(const char *s, long min, long max, long *ret)
 	return 0;
 }
 
-bool moat_utf8_valid(const char *str, size_t n)
+size_t moat_utf8_valid_prefix(const char *s, size_t n)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 
 	while (i < n) {
-		unsigned char c = s[i];
+		unsigned c = p[i];
 		uint32_t cp;
-		int len;
+		size_t k;
 
-		/* ASCII fast path: eight bytes with no high bit and no NUL */
-		if (i + 8 <= n) {
-			uint64_t w;
-
-			memcpy(&w, s + i, 8);
-			if (!(w & 0x8080808080808080ULL) &&
-			    !((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL)) {
-				i += 8;
-				continue;
-			}
-		}
-		if (c == 0)
-			return false;
+		/* ASCII without a NUL, 32 then 8 bytes at a time: a byte is
+		 * neither when its top bit is clear and it is not zero */
 		if (c < 0x80) {
+			const uint64_t ones = 0x0101010101010101ull, tops = 0x8080808080808080ull;
+			uint64_t w[4];
+
+			while (i + 32 <= n) {
+				memcpy(w, p + i, 32);
+				if (((w[0] | ((w[0] - ones) & ~w[0])) |
+				     (w[1] | ((w[1] - ones) & ~w[1])) |
+				     (w[2] | ((w[2] - ones) & ~w[2])) |
+				     (w[3] | ((w[3] - ones) & ~w[3]))) &
+				    tops)
+					break;
+				i += 32;
+			}
+			while (i + 8 <= n) {
+				memcpy(w, p + i, 8);
+				if ((w[0] | ((w[0] - ones) & ~w[0])) & tops)
+					break;
+				i += 8;
+			}
+			if (i >= n)
+				break;
+			c = p[i];
+		}
+		if (c >= 0x01 && c < 0x80) {
 			i++;
 			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			len = 2;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			k = 1;
 			cp = c & 0x1f;
 		} else if ((c & 0xf0) == 0xe0) {
-			len = 3;
+			k = 2;
 			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			len = 4;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3;
 			cp = c & 0x07;
 		} else {
-			return false;
+			return i; /* NUL, a continuation byte, or never valid */
 		}
-		if (i + (size_t)len > n)
-			return false;
-		for (int k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
+		if (n - i <= k)
+			return i;
+		for (size_t j = 1; j <= k; j++) {
+			if ((p[i + j] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (p[i + j] & 0x3f);
 		}
-		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += (size_t)len;
+		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return i;
+		i += k + 1;
 	}
-	return true;
+	return i;
+}
+
+bool moat_utf8_valid(const char *str, size_t n)
+{
+	return moat_utf8_valid_prefix(str, n) == n;
+}
+
+int moat_buf_append_utf8(struct moat_buf *b, const char *s, size_t n, bool keep_nul)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = moat_utf8_valid_prefix(s + i, n - i);
+
+		moat_buf_append(b, s + i, k);
+		i += k;
+		if (i >= n)
+			break;
+		if (keep_nul && s[i] == '\0')
+			moat_buf_putc(b, '\0');
+		else
+			moat_buf_append(b, "\xef\xbf\xbd", 3); /* U+FFFD for one bad byte */
+		i++;
+	}
+	return b->oom ? -ENOMEM : 0;
 }
 
 int moat_hexval(int c)

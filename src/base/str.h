@@ -41,6 +41,12 @@ bool moat_str_has_suffix(const char *s, const char *suffix);
 int moat_parse_long(const char *s, long min, long max, long *ret);
 /* true when [s, s+n) is valid UTF-8 without NUL bytes and without overlongs/surrogates */
 bool moat_utf8_valid(const char *s, size_t n);
+/* Length of the longest prefix of s[0..n) that is valid UTF-8 without NUL
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+size_t moat_utf8_valid_prefix(const char *s, size_t n);
+/* Append s[0..n) as valid UTF-8: each byte that does not start a valid
+ * character becomes U+FFFD, and so does NUL unless keep_nul. 0 or -ENOMEM. */
+int moat_buf_append_utf8(struct moat_buf *b, const char *s, size_t n, bool keep_nul);
 /* The value of a hexadecimal digit (either case), or -1. */
 int moat_hexval(int c);
 /* 64-bit FNV-1a */

@@ -100,25 +100,6 @@ int cli_policy_opt(struct cli_policy *cp, const char *sub, int argc, char **argv
 	return 1;
 }
 
-static bool file_exists(const char *p)
-{
-	return access(p, F_OK) == 0;
-}
-
-static int default_user_config(char *out, size_t n)
-{
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-
-	if (xdg && xdg[0] == '/')
-		snprintf(out, n, "%s/moat/config.json", xdg);
-	else if (home && home[0] == '/')
-		snprintf(out, n, "%s/.config/moat/config.json", home);
-	else
-		return -ENOENT;
-	return file_exists(out) ? 0 : -ENOENT;
-}
-
 static int apply_flags(struct cli_policy *cp, const char *sub)
 {
 	struct moat_config *c = cp->user;
@@ -169,7 +150,7 @@ int cli_policy_load(struct cli_policy *cp, const char *sub, bool compile)
 		return cli_usage_error(sub, "out of memory");
 	if (cp->config_path) {
 		moat_strlcpy(cp->user_source, cp->config_path, sizeof(cp->user_source));
-	} else if (default_user_config(cp->user_source, sizeof(cp->user_source)) < 0) {
+	} else if (moat_config_user_path(cp->user_source, sizeof(cp->user_source)) < 0) {
 		cp->user_source[0] = '\0';
 	}
 	if (cp->user_source[0] &&
@@ -178,9 +159,7 @@ int cli_policy_load(struct cli_policy *cp, const char *sub, bool compile)
 	r = apply_flags(cp, sub);
 	if (r)
 		return r;
-	snprintf(project, sizeof(project), "%s/.moat/config.json",
-		 strcmp(cp->cwd, "/") ? cp->cwd : "");
-	if (file_exists(project)) {
+	if (moat_config_project_path(cp->cwd, project, sizeof(project)) == 0) {
 		moat_strlcpy(cp->project_source, project, sizeof(cp->project_source));
 		if (moat_config_new(&cp->project) < 0)
 			return cli_usage_error(sub, "out of memory");

@@ -6,6 +6,7 @@
  * Library glue: never prints. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,4 +100,30 @@ int moat_config_load_file(struct moat_config *c, const char *path, unsigned flag
 	r = moat_config_load_string(c, b.data ? b.data : "", b.len, path, flags, err);
 	moat_buf_release(&b);
 	return r;
+}
+
+int moat_config_user_path(char *out, size_t outsz)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(out, outsz, "%s/moat/config.json", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(out, outsz, "%s/.config/moat/config.json", home);
+	else
+		return -ENOENT;
+	if (n < 0 || (size_t)n >= outsz)
+		return -ENAMETOOLONG;
+	return access(out, F_OK) == 0 ? 0 : -ENOENT;
+}
+
+int moat_config_project_path(const char *dir, char *out, size_t outsz)
+{
+	int n = snprintf(out, outsz, "%s/.moat/config.json", strcmp(dir, "/") ? dir : "");
+
+	if (n < 0 || (size_t)n >= outsz)
+		return -ENAMETOOLONG;
+	return access(out, F_OK) == 0 ? 0 : -ENOENT;
 }

@@ -72,15 +72,9 @@ static int load_configs(struct moat_session *s, const struct moat_session_opts *
 		if (r < 0)
 			return r;
 	} else {
-		const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 		char path[PATH_MAX];
 
-		path[0] = '\0';
-		if (xdg && xdg[0] == '/')
-			snprintf(path, sizeof(path), "%s/moat/config.json", xdg);
-		else if (home && home[0] == '/')
-			snprintf(path, sizeof(path), "%s/.config/moat/config.json", home);
-		if (path[0] && access(path, F_OK) == 0) {
+		if (moat_config_user_path(path, sizeof(path)) == 0) {
 			r = moat_config_load_file(s->own_config, path, 0, err);
 			if (r < 0)
 				return r;
@@ -88,9 +82,7 @@ static int load_configs(struct moat_session *s, const struct moat_session_opts *
 	}
 	s->config = s->own_config;
 	if (!o->no_project_config) {
-		snprintf(project, sizeof(project), "%s/.moat/config.json",
-			 strcmp(s->workspace, "/") ? s->workspace : "");
-		if (access(project, F_OK) == 0) {
+		if (moat_config_project_path(s->workspace, project, sizeof(project)) == 0) {
 			r = moat_config_new(&s->own_project);
 			if (r < 0)
 				return r;
@@ -267,19 +259,7 @@ static void put_str(struct moat_buf *b, const char *s, size_t n)
 		moat_buf_json_str(b, s, n);
 		return;
 	}
-	for (size_t i = 0; i < n;) {
-		size_t k = 1;
-
-		while (k <= 4 && i + k <= n && !moat_utf8_valid(s + i, k))
-			k++;
-		if (k <= 4 && i + k <= n) {
-			moat_buf_append(&fixed, s + i, k);
-			i += k;
-		} else {
-			moat_buf_puts(&fixed, "\xef\xbf\xbd");
-			i++;
-		}
-	}
+	moat_buf_append_utf8(&fixed, s, n, false);
 	moat_buf_json_str(b, fixed.data ? fixed.data : "", fixed.len);
 	moat_buf_release(&fixed);
 }

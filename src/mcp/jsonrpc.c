@@ -586,41 +586,10 @@ char *moat_rpc_notification(const char *method, json_t *params, size_t *ret_len)
 	return s;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t k;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		k = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		k = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		k = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return k;
-}
-
 json_t *moat_rpc_string(const char *s, size_t n)
 {
 	struct moat_buf b = MOAT_BUF_INIT;
 	json_t *j;
-	size_t i = 0;
 
 	if (!s)
 		return json_string("");
@@ -628,18 +597,7 @@ json_t *moat_rpc_string(const char *s, size_t n)
 		return json_stringn(s, n);
 	/* NUL bytes are valid UTF-8 for JSON (\u0000) but moat_utf8_valid
 	 * refuses them; keep them, replace only invalid sequences. */
-	while (i < n) {
-		size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-
-		if (k == 0) {
-			moat_buf_append(&b, "\xef\xbf\xbd", 3);
-			i++;
-		} else {
-			moat_buf_append(&b, s + i, k);
-			i += k;
-		}
-	}
-	if (b.oom) {
+	if (moat_buf_append_utf8(&b, s, n, true) < 0) {
 		moat_buf_release(&b);
 		return NULL;
 	}

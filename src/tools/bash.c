@@ -190,41 +190,7 @@ static bool capture_truncated(const struct capture *c)
  * split a character). */
 static void append_utf8(struct moat_buf *b, const unsigned char *s, size_t n)
 {
-	size_t i = 0, run = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t len = 0;
-
-		if (c >= 0x01 && c < 0x80) {
-			len = 1;
-		} else if (c >= 0xc2 && c <= 0xdf) {
-			if (i + 1 < n && (s[i + 1] & 0xc0) == 0x80)
-				len = 2;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-			if (i + 2 < n && s[i + 1] >= lo && s[i + 1] <= hi &&
-			    (s[i + 2] & 0xc0) == 0x80)
-				len = 3;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-			if (i + 3 < n && s[i + 1] >= lo && s[i + 1] <= hi &&
-			    (s[i + 2] & 0xc0) == 0x80 && (s[i + 3] & 0xc0) == 0x80)
-				len = 4;
-		}
-		if (len) {
-			i += len;
-			run += len;
-			continue;
-		}
-		moat_buf_append(b, s + i - run, run);
-		moat_buf_append(b, "\xef\xbf\xbd", 3);
-		run = 0;
-		i++;
-	}
-	moat_buf_append(b, s + n - run, run);
+	moat_buf_append_utf8(b, (const char *)s, n, false);
 }
 
 /* The kept text: the head, a marker where the middle was dropped, the tail. */

@@ -815,73 +815,6 @@ int moat_fo_replace(struct moat_fo_target *t, const char *data, size_t len, bool
 
 /* ---- text ------------------------------------------------------------- */
 
-size_t moat_fo_utf8_valid_prefix(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = p[i];
-		uint32_t cp;
-		size_t k;
-
-		/* ASCII without a NUL, 32 then 8 bytes at a time: a byte is
-		 * neither when its top bit is clear and it is not zero */
-		if (c < 0x80) {
-			const uint64_t ones = 0x0101010101010101ull, tops = 0x8080808080808080ull;
-			uint64_t w[4];
-
-			while (i + 32 <= n) {
-				memcpy(w, p + i, 32);
-				if (((w[0] | ((w[0] - ones) & ~w[0])) |
-				     (w[1] | ((w[1] - ones) & ~w[1])) |
-				     (w[2] | ((w[2] - ones) & ~w[2])) |
-				     (w[3] | ((w[3] - ones) & ~w[3]))) &
-				    tops)
-					break;
-				i += 32;
-			}
-			while (i + 8 <= n) {
-				memcpy(w, p + i, 8);
-				if ((w[0] | ((w[0] - ones) & ~w[0])) & tops)
-					break;
-				i += 8;
-			}
-			if (i >= n)
-				break;
-			c = p[i];
-		}
-		if (c >= 0x01 && c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07;
-		} else {
-			return i; /* NUL, a continuation byte, or never valid */
-		}
-		if (n - i <= k)
-			return i;
-		for (size_t j = 1; j <= k; j++) {
-			if ((p[i + j] & 0xc0) != 0x80)
-				return i;
-			cp = cp << 6 | (p[i + j] & 0x3f);
-		}
-		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return i;
-		i += k + 1;
-	}
-	return i;
-}
-
 int moat_fo_utf8_fix(struct moat_buf *b, size_t from)
 {
 	struct moat_buf o = MOAT_BUF_INIT;
@@ -889,21 +822,12 @@ int moat_fo_utf8_fix(struct moat_buf *b, size_t from)
 
 	if (from >= len)
 		return 0;
-	i = from + moat_fo_utf8_valid_prefix(b->data + from, len - from);
+	i = from + moat_utf8_valid_prefix(b->data + from, len - from);
 	if (i == len)
 		return 0;
 	moat_buf_reserve(&o, len + len / 8 + 16);
 	moat_buf_append(&o, b->data, i);
-	while (i < len) {
-		size_t k;
-
-		moat_buf_append(&o, "\xef\xbf\xbd", 3); /* U+FFFD for one bad byte */
-		i++;
-		k = moat_fo_utf8_valid_prefix(b->data + i, len - i);
-		moat_buf_append(&o, b->data + i, k);
-		i += k;
-	}
-	if (o.oom) {
+	if (moat_buf_append_utf8(&o, b->data + i, len - i, false) < 0) {
 		moat_buf_release(&o);
 		return -ENOMEM;
 	}
@@ -917,7 +841,7 @@ int moat_fo_put_name(struct moat_buf *b, const char *name, size_t len)
 	size_t i = 0;
 
 	while (i < len) {
-		size_t k = moat_fo_utf8_valid_prefix(name + i, len - i), j = 0;
+		size_t k = moat_utf8_valid_prefix(name + i, len - i), j = 0;
 
 		/* the valid run, with control characters and backslashes escaped */
 		while (j < k) {

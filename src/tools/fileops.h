@@ -113,8 +113,6 @@ int moat_fo_replace(struct moat_fo_target *t, const char *data, size_t len, bool
 
 /* ---- text ---- */
 
-/* Length of the longest prefix of s[0..n) that is valid UTF-8 without NUL. */
-size_t moat_fo_utf8_valid_prefix(const char *s, size_t n);
 /* Replace NUL bytes and invalid UTF-8 in b from offset from on with U+FFFD. */
 int moat_fo_utf8_fix(struct moat_buf *b, size_t from);
 /* Append name with control characters, backslashes and invalid UTF-8
