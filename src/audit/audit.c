@@ -14,8 +14,8 @@
  * a string from the arguments, the command or an error without redaction. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@
 #include "base/json.h"
 #include "base/str.h"
 #include "core/redact.h"
+#include "sandbox/sandbox.h"
 
 /* Reals (durations, numbers inside the arguments) are written with 15
  * significant digits: every decimal a human or a model writes with up to 15
@@ -691,8 +692,7 @@ static const char *cause(int e, char *buf, size_t bufsz)
 int moat_audit_default_path(char *out, size_t outsz)
 {
 	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char pwbuf[4096];
-	struct passwd pw, *pwp = NULL;
+	char pwhome[PATH_MAX];
 	int n;
 
 	if (!out || !outsz)
@@ -702,10 +702,9 @@ int moat_audit_default_path(char *out, size_t outsz)
 		n = snprintf(out, outsz, "%s/moat/audit.jsonl", x);
 	} else {
 		if (!home || home[0] != '/') {
-			if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 || !pwp ||
-			    !pwp->pw_dir || pwp->pw_dir[0] != '/')
+			if (moat_passwd_home(geteuid(), pwhome, sizeof(pwhome)) < 0)
 				return -ENOENT;
-			home = pwp->pw_dir;
+			home = pwhome;
 		}
 		n = snprintf(out, outsz, "%s/.local/state/moat/audit.jsonl",
 			     strcmp(home, "/") ? home : "");

@@ -8,6 +8,8 @@
  * the child never allocates and the parent frees it with one free(). This
  * file must never pass a variable it was not asked to pass. */
 #include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,4 +103,33 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 	if (ret_dropped)
 		*ret_dropped = dropped;
 	return 0;
+}
+
+/* The home directory of uid from /etc/passwd, read directly (fgetpwent_r):
+ * moat is linked statically, where glibc's getpwuid would load NSS modules
+ * of whatever glibc the machine has. Users known only to a directory
+ * service (LDAP, sssd) are not found: they have $HOME set in practice. */
+int moat_passwd_home(uid_t uid, char *out, size_t outsz)
+{
+	struct passwd pw, *pwp;
+	char buf[4096];
+	FILE *f;
+	int r = -ENOENT;
+
+	if (!out || !outsz)
+		return -EINVAL;
+	f = fopen("/etc/passwd", "re");
+	if (!f)
+		return -errno;
+	while (fgetpwent_r(f, &pw, buf, sizeof(buf), &pwp) == 0) {
+		if (pwp->pw_uid != uid)
+			continue;
+		if (pwp->pw_dir && pwp->pw_dir[0] == '/')
+			r = strlen(pwp->pw_dir) < outsz ? 0 : -ENAMETOOLONG;
+		if (r == 0)
+			memcpy(out, pwp->pw_dir, strlen(pwp->pw_dir) + 1);
+		break;
+	}
+	fclose(f);
+	return r;
 }

@@ -16,7 +16,6 @@
  * thread-safe (src/sandbox/runner.h). */
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,15 +106,13 @@ static const char *env_lookup(char *const *env, const char *name)
 
 /* The home directory, for ~ in the masked paths: $HOME of the command's
  * environment, else the password database. */
-static const char *home_dir(char *const *env)
+static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 {
 	const char *h = env_lookup(env, "HOME");
-	struct passwd *pw;
 
 	if (h && h[0] == '/')
 		return h;
-	pw = getpwuid(getuid());
-	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+	return moat_passwd_home(getuid(), buf, bufsz) == 0 ? buf : NULL;
 }
 
 static void tell_gaps(struct runner *st, const struct moat_plan *p, const char *verb)
@@ -390,7 +387,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_error e;
 	const struct moat_config *cfg;
 	char *const *env;
-	char ws[PATH_MAX], cwd[PATH_MAX], tmpws[64] = "";
+	char ws[PATH_MAX], cwd[PATH_MAX], homebuf[PATH_MAX], tmpws[64] = "";
 	bool spawned = false;
 	int r, attempts = 0;
 
@@ -441,7 +438,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.workspace = ws;
 	ctx.tmp_workspace = tmpws[0] != '\0';
 	ctx.cwd = cwd;
-	ctx.home = home_dir(env);
+	ctx.home = home_dir(env, homebuf, sizeof(homebuf));
 	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
 	ctx.denied_extra = rq->denied_extra;
 	ctx.argv = rq->argv;

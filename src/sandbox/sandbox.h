@@ -199,6 +199,9 @@ int moat_rlimits_apply(const struct moat_rlimits *r, int *ret_failed);
  * scratch: TMPDIR to set, or NULL. The result is one heap block (free it). */
 int moat_env_build(const struct moat_plan *p, char *const *parent_env, const char *scratch,
 		   char ***ret, size_t *ret_dropped);
+/* The home directory of uid in /etc/passwd, without NSS (moat is linked
+ * statically): 0, -ENOENT, -ENAMETOOLONG or an open error. */
+int moat_passwd_home(uid_t uid, char *out, size_t outsz);
 
 /* ---- spawn.c ---- */
 /* Steps of the child setup, in order; reported on failure (docs/sandbox.md). */
