@@ -13,7 +13,13 @@
 # (1.5: time per variant and round), BENCH_MIN_RUNS (30), BENCH_MAX_RUNS
 # (6000: both over all rounds), BENCH_WARMUP (20 runs per round, 2 for
 # launchers over 100 ms), BENCH_TIMEOUT (seconds per hyperfine, 300),
-# BENCH_ONLY (space-separated variant names; bare always runs).
+# BENCH_ONLY (space-separated variant names; bare always runs),
+# BENCH_USER (the unprivileged user of the -user variants, nobody; empty:
+# none). Run as root, the bare, moat and bubblewrap variants run a second time
+# as that user (hyperfine itself runs as the user, in a workspace of its own),
+# because a sandbox for an ordinary user is the main case, and the
+# Landlock + seccomp only mode is what an ordinary user gets where the kernel
+# refuses unprivileged user namespaces.
 set -u
 build=${1:-build}
 min_runs=${BENCH_MIN_RUNS:-30}
@@ -23,6 +29,7 @@ rounds=${BENCH_ROUNDS:-3}
 round_s=${BENCH_ROUND_SECONDS:-1.5}
 hf_timeout=${BENCH_TIMEOUT:-300}
 only=${BENCH_ONLY:-}
+bench_user=${BENCH_USER-nobody}
 
 moat=$(realpath -e "$build/moat" 2>/dev/null || true)
 
@@ -42,6 +49,22 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$ws" || exit 1
+
+# The -user variants: hyperfine runs as BENCH_USER (setpriv), in a workspace
+# that user owns (under /tmp: root's home is closed to it).
+declare -A runas
+uroot= uws= asp=
+if [ "$(id -u)" = 0 ] && [ -n "$bench_user" ] && command -v setpriv >/dev/null &&
+	id "$bench_user" >/dev/null 2>&1; then
+	uroot=$(mktemp -d /tmp/moat-bench-user.XXXXXX)
+	uws=$uroot/ws
+	mkdir -p "$uws"
+	chown -R "$bench_user:$(id -gn "$bench_user")" "$uroot"
+	asp="setpriv --reuid=$(id -u "$bench_user") --regid=$(id -g "$bench_user") --clear-groups"
+fi
+# shellcheck disable=SC2317
+cleanup_user() { [ -n "$uroot" ] && rm -rf "$uroot"; }
+trap 'cleanup; cleanup_user' EXIT
 
 note() { printf '%s\n' "$*" >>"$tmp/notes"; }
 touch "$tmp/notes" "$tmp/variants"
@@ -75,6 +98,28 @@ if command -v bwrap >/dev/null; then
 		"bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $ws $ws --unshare-all --die-with-parent --new-session --chdir $ws"
 else
 	note "- bubblewrap: not installed; skipped (bench/peers.sh installs it)."
+fi
+if [ -n "$asp" ]; then
+	un=$bench_user
+	add bare-user "bare exec (as $un)" "HOME=/nonexistent" ""
+	runas[bare-user]=1
+	if [ -n "$moat" ] && [ -x "$moat" ]; then
+		add moat-user "moat run (workspace-write, --net deny; as $un)" "HOME=/nonexistent" \
+			"$moat run --profile workspace-write --net deny --workspace $uws --"
+		add moat-nons-user "moat run, Landlock + seccomp only (as $un)" \
+			"HOME=/nonexistent MOAT_FAKE_NO_USERNS=1" \
+			"$moat run --profile workspace-write --net deny --fallback warn --workspace $uws --"
+		runas[moat-user]=1
+		runas[moat-nons-user]=1
+	fi
+	if command -v bwrap >/dev/null; then
+		add bwrap-user "bubblewrap $(bwrap --version 2>/dev/null | awk '{print $2}') (as $un)" \
+			"HOME=/nonexistent" \
+			"bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $uws $uws --unshare-all --die-with-parent --new-session --chdir $uws"
+		runas[bwrap-user]=1
+	fi
+elif [ "$(id -u)" = 0 ] && [ -n "$bench_user" ]; then
+	note "- the variants as \`$bench_user\`: no setpriv or no such user; skipped."
 fi
 if command -v firejail >/dev/null; then
 	add firejail "firejail $(firejail --version 2>/dev/null | awk 'NR==1{print $3}')" "" \
@@ -123,33 +168,49 @@ run_line() {
 # and the namespaces and seccomp state the command sees.
 host_pid=$(readlink /proc/self/ns/pid)
 host_net=$(readlink /proc/self/ns/net)
-probe_script="touch $root/canary-out 2>/dev/null; touch $ws/canary-ws 2>/dev/null; \
+# probe_script OUTSIDE_DIR WORKSPACE
+probe_script() {
+	printf '%s' "touch $1/canary-out 2>/dev/null; touch $2/canary-ws 2>/dev/null; \
 touch /tmp/moat-bench-canary.\$\$ 2>/dev/null && echo tmpw=1; \
 echo pid=\$(readlink /proc/self/ns/pid) net=\$(readlink /proc/self/ns/net) \
 ifs=\$(tail -n +3 /proc/net/dev | wc -l) \$(grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status | tr -d ' \t')"
+}
+# where a variant runs: its user prefix (setpriv), directory, outside dir, and
+# where its hyperfine may write
+where() {
+	if [ -n "${runas[$1]:-}" ]; then
+		pre=$asp cdir=$uws cout=$uroot jdir=$uroot/out
+	else
+		pre= cdir=$ws cout=$root jdir=$tmp
+	fi
+}
+[ -n "$uroot" ] && mkdir -p "$uroot/out" && chown "$bench_user" "$uroot/out"
 
 ok_variants=()
 for v in "${variants[@]}"; do
 	IFS=$'\x1f' read -r name label envp prefix <<<"$v"
-	if [ -n "$only" ] && ! [[ " $only " == *" $name "* ]] && [ "$name" != bare ]; then
+	if [ -n "$only" ] && ! [[ " $only " == *" $name "* ]] && [ "$name" != bare ] &&
+		[ "$name" != bare-user ]; then
 		continue
 	fi
+	where "$name"
 	# 1. does it run `sh -c 'echo hi'` and pass the exit status?
 	# shellcheck disable=SC2016
-	out=$(timeout 60 bash -c 'eval "env $1 $2"' _ "$envp" "${prefix:+$prefix }sh -c 'echo hi'" \
-		</dev/null 2>"$tmp/$name.err")
+	out=$(cd "$cdir" && timeout 60 $pre bash -c 'eval "env $1 $2"' _ "$envp" \
+		"${prefix:+$prefix }sh -c 'echo hi'" </dev/null 2>"$tmp/$name.err")
 	rc=$?
 	if [ $rc -ne 0 ] || [ "$out" != hi ]; then
 		note "- $label: does not run here (exit $rc): $(head -c 300 "$tmp/$name.err" | tr '\n' ' ')"
 		continue
 	fi
 	# 2. enforcement, seen from outside
-	rm -f "$root/canary-out" "$ws/canary-ws" /tmp/moat-bench-canary.*
+	rm -f "$cout/canary-out" "$cdir/canary-ws" /tmp/moat-bench-canary.*
 	# shellcheck disable=SC2016
-	pout=$(timeout 60 bash -c 'eval "env $1 $2"' _ "$envp" \
-		"${prefix:+$prefix }sh -c $(printf %q "$probe_script")" </dev/null 2>/dev/null | tr '\n' ' ')
-	[ -e "$root/canary-out" ] && out_w=written || out_w=blocked
-	[ -e "$ws/canary-ws" ] && ws_w=yes || ws_w=no
+	pout=$(cd "$cdir" && timeout 60 $pre bash -c 'eval "env $1 $2"' _ "$envp" \
+		"${prefix:+$prefix }sh -c $(printf %q "$(probe_script "$cout" "$cdir")")" \
+		</dev/null 2>/dev/null | tr '\n' ' ')
+	[ -e "$cout/canary-out" ] && out_w=written || out_w=blocked
+	[ -e "$cdir/canary-ws" ] && ws_w=yes || ws_w=no
 	if ls /tmp/moat-bench-canary.* >/dev/null 2>&1; then
 		tmp_w="host /tmp written"
 	elif [[ "$pout" == *tmpw=1* ]]; then
@@ -168,7 +229,7 @@ for v in "${variants[@]}"; do
 	[ "$nnp" = 1 ] && nnp_s=yes || nnp_s=no
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$out_w" "$ws_w" "$tmp_w" \
 		"$pid_s" "$net_s" "$secc_s" "$nnp_s" >>"$tmp/enforced"
-	rm -f "$root/canary-out" "$ws/canary-ws" /tmp/moat-bench-canary.*
+	rm -f "$cout/canary-out" "$cdir/canary-ws" /tmp/moat-bench-canary.*
 	ok_variants+=("$v")
 done
 
@@ -185,9 +246,10 @@ for v in "${ok_variants[@]}"; do
 		line="${prefix:+$prefix }$c"
 		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$i" "$label" "$envp" "$line" >>"$tmp/variants"
 		best=
+		where "$name"
 		for _ in 1 2 3; do
 			s=$(now_ns)
-			run_line "$envp" "$line" >/dev/null 2>&1 </dev/null
+			(cd "$cdir" && run_line "$envp" "$pre $line") >/dev/null 2>&1 </dev/null
 			e=$(now_ns)
 			t=$((e - s))
 			[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
@@ -211,13 +273,16 @@ for ((k = 1; k <= rounds; k++)); do
 print(int(max(lo, min(hi, b * 1e9 / max(t, 1)))))" "$round_s" "$t" "$rmin" "$rmax")
 			w=$warmup
 			[ "$t" -gt 100000000 ] && w=2
+			where "$name"
 			# shellcheck disable=SC2086
-			if ! env $envp timeout "$hf_timeout" hyperfine -N --style none --warmup "$w" \
-					--runs "$n" --export-json "$tmp/$name.$((i - 1)).r$k.json" "$line" \
+			if ! (cd "$cdir" && $pre env $envp timeout "$hf_timeout" hyperfine -N --style none \
+					--warmup "$w" --runs "$n" \
+					--export-json "$jdir/$name.$((i - 1)).r$k.json" "$line") \
 					</dev/null >"$tmp/$name.$((i - 1)).log" 2>&1; then
 				note "- $label, \`$c\`: hyperfine failed or timed out in round $k: $(tail -n 3 "$tmp/$name.$((i - 1)).log" | tr '\n' ' ' | head -c 300)"
 				touch "$tmp/$name.$((i - 1)).failed"
 			fi
+			[ "$jdir" = "$tmp" ] || cp "$jdir/$name.$((i - 1)).r$k.json" "$tmp/" 2>/dev/null
 		done
 	done
 done
@@ -229,9 +294,10 @@ if [ $have_time = 1 ]; then
 	for v in "${ok_variants[@]}"; do
 		IFS=$'\x1f' read -r name label envp prefix <<<"$v"
 		best=0
+		where "$name"
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
 			# shellcheck disable=SC2086
-			r=$(eval "env $envp timeout 60 /usr/bin/time -f %M ${prefix:+$prefix }/bin/true" \
+			r=$(cd "$cdir" && eval "$pre env $envp timeout 60 /usr/bin/time -f %M ${prefix:+$prefix }/bin/true" \
 				2>&1 >/dev/null </dev/null | tail -n 1)
 			[[ "$r" =~ ^[0-9]+$ ]] && [ "$r" -gt "$best" ] && best=$r
 		done
@@ -289,12 +355,13 @@ for i, c in enumerate(cmds):
     print()
     print("| launcher | median | mean ± sd | min | runs | x bare | x bwrap |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    bare = res.get(("bare", i))
-    bw = res.get(("bwrap", i))
     for n in names:
         r = res.get((n, i))
         if r is None:
             continue
+        sfx = "-user" if n.endswith("-user") else ""
+        bare = res.get(("bare" + sfx, i))
+        bw = res.get(("bwrap" + sfx, i))
         xb = f"{r['median'] / bare['median']:.1f}" if bare else "-"
         xw = f"{r['median'] / bw['median']:.2f}" if bw else "-"
         print(f"| {labels[n]} | {fmt(r['median'])} | {fmt(r['mean'])} ± {fmt(r['stddev'] or 0)} "
@@ -310,16 +377,17 @@ if os.path.exists(p):
         rss[n] = int(kb)
 print("### Targets")
 print()
-for i, c in enumerate(cmds):
-    m, b, bw, nn = (res.get((k, i)) for k in ("moat", "bare", "bwrap", "moat-nons"))
+for sfx, who in (("", f"as `{user}`"), ("-user", "as the unprivileged user")):
+  for i, c in enumerate(cmds):
+    m, b, bw, nn = (res.get((k + sfx, i)) for k in ("moat", "bare", "bwrap", "moat-nons"))
     if m and bw:
         x = m["median"] / bw["median"]
         verdict = "met" if x <= 0.6 else f"missed by {ms(m['median'] - 0.6 * bw['median']):.3f} ms ({x / 0.6:.2f}x the target)"
-        print(f"- `{c}`: moat run {fmt(m['median'])} ms = {x:.2f}x bubblewrap's median "
+        print(f"- `{c}` {who}: moat run {fmt(m['median'])} ms = {x:.2f}x bubblewrap's median "
               f"(target ≤ 0.6x = {fmt(0.6 * bw['median'])} ms): {verdict}.")
     if nn and b:
         x = nn["median"] / b["median"]
-        print(f"- `{c}`: Landlock + seccomp only {fmt(nn['median'])} ms = {x:.1f}x bare "
+        print(f"- `{c}` {who}: Landlock + seccomp only {fmt(nn['median'])} ms = {x:.2f}x bare "
               f"(target ≤ 3x): {'met' if x <= 3 else 'missed'}.")
 if "moat" in rss:
     kb = rss["moat"]
@@ -358,9 +426,16 @@ for n, i, label, env, line in variants:
     if i != 0:
         continue
     shown = line.replace(root + "/ws", "WS").replace(root, "$TMPD")
+    if n.endswith("-user"):
+        import re
+        shown = re.sub(r"/tmp/moat-bench-user\.[A-Za-z0-9]+/ws", "UWS", shown)
     shown = (env.replace(root, "$TMPD") + " " if env else "") + "hyperfine -N '" + shown + "'"
     print(shown)
 print("```")
+print()
+print("The `-user` lines (labelled \"as nobody\") run hyperfine itself as that user "
+      "(`setpriv --reuid --regid --clear-groups`, `HOME=/nonexistent`) in `UWS`, a workspace "
+      "that user owns under `/tmp`.")
 print()
 print("The second command appends `sh -c 'echo hi'` instead of `/bin/true`. `$TMPD` holds "
       "the srt settings (`allowedDomains: []`, `allowWrite: [WS]`) and codex's `CODEX_HOME`.")
