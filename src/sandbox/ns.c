@@ -149,8 +149,13 @@ static void listing_read(struct listing *l, const char *dir)
 	l->dir = dir;
 	l->dirlen = strlen(dir);
 	d = opendir(dir);
-	if (!d)
+	if (!d) {
+		/* a home that does not exist (a service account's
+		 * /nonexistent) has nothing below it: an empty, complete
+		 * listing. Unreadable ones (EACCES) are stat'ed name by name. */
+		l->ok = errno == ENOENT || errno == ENOTDIR;
 		return;
+	}
 	l->ok = true;
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
