@@ -51,6 +51,8 @@ static int bare_read(const char *path)
 	return r > 0 ? 0 : -1;
 }
 
+static const char *bwrap_ws; /* set: bare_sh runs under bubblewrap */
+
 static int bare_sh(const char *moat)
 {
 	int p[2], st;
@@ -64,7 +66,12 @@ static int bare_sh(const char *moat)
 		dup2(p[1], 1);
 		close(p[0]);
 		close(p[1]);
-		if (moat)
+		if (bwrap_ws)
+			execl("/usr/bin/bwrap", "bwrap", "--ro-bind", "/", "/", "--dev", "/dev",
+			      "--proc", "/proc", "--tmpfs", "/tmp", "--bind", bwrap_ws, bwrap_ws,
+			      "--unshare-all", "--die-with-parent", "--new-session", "--chdir",
+			      bwrap_ws, "/bin/sh", "-c", "echo hi", (char *)NULL);
+		else if (moat)
 			execl(moat, "moat", "run", "--profile", "workspace-write-no-network", "--",
 			      "/bin/sh", "-c", "echo hi", (char *)NULL);
 		else
@@ -188,6 +195,28 @@ int main(int argc, char **argv)
 		       "a process of its own (%d runs) | | | %.0f us | %.0f us | pipeline/moat run "
 		       "%.2fx |\n",
 		       nbash, r50, r90, m50 / r50);
+	}
+	if (access("/usr/bin/bwrap", X_OK) == 0) {
+		double w50, w90;
+
+		bwrap_ws = ws;
+		for (int i = 0; i < nbash; i++) {
+			double a = now_us();
+
+			bare_sh(NULL);
+			t[i] = now_us() - a;
+		}
+		bwrap_ws = NULL;
+		stats(t, nbash, &w50, &w90);
+		printf("| for scale: bubblewrap, `--unshare-all` with the workspace bound, "
+		       "`sh -c 'echo hi'` (%d runs) | | | %.0f us | %.0f us | pipeline/bwrap %.2fx |\n",
+		       nbash, w50, w90, m50 / w50);
+		/* issue 4 set "under 1.5 ms" where a bare sh took 0.18 ms and
+		 * bubblewrap 1.7 ms: 8.3x bare, 0.88x bubblewrap */
+		printf("\nbash pipeline against the issue's target scaled to this machine: "
+		       "%.1fx bare (1.5 ms / 0.18 ms = 8.3x), %.2fx bubblewrap (1.5 ms / 1.7 ms = "
+		       "0.88x)\n",
+		       m50 / b50, m50 / w50);
 	}
 	moat_session_free(s);
 	unlink(file);
