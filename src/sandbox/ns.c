@@ -83,6 +83,8 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].readonly = readonly;
 	moat_strlcpy(nv[m->n].data, data ? data : "", sizeof(nv[m->n].data));
 	nv[m->n].flags = flags;
+	nv[m->n].placeholder = false;
+	nv[m->n].created = false;
 	m->n++;
 	return 0;
 }
@@ -592,6 +594,38 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 
 /* ---- protected paths ---- */
 
+/* Protected names that are directories: when one is missing (and its parent
+ * is a real directory of the workspace), an empty one is created for the
+ * run and mounted read-only, so the command cannot create it with content
+ * that runs later outside the sandbox (a VS Code task, Claude Code's hooks,
+ * a git hook). Names of files cannot get an empty stand-in (an empty
+ * .mcp.json or .bashrc is not harmless): they are checked after the run. */
+static const char *const protect_dirs[] = {".git/hooks", ".vscode", ".idea", ".moat", ".claude",
+					   ".cursor", NULL};
+
+static bool protect_is_dir(const char *name)
+{
+	for (size_t i = 0; protect_dirs[i]; i++)
+		if (!strcmp(protect_dirs[i], name))
+			return true;
+	return false;
+}
+
+/* The parent of workspace/NAME (NAME has at most one '/') is a directory,
+ * not a symlink. */
+static bool parent_is_dir(const char *ws, const char *name)
+{
+	const char *sl = strrchr(name, '/');
+	char path[PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (!sl)
+		return true;
+	n = snprintf(path, sizeof(path), "%s/%.*s", ws, (int)(sl - name), name);
+	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 			 struct moat_error *err)
 {
@@ -627,7 +661,17 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
 		if (listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0) {
-			char **nv = realloc(m->protected_missing,
+			char **nv;
+
+			if (protect_is_dir(p->protect.v[i]) &&
+			    parent_is_dir(p->workspace, p->protect.v[i])) {
+				r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL, 0);
+				if (r < 0)
+					return r;
+				m->ops[m->n - 1].placeholder = true;
+				continue;
+			}
+			nv = realloc(m->protected_missing,
 					    (m->nprotected_missing + 1) * sizeof(*nv));
 
 			if (!nv)
@@ -896,6 +940,106 @@ static const char *kind_name(enum moat_mount_kind k)
 	return "?";
 }
 
+/* The workspace-relative name of a placeholder op's target. */
+static const char *placeholder_name(const struct moat_plan *p, const struct moat_mount_op *op)
+{
+	size_t n = strlen(p->workspace);
+
+	if (strncmp(op->target, p->workspace, n) || op->target[n] != '/')
+		return NULL;
+	return op->target + n + 1;
+}
+
+/* Open the directory that holds workspace/NAME, component by component,
+ * never following a symlink (a planted .git -> /etc must not make us
+ * create /etc/hooks). Returns an O_PATH descriptor, or -errno; *leaf is
+ * set to the last component. */
+static int open_parent_nofollow(const char *ws, const char *name, const char **leaf)
+{
+	const char *sl = strchr(name, '/');
+	int wfd, pfd;
+	char comp[NAME_MAX + 1];
+
+	wfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (wfd < 0)
+		return -errno;
+	if (!sl) {
+		*leaf = name;
+		return wfd;
+	}
+	if ((size_t)(sl - name) > NAME_MAX || strchr(sl + 1, '/')) {
+		close(wfd);
+		return -EINVAL;
+	}
+	memcpy(comp, name, (size_t)(sl - name));
+	comp[sl - name] = '\0';
+	pfd = openat(wfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(wfd);
+	if (pfd < 0)
+		return -errno;
+	*leaf = sl + 1;
+	return pfd;
+}
+
+int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
+			      struct moat_error *err)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct moat_mount_op *op = &m->ops[i];
+		const char *name, *leaf = NULL;
+		int dfd, r = 0;
+
+		if (!op->placeholder || op->created)
+			continue;
+		name = placeholder_name(p, op);
+		if (!name)
+			continue;
+		dfd = open_parent_nofollow(p->workspace, name, &leaf);
+		if (dfd < 0) {
+			r = dfd;
+		} else {
+			if (mkdirat(dfd, leaf, 0755) == 0)
+				op->created = true;
+			else if (errno != EEXIST)
+				r = -errno;
+			close(dfd);
+		}
+		if (r < 0) {
+			/* SECURITY: without it the name could be created inside:
+			 * the run does not start */
+			moat_error_set(err,
+				       "cannot create the protected directory '%s' empty for the run "
+				       "(so it stays read-only): %s",
+				       op->target, strerror(-r));
+			moat_ns_remove_placeholders(p, m);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct moat_mount_op *op = &m->ops[i];
+		const char *name, *leaf = NULL;
+		int dfd;
+
+		if (!op->created)
+			continue;
+		op->created = false;
+		name = placeholder_name(p, op);
+		if (!name)
+			continue;
+		dfd = open_parent_nofollow(p->workspace, name, &leaf);
+		if (dfd < 0)
+			continue;
+		/* only if still empty: someone outside may have used it meanwhile */
+		(void)unlinkat(dfd, leaf, AT_REMOVEDIR);
+		close(dfd);
+	}
+}
+
 int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *b)
 {
 	moat_buf_putc(b, '[');
@@ -906,6 +1050,8 @@ int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *b)
 		if (m->ops[i].kind == MOAT_MNT_KEEP)
 			moat_buf_printf(b, ", \"readonly\": %s",
 					m->ops[i].readonly ? "true" : "false");
+		if (m->ops[i].placeholder)
+			moat_buf_puts(b, ", \"created_empty\": true");
 		moat_buf_putc(b, '}');
 	}
 	moat_buf_puts(b, m->n ? "\n  ]" : "]");

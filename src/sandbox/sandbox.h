@@ -130,7 +130,10 @@ struct moat_mount_op {
 	int fd;	       /* KEEP: O_PATH fd of the source, else -1 */
 	bool is_dir;   /* KEEP: the source is a directory */
 	bool readonly; /* KEEP: bind read-only */
-	char data[80]; /* TMPFS, DEVPTS: mount options */
+	bool placeholder; /* RO_BIND: a protected directory that did not exist:
+			   * created empty before the run, removed after it */
+	bool created;	  /* placeholder: made by moat_ns_make_placeholders */
+	char data[80];	  /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
 };
 
@@ -152,6 +155,17 @@ struct moat_mounts {
  * list of mount operations (parent side: lstat, scan, open O_PATH). */
 int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct moat_error *err);
 void moat_mounts_release(struct moat_mounts *m);
+/* Parent side, right before the sandbox starts (never for --print-plan):
+ * create the placeholder directories (protected names that did not exist,
+ * so that they are read-only mount points in the sandbox, where the command
+ * could otherwise create them: .vscode/tasks.json or .claude/settings.json
+ * run outside it later). Each is made with mkdirat below the workspace
+ * opened without following symlinks. Returns 0 or -errno (err set): the
+ * run must not start. moat_ns_remove_placeholders removes the ones it
+ * made, if they are still empty. */
+int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
+			      struct moat_error *err);
+void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m);
 /* Child side (between clone and exec: no allocation, no stdio). Each
  * returns 0 or -errno with rep filled. */
 int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep);

@@ -724,14 +724,20 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		search = "/usr/local/bin:/usr/bin:/bin";
 	s->search_path = search;
 
+	/* protected directories that do not exist: empty ones now, read-only
+	 * mount points in the sandbox (an early child mounts after go) */
+	if (p->mntns && moat_ns_make_placeholders(p, &s->mounts, err) < 0)
+		return MOAT_RUN_EXIT_SETUP;
 	if (!s->started) {
 		int nsflags = (p->userns ? CLONE_NEWUSER : 0) | (p->mntns ? CLONE_NEWNS : 0) |
 			      (p->pidns ? CLONE_NEWPID : 0) | (p->ipcns ? CLONE_NEWIPC : 0) |
 			      (p->netns ? CLONE_NEWNET : 0);
 
 		r = spawn_clone(s, false, nsflags, err);
-		if (r)
+		if (r) {
+			moat_ns_remove_placeholders(p, &s->mounts);
 			return r;
+		}
 	} else {
 		/* everything is prepared: the child goes on (and from now on we
 		 * only wait, as with vfork) */
@@ -851,6 +857,8 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	if (s->cancel_signal && !WIFEXITED(status))
 		ret = 128 + s->cancel_signal;
 out:
+	/* every process of the sandbox is gone: the empty stand-ins go too */
+	moat_ns_remove_placeholders(p, &s->mounts);
 	/* protected paths that did not exist before and do now */
 	s->protected_created[0] = '\0';
 	for (size_t i = 0; i < s->mounts.nprotected_missing; i++) {

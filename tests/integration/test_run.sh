@@ -294,9 +294,31 @@ else
 	check ".git/config cannot be changed" cmp -s "$WS/.git/config" "$T/git-config.orig"
 	mr -- sh -c 'mv .git .git-moved; mkdir -p .git/hooks' 2>/dev/null
 	check ".git cannot be swapped for a planted copy" [ -d "$WS/.git/objects" ] && [ ! -e "$WS/.git-moved" ]
-	mr -- sh -c 'mkdir -p .vscode && echo "{}" > .vscode/tasks.json' 2>"$T/err"
-	check "creating a missing protected path is reported" grep -q "protected path" "$T/err"
-	rm -rf "$WS/.vscode"
+	# missing protected directories are empty read-only stand-ins for the run
+	rm -rf "$WS/.vscode" "$WS/.claude"
+	mr -- sh -c 'mkdir -p .vscode; echo "{}" > .vscode/tasks.json; mkdir -p .claude;
+		echo "{\"hooks\": {}}" > .claude/settings.json' 2>/dev/null
+	check "a missing .vscode cannot be created with a task in it" [ ! -e "$WS/.vscode/tasks.json" ]
+	check "a missing .claude cannot be created with settings in it" \
+		[ ! -e "$WS/.claude/settings.json" ]
+	check "the empty stand-ins are gone after the run" [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ]
+	mv "$WS/.git/hooks" "$T/hooks.saved"
+	mr -- sh -c 'mkdir -p .git/hooks; echo "rm -rf ~" > .git/hooks/pre-commit' 2>/dev/null
+	check "a missing .git/hooks cannot be created with a hook in it" \
+		[ ! -e "$WS/.git/hooks/pre-commit" ] && [ ! -e "$WS/.git/hooks" ]
+	mv "$T/hooks.saved" "$WS/.git/hooks"
+	# a planted .git -> elsewhere must not make moat create a directory there
+	mkdir -p "$T/elsewhere"
+	mv "$WS/.git" "$T/git.saved"
+	ln -s "$T/elsewhere" "$WS/.git"
+	mr -- true 2>/dev/null
+	check "no stand-in is created through a symlinked .git" [ ! -e "$T/elsewhere/hooks" ]
+	rm "$WS/.git"
+	mv "$T/git.saved" "$WS/.git"
+	# files cannot get an empty stand-in: created ones are reported
+	mr -- sh -c 'echo "{}" > .mcp.json' 2>"$T/err"
+	check "creating a missing protected file is reported" grep -q "protected path" "$T/err"
+	rm -f "$WS/.mcp.json"
 fi
 
 # ---- honest work ----
