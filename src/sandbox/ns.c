@@ -23,11 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/xattr.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/str.h"
@@ -109,6 +112,8 @@ void moat_mounts_release(struct moat_mounts *m)
 		free(m->protected_missing[i]);
 	free(m->protected_missing);
 	free(m->scan_note);
+	if (m->ws_locked)
+		close(m->ws_lock_fd);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -600,6 +605,7 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
  * that runs later outside the sandbox (a VS Code task, Claude Code's hooks,
  * a git hook). Names of files cannot get an empty stand-in (an empty
  * .mcp.json or .bashrc is not harmless): they are checked after the run. */
+#define STANDIN_XATTR "user.moat.standin"
 static const char *const protect_dirs[] = {".git/hooks", ".vscode", ".idea", ".moat", ".claude",
 					   ".cursor", NULL};
 
@@ -626,6 +632,33 @@ static bool parent_is_dir(const char *ws, const char *name)
 	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A shared flock of the workspace directory. Another moat holds it
+ * exclusively only for the microseconds of removing its stand-ins: a few
+ * tries. A lock held longer is not moat's (a command inside a sandbox can
+ * flock the workspace too): then we go on unlocked, which only means our
+ * own stand-ins stay (nothing but a moat that holds the lock removes one;
+ * inside every sandbox they are read-only mount points). */
+static void ws_lock_shared(const char *ws, struct moat_mounts *m)
+{
+	int lfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (lfd < 0)
+		return;
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = {0, 1000000};
+
+		if (flock(lfd, LOCK_SH | LOCK_NB) == 0) {
+			m->ws_lock_fd = lfd;
+			m->ws_locked = true;
+			return;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	close(lfd);
+}
+
 static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 			 struct moat_error *err)
 {
@@ -633,6 +666,13 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 	struct stat st;
 	int r;
 
+	/* every run in this workspace (an MCP server's shell calls run at
+	 * once) holds a shared lock from before it looks for the names to its
+	 * end: a stand-in is removed only by a run that can take it
+	 * exclusively, never from under another run that found it and whose
+	 * read-only mount would go with it */
+	if (p->protect.n && !m->ws_locked)
+		ws_lock_shared(p->workspace, m);
 	/* ancestors first (a self-bind makes a directory a mount point, which
 	 * cannot be renamed or removed, so ".git" cannot be swapped for a
 	 * planted copy); then the items themselves, read-only */
@@ -665,6 +705,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 
 			if (protect_is_dir(p->protect.v[i]) &&
 			    parent_is_dir(p->workspace, p->protect.v[i])) {
+
 				r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL, 0);
 				if (r < 0)
 					return r;
@@ -998,10 +1039,21 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 		if (dfd < 0) {
 			r = dfd;
 		} else {
-			if (mkdirat(dfd, leaf, 0755) == 0)
+			if (mkdirat(dfd, leaf, 0755) == 0) {
+				int fd = openat(dfd, leaf,
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
 				op->created = true;
-			else if (errno != EEXIST)
+				/* marked, so that whichever run ends last removes
+				 * it (best effort: a filesystem without user
+				 * xattrs leaves it to this run) */
+				if (fd >= 0) {
+					(void)fsetxattr(fd, STANDIN_XATTR, "1", 1, 0);
+					close(fd);
+				}
+			} else if (errno != EEXIST) {
 				r = -errno;
+			}
 			close(dfd);
 		}
 		if (r < 0) {
@@ -1018,8 +1070,51 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 	return 0;
 }
 
+/* Is workspace/NAME (below dfd as leaf) an empty stand-in some run made? */
+static bool is_standin(int dfd, const char *leaf)
+{
+	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char v[4];
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = fgetxattr(fd, STANDIN_XATTR, v, sizeof(v)) == 1 && v[0] == '1';
+	close(fd);
+	return yes;
+}
+
 void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m)
 {
+	bool any = false;
+
+	/* ours, and stand-ins of runs that ended while we ran (marked) */
+	for (size_t i = 0; i < m->n; i++) {
+		struct moat_mount_op *op = &m->ops[i];
+		const char *name, *leaf = NULL;
+		int dfd;
+
+		if (op->kind == MOAT_MNT_RO_BIND && op->is_dir && !op->created && m->ws_locked &&
+		    (name = placeholder_name(p, op)) && protect_is_dir(name)) {
+			dfd = open_parent_nofollow(p->workspace, name, &leaf);
+			if (dfd >= 0) {
+				op->created = is_standin(dfd, leaf);
+				close(dfd);
+			}
+		}
+		any = any || op->created;
+	}
+	if (!any)
+		return;
+	/* SECURITY: another run in this workspace may have found the stand-in
+	 * and mounted it read-only: removing it would take that mount away
+	 * (and let that command create the name). Only the last run removes;
+	 * otherwise the empty directories stay. */
+	if (!m->ws_locked || flock(m->ws_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		for (size_t i = 0; i < m->n; i++)
+			m->ops[i].created = false;
+		return;
+	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct moat_mount_op *op = &m->ops[i];
 		const char *name, *leaf = NULL;

@@ -144,6 +144,8 @@ struct moat_mounts {
 	size_t nprotected_missing;
 	char **protected_missing; /* protected names that did not exist (checked after the run) */
 	char *scan_note;	  /* set when the workspace scan was cut short */
+	bool ws_locked;		  /* ws_lock_fd holds a shared flock of the workspace */
+	int ws_lock_fd;		  /* (stand-ins are removed only by the last run) */
 };
 
 /* Limits on the workspace scan for "**" masks. */

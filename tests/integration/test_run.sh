@@ -302,6 +302,25 @@ else
 	check "a missing .claude cannot be created with settings in it" \
 		[ ! -e "$WS/.claude/settings.json" ]
 	check "the empty stand-ins are gone after the run" [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ]
+	# two runs at once: the one that made the stand-in ends first and leaves
+	# it to the other (removing it would take the other's read-only mount
+	# away, and let that command create the name)
+	rm -f "$WS/go1" "$WS/go2"
+	(mr -- timeout 20 sh -c 'while [ ! -e go1 ]; do sleep 0.05; done' >/dev/null 2>&1) &
+	run1=$!
+	for _ in $(seq 100); do [ -d "$WS/.vscode" ] && break; sleep 0.05; done
+	(mr -- timeout 20 sh -c 'touch started2; while [ ! -e go2 ]; do sleep 0.05; done;
+		mkdir -p .vscode/x; echo "{}" > .vscode/tasks.json' >/dev/null 2>&1) &
+	run2=$!
+	for _ in $(seq 100); do [ -e "$WS/started2" ] && break; sleep 0.05; done
+	touch "$WS/go1"
+	wait $run1
+	touch "$WS/go2"
+	wait $run2
+	check "a run ending first does not remove a stand-in another run uses" \
+		[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]
+	check "the last run removes it" [ ! -e "$WS/.vscode" ]
+	rm -rf "$WS/go1" "$WS/go2" "$WS/started2" "$WS/.vscode"
 	mv "$WS/.git/hooks" "$T/hooks.saved"
 	mr -- sh -c 'mkdir -p .git/hooks; echo "rm -rf ~" > .git/hooks/pre-commit' 2>/dev/null
 	check "a missing .git/hooks cannot be created with a hook in it" \
