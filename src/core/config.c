@@ -104,6 +104,11 @@ const char *const moat_default_denied_paths[] = {
     "**/.config/google-chrome/**",
     "**/.config/chromium/**",
     "**/.config/BraveSoftware/**",
+    /* root-equivalent daemon sockets outside /run (the sandbox hides /run
+     * and /tmp; these it masks): LXD and Incus grant root to their group */
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
     NULL,
 };
 

@@ -664,6 +664,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 {
 	char path[PATH_MAX];
 	struct stat st;
+	bool standins;
 	int r;
 
 	/* every run in this workspace (an MCP server's shell calls run at
@@ -673,6 +674,12 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 	 * read-only mount would go with it */
 	if (p->protect.n && !m->ws_locked)
 		ws_lock_shared(p->workspace, m);
+	/* Stand-ins only in a project (a git repository): they are visible
+	 * inside (`ls -A` lists them), and an empty workspace must stay empty
+	 * for `git clone URL .` and project generators, which refuse a
+	 * directory that is not */
+	snprintf(path, sizeof(path), "%s/.git", p->workspace);
+	standins = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 	/* ancestors first (a self-bind makes a directory a mount point, which
 	 * cannot be renamed or removed, so ".git" cannot be swapped for a
 	 * planted copy); then the items themselves, read-only */
@@ -703,7 +710,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 		if (listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0) {
 			char **nv;
 
-			if (protect_is_dir(p->protect.v[i]) &&
+			if (standins && protect_is_dir(p->protect.v[i]) &&
 			    parent_is_dir(p->workspace, p->protect.v[i])) {
 
 				r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL, 0);
