@@ -100,6 +100,12 @@ struct moat_call_opts {
 	moat_approver_fn approver; /* overrides the session's for this call, may be NULL */
 	void *approver_ud;
 	const char *approver_name;
+	/* Do not wait for a human: when the call needs an approver's answer
+	 * (an ASK that no pre-approval or remembered "always" settles), return
+	 * MOAT_CALL_DEFERRED at once: nothing ran, nobody was asked, nothing
+	 * was recorded. The caller makes the same call again from a thread
+	 * that may wait (an event loop hands it to a worker). */
+	bool defer_ask;
 };
 
 enum moat_call_status {
@@ -109,6 +115,8 @@ enum moat_call_status {
 	MOAT_CALL_BAD_INPUT,	/* malformed arguments: nothing ran */
 	MOAT_CALL_AUDIT_FAILED, /* the audit log could not be written: nothing ran
 				 * (or the result was withheld), fails closed */
+	MOAT_CALL_DEFERRED,	/* defer_ask: a human must answer; nothing ran, nothing
+				 * was asked or recorded */
 };
 
 struct moat_call_result {
@@ -124,6 +132,8 @@ struct moat_call_result {
 	char error[512];		/* when not OK */
 	bool is_error;
 	void *structured;		/* json_t* of structured data (borrowed until release) */
+	char *data_json;		/* that data as compact JSON text (heap), NULL when
+					 * none: what "data" holds in json */
 };
 
 int moat_session_call(struct moat_session *s, const char *tool, const char *args_json,

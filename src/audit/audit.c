@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,13 @@
  * MOAT_AUDIT_MAX_RECORD with the arguments, command and sandbox left out:
  * ten string fields of 4 KiB, each at most 6 times longer escaped, fit. */
 #define AUDIT_SMALL_FIELD 4096u
+/* moat_audit_ready asks the file system again (fstatvfs) when the free
+ * space it last saw, less what this writer appended since, could be under
+ * this (twice the margin a record needs: a file system counts blocks, not
+ * bytes, and the slack covers the rounding), or when the last look is
+ * older than AUDIT_RECHECK_MS (other writers fill the disk too). */
+#define AUDIT_RECHECK_ROOM (2ll * MOAT_AUDIT_MAX_RECORD)
+#define AUDIT_RECHECK_MS 1000
 
 struct moat_audit {
 	int fd;
@@ -48,6 +56,11 @@ struct moat_audit {
 	bool fsync;
 	bool required;
 	bool syslog;
+	/* moat_audit_ready's last look: free bytes then, less the bytes
+	 * written since (any thread), and when (CLOCK_MONOTONIC_COARSE, ms;
+	 * 0: never looked) */
+	atomic_llong room;
+	atomic_llong checked_ms;
 	char path[]; /* "-" for stderr */
 };
 
@@ -242,14 +255,25 @@ static json_t *copy_redacted(json_t *v, unsigned depth, const char *key, size_t 
 
 static int format_time(char *out, size_t outsz)
 {
+	/* the date and time to the second, kept for the next records of the
+	 * same second (one per thread) */
+	static _Thread_local time_t last_sec = (time_t)-1;
+	static _Thread_local char last[40];
 	struct timespec ts;
 	struct tm tm;
+	int ms;
 
-	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tm))
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		return -errno;
-	snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)(ts.tv_nsec / 1000000L) % 1000);
+	if (ts.tv_sec != last_sec) {
+		if (!gmtime_r(&ts.tv_sec, &tm))
+			return -errno;
+		snprintf(last, sizeof(last), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		last_sec = ts.tv_sec;
+	}
+	ms = (int)(ts.tv_nsec / 1000000L) % 1000;
+	snprintf(out, outsz, "%s.%c%c%cZ", last, '0' + ms / 100, '0' + ms / 10 % 10, '0' + ms % 10);
 	return 0;
 }
 
@@ -384,6 +408,22 @@ static void w_str(struct moat_buf *out, const char *s, size_t n, bool redact, si
 {
 	struct moat_buf t = MOAT_BUF_INIT;
 
+	/* the usual field is clean already and under the cap: clean_field
+	 * would hand it back unchanged (redacted when asked), without the
+	 * copies */
+	if (s && n <= cap && moat_utf8_valid(s, n)) {
+		if (!redact) {
+			moat_buf_json_str(out, s, n);
+			return;
+		}
+		if (moat_redact(s, n, &t) == 0 && !t.oom && t.len <= cap &&
+		    moat_utf8_valid(t.data ? t.data : "", t.len)) {
+			moat_buf_json_str(out, t.data ? t.data : "", t.len);
+			moat_buf_release(&t);
+			return;
+		}
+		moat_buf_release(&t);
+	}
 	if (clean_field(s, n, redact, cap, &t) < 0)
 		out->oom = true;
 	else
@@ -391,13 +431,29 @@ static void w_str(struct moat_buf *out, const char *s, size_t n, bool redact, si
 	moat_buf_release(&t);
 }
 
+/* key: one of the record's own names (plain ASCII, nothing to escape) */
 static void w_key(struct moat_buf *out, bool *first, const char *key)
 {
+	char tmp[40];
+	size_t n = strlen(key), k = 0;
+
+	if (n + 4 > sizeof(tmp)) {
+		if (!*first)
+			moat_buf_putc(out, ',');
+		*first = false;
+		moat_buf_json_str(out, key, n);
+		moat_buf_putc(out, ':');
+		return;
+	}
 	if (!*first)
-		moat_buf_putc(out, ',');
+		tmp[k++] = ',';
 	*first = false;
-	moat_buf_json_str(out, key, strlen(key));
-	moat_buf_putc(out, ':');
+	tmp[k++] = '"';
+	memcpy(tmp + k, key, n);
+	k += n;
+	tmp[k++] = '"';
+	tmp[k++] = ':';
+	moat_buf_append(out, tmp, k);
 }
 
 static void w_kstr(struct moat_buf *out, bool *first, const char *key, const char *s, bool redact,
@@ -438,6 +494,50 @@ static void w_real(struct moat_buf *out, double v)
 	}
 	fixed[o] = '\0';
 	moat_buf_puts(out, fixed);
+}
+
+static void w_int(struct moat_buf *out, json_int_t v)
+{
+	char tmp[24];
+	size_t k = sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		tmp[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--k] = '-';
+	moat_buf_append(out, tmp + k, sizeof(tmp) - k);
+}
+
+/* A duration in ms rounded to the microsecond, as w_real writes it: a
+ * value of at most 15 significant digits comes back from %.15g as that
+ * decimal, trailing zeros dropped (".0" when nothing is left). */
+static void w_ms(struct moat_buf *out, double ms)
+{
+	double us = round(ms * 1000.0);
+	long long k;
+	char tmp[8];
+	size_t n;
+	int frac;
+
+	if (!(us >= 0 && us < 1e14)) {
+		w_real(out, us / 1000.0);
+		return;
+	}
+	k = (long long)us;
+	frac = (int)(k % 1000);
+	w_int(out, k / 1000);
+	n = 0;
+	tmp[n++] = '.';
+	tmp[n++] = (char)('0' + frac / 100);
+	if (frac % 100) {
+		tmp[n++] = (char)('0' + frac / 10 % 10);
+		if (frac % 10)
+			tmp[n++] = (char)('0' + frac % 10);
+	}
+	moat_buf_append(out, tmp, n);
 }
 
 /* copy_redacted(), written directly. */
@@ -492,7 +592,7 @@ static void w_value(struct moat_buf *out, json_t *v, unsigned depth, const char 
 		w_str(out, json_string_value(v), json_string_length(v), true, cap);
 		return;
 	case JSON_INTEGER:
-		moat_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		w_int(out, json_integer_value(v));
 		return;
 	case JSON_REAL:
 		w_real(out, json_real_value(v));
@@ -515,6 +615,7 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 	size_t cap = MOAT_AUDIT_MAX_FIELD;
 	bool first = true;
 
+	moat_buf_reserve(out, 1024);
 	moat_buf_putc(out, '{');
 	w_key(out, &first, "time");
 	moat_buf_json_str(out, now, strlen(now));
@@ -533,7 +634,9 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		w_key(out, &first, "decision");
 		moat_buf_putc(out, '{');
 		w_key(out, &f2, "verdict");
-		moat_buf_printf(out, "\"%s\"", moat_verdict_name(d->verdict));
+		moat_buf_putc(out, '"');
+		moat_buf_puts(out, moat_verdict_name(d->verdict));
+		moat_buf_putc(out, '"');
 		w_kstr(out, &f2, "rule", d->rule, false, cap);
 		w_kstr(out, &f2, "reason", d->reason, true, cap);
 		w_key(out, &f2, "hard");
@@ -543,7 +646,9 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		w_kstr(out, &first, "final", r->final, false, cap);
 	} else if (r->decision) {
 		w_key(out, &first, "final");
-		moat_buf_printf(out, "\"%s\"", moat_verdict_name(r->decision->verdict));
+		moat_buf_putc(out, '"');
+		moat_buf_puts(out, moat_verdict_name(r->decision->verdict));
+		moat_buf_putc(out, '"');
 	}
 	if (r->approval_by || r->approval_answer) {
 		bool f2 = true;
@@ -579,12 +684,12 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		moat_buf_puts(out, r->ok ? "true" : "false");
 		w_key(out, &f2, "exit_code");
 		if (r->exit_code >= 0)
-			moat_buf_printf(out, "%d", r->exit_code);
+			w_int(out, r->exit_code);
 		else
 			moat_buf_puts(out, "null");
 		w_key(out, &f2, "signal");
 		if (r->signal > 0)
-			moat_buf_printf(out, "%d", r->signal);
+			w_int(out, r->signal);
 		else
 			moat_buf_puts(out, "null");
 		w_key(out, &f2, "timed_out");
@@ -592,11 +697,10 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		w_key(out, &f2, "cancelled");
 		moat_buf_puts(out, r->cancelled ? "true" : "false");
 		w_key(out, &f2, "duration_ms");
-		w_real(out, round(ms * 1000.0) / 1000.0);
+		w_ms(out, ms);
 		w_key(out, &f2, "bytes_out");
-		moat_buf_printf(out, "%" JSON_INTEGER_FORMAT,
-				r->bytes_out > (size_t)INT64_MAX ? (json_int_t)INT64_MAX
-								 : (json_int_t)r->bytes_out);
+		w_int(out, r->bytes_out > (size_t)INT64_MAX ? (json_int_t)INT64_MAX
+							    : (json_int_t)r->bytes_out);
 		moat_buf_putc(out, '}');
 	}
 	w_kstr(out, &first, "error", r->error, true, cap);
@@ -831,6 +935,8 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 	a->fsync = o && o->fsync;
 	a->required = o ? o->required : true;
 	a->syslog = o && o->syslog;
+	atomic_init(&a->room, 0);
+	atomic_init(&a->checked_ms, 0);
 	*ret = a;
 	return 0;
 }
@@ -855,10 +961,20 @@ bool moat_audit_required(const struct moat_audit *a)
 	return a ? a->required : true;
 }
 
+static long long coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	/* never 0: that means "never looked" */
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
+}
+
 int moat_audit_ready(struct moat_audit *a, struct moat_error *err)
 {
 	struct statvfs sv;
 	unsigned long long avail;
+	long long now, last;
 	char ebuf[128];
 
 	if (!a) {
@@ -868,18 +984,34 @@ int moat_audit_ready(struct moat_audit *a, struct moat_error *err)
 	/* a device (/dev/null, /dev/full) or stderr: the write itself decides */
 	if (a->is_stderr || !a->regular)
 		return 0;
+	/* An early refusal only: the write decides in the end (a failed or
+	 * short write fails the call closed). So the file system is asked
+	 * again only when the space seen last, less what was written since,
+	 * may be near the margin, or after a while. */
+	now = coarse_ms();
+	last = atomic_load(&a->checked_ms);
+	if (last && now - last < AUDIT_RECHECK_MS && now >= last &&
+	    atomic_load(&a->room) >= AUDIT_RECHECK_ROOM)
+		return 0;
 	if (fstatvfs(a->fd, &sv) < 0) {
 		int e = errno;
 
+		atomic_store(&a->checked_ms, 0);
 		moat_error_set(err, "cannot check the audit log '%.400s': %s", a->path,
 			       cause(e, ebuf, sizeof(ebuf)));
 		return -e;
 	}
 	/* a file system that reports no sizes (some network and FUSE ones) */
-	if (sv.f_blocks == 0)
+	if (sv.f_blocks == 0) {
+		atomic_store(&a->room, LLONG_MAX / 2);
+		atomic_store(&a->checked_ms, now);
 		return 0;
+	}
 	/* f_bavail, not f_bfree: blocks reserved for root are not counted on */
 	avail = (unsigned long long)sv.f_bavail * (sv.f_frsize ? sv.f_frsize : sv.f_bsize);
+	atomic_store(&a->room, avail > (unsigned long long)(LLONG_MAX / 2) ? LLONG_MAX / 2
+									   : (long long)avail);
+	atomic_store(&a->checked_ms, now);
 	if (avail < MOAT_AUDIT_MAX_RECORD) {
 		moat_error_set(err,
 			       "cannot write the audit log '%.400s': disk full (%llu bytes free, a "
@@ -971,6 +1103,11 @@ int moat_audit_write(struct moat_audit *a, const struct moat_audit_record *r,
 		return -ENOMEM;
 	}
 	ret = write_line(a, line, len, err);
+	/* what moat_audit_ready counts on; a failure makes it look again */
+	if (ret < 0)
+		atomic_store(&a->room, 0);
+	else
+		atomic_fetch_sub(&a->room, (long long)len);
 	/* also when the file failed: one more place the record may survive */
 	if (a->syslog)
 		send_syslog(r, line, len);

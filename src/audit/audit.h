@@ -45,7 +45,11 @@ int moat_audit_default_path(char *out, size_t outsz);
  * disk refuses the call up front: 0, or -ENOSPC when the file system holding
  * the log has less than MOAT_AUDIT_MAX_RECORD free (fstatvfs on the open
  * log), other negative errno; err says which file and why. "-" is always
- * ready. */
+ * ready. An early refusal only (the write is what fails a call closed):
+ * the file system is asked again when the free space it reported last,
+ * less the bytes written through this handle since, is under twice the
+ * margin, when the last look failed or said full, or after a second;
+ * otherwise the last answer (ready) stands. */
 int moat_audit_ready(struct moat_audit *a, struct moat_error *err);
 
 /* One record. Strings may be NULL (the field is left out). */

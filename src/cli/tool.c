@@ -70,6 +70,7 @@ static int exit_for(const struct moat_call_result *r)
 		return MOAT_EXIT_USAGE;
 	case MOAT_CALL_FAILED:
 	case MOAT_CALL_AUDIT_FAILED:
+	case MOAT_CALL_DEFERRED: /* not asked for (no defer_ask) */
 		return MOAT_EXIT_DENY;
 	}
 	return MOAT_EXIT_DENY;

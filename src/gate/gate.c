@@ -6,7 +6,9 @@
  *   3. then from the configuration's pre-approvals (preapprove.c)
  *   4. then by the approver (the terminal, a library callback, MCP
  *      elicitation), within approval_timeout; concurrent identical asks
- *      (same tool, same arguments) are asked once and all get the answer
+ *      (same tool, same arguments) are asked once and all get the answer.
+ *      A caller that must not wait (MOAT_GATE_DEFER) gets "deferred" here
+ *      instead, before anyone is asked
  *   5. no approver, a timeout, an error, a late or malformed answer: DENIED,
  *      with the reason said and how to pre-approve
  *
@@ -666,6 +668,13 @@ int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool,
 		     const struct moat_decision *d, moat_approver_fn fn, void *ud, const char *name,
 		     struct moat_approval *ret)
 {
+	return moat_gate_decide_flags(g, call_id, tool, args, d, fn, ud, name, 0, ret);
+}
+
+int moat_gate_decide_flags(struct moat_gate *g, const char *call_id, const char *tool, json_t *args,
+			   const struct moat_decision *d, moat_approver_fn fn, void *ud,
+			   const char *name, unsigned flags, struct moat_approval *ret)
+{
 	struct moat_approval a;
 	const struct remembered *m;
 	char rule[sizeof(a.rule)], where[256], by[sizeof(a.by)];
@@ -760,6 +769,15 @@ int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool,
 
 		snprintf(why, sizeof(why), "%.120s, and there is no human to ask", d->reason);
 		no_human(&a, why);
+		*ret = a;
+		return 0;
+	}
+	if (flags & MOAT_GATE_DEFER) {
+		/* SECURITY: deferred is a DENY to a caller that ignores the flag;
+		 * nobody was asked and no ask in flight was joined */
+		set_result(&a, MOAT_DENY, "none", "");
+		set_reason(&a, "%.200s; deferred: only a human can answer", d->reason);
+		a.deferred = true;
 		*ret = a;
 		return 0;
 	}

@@ -35,6 +35,8 @@ struct moat_approval {
 	char answer[24];	   /* "approved", "denied", "approved_always", "" */
 	char rule[160];		   /* the approvals entry or remembered pattern that matched */
 	char reason[256];	   /* why, in one sentence (for a denial: how to pre-approve) */
+	bool deferred;		   /* MOAT_GATE_DEFER: only a human could answer, nobody
+				    * was asked; verdict is DENY */
 };
 
 /* Pre-approvals and the timeout come from cfg (compiled here; -EINVAL with
@@ -51,6 +53,17 @@ void moat_gate_set_approver(struct moat_gate *g, moat_approver_fn fn, void *ud, 
 int moat_gate_decide(struct moat_gate *g, const char *call_id, const char *tool, json_t *args,
 		     const struct moat_decision *d, moat_approver_fn fn, void *ud,
 		     const char *name, struct moat_approval *ret);
+
+/* moat_gate_decide with flags. MOAT_GATE_DEFER: where the approver would be
+ * called (an ASK that nothing remembered or pre-approved settles, a sticky
+ * ASK, or an identical ask in flight to join), return at once instead with
+ * ret->deferred set and verdict DENY: nobody is asked and nothing waits, so
+ * that a caller that must not block (an event loop) can hand the call to a
+ * thread that may. Without an approver the ASK is DENIED as usual. */
+#define MOAT_GATE_DEFER 0x1u
+int moat_gate_decide_flags(struct moat_gate *g, const char *call_id, const char *tool, json_t *args,
+			   const struct moat_decision *d, moat_approver_fn fn, void *ud,
+			   const char *name, unsigned flags, struct moat_approval *ret);
 
 /* The terminal approver: the boxed prompt on /dev/tty (never stdin),
  * "Allow? [y]es / [n]o / [a]lways" (and for bash "[p]refix always" when

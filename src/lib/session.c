@@ -6,6 +6,8 @@
  * never run a tool whose call was not ALLOW after the gate, never run one
  * when the audit log is required and cannot take the record, and never hand
  * back a result that was not recorded (a failed audit write withholds it).
+ * A call deferred because it needs a human (defer_ask) ran nothing and is
+ * not recorded: the caller makes it again where it may wait.
  * Thread-safe: a session is shared by the calls of an MCP server. */
 #include <errno.h>
 #include <limits.h>
@@ -227,9 +229,10 @@ void moat_call_result_release(struct moat_call_result *r)
 		return;
 	free(r->json);
 	free(r->output);
+	free(r->data_json);
 	if (r->structured)
 		json_decref((json_t *)r->structured);
-	r->json = r->output = NULL;
+	r->json = r->output = r->data_json = NULL;
 	r->structured = NULL;
 }
 
@@ -246,12 +249,15 @@ static const char *status_error_kind(enum moat_call_status st)
 		return "bad_input";
 	case MOAT_CALL_AUDIT_FAILED:
 		return "audit_failed";
+	case MOAT_CALL_DEFERRED:
+		return "deferred";
 	}
 	return "failed";
 }
 
-/* A JSON string of possibly invalid UTF-8: invalid bytes become U+FFFD. */
-static void put_str(struct moat_buf *b, const char *s, size_t n)
+/* A JSON string of possibly invalid UTF-8: invalid bytes become U+FFFD
+ * (keep_nul: a NUL byte is kept, escaped). */
+static void put_str(struct moat_buf *b, const char *s, size_t n, bool keep_nul)
 {
 	struct moat_buf fixed = MOAT_BUF_INIT;
 
@@ -259,64 +265,171 @@ static void put_str(struct moat_buf *b, const char *s, size_t n)
 		moat_buf_json_str(b, s, n);
 		return;
 	}
-	moat_buf_append_utf8(&fixed, s, n, false);
+	moat_buf_append_utf8(&fixed, s, n, keep_nul);
 	moat_buf_json_str(b, fixed.data ? fixed.data : "", fixed.len);
 	moat_buf_release(&fixed);
 }
 
+/* key is the literal text before the value: ",\"name\":" */
 static void put_key_str(struct moat_buf *b, const char *key, const char *v)
 {
-	moat_buf_printf(b, ",\"%s\":", key);
-	put_str(b, v, strlen(v));
+	moat_buf_puts(b, key);
+	put_str(b, v, strlen(v), false);
 }
 
-/* The result object the CLI prints and the MCP server wraps. Written by
- * hand: the output can be large, and jansson's escaper is the slowest part
- * of a small read_file call. */
+static void put_int(struct moat_buf *b, json_int_t v)
+{
+	char tmp[24];
+	size_t k = sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		tmp[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--k] = '-';
+	moat_buf_append(b, tmp + k, sizeof(tmp) - k);
+}
+
+/* A tool's data as compact JSON, written directly (jansson's dumper costs
+ * as much as the rest of a small read_file call). Reals go through jansson
+ * so that they read the same as everywhere else. */
+static int put_value(struct moat_buf *b, json_t *v, unsigned depth)
+{
+	int r;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *k;
+		size_t klen;
+		json_t *m;
+		bool first = true;
+
+		if (depth > MOAT_JSON_MAX_DEPTH)
+			return -E2BIG;
+		moat_buf_putc(b, '{');
+		json_object_keylen_foreach(v, k, klen, m) {
+			if (!first)
+				moat_buf_putc(b, ',');
+			first = false;
+			put_str(b, k, klen, true);
+			moat_buf_putc(b, ':');
+			r = put_value(b, m, depth + 1);
+			if (r < 0)
+				return r;
+		}
+		moat_buf_putc(b, '}');
+		return 0;
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *m;
+
+		if (depth > MOAT_JSON_MAX_DEPTH)
+			return -E2BIG;
+		moat_buf_putc(b, '[');
+		json_array_foreach(v, i, m) {
+			if (i)
+				moat_buf_putc(b, ',');
+			r = put_value(b, m, depth + 1);
+			if (r < 0)
+				return r;
+		}
+		moat_buf_putc(b, ']');
+		return 0;
+	}
+	case JSON_STRING:
+		put_str(b, json_string_value(v), json_string_length(v), true);
+		return 0;
+	case JSON_INTEGER:
+		put_int(b, json_integer_value(v));
+		return 0;
+	case JSON_REAL: {
+		char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		if (!d)
+			return -ENOMEM;
+		moat_buf_puts(b, d);
+		free(d);
+		return 0;
+	}
+	case JSON_TRUE:
+		moat_buf_puts(b, "true");
+		return 0;
+	case JSON_FALSE:
+		moat_buf_puts(b, "false");
+		return 0;
+	case JSON_NULL:
+		moat_buf_puts(b, "null");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The result object the CLI prints and the MCP server wraps, and the data
+ * alone (r->data_json). Written by hand: the output can be large, and
+ * jansson's escaper is the slowest part of a small read_file call. */
 static int build_json(struct moat_call_result *r, const char *tool, const struct moat_approval *ap,
 		      json_t *data)
 {
 	struct moat_buf b = MOAT_BUF_INIT;
+	size_t olen = r->output ? strlen(r->output) : 0;
 
+	moat_buf_reserve(&b, olen + olen / 8 + 512);
 	moat_buf_puts(&b, r->status == MOAT_CALL_OK ? "{\"ok\":true" : "{\"ok\":false");
-	put_key_str(&b, "call_id", r->call_id);
+	put_key_str(&b, ",\"call_id\":", r->call_id);
 	if (tool)
-		put_key_str(&b, "tool", tool);
+		put_key_str(&b, ",\"tool\":", tool);
 	if (r->status != MOAT_CALL_OK)
-		put_key_str(&b, "status", status_error_kind(r->status));
-	if (r->output)
-		put_key_str(&b, "output", r->output);
+		put_key_str(&b, ",\"status\":", status_error_kind(r->status));
+	if (r->output) {
+		moat_buf_puts(&b, ",\"output\":");
+		put_str(&b, r->output, olen, false);
+	}
 	if (r->status != MOAT_CALL_OK)
-		put_key_str(&b, "error", r->error);
+		put_key_str(&b, ",\"error\":", r->error);
 	moat_buf_puts(&b, ",\"decision\":{\"verdict\":");
 	moat_buf_puts(&b, r->decision.verdict == MOAT_ALLOW  ? "\"allow\""
 			  : r->decision.verdict == MOAT_ASK ? "\"ask\""
 							     : "\"deny\"");
-	put_key_str(&b, "rule", r->decision.rule);
-	put_key_str(&b, "reason", r->decision.reason);
-	put_key_str(&b, "final", moat_verdict_name(r->final));
+	put_key_str(&b, ",\"rule\":", r->decision.rule);
+	put_key_str(&b, ",\"reason\":", r->decision.reason);
+	put_key_str(&b, ",\"final\":", moat_verdict_name(r->final));
 	moat_buf_putc(&b, '}');
 	if (ap && (ap->asked || (ap->by[0] && strcmp(ap->by, "policy")))) {
 		moat_buf_puts(&b, ",\"approval\":{\"by\":");
-		put_str(&b, ap->by, strlen(ap->by));
+		put_str(&b, ap->by, strlen(ap->by), false);
 		if (ap->answer[0])
-			put_key_str(&b, "answer", ap->answer);
+			put_key_str(&b, ",\"answer\":", ap->answer);
 		if (ap->rule[0])
-			put_key_str(&b, "rule", ap->rule);
+			put_key_str(&b, ",\"rule\":", ap->rule);
 		if (ap->reason[0])
-			put_key_str(&b, "reason", ap->reason);
+			put_key_str(&b, ",\"reason\":", ap->reason);
 		moat_buf_putc(&b, '}');
 	}
 	if (data) {
-		char *d = json_dumps(data, JSON_COMPACT);
+		struct moat_buf d = MOAT_BUF_INIT;
+		int r2 = put_value(&d, data, 1);
 
-		if (!d) {
+		if (r2 < 0 && r2 != -ENOMEM) {
+			/* deeper than any tool's data goes: jansson's dumper */
+			char *j = json_dumps(data, JSON_COMPACT);
+
+			moat_buf_reset(&d);
+			r2 = j ? 0 : -ENOMEM;
+			if (j)
+				moat_buf_puts(&d, j);
+			free(j);
+		}
+		if (r2 < 0 || d.oom) {
+			moat_buf_release(&d);
 			moat_buf_release(&b);
-			return -ENOMEM;
+			return r2 < 0 ? r2 : -ENOMEM;
 		}
 		moat_buf_puts(&b, ",\"data\":");
-		moat_buf_puts(&b, d);
-		free(d);
+		moat_buf_append(&b, d.data, d.len);
+		r->data_json = moat_buf_steal(&d);
 	}
 	moat_buf_putc(&b, '}');
 	if (b.oom) {
@@ -409,15 +522,27 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 	}
 
 	/* 3. approval. SECURITY: the gate never turns a hard DENY into ALLOW */
-	r = moat_gate_decide(s->gate, ret->call_id, canon, args, &ret->decision,
-			     s->preapproved_only ? NULL : o->approver,
-			     o->approver ? o->approver_ud : NULL,
-			     o->approver ? (o->approver_name ? o->approver_name : "callback") : NULL,
-			     &ap);
+	r = moat_gate_decide_flags(
+	    s->gate, ret->call_id, canon, args, &ret->decision,
+	    s->preapproved_only ? NULL : o->approver, o->approver ? o->approver_ud : NULL,
+	    o->approver ? (o->approver_name ? o->approver_name : "callback") : NULL,
+	    o->defer_ask ? MOAT_GATE_DEFER : 0, &ap);
 	if (r < 0) {
 		ap.verdict = MOAT_DENY;
+		ap.deferred = false;
 		snprintf(ap.reason, sizeof(ap.reason), "the approval gate failed: %s",
 			 strerror(-r));
+	}
+	if (ap.deferred && o->defer_ask) {
+		/* nobody was asked and nothing ran: no record either, the call
+		 * is made again (and recorded) by a caller that may wait */
+		ret->status = MOAT_CALL_DEFERRED;
+		snprintf(ret->error, sizeof(ret->error), "deferred: %.300s (%.150s)", ap.reason,
+			 ret->decision.rule);
+		ret->is_error = true;
+		r = build_json(ret, tool, NULL, NULL);
+		json_decref(args);
+		return r;
 	}
 	ret->final = ap.verdict;
 	if (ret->decision.verdict == MOAT_DENY && ret->decision.hard)

@@ -3,10 +3,12 @@
  * (policy, approval, sandbox, audit).
  *
  * The loop thread reads and parses every message and answers initialize,
- * ping, tools/list and logging/setLevel itself, at once; tools/call is
- * queued for a worker, so a slow shell call never delays a ping. Replies are
- * written whole, one write sequence under one mutex, in whatever order the
- * calls finish; the client matches them by id. notifications/cancelled
+ * ping, tools/list and logging/setLevel itself, at once. A file tool call
+ * runs on the loop thread too unless the session defers it (it would have
+ * to ask a human); deferred calls and every shell call are queued for a
+ * worker, so neither an approval nor a slow shell call delays a ping.
+ * Replies are written whole, one write sequence under one mutex, in
+ * whatever order the calls finish; the client matches them by id. notifications/cancelled
  * signals the call's eventfd (the bash tool kills its sandboxed process
  * tree) and wakes an approval waiting on the client. End of input, or a
  * stop signal, cancels everything in flight, waits for it, and returns.
@@ -30,6 +32,7 @@
 
 #include <moat/moat.h>
 
+#include "base/json.h"
 #include "base/str.h"
 #include "core/policy_check.h"
 #include "mcp/mcp.h"
@@ -61,6 +64,7 @@ struct job {
 	char version[16];     /* negotiated revision when the call came */
 	bool elicit;	      /* the client can elicit */
 	bool inline_call;     /* run on the loop thread (no ask possible) */
+	char call_id[48];     /* the session's id of a call deferred to a worker */
 	struct moat_mcp_elicit_call ecall;
 };
 
@@ -480,22 +484,41 @@ static int reply_call_fast(struct server *s, const struct job *j, int r,
 	tlen = strlen(text);
 	if (!moat_utf8_valid(text, tlen))
 		return -1; /* the slow path replaces invalid sequences */
-	id = json_dumps(j->id, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!id)
-		return -1;
 	moat_buf_reserve(&b, tlen + tlen / 8 + 256);
 	moat_buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-	moat_buf_puts(&b, id);
-	free(id);
+	if (json_is_integer(j->id)) {
+		char n[24];
+
+		snprintf(n, sizeof(n), "%" JSON_INTEGER_FORMAT, json_integer_value(j->id));
+		moat_buf_puts(&b, n);
+	} else if (json_is_string(j->id) &&
+		   moat_utf8_valid(json_string_value(j->id), json_string_length(j->id))) {
+		moat_buf_json_str(&b, json_string_value(j->id), json_string_length(j->id));
+	} else {
+		id = json_dumps(j->id, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!id) {
+			moat_buf_release(&b);
+			return -1;
+		}
+		moat_buf_puts(&b, id);
+		free(id);
+	}
 	moat_buf_puts(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
 	moat_buf_json_str(&b, text, tlen);
 	moat_buf_puts(&b, "}]");
 	if (moat_mcp_version_ge(j->version, "2025-06-18")) {
+		/* the session wrote the data once already (res->data_json) */
 		const json_t *sc = res->structured;
-		char *d = json_is_object(sc) ? json_dumps(sc, JSON_COMPACT) : NULL;
+		char *d = NULL;
+		const char *dj = NULL;
 
+		if (json_is_object(sc)) {
+			dj = res->data_json;
+			if (!dj)
+				dj = d = json_dumps(sc, JSON_COMPACT);
+		}
 		moat_buf_puts(&b, ",\"structuredContent\":");
-		moat_buf_puts(&b, d ? d : "{}");
+		moat_buf_puts(&b, dj ? dj : "{}");
 		free(d);
 	}
 	moat_buf_puts(&b, ",\"isError\":false}}\n");
@@ -530,7 +553,9 @@ static int no_approver_inline(void *ud, const struct moat_ask *ask, int timeout_
 	return -EAGAIN;
 }
 
-static void run_job(struct server *s, struct job *j)
+/* Run a call and reply. Returns 1, with nothing replied, when a call run on
+ * the loop thread needs a human's answer: the caller hands it to a worker. */
+static int run_job(struct server *s, struct job *j)
 {
 	struct moat_call_result res;
 	struct moat_call_opts o;
@@ -540,6 +565,7 @@ static void run_job(struct server *s, struct job *j)
 
 	memset(&res, 0, sizeof(res));
 	memset(&o, 0, sizeof(o));
+	o.call_id = j->call_id[0] ? j->call_id : NULL;
 	o.cancel_fd = j->cancel_fd;
 	if (j->progress_token) {
 		o.progress = on_progress;
@@ -552,12 +578,20 @@ static void run_job(struct server *s, struct job *j)
 	o.approver_name = "elicitation";
 	if (j->inline_call) {
 		/* SECURITY: the loop thread cannot wait for an elicitation answer
-		 * (it is the one that would read it): if the decision turned into
-		 * an ASK since the pre-check, the call is denied, never stuck */
+		 * (it is the one that would read it): a call that needs one is
+		 * deferred before anyone is asked, and goes to a worker. The
+		 * approver that is never called here would deny, never block. */
+		o.defer_ask = true;
 		o.approver = no_approver_inline;
 		o.approver_ud = NULL;
 	}
 	r = moat_session_call(s->session, j->tool, j->args, j->args_len, &o, &res);
+	if (r == 0 && res.status == MOAT_CALL_DEFERRED) {
+		/* the same call again on a worker, under the same id */
+		moat_strlcpy(j->call_id, res.call_id, sizeof(j->call_id));
+		moat_call_result_release(&res);
+		return 1;
+	}
 	log_call(s, j, r, &res);
 
 	pthread_mutex_lock(&s->mu);
@@ -569,6 +603,7 @@ static void run_job(struct server *s, struct job *j)
 		reply_result(s, j->id, result);
 	}
 	moat_call_result_release(&res);
+	return 0;
 }
 
 static void *worker_main(void *arg)
@@ -771,7 +806,37 @@ static void handle_set_level(struct server *s, const struct moat_rpc_msg *m)
 	reply_result(s, m->id, json_object());
 }
 
-static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
+/* Where params.arguments sits in the request line: [*ret_off, *ret_end).
+ * The line passed the strict parser (no duplicate keys), so that text is
+ * exactly the arguments object. -ENOENT when it is not found. */
+static int arguments_span(const char *line, size_t len, size_t *ret_off, size_t *ret_end)
+{
+	struct moat_json_iter it;
+	size_t root, k, v;
+
+	if (moat_json_root(line, len, &root) < 0 || moat_json_iter_init(&it, line, len, root) < 0)
+		return -ENOENT;
+	while (moat_json_iter_next(&it, &k, &v) == 1) {
+		if (!moat_json_string_equals(line, len, k, "params"))
+			continue;
+		if (moat_json_iter_init(&it, line, len, v) < 0)
+			return -ENOENT;
+		while (moat_json_iter_next(&it, &k, &v) == 1) {
+			if (!moat_json_string_equals(line, len, k, "arguments"))
+				continue;
+			if (line[v] != '{' || it.off <= v)
+				return -ENOENT;
+			*ret_off = v;
+			*ret_end = it.off;
+			return 0;
+		}
+		return -ENOENT;
+	}
+	return -ENOENT;
+}
+
+static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m, const char *line,
+			      size_t line_len)
 {
 	const json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments");
@@ -780,7 +845,7 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 	char key[MOAT_RPC_ID_KEY_MAX];
 	struct job *j;
 	char *text;
-	size_t len;
+	size_t len, a_off, a_end;
 
 	if (!json_is_string(name)) {
 		reply_error(s, m->id, MOAT_RPC_INVALID_PARAMS,
@@ -820,60 +885,65 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 		reply_error(s, m->id, MOAT_RPC_INVALID_REQUEST, "invalid id");
 		return;
 	}
-	text = args ? json_dumps(args, JSON_COMPACT) : moat_strdup("{}");
-	if (!text) {
+	/* the session parses the arguments again, strictly: it gets their
+	 * text as the client wrote it (writing them out again costs more) */
+	if (!args)
+		text = moat_strdup("{}");
+	else if (arguments_span(line, line_len, &a_off, &a_end) == 0 &&
+		 a_end - a_off <= MOAT_ARGS_MAX_BYTES)
+		text = moat_strndup(line + a_off, a_end - a_off);
+	else
+		text = json_dumps(args, JSON_COMPACT);
+	j = text ? calloc(1, sizeof(*j)) : NULL;
+	if (!j) {
+		free(text);
 		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
 	len = strlen(text);
+	j->srv = s;
+	j->cancel_fd = -1;
+	j->id = json_deep_copy(m->id);
+	j->args = text;
+	j->args_len = len;
+	moat_strlcpy(j->key, key, sizeof(j->key));
+	moat_strlcpy(j->tool, json_string_value(name), sizeof(j->tool));
+	moat_strlcpy(j->version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
+		     sizeof(j->version));
+	j->elicit = moat_mcp_elicit_enabled(s->elicit);
+	j->ecall.e = s->elicit;
+	if (!j->id) {
+		job_free(j);
+		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
 
-	/* A file tool the policy decides without asking runs right here, on
-	 * the loop thread: it is bounded (caps, no FIFOs or devices, local
+	/* A file tool runs right here, on the loop thread, unless it needs a
+	 * human's answer: it is bounded (caps, no FIFOs or devices, local
 	 * I/O), and handing it to a worker would cost two thread wake-ups,
-	 * more than the call itself. Everything that may ask a human, and
-	 * every shell call, goes to a worker so that the loop stays free to
-	 * read elicitation answers, pings and cancellations. */
-	if (args && !token && moat_tool_lookup(json_string_value(name)) != MOAT_TOOL_BASH) {
-		struct moat_decision d;
+	 * more than the call itself. A call the session defers (it would ask),
+	 * and every shell call, goes to a worker so that the loop stays free
+	 * to read elicitation answers, pings and cancellations. */
+	if (!token && moat_tool_lookup(j->tool) != MOAT_TOOL_BASH) {
+		bool dup;
 
 		pthread_mutex_lock(&s->mu);
-		bool dup = inflight_find(s, key) != NULL;
+		dup = inflight_find(s, key) != NULL;
 		pthread_mutex_unlock(&s->mu);
-		if (!dup &&
-		    moat_policy_check_args(moat_session_policy(s->session), json_string_value(name),
-					   args, &d, NULL) == 0 &&
-		    d.verdict != MOAT_ASK) {
-			struct job *ij = calloc(1, sizeof(*ij));
-
-			if (ij) {
-				ij->srv = s;
-				ij->cancel_fd = -1;
-				ij->inline_call = true;
-				ij->id = json_deep_copy(m->id);
-				ij->args = text;
-				ij->args_len = len;
-				moat_strlcpy(ij->key, key, sizeof(ij->key));
-				moat_strlcpy(ij->tool, json_string_value(name), sizeof(ij->tool));
-				moat_strlcpy(ij->version,
-					     s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
-					     sizeof(ij->version));
-				ij->elicit = false;
-				ij->ecall.e = s->elicit;
-				if (ij->id) {
-					run_job(s, ij);
-					job_free(ij);
-					return;
-				}
-				ij->args = NULL;
-				job_free(ij);
+		if (!dup) {
+			j->inline_call = true;
+			if (run_job(s, j) == 0) {
+				job_free(j);
+				return;
 			}
+			j->inline_call = false;
 		}
 	}
 
 	pthread_mutex_lock(&s->mu);
 	if (inflight_find(s, key)) {
 		pthread_mutex_unlock(&s->mu);
-		free(text);
+		job_free(j);
 		reply_error(s, m->id, MOAT_RPC_INVALID_REQUEST,
 			    "the id of this request is already used by a call in flight");
 		return;
@@ -881,7 +951,7 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 	if (s->ninflight >= MOAT_MCP_MAX_INFLIGHT ||
 	    s->inflight_bytes + len > MOAT_MCP_MAX_INFLIGHT_BYTES) {
 		pthread_mutex_unlock(&s->mu);
-		free(text);
+		job_free(j);
 		reply_error(s, m->id, MOAT_RPC_SERVER_BUSY,
 			    "too many tool calls in flight (at most %u calls and %u MiB of "
 			    "arguments): wait for replies before sending more",
@@ -890,28 +960,13 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m)
 	}
 	pthread_mutex_unlock(&s->mu);
 
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		free(text);
-		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
-		return;
-	}
-	j->srv = s;
 	j->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	j->id = json_deep_copy(m->id);
-	j->args = text;
-	j->args_len = len;
 	j->progress_token = token ? json_deep_copy(token) : NULL;
-	moat_strlcpy(j->key, key, sizeof(j->key));
-	moat_strlcpy(j->tool, json_string_value(name), sizeof(j->tool));
-	moat_strlcpy(j->version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
-		     sizeof(j->version));
-	j->elicit = moat_mcp_elicit_enabled(s->elicit);
-	j->ecall.e = s->elicit;
-	if (j->cancel_fd < 0 || !j->id || (token && !j->progress_token)) {
+	if (j->cancel_fd < 0 || (token && !j->progress_token)) {
+		int e = j->cancel_fd < 0 ? errno : ENOMEM;
+
 		job_free(j);
-		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of resources: %s",
-			    strerror(errno ? errno : ENOMEM));
+		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of resources: %s", strerror(e));
 		return;
 	}
 
@@ -954,14 +1009,15 @@ static void handle_cancelled(struct server *s, const struct moat_rpc_msg *m)
 	job_free(drop);
 }
 
-static void handle_request(struct server *s, const struct moat_rpc_msg *m)
+static void handle_request(struct server *s, const struct moat_rpc_msg *m, const char *line,
+			   size_t len)
 {
 	const char *meth = m->method;
 
 	if (!strcmp(meth, "ping"))
 		reply_result(s, m->id, json_object());
 	else if (!strcmp(meth, "tools/call"))
-		handle_tools_call(s, m);
+		handle_tools_call(s, m, line, len);
 	else if (!strcmp(meth, "tools/list"))
 		handle_tools_list(s, m);
 	else if (!strcmp(meth, "initialize"))
@@ -992,7 +1048,7 @@ static void handle_line(struct server *s, const char *line, size_t len)
 	}
 	switch (m.kind) {
 	case MOAT_RPC_REQUEST:
-		handle_request(s, &m);
+		handle_request(s, &m, line, len);
 		break;
 	case MOAT_RPC_NOTIFICATION:
 		if (!strcmp(m.method, "notifications/cancelled"))

@@ -154,7 +154,7 @@ int moat_tool_read_file(const struct moat_tool_env *env, json_t *args,
 	char abs[MOAT_PATH_MAX], real[MOAT_PATH_MAX], chunk[CHUNK];
 	struct reader rd;
 	struct stat st;
-	size_t probed = 0, want;
+	size_t probed = 0, want, nread = 0;
 	bool binary = false;
 	int fd, r;
 
@@ -221,6 +221,12 @@ int moat_tool_read_file(const struct moat_tool_env *env, json_t *args,
 		}
 		feed(&rd, chunk, (size_t)n);
 		if (rd.done)
+			break;
+		/* A short read of a regular file that reached the size fstat
+		 * saw is its end at that moment: no second read(2) to see 0.
+		 * (A file reporting size 0, as /proc's do, is read to the 0.) */
+		nread += (size_t)n;
+		if ((size_t)n < sizeof(chunk) && st.st_size > 0 && nread >= (size_t)st.st_size)
 			break;
 	}
 	close(fd);

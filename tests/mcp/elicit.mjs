@@ -30,6 +30,18 @@ await main(async () => {
 		'requestedSchema: a required decision yes / always / no', q.requestedSchema);
 	ok(q.mode === 'form', 'mode "form" (revision 2025-11-25)', q);
 
+	// a call that must ask is handed to a worker: while its form is open
+	// the server answers a read, and the write is recorded once (the
+	// attempt on the loop thread that found it must ask leaves no record)
+	let readWhileAsking = false;
+	answer = async () => {
+		const rr = await c.client.callTool({ name: 'read_file', arguments: { path: 'yes.txt' } });
+		readWhileAsking = !rr.isError && text(rr).includes('approved');
+		return { action: 'accept', content: { decision: 'yes' } };
+	};
+	r = await write('while.txt');
+	ok(!r.isError && exists('while.txt') && readWhileAsking, 'a read is answered while an ask is open', { r: text(r), readWhileAsking });
+
 	// accept + no, decline, cancel: DENIED, nothing written
 	for (const [what, a] of [['accept "no"', { action: 'accept', content: { decision: 'no' } }], ['decline', { action: 'decline' }], ['cancel', { action: 'cancel' }]]) {
 		answer = async () => a;
@@ -91,6 +103,7 @@ await main(async () => {
 	ok(yes && yes.approval && yes.approval.by === 'elicitation' && yes.approval.answer === 'approved' && yes.final === 'allow',
 		'audit: the approved write records approval by elicitation, approved', yes);
 	ok(no && no.final === 'deny' && no.approval && no.approval.by === 'elicitation', 'audit: the declined write records the denial', no);
+	ok(recs.filter((x) => x.args && x.args.path === 'while.txt').length === 1, 'audit: one record for a write that was asked');
 	const al = by('always1.txt');
 	ok(al && al.approval && al.approval.answer === 'approved_always', 'audit: "always" recorded as approved_always', al);
 	w.cleanup();

@@ -2,7 +2,7 @@
  * command, reason and error; caps at their boundaries; no raw newline
  * whatever the input), the writer's file handling (default path and modes,
  * symlinks, FIFOs, read-only files, /dev/full, a full tmpfs with a short
- * write, stderr), 8 concurrent writers as threads and as processes with
+ * write, the free-space check between two looks at the disk, stderr), 8 concurrent writers as threads and as processes with
  * every line checked from the bytes on disk, the syslog datagram on a
  * socket the test binds itself, the reader's filters and bad lines, and the
  * time parser. */
@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -635,6 +636,40 @@ static void test_readonly_file(void)
  * until the write fails; it must fail with ENOSPC and say "disk full", and
  * the reader must count every complete record and at most one incomplete
  * last line. Then read-only: EROFS. */
+/* In a child: a private mount namespace (a user namespace too when not
+ * root). 0, or -1 when there is none to be had. */
+static int private_mounts(void)
+{
+	if (unshare(CLONE_NEWNS) < 0) {
+		/* not root: a user namespace gives the mount namespace */
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+		char map[64];
+		int fd;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return -1;
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+		fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			return -1;
+		close(fd);
+		fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && write(fd, "deny", 4) < 0)
+			return -1;
+		if (fd >= 0)
+			close(fd);
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+		fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			return -1;
+		close(fd);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	return 0;
+}
+
 static int diskfull_child(void)
 {
 	struct moat_audit_opts o = {.path = path_in("full/audit.jsonl"), .required = true};
@@ -646,32 +681,7 @@ static int diskfull_child(void)
 	json_t *args = json_pack("{s:s}", "content", pad);
 	int i, rc = 0;
 
-	if (unshare(CLONE_NEWNS) < 0) {
-		/* not root: a user namespace gives the mount namespace */
-		uid_t uid = geteuid();
-		gid_t gid = getegid();
-		char map[64];
-		int fd;
-
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-			return 77;
-		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-		fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			return 77;
-		close(fd);
-		fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
-		if (fd >= 0 && write(fd, "deny", 4) < 0)
-			return 77;
-		if (fd >= 0)
-			close(fd);
-		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-		fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			return 77;
-		close(fd);
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (private_mounts() < 0)
 		return 77;
 	if (mount("tmpfs", path_in("full"), "tmpfs", 0, "size=64k,mode=0700") < 0)
 		return 77;
@@ -731,6 +741,101 @@ static void test_diskfull(void)
 	else
 		CHECKF(st == 0,
 		       "a full tmpfs fails the write with ENOSPC, records stay whole (step %d)",
+		       st);
+}
+
+/* moat_audit_ready looks at the file system only now and then: what it
+ * counts between two looks must never make it say ready when a record may
+ * not fit, and a failed write must make it look again. A 3 MiB tmpfs
+ * filled by this writer's records (checked against fstatvfs after each),
+ * then grown, then filled by someone else. */
+static int ready_child(void)
+{
+	struct moat_audit_opts o = {.required = true};
+	struct moat_decision d = mkdec(MOAT_ALLOW, "default", "ok");
+	struct moat_audit_record r = {.tool = "write_file", .decision = &d};
+	struct moat_audit *a = NULL;
+	struct moat_error err;
+	struct statvfs sv;
+	char *pad = plain(9000), block[4096], log[512], room[512], filler[512];
+	json_t *args = json_pack("{s:s}", "content", pad);
+	int i, rc = 0, fd;
+
+	/* (path_in's buffers are reused) */
+	snprintf(log, sizeof(log), "%s", path_in("room/audit.jsonl"));
+	snprintf(room, sizeof(room), "%s", path_in("room"));
+	snprintf(filler, sizeof(filler), "%s", path_in("room/filler"));
+	o.path = log;
+
+	if (private_mounts() < 0)
+		return 77;
+	if (mount("tmpfs", room, "tmpfs", 0, "size=3m,mode=0700") < 0)
+		return 77;
+	if (moat_audit_open(&o, &a, &err) < 0)
+		return 1;
+	r.args = args;
+	for (i = 0; i < 2000; i++) {
+		unsigned long long avail;
+
+		moat_error_clear(&err);
+		rc = moat_audit_ready(a, &err);
+		if (statvfs(room, &sv) < 0)
+			return 2;
+		avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+		/* never ready when a record may not fit */
+		if (rc == 0 && avail < MOAT_AUDIT_MAX_RECORD)
+			return 3;
+		if (rc < 0)
+			break;
+		/* ready: the record is written */
+		if (moat_audit_write(a, &r, &err) < 0)
+			return 4;
+	}
+	if (rc != -ENOSPC || i == 0 || !strstr(err.msg, "disk full"))
+		return 5;
+	/* room again: the next look sees it */
+	if (mount(NULL, room, NULL, MS_REMOUNT, "size=8m") < 0)
+		return 6;
+	if (moat_audit_ready(a, &err) != 0)
+		return 7;
+	/* someone else fills the disk: the next write fails (whatever ready
+	 * said), and ready then looks again and refuses */
+	fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 8;
+	memset(block, 'f', sizeof(block));
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	close(fd);
+	if (moat_audit_write(a, &r, &err) >= 0)
+		return 9;
+	if (moat_audit_ready(a, &err) != -ENOSPC)
+		return 10;
+	a = moat_audit_close(a);
+	read_counts(log, NULL);
+	if (count_good != (size_t)i || count_bad > 1)
+		return 11;
+	json_decref(args);
+	free(pad);
+	return 0;
+}
+
+static void test_ready(void)
+{
+	pid_t pid;
+	int st;
+
+	mkdir(path_in("room"), 0700);
+	pid = fork();
+	if (pid == 0)
+		_exit(ready_child());
+	st = child_status(pid);
+	if (st == 77)
+		skip_or_fail("no private mount namespace for a small tmpfs");
+	else
+		CHECKF(st == 0,
+		       "ready looks again before a record may not fit, and after a failed "
+		       "write (step %d)",
 		       st);
 }
 
@@ -1182,6 +1287,7 @@ int main(void)
 	test_refusals();
 	test_readonly_file();
 	test_diskfull();
+	test_ready();
 	test_stderr();
 	test_syslog();
 	test_reader();

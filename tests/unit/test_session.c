@@ -1,6 +1,6 @@
 /* The session (the pipeline) through the public library API: a callback
- * approver, hard denies, bad input, concurrent calls, and the audit log, each
- * checked on disk. */
+ * approver, hard denies, bad input, concurrent calls, calls that defer an
+ * ask (defer_ask), and the audit log, each checked on disk. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -113,6 +113,35 @@ static enum moat_call_status call(struct moat_session *s, const char *tool, cons
 	return st;
 }
 
+/* A call with defer_ask: its status; *json_status gets the result's
+ * "status" ("" when none). */
+static enum moat_call_status call_deferred(struct moat_session *s, const char *tool,
+					   const char *args, moat_approver_fn fn, void *ud,
+					   char *json_status, size_t jsz)
+{
+	struct moat_call_opts o = {.cancel_fd = -1, .defer_ask = true};
+	struct moat_call_result r;
+	enum moat_call_status st;
+
+	o.approver = fn;
+	o.approver_ud = ud;
+	json_status[0] = '\0';
+	if (moat_session_call(s, tool, args, strlen(args), &o, &r) < 0)
+		return (enum moat_call_status)-1;
+	st = r.status;
+	{
+		json_t *j = r.json ? json_loads(r.json, 0, NULL) : NULL;
+		const char *v = json_string_value(json_object_get(j, "status"));
+
+		if (!json_is_object(j))
+			st = (enum moat_call_status)-2;
+		snprintf(json_status, jsz, "%s", v ? v : "");
+		json_decref(j);
+	}
+	moat_call_result_release(&r);
+	return st;
+}
+
 struct worker {
 	struct moat_session *s;
 	int ok;
@@ -146,6 +175,10 @@ int main(void)
 		fputs("hello\n", f);
 		fclose(f);
 	}
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/.git/hooks", ws);
+	mkdir(path, 0700);
 	snprintf(cfg, sizeof(cfg),
 		 "{\"require_approval_for_writes\": true, \"allowed_paths\": [\"%s/**\"]}", ws);
 
@@ -171,6 +204,69 @@ int main(void)
 	CHECK(call(s, "write_file", "{\"path\": \"c.txt\", \"content\": \"z\"}") == MOAT_CALL_OK);
 	CHECK(file_is("c.txt", "z"));
 	CHECK(atomic_load(&st.calls) == 3);
+
+	/* defer_ask: an ASK no one settled comes back DEFERRED at once,
+	 * nothing asked, run or recorded; one that "always" settled runs */
+	{
+		struct approver_state st2 = {.answer = MOAT_ANSWER_APPROVED};
+		char js[32], cfg2[4200];
+		struct moat_session *s2;
+
+		n0 = count_lines(audit, &bad);
+		CHECK(call_deferred(s, "write_file", "{\"path\": \"c.txt\", \"content\": \"w\"}",
+				    approver, &st2, js, sizeof(js)) == MOAT_CALL_OK);
+		CHECK(file_is("c.txt", "w"));
+		CHECK(call_deferred(s, "read_file", "{\"path\": \"hello.txt\"}", approver, &st2,
+				    js, sizeof(js)) == MOAT_CALL_OK);
+		CHECK(call_deferred(s, "read_file", "{\"path\": \"/etc/shadow\"}", approver, &st2,
+				    js, sizeof(js)) == MOAT_CALL_DENIED);
+		/* SECURITY: "always" does not settle an ask a human must see each
+		 * time: deferred, nothing written */
+		CHECK(call_deferred(s, "write_file",
+				    "{\"path\": \".git/hooks/pre-commit\", \"content\": \"x\"}",
+				    approver, &st2, js, sizeof(js)) == MOAT_CALL_DEFERRED);
+		CHECK(file_is(".git/hooks/pre-commit", NULL));
+		CHECK_INT(atomic_load(&st2.calls), 0);
+		n1 = count_lines(audit, &bad);
+		CHECK_INT((int)(n1 - n0), 3);
+
+		/* a session that remembers nothing: the same write is deferred,
+		 * a pre-approved one runs */
+		snprintf(cfg2, sizeof(cfg2),
+			 "{\"require_approval_for_writes\": true, \"allowed_paths\": [\"%s/**\"], "
+			 "\"approvals\": [{\"tool\": \"write_file\", \"arg\": \"path\", "
+			 "\"match\": \"pre.txt\"}]}",
+			 ws);
+		s2 = open_session(cfg2, approver, &st2);
+		CHECK(s2 != NULL);
+		if (s2) {
+			n0 = count_lines(audit, &bad);
+			CHECK(call_deferred(s2, "write_file",
+					    "{\"path\": \"g.txt\", \"content\": \"x\"}", approver,
+					    &st2, js, sizeof(js)) == MOAT_CALL_DEFERRED);
+			CHECK_STR(js, "deferred");
+			/* the session's own approver is not asked either */
+			CHECK(call_deferred(s2, "write_file",
+					    "{\"path\": \"g.txt\", \"content\": \"x\"}", NULL, NULL,
+					    js, sizeof(js)) == MOAT_CALL_DEFERRED);
+			CHECK(file_is("g.txt", NULL));
+			CHECK(call_deferred(s2, "write_file",
+					    "{\"path\": \"pre.txt\", \"content\": \"p\"}", approver,
+					    &st2, js, sizeof(js)) == MOAT_CALL_OK);
+			CHECK(file_is("pre.txt", "p"));
+			CHECK_INT(atomic_load(&st2.calls), 0);
+			CHECK_INT(atomic_load(&st.calls), 3);
+			n1 = count_lines(audit, &bad);
+			CHECK_INT((int)(n1 - n0), 1); /* pre.txt's */
+			/* the same call without defer_ask asks, runs, is recorded */
+			CHECK(call(s2, "write_file", "{\"path\": \"g.txt\", \"content\": \"x\"}") ==
+			      MOAT_CALL_OK);
+			CHECK(file_is("g.txt", "x"));
+			CHECK_INT(atomic_load(&st2.calls), 1);
+			CHECK_INT((int)(count_lines(audit, &bad) - n1), 1);
+			moat_session_free(s2);
+		}
+	}
 
 	/* hard denies never reach the approver */
 	st.answer = MOAT_ANSWER_APPROVED;
