@@ -3,7 +3,9 @@
 # SDK Client over StdioClientTransport, and a raw pipelined JSON-RPC writer)
 # against `moat mcp` with its default configuration (policy on, an audit log
 # file) and the reference server, npm @modelcontextprotocol/server-filesystem,
-# side by side in one run (bench/mcp_bench.mjs). Prints a markdown section on
+# side by side in one run (bench/mcp_bench.mjs), and, when it was built
+# ($build/bench/mcp_bare), a bare C server with no policy and no audit (the
+# ceiling the client and the machine allow). Prints a markdown section on
 # stdout (bench/run.sh adds the heading); progress goes to stderr.
 #
 #   bench/mcp.sh [BUILD]
@@ -44,6 +46,10 @@ for pkg in sdk server-filesystem; do
 	fi
 done
 export MOAT=$moat MOAT_NPM_PREFIX
+if [ -z "${MOAT_MCP_BARE:-}" ] && [ -x "$build/bench/mcp_bare" ]; then
+	MOAT_MCP_BARE=$(realpath -e "$build/bench/mcp_bare")
+	export MOAT_MCP_BARE
+fi
 
 echo "\`bench/mcp.sh $build\` on $(uname -sr), $(nproc) CPUs, load average" \
 	"$(cut -d' ' -f1-3 /proc/loadavg) at the start, $(date -u +%Y-%m-%d):"

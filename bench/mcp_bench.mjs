@@ -2,8 +2,13 @@
 // configuration: policy on, an audit log file) and the reference server,
 // npm @modelcontextprotocol/server-filesystem, side by side. Started by
 // bench/mcp.sh, which finds node, the npm prefix and the moat binary.
+// With MOAT_MCP_BARE (the path of bench/mcp_bare, which bench/mcp.sh passes
+// when it was built), a third server goes through exactly the same
+// workloads: a bare C server with no policy and no audit, the ceiling the
+// client and this machine allow.
 //
-//   MOAT=build/moat MOAT_NPM_PREFIX=/opt/moat-npm node bench/mcp_bench.mjs
+//   MOAT=build/moat MOAT_NPM_PREFIX=/opt/moat-npm [MOAT_MCP_BARE=build/bench/mcp_bare] \
+//     node bench/mcp_bench.mjs
 //
 // Workloads, per server, each in a fresh server process:
 //  1. the official SDK Client over StdioClientTransport: read_file of a small
@@ -30,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const MOAT = process.env.MOAT;
+const BARE = process.env.MOAT_MCP_BARE || '';
 const PREFIX = process.env.MOAT_NPM_PREFIX || '/opt/moat-npm';
 const require = createRequire(path.join(PREFIX, 'resolve-from-here.js'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
@@ -76,6 +82,8 @@ function serverCmd(kind) {
 		const audit = path.join(root, `audit-${++auditSeq}.jsonl`);
 		return { command: MOAT, args: ['mcp', '--workspace', ws, '--audit-log', audit], env, cwd: ws, audit };
 	}
+	if (kind === 'bare')
+		return { command: BARE, args: [], env, cwd: ws };
 	return { command: process.execPath, args: [REF_MAIN, ws], env, cwd: ws };
 }
 
@@ -116,6 +124,11 @@ function readCall(tools, kind) {
 	const names = tools.map((t) => t.name);
 	if (kind === 'moat')
 		return { name: 'read_file', arguments: { path: FILE, raw: true } };
+	if (kind === 'bare') {
+		if (!names.includes('read_file'))
+			throw new Error(`the bare server has no read_file (tools: ${names.join(', ')})`);
+		return { name: 'read_file', arguments: { path: FILE } };
+	}
 	const name = names.includes('read_text_file') ? 'read_text_file' : 'read_file';
 	if (!names.includes(name))
 		throw new Error(`the reference server has no read tool (tools: ${names.join(', ')})`);
@@ -334,8 +347,9 @@ async function rawRun(kind) {
 }
 
 // ---- runs, best of each ----
-const best = { moat: null, ref: null };
-const perRun = []; // [{ moat, ref }], each run's own figures
+const KINDS = BARE ? ['moat', 'ref', 'bare'] : ['moat', 'ref'];
+const best = { moat: null, ref: null, bare: null };
+const perRun = []; // [{ moat, ref, bare }], each run's own figures
 const better = (a, b, key, lower) => (a[key] === undefined ? b[key] : lower ? Math.min(a[key], b[key]) : Math.max(a[key], b[key]));
 
 function merge(prev, cur) {
@@ -358,7 +372,9 @@ function merge(prev, cur) {
 
 for (let run = 1; run <= RUNS; run++) {
 	perRun.push({});
-	for (const kind of run % 2 ? ['moat', 'ref'] : ['ref', 'moat']) {
+	// the order turns by one each run (moat, ref; ref, moat; ... with two)
+	const k0 = (run - 1) % KINDS.length;
+	for (const kind of KINDS.slice(k0).concat(KINDS.slice(0, k0))) {
 		log(`run ${run}/${RUNS}: ${kind}: SDK client`);
 		const s = await sdkRun(kind);
 		log(`run ${run}/${RUNS}: ${kind}: raw pipelined`);
@@ -374,26 +390,31 @@ for (let run = 1; run <= RUNS; run++) {
 // ---- the table ----
 const M = best.moat;
 const R = best.ref;
+const B = best.bare; // null without MOAT_MCP_BARE
 const f0 = (v) => Math.round(v).toLocaleString('en-US');
 const fms = (v) => v.toFixed(3);
 const fmb = (kb) => (kb / 1024).toFixed(1);
 const ratio = (a, b) => `${(a / b).toFixed(2)}x`;
-const rows = [
-	['sequential read_file, p50 (ms)', fms(M.p50), fms(R.p50), ratio(M.p50, R.p50)],
-	['sequential read_file, p99 (ms)', fms(M.p99), fms(R.p99), ratio(M.p99, R.p99)],
-	[`sequential read_file, calls/s (${N_SEQ.toLocaleString('en-US')} calls)`, f0(M.seq), f0(R.seq), ratio(M.seq, R.seq)],
-	[`200 concurrent reads, wall (ms, best of ${CONC_ROUNDS * RUNS})`, M.concBest.toFixed(1), R.concBest.toFixed(1), ratio(M.concBest, R.concBest)],
-	[`pipelined, calls/s (${N_PIPE.toLocaleString('en-US')} calls, ${WINDOW} in flight)`, f0(M.pipe), f0(R.pipe), ratio(M.pipe, R.pipe)],
-	['server CPU time per call, sequential (us, user + system)', M.cpuSeq.toFixed(1), R.cpuSeq.toFixed(1), ratio(M.cpuSeq, R.cpuSeq)],
-	['server CPU time per call, pipelined (us, user + system)', M.cpuPipe.toFixed(1), R.cpuPipe.toFixed(1), ratio(M.cpuPipe, R.cpuPipe)],
-	[`pipelined, ${N_PIPE.toLocaleString('en-US')} written at once: calls answered with a result`, `${f0(M.allOkMin)} (the rest: -32000)`, f0(R.allOkMin), '-'],
-	['RSS after the handshake (MB)', fmb(M.rss.handshake), fmb(R.rss.handshake), ratio(M.rss.handshake, R.rss.handshake)],
-	...RSS_AT.map((n) => [`RSS after ${n.toLocaleString('en-US')} SDK calls (MB)`, fmb(M.rss[n]), fmb(R.rss[n]), ratio(M.rss[n], R.rss[n])]),
-	[`RSS after ${(N_PIPE + 2 * N_WARM).toLocaleString('en-US')} pipelined calls (MB)`, fmb(M.rssPipe), fmb(R.rssPipe), ratio(M.rssPipe, R.rssPipe)],
-	[`RSS after ${N_PIPE.toLocaleString('en-US')} more, written at once (MB)`, fmb(M.rssAll), fmb(R.rssAll), ratio(M.rssAll, R.rssAll)],
+// [what, the figure of one server, its ratio moat/that server]; the ratio
+// is '-' where there is none
+const num = (label, get, fmt) => [label, (X) => fmt(get(X)), (X, Y) => ratio(get(X), get(Y))];
+const specs = [
+	num('sequential read_file, p50 (ms)', (X) => X.p50, fms),
+	num('sequential read_file, p99 (ms)', (X) => X.p99, fms),
+	num(`sequential read_file, calls/s (${N_SEQ.toLocaleString('en-US')} calls)`, (X) => X.seq, f0),
+	num(`200 concurrent reads, wall (ms, best of ${CONC_ROUNDS * RUNS})`, (X) => X.concBest, (v) => v.toFixed(1)),
+	num(`pipelined, calls/s (${N_PIPE.toLocaleString('en-US')} calls, ${WINDOW} in flight)`, (X) => X.pipe, f0),
+	num('server CPU time per call, sequential (us, user + system)', (X) => X.cpuSeq, (v) => v.toFixed(1)),
+	num('server CPU time per call, pipelined (us, user + system)', (X) => X.cpuPipe, (v) => v.toFixed(1)),
+	[`pipelined, ${N_PIPE.toLocaleString('en-US')} written at once: calls answered with a result`, (X) => (X === M ? `${f0(X.allOkMin)} (the rest: -32000)` : f0(X.allOkMin)), () => '-'],
+	num('RSS after the handshake (MB)', (X) => X.rss.handshake, fmb),
+	...RSS_AT.map((n) => num(`RSS after ${n.toLocaleString('en-US')} SDK calls (MB)`, (X) => X.rss[n], fmb)),
+	num(`RSS after ${(N_PIPE + 2 * N_WARM).toLocaleString('en-US')} pipelined calls (MB)`, (X) => X.rssPipe, fmb),
+	num(`RSS after ${N_PIPE.toLocaleString('en-US')} more, written at once (MB)`, (X) => X.rssAll, fmb),
 ];
-console.log(`| workload (${RUNS} run${RUNS > 1 ? 's' : ''}, best of each; RSS: the largest) | moat | reference (${R.tool}) | moat/reference |`);
-console.log('|---|---:|---:|---:|');
+const rows = specs.map(([label, fig, rat]) => [label, fig(M), fig(R), rat(M, R)].concat(B ? [fig(B), rat(M, B)] : []));
+console.log(`| workload (${RUNS} run${RUNS > 1 ? 's' : ''}, best of each; RSS: the largest) | moat | reference (${R.tool}) | moat/reference |${B ? ' bare C server (no policy, no audit) | moat/bare |' : ''}`);
+console.log(B ? '|---|---:|---:|---:|---:|---:|' : '|---|---:|---:|---:|');
 for (const r of rows)
 	console.log(`| ${r.join(' | ')} |`);
 console.log('');
@@ -404,11 +425,21 @@ const t = [
 	['RSS under 8 MB', Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll) < 8192, `${fmb(Math.max(...Object.values(M.rss), M.rssPipe, M.rssAll))} MB at most, in every phase`],
 	['RSS flat over 10,000 calls (10,000 -> 20,000 SDK calls)', M.rss[20000] - M.rss[10000] <= 256, `${M.rss[20000] - M.rss[10000]} kB more`],
 ];
-const range = (f) => {
-	const v = perRun.map((r) => f(r.moat) / f(r.ref)).sort((a, b) => a - b);
+const range = (f, a = 'moat', b = 'ref') => {
+	const v = perRun.map((r) => f(r[a]) / f(r[b])).sort((x, y) => x - y);
 	return v.length > 1 ? `${v[0].toFixed(2)}x to ${v[v.length - 1].toFixed(2)}x` : `${v[0].toFixed(2)}x`;
 };
 console.log(`- Each run's own ratio (moat and the reference measured back to back): sequential calls/s ${range((x) => x.seq)}, pipelined calls/s ${range((x) => x.pipe)}, p99 ${range((x) => x.p99)}.`);
-for (const [what, met, v] of t)
+if (B)
+	console.log(`- Each run's own ratio of the bare C server to the reference: sequential calls/s ${range((x) => x.seq, 'bare', 'ref')}, pipelined calls/s ${range((x) => x.pipe, 'bare', 'ref')}; moat to the bare server: sequential ${range((x) => x.seq, 'moat', 'bare')}, pipelined ${range((x) => x.pipe, 'moat', 'bare')}, p99 ${range((x) => x.p99, 'moat', 'bare')}. The bare server: server CPU per call ${B.cpuSeq.toFixed(1)} us sequential, ${B.cpuPipe.toFixed(1)} us pipelined; the client's own CPU per pipelined call against it ${B.clientPipe.toFixed(1)} us; 200 concurrent, median of the rounds ${quantile(B.concMedians.sort((x, y) => x - y), 0.5).toFixed(1)} ms.`);
+// what the bare server itself reaches: the ceiling for a throughput target
+const ceiling = (key, what) =>
+	`  - the bare C server itself (no policy, no audit): ${(B[key] / R[key]).toFixed(2)}x ${what} (${f0(B[key])} against ${f0(R[key])} calls/s): the ceiling the client and this machine allow; moat reaches ${Math.round((100 * M[key]) / B[key])}% of it`;
+for (const [i, [what, met, v]] of t.entries()) {
 	console.log(`- ${what}: ${met ? 'met' : 'NOT met'} (${v})`);
+	if (B && i === 0)
+		console.log(ceiling('seq', 'sequential'));
+	if (B && i === 1)
+		console.log(ceiling('pipe', 'pipelined'));
+}
 console.log(`- node ${process.version}, reference server ${JSON.parse(fs.readFileSync(path.join(REF_PKG, 'package.json'), 'utf8')).version}, SDK ${JSON.parse(fs.readFileSync(path.join(PREFIX, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version}; the client's own CPU per pipelined call: ${M.clientPipe.toFixed(1)} us against moat, ${R.clientPipe.toFixed(1)} us against the reference; 200 concurrent, median of the rounds: moat ${quantile(M.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms, reference ${quantile(R.concMedians.sort((a, b) => a - b), 0.5).toFixed(1)} ms`);
