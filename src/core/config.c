@@ -75,6 +75,9 @@ const char *const moat_default_denied_paths[] = {
      * secrets (the host's /proc; inside the sandbox /proc is private), and
      * more token stores, key stores, shell histories and browser profiles */
     "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*_key",
     "/proc/*/environ",
     "/proc/*/task/*/environ",

@@ -891,6 +891,9 @@ bool moat_env_is_safe(const char *name)
 #define X_MFD_EXEC 0x10ULL
 #define X_MFD_NOEXEC_SEAL 0x8ULL
 #define X_AT_EMPTY_PATH 0x1000ULL
+#define X_S_ISUID 04000ULL
+#define X_S_ISGID 02000ULL
+#define X_AF_VSOCK 40ULL
 #define E_PERM 1
 #define E_NOSYS 38
 
@@ -959,6 +962,37 @@ const struct moat_sc_rule moat_seccomp_rules[] = {
     {"memfd_create", E_NOSYS, MOAT_SC_ARG_NOT_HAS, 1, X_MFD_NOEXEC_SEAL,
      "anonymous memory files must be sealed non-executable"},
     {"execveat", E_PERM, MOAT_SC_ARG_HAS, 4, X_AT_EMPTY_PATH, "executing a descriptor (fexecve)"},
+    /* setuid and setgid bits: the owner of a file needs no capability to
+     * set them, and a root-owned program made setuid outside the sandbox
+     * (where a mount namespace cannot make the tree read-only) is root for
+     * every local user */
+    {"chmod", E_PERM, MOAT_SC_ARG_HAS, 1, X_S_ISUID | X_S_ISGID, "setuid and setgid bits"},
+    {"fchmod", E_PERM, MOAT_SC_ARG_HAS, 1, X_S_ISUID | X_S_ISGID, "setuid and setgid bits"},
+    {"fchmodat", E_PERM, MOAT_SC_ARG_HAS, 2, X_S_ISUID | X_S_ISGID, "setuid and setgid bits"},
+    {"fchmodat2", E_PERM, MOAT_SC_ARG_HAS, 2, X_S_ISUID | X_S_ISGID, "setuid and setgid bits"},
+    /* vsock is not confined by a network namespace: the hypervisor's
+     * services are not the command's business */
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_VSOCK, "sockets to the hypervisor (vsock)"},
+    {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+};
+
+/* Without PID and IPC namespaces the user's other processes and SysV IPC
+ * objects are shared with the sandbox: their resource limits cannot be
+ * changed (prlimit of pid 0, the caller, still works: setrlimit uses it),
+ * and SysV shared memory, queues and semaphores are refused. */
+const struct moat_sc_rule moat_seccomp_rules_no_ns[] = {
+    {"prlimit64", E_PERM, MOAT_SC_ARG_NE, 0, 0, "limits of other processes"},
+    {"shmget", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV shared memory (no IPC namespace)"},
+    {"shmat", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV shared memory (no IPC namespace)"},
+    {"shmctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV shared memory (no IPC namespace)"},
+    {"msgget", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV message queues (no IPC namespace)"},
+    {"msgsnd", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV message queues (no IPC namespace)"},
+    {"msgrcv", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV message queues (no IPC namespace)"},
+    {"msgctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV message queues (no IPC namespace)"},
+    {"semget", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
+    {"semop", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
+    {"semtimedop", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
+    {"semctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
@@ -976,7 +1010,8 @@ const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
 unsigned moat_plan_seccomp_variant(const struct moat_plan *p)
 {
 	return (p->seccomp_no_inet ? MOAT_SC_NO_INET : 0u) |
-	       (p->seccomp_no_unix ? MOAT_SC_NO_UNIX : 0u);
+	       (p->seccomp_no_unix ? MOAT_SC_NO_UNIX : 0u) |
+	       (p->seccomp_no_ns ? MOAT_SC_NO_NS : 0u);
 }
 
 /* Without a network namespace, "deny" closes the IP socket families. */
@@ -1009,6 +1044,9 @@ static const struct {
     [MOAT_FEAT_MEM] = {"memory-limit", "memory is capped"},
     [MOAT_FEAT_PIDS] = {"process-limit", "the number of processes is capped"},
     [MOAT_FEAT_RLIMITS] = {"rlimits", "cpu time, file size, open files; no core dumps"},
+    [MOAT_FEAT_METADATA] = {"metadata",
+			    "modes, times, owners, xattrs and inode flags outside the writable "
+			    "paths cannot change"},
 };
 
 const char *moat_feature_name(enum moat_feature f)
@@ -1404,6 +1442,17 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 			    "masking needs a mount namespace (enable unprivileged user namespaces) "
 			    "or Landlock");
 	}
+	/* Landlock governs content, not metadata: chmod, chown, utimes,
+	 * setxattr and inode flags outside the workspace are stopped by the
+	 * read-only mounts of the mount namespace (seccomp refuses setuid and
+	 * setgid bits in every mode) */
+	feat(p, MOAT_FEAT_METADATA, p->mntns, "%s",
+	     p->mntns ? "the tree read-only but for the writable paths (mount flags)" : "none");
+	if (!p->mntns)
+		hint(p, MOAT_FEAT_METADATA,
+		     "needs a mount namespace: enable unprivileged user namespaces; without one "
+		     "files the user owns outside the workspace can have their modes, times and "
+		     "attributes changed (not their content; setuid and setgid bits are refused)");
 	if (p->protect.n || ro_inside_rw(p)) {
 		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
 		     p->mntns ? "read-only bind mounts" : "none");
@@ -1630,6 +1679,7 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	p->mntns = p->pidns = p->ipcns = p->userns;
 	p->fresh_proc = p->pidns && p->mntns;
 	p->seccomp = kf->seccomp;
+	p->seccomp_no_ns = p->seccomp && (!p->pidns || !p->ipcns);
 	p->drop_caps = true;
 	p->fallback = pr->fallback;
 

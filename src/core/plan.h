@@ -320,6 +320,7 @@ enum moat_feature {
 	MOAT_FEAT_MEM,		/* memory limit */
 	MOAT_FEAT_PIDS,		/* process limit */
 	MOAT_FEAT_RLIMITS,	/* cpu, file size, open files, no core dumps */
+	MOAT_FEAT_METADATA,	/* the tree outside writable paths read-only (mount flag) */
 	MOAT_FEAT__COUNT,
 };
 
@@ -369,9 +370,13 @@ extern const struct moat_sc_rule moat_seccomp_rules_no_inet[];
  * socketpair(2) keeps working. */
 extern const struct moat_sc_rule moat_seccomp_rules_no_unix[];
 /* Which rows a filter has: the base rows, plus these. */
+/* Extra rows without PID and IPC namespaces: other processes' limits,
+ * SysV IPC. */
+extern const struct moat_sc_rule moat_seccomp_rules_no_ns[];
 #define MOAT_SC_NO_INET 1u
 #define MOAT_SC_NO_UNIX 2u
-#define MOAT_SC_VARIANTS 4u
+#define MOAT_SC_NO_NS 4u
+#define MOAT_SC_VARIANTS 8u
 /* personality(2): only these values pass (PER_LINUX and the query). */
 #define MOAT_SC_PERSONALITY_OK_1 0x0u
 #define MOAT_SC_PERSONALITY_OK_2 0xffffffffu
@@ -430,6 +435,7 @@ struct moat_plan {
 	bool seccomp;
 	bool seccomp_no_inet; /* + moat_seccomp_rules_no_inet */
 	bool seccomp_no_unix; /* + moat_seccomp_rules_no_unix */
+	bool seccomp_no_ns;   /* + moat_seccomp_rules_no_ns */
 
 	/* processes */
 	bool drop_caps;

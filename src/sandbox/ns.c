@@ -111,6 +111,9 @@ void moat_mounts_release(struct moat_mounts *m)
 	for (size_t i = 0; i < m->nprotected_missing; i++)
 		free(m->protected_missing[i]);
 	free(m->protected_missing);
+	for (size_t i = 0; i < m->nquarantine; i++)
+		free(m->quarantine[i]);
+	free(m->quarantine);
 	free(m->scan_note);
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
@@ -609,6 +612,39 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 static const char *const protect_dirs[] = {".git/hooks", ".vscode", ".idea", ".moat", ".claude",
 					   ".cursor", NULL};
 
+static const char *const git_redirects[] = {".git/commondir", ".git/config.worktree", NULL};
+
+/* Git files that send git to another config and hooks: normally absent in
+ * a repository's own .git (git writes commondir only in linked worktrees'
+ * directories, config.worktree only with worktreeConfig). Created inside
+ * the sandbox, they are set aside after the run (moat_ns_quarantine), in
+ * every mode: nothing of the sandbox runs by then. */
+static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/.git", p->workspace);
+	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	for (size_t i = 0; git_redirects[i]; i++) {
+		char **nv;
+
+		snprintf(path, sizeof(path), "%s/%s", p->workspace, git_redirects[i]);
+		if (lstat(path, &st) == 0)
+			continue;
+		nv = realloc(m->quarantine, (m->nquarantine + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		m->quarantine = nv;
+		nv[m->nquarantine] = moat_strdup(git_redirects[i]);
+		if (!nv[m->nquarantine])
+			return -ENOMEM;
+		m->nquarantine++;
+	}
+	return 0;
+}
+
 static bool protect_is_dir(const char *name)
 {
 	for (size_t i = 0; protect_dirs[i]; i++)
@@ -680,6 +716,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 	 * directory that is not */
 	snprintf(path, sizeof(path), "%s/.git", p->workspace);
 	standins = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
 	/* ancestors first (a self-bind makes a directory a mount point, which
 	 * cannot be renamed or removed, so ".git" cannot be swapped for a
 	 * planted copy); then the items themselves, read-only */
@@ -827,7 +864,26 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	/* outer paths first; an inner path is carried by its outer bind */
 	qsort(keep, nkeep, sizeof(keep[0]), cmp_keep);
 
-	/* 3. the operations, in the order the child applies them */
+	/* 3. the operations, in the order the child applies them. First the
+	 * paths that stay writable: the child binds each onto itself, makes
+	 * the whole tree read-only (a mount flag: it also stops chmod, chown,
+	 * utimes, xattrs and inode flags, which Landlock does not govern) and
+	 * then these writable again */
+	for (size_t i = 0; i < p->nfs && r == 0; i++) {
+		const char *path = p->fs[i].path;
+
+		if (!(p->fs[i].access & MOAT_FS_WRITE) || !strcmp(path, "/"))
+			continue;
+		if (p->private_tmp && (!strcmp(path, "/tmp") || !strcmp(path, "/dev/shm")))
+			continue; /* fresh tmpfs mounts, writable */
+		if (stat(path, &st) < 0)
+			continue; /* an optional path that does not exist */
+		if (!op_exists(m, MOAT_MNT_WRITABLE, path))
+			r = add_op(m, MOAT_MNT_WRITABLE, path, -1, S_ISDIR(st.st_mode), false, NULL,
+				   0);
+	}
+	if (r < 0)
+		goto fail;
 	if (p->private_tmp) {
 		/* tmpfs pages are not counted by RLIMIT_DATA: each private tmpfs
 		 * is capped at the memory limit (the kernel's default is half of
@@ -907,6 +963,9 @@ masks:
 	if (r < 0)
 		goto fail;
 	prune_nested_masks(m, mask_start);
+	r = watch_git_redirects(p, m);
+	if (r < 0)
+		goto fail;
 	if (!p->mntns)
 		goto done;
 	/* the self-binds must come before the masks (a later bind would hide
@@ -984,6 +1043,8 @@ static const char *kind_name(enum moat_mount_kind k)
 		return "home-copy-on-write";
 	case MOAT_MNT_STASH:
 		return "stash";
+	case MOAT_MNT_WRITABLE:
+		return "writable";
 	}
 	return "?";
 }
@@ -1138,6 +1199,28 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 			continue;
 		/* only if still empty: someone outside may have used it meanwhile */
 		(void)unlinkat(dfd, leaf, AT_REMOVEDIR);
+		close(dfd);
+	}
+}
+
+void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz)
+{
+	for (size_t i = 0; i < m->nquarantine; i++) {
+		const char *leaf = NULL;
+		char aside[NAME_MAX + 1];
+		struct stat st;
+		int dfd = open_parent_nofollow(p->workspace, m->quarantine[i], &leaf);
+
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (size_t)snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf) <
+			sizeof(aside) &&
+		    renameat(dfd, leaf, dfd, aside) == 0 && out) {
+			size_t l = strlen(out);
+
+			snprintf(out + l, outsz - l, "%s%s", l ? ", " : "", m->quarantine[i]);
+		}
 		close(dfd);
 	}
 }
@@ -1455,6 +1538,39 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 
 	cow_ok = false;
 
+	/* the tree read-only, but for the writable paths (bound onto
+	 * themselves first so that each is a mount of its own). SECURITY:
+	 * before the kept paths are cloned, so their clones inherit it */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+
+		if (op->kind == MOAT_MNT_WRITABLE &&
+		    mount(op->target, op->target, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return child_fail(rep, MOAT_STEP_MOUNT, errno, "binding writable ",
+					  op->target);
+	}
+	{
+		struct x_mount_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.attr_set = X_MOUNT_ATTR_RDONLY;
+		if (syscall(X_NR_mount_setattr, AT_FDCWD, "/", X_AT_RECURSIVE, &a, sizeof(a)) < 0)
+			return child_fail(rep, MOAT_STEP_MOUNT, errno, "read-only ", "/");
+		memset(&a, 0, sizeof(a));
+		a.attr_clr = X_MOUNT_ATTR_RDONLY;
+		for (size_t i = 0; i < m->n; i++) {
+			const struct moat_mount_op *op = &m->ops[i];
+
+			/* EPERM: read-only on the host already (locked) */
+			if (op->kind == MOAT_MNT_WRITABLE &&
+			    syscall(X_NR_mount_setattr, AT_FDCWD, op->target, X_AT_RECURSIVE, &a,
+				    sizeof(a)) < 0 &&
+			    errno != EPERM)
+				return child_fail(rep, MOAT_STEP_MOUNT, errno, "writable ",
+						  op->target);
+		}
+	}
+
 	/* kept paths: clone their trees now, before a tmpfs hides them */
 	for (size_t i = 0; i < m->n; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
@@ -1544,6 +1660,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "ptmx on ",
 						  op->target);
 			break;
+		case MOAT_MNT_WRITABLE:
+			break; /* done above */
 		case MOAT_MNT_OVERLAY:
 			if (scratch_src < 0) {
 				scratch_src = make_scratch_source();

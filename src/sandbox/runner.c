@@ -368,6 +368,11 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
 		/* the clone itself failed */
 		fail(st, NULL, "%s", err->msg);
 	}
+	if (sp->quarantined[0])
+		tell(st,
+		     "warning: git file(s) created inside the sandbox that would send git to "
+		     "another configuration or hooks were renamed to NAME.moat-quarantined: %s",
+		     sp->quarantined);
 	if (sp->protected_created[0])
 		tell(st,
 		     "warning: protected path(s) created inside the sandbox: %s; review them "

@@ -120,6 +120,8 @@ enum moat_mount_kind {
 	MOAT_MNT_DEVPTS,    /* a new devpts instance; target /dev/pts */
 	MOAT_MNT_PTMX,	    /* /dev/pts/ptmx bound over /dev/ptmx */
 	MOAT_MNT_OVERLAY,   /* the home directory copy-on-write; writes go to a private tmpfs */
+	MOAT_MNT_WRITABLE,  /* a writable rule's path: bound onto itself before the whole
+			     * tree is made read-only, then writable again */
 	MOAT_MNT_STASH,	    /* a tmpfs on a directory a later tmpfs covers: holds the mask
 			     * sources and the overlay's upper layer, unreachable by path */
 };
@@ -144,6 +146,8 @@ struct moat_mounts {
 	size_t nprotected_missing;
 	char **protected_missing; /* protected names that did not exist (checked after the run) */
 	char *scan_note;	  /* set when the workspace scan was cut short */
+	size_t nquarantine;
+	char **quarantine; /* git redirect files that did not exist: set aside if created */
 	bool ws_locked;		  /* ws_lock_fd holds a shared flock of the workspace */
 	int ws_lock_fd;		  /* (stand-ins are removed only by the last run) */
 };
@@ -168,6 +172,11 @@ void moat_mounts_release(struct moat_mounts *m);
 int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			      struct moat_error *err);
 void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m);
+/* After the run (every process of the sandbox gone): git files that point
+ * git elsewhere (.git/commondir, .git/config.worktree) and did not exist
+ * before are renamed to NAME.moat-quarantined; their names are appended to
+ * out (", " separated). */
+void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz);
 /* Child side (between clone and exec: no allocation, no stdio). Each
  * returns 0 or -errno with rep filled. */
 int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep);
@@ -282,6 +291,7 @@ struct moat_spawn {
 	int wait_status;   /* as from waitpid */
 	double elapsed_ms;
 	char protected_created[512]; /* protected names that appeared during the run */
+	char quarantined[256];	     /* git redirect files created inside, set aside */
 };
 
 /* The life of one sandboxed command:

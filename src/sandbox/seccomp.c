@@ -31,6 +31,7 @@ static const struct {
 	int nr;
 } newer_x86_64[] = {
     {"open_tree_attr", 467},
+    {"fchmodat2", 452},
 };
 
 static int resolve(const char *name)
@@ -120,6 +121,9 @@ static int build_ctx(unsigned variant, scmp_filter_ctx *ret, struct moat_error *
 	for (size_t i = 0;
 	     (variant & MOAT_SC_NO_UNIX) && moat_seccomp_rules_no_unix[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules_no_unix[i], err);
+	for (size_t i = 0;
+	     (variant & MOAT_SC_NO_NS) && moat_seccomp_rules_no_ns[i].syscall && r == 0; i++)
+		r = add_row(ctx, &moat_seccomp_rules_no_ns[i], err);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return r;

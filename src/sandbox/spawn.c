@@ -857,8 +857,11 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	if (s->cancel_signal && !WIFEXITED(status))
 		ret = 128 + s->cancel_signal;
 out:
-	/* every process of the sandbox is gone: the empty stand-ins go too */
+	/* every process of the sandbox is gone: the empty stand-ins go too,
+	 * and git redirect files it created are set aside */
 	moat_ns_remove_placeholders(p, &s->mounts);
+	s->quarantined[0] = '\0';
+	moat_ns_quarantine(p, &s->mounts, s->quarantined, sizeof(s->quarantined));
 	/* protected paths that did not exist before and do now */
 	s->protected_created[0] = '\0';
 	for (size_t i = 0; i < s->mounts.nprotected_missing; i++) {

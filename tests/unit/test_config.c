@@ -74,11 +74,11 @@ static void test_defaults(void)
 
 	for (n = 0; moat_default_denied_paths[n]; n++)
 		;
-	CHECK_INT(n, 63); /* 25 from seed 000 + 38 additions */
+	CHECK_INT(n, 66); /* 25 from seed 000 + 41 additions */
 	CHECK_STR(moat_default_denied_paths[0], "/etc/shadow");
 	CHECK_STR(moat_default_denied_paths[24], "**/.pypirc");
 	CHECK_STR(moat_default_denied_paths[29], "**/.pgpass");
-	CHECK_STR(moat_default_denied_paths[59], "**/.config/BraveSoftware/**");
+	CHECK_STR(moat_default_denied_paths[62], "**/.config/BraveSoftware/**");
 	for (n = 0; moat_default_denied_commands[n]; n++)
 		;
 	CHECK_INT(n, 36); /* 26 from seed 000 + 10 additions */

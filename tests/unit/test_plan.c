@@ -474,8 +474,11 @@ static void test_plan_degraded(void)
 		CHECK(strstr(p->feat[MOAT_FEAT_SECRETS].mechanism, "landlock") != NULL);
 		/* host unix sockets: no unix sockets at all with the network denied */
 		CHECK(gap(p, MOAT_FEAT_PIDNS) && !gap(p, MOAT_FEAT_HOST_SOCKETS));
-		CHECK(p->seccomp_no_unix &&
-		      moat_plan_seccomp_variant(p) == (MOAT_SC_NO_INET | MOAT_SC_NO_UNIX));
+		CHECK(p->seccomp_no_unix && p->seccomp_no_ns &&
+		      moat_plan_seccomp_variant(p) ==
+			  (MOAT_SC_NO_INET | MOAT_SC_NO_UNIX | MOAT_SC_NO_NS));
+		/* no read-only tree without a mount namespace: a reported gap */
+		CHECK(gap(p, MOAT_FEAT_METADATA));
 		CHECK(!gap(p, MOAT_FEAT_SCOPES)); /* landlock abi 6 scopes */
 		CHECK(p->scratch_tmp && rule(p, "/tmp") == NULL);
 		CHECK(!p->home_cow && !p->private_pts); /* both need a mount namespace */

@@ -195,6 +195,7 @@ static void expect(const char *what, uint32_t got, uint32_t want)
 static void semantics(unsigned variant)
 {
 	bool no_inet = variant & MOAT_SC_NO_INET, no_unix = variant & MOAT_SC_NO_UNIX;
+	bool no_ns = variant & MOAT_SC_NO_NS;
 
 	const struct moat_sc_rule *r;
 
@@ -264,6 +265,30 @@ static void semantics(unsigned variant)
 		expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
 	}
 	expect("socket(AF_NETLINK)", call(X64, NR("socket"), 16, 3, 0, 0, 0), ALLOW);
+	expect("socket(AF_VSOCK)", call(X64, NR("socket"), 40, 1, 0, 0, 0), ERR(EPERM));
+	/* setuid and setgid bits; other modes pass */
+	expect("chmod(04755)", call(X64, NR("chmod"), 0, 04755, 0, 0, 0), ERR(EPERM));
+	expect("chmod(02755)", call(X64, NR("chmod"), 0, 02755, 0, 0, 0), ERR(EPERM));
+	expect("chmod(0755)", call(X64, NR("chmod"), 0, 0755, 0, 0, 0), ALLOW);
+	expect("chmod(01777)", call(X64, NR("chmod"), 0, 01777, 0, 0, 0), ALLOW);
+	expect("fchmod(04755)", call(X64, NR("fchmod"), 3, 04755, 0, 0, 0), ERR(EPERM));
+	expect("fchmod(0644)", call(X64, NR("fchmod"), 3, 0644, 0, 0, 0), ALLOW);
+	expect("fchmodat(06755)", call(X64, NR("fchmodat"), 3, 0, 06755, 0, 0), ERR(EPERM));
+	expect("fchmodat(0700)", call(X64, NR("fchmodat"), 3, 0, 0700, 0, 0), ALLOW);
+	expect("fchmodat2(04755)", call(X64, 452, 3, 0, 04755, 0, 0), ERR(EPERM));
+	expect("fchmodat2(0755)", call(X64, 452, 3, 0, 0755, 0, 0), ALLOW);
+	/* without PID and IPC namespaces */
+	expect("prlimit64(0)", call(X64, NR("prlimit64"), 0, 7, 0, 0, 0), ALLOW);
+	if (no_ns) {
+		expect("prlimit64(pid)", call(X64, NR("prlimit64"), 1234, 7, 0, 0, 0), ERR(EPERM));
+		expect("shmget", call(X64, NR("shmget"), 0, 4096, 0, 0, 0), ERR(EPERM));
+		expect("shmat", call(X64, NR("shmat"), 0, 0, 0, 0, 0), ERR(EPERM));
+		expect("msgget", call(X64, NR("msgget"), 0, 0, 0, 0, 0), ERR(EPERM));
+		expect("semget", call(X64, NR("semget"), 0, 1, 0, 0, 0), ERR(EPERM));
+	} else {
+		expect("prlimit64(pid)", call(X64, NR("prlimit64"), 1234, 7, 0, 0, 0), ALLOW);
+		expect("shmget", call(X64, NR("shmget"), 0, 4096, 0, 0, 0), ALLOW);
+	}
 }
 
 /* Same verdict for every syscall number and a set of argument vectors. */
@@ -273,7 +298,7 @@ static int equivalent(const struct sock_filter *a, unsigned alen, const struct s
 	static const uint64_t vals[] = {
 	    0,	    1,	    8,	    0x10,    0x11,	 0x80,	     0x400,	 0x1000,
 	    0x5401, 0x5412, 0x541c, 0x20000, 0x10000000, 0x40000000, 0xffffffff, 0x100005412ULL,
-	    2,	    10,	    17};
+	    2,	    10,	    17,	     40,      04000,	 02000,	     0755,	 1234};
 	static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0xc00000b7};
 	struct sdata d;
 
@@ -409,6 +434,7 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++) {
 			p.seccomp_no_inet = k & MOAT_SC_NO_INET;
 			p.seccomp_no_unix = k & MOAT_SC_NO_UNIX;
+			p.seccomp_no_ns = k & MOAT_SC_NO_NS;
 			CHECK(moat_plan_seccomp_variant(&p) == k);
 			CHECK(moat_seccomp_compile(&p, &b, &err) == 0);
 			/* (the header's arrays are static: compare the contents) */
