@@ -327,3 +327,111 @@ uint64_t moat_hash(const void *p, size_t n)
 	}
 	return h;
 }
+
+/* ---- showing untrusted text to a human ---- */
+
+#define SHOWN_ONE_MAX 12 /* the shown form of one character, with its NUL */
+
+/* Code points a terminal or a client's text view acts on, or that change
+ * how text reads: C1 controls (0x9b is CSI on some terminals), zero-width
+ * and direction marks, line and paragraph separators, bidi embeddings,
+ * overrides and isolates ("Trojan Source"), invisible operators, the byte
+ * order mark, interlinear annotations. */
+static bool shown_invisible(unsigned cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
+/* Decode one UTF-8 sequence at s (n bytes left): its length, or 0 when
+ * invalid (overlong, surrogate, past U+10FFFF, truncated). */
+static size_t shown_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len;
+	unsigned c = s[0], min;
+
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+	if (n < len)
+		return 0;
+	c &= len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* The shown form of the character at s[0..n): its bytes in out (at most
+ * SHOWN_ONE_MAX with the NUL), their count in *out_len; returns the input bytes consumed. */
+static size_t shown_one(const char *s, size_t n, char out[static SHOWN_ONE_MAX], size_t *out_len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned c = u[0], cp;
+	size_t len;
+
+	if (c < 0x80) {
+		if (c == '\n')
+			moat_strlcpy(out, "\\n", SHOWN_ONE_MAX);
+		else if (c == '\t')
+			moat_strlcpy(out, "\\t", SHOWN_ONE_MAX);
+		else if (c == '\r')
+			moat_strlcpy(out, "\\r", SHOWN_ONE_MAX);
+		else if (c == '\\')
+			moat_strlcpy(out, "\\\\", SHOWN_ONE_MAX);
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(out, SHOWN_ONE_MAX, "\\x%02x", c);
+		else {
+			out[0] = (char)c;
+			out[1] = '\0';
+		}
+		*out_len = strlen(out);
+		return 1;
+	}
+	len = shown_utf8_decode(u, n, &cp);
+	if (!len) {
+		snprintf(out, SHOWN_ONE_MAX, "\\x%02x", c);
+		*out_len = 4;
+		return 1;
+	}
+	if (shown_invisible(cp)) {
+		snprintf(out, SHOWN_ONE_MAX, "\\u%04x", cp);
+		*out_len = 6;
+		return len;
+	}
+	memcpy(out, s, len);
+	out[len] = '\0';
+	*out_len = len;
+	return len;
+}
+
+int moat_buf_put_shown_capped(struct moat_buf *b, const char *s, size_t n, size_t max)
+{
+	size_t i = 0, used = 0;
+
+	while (i < n) {
+		char one[SHOWN_ONE_MAX];
+		size_t olen, k = shown_one(s + i, n - i, one, &olen);
+
+		if (used + olen > max) {
+			moat_buf_printf(b, "... (%zu more bytes)", n - i);
+			break;
+		}
+		moat_buf_append(b, one, olen);
+		used += olen;
+		i += k;
+	}
+	return b->oom ? -ENOMEM : 0;
+}
+
+int moat_buf_put_shown(struct moat_buf *b, const char *s, size_t n)
+{
+	return moat_buf_put_shown_capped(b, s, n, SIZE_MAX);
+}

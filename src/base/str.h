@@ -47,6 +47,16 @@ size_t moat_utf8_valid_prefix(const char *s, size_t n);
 /* Append s[0..n) as valid UTF-8: each byte that does not start a valid
  * character becomes U+FFFD, and so does NUL unless keep_nul. 0 or -ENOMEM. */
 int moat_buf_append_utf8(struct moat_buf *b, const char *s, size_t n, bool keep_nul);
+/* SECURITY: append s[0..n) as text that cannot act on a terminal or hide
+ * what follows it in a human's view: C0 and C1 controls, DEL, invalid UTF-8
+ * bytes and invisible or bidi format characters (U+200B-U+200F,
+ * U+2028-U+202E, U+2060-U+206F, U+FEFF, U+FFF9-U+FFFB) are written as
+ * escapes (\n \t \r \xNN \uNNNN) and a backslash as \\, so what is shown
+ * is unambiguous. 0 or -ENOMEM. */
+int moat_buf_put_shown(struct moat_buf *b, const char *s, size_t n);
+/* The same, at most max bytes of shown text (never cutting an escape or a
+ * character), then "... (N more bytes)" with N the input bytes left out. */
+int moat_buf_put_shown_capped(struct moat_buf *b, const char *s, size_t n, size_t max);
 /* The value of a hexadecimal digit (either case), or -1. */
 int moat_hexval(int c);
 /* 64-bit FNV-1a */

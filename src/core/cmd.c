@@ -53,6 +53,9 @@
 #define CMD_PRESCAN_BUDGET 65536u      /* syntax nodes scanned ahead of loops per analysis */
 #define CMD_MAX_DOWNLOADS 64	       /* files downloaded in one command, remembered */
 #define CMD_MAX_FUNCS 64	       /* functions defined in one command, remembered */
+#define CMD_MAX_ALIASES 64	       /* aliases defined in one command, remembered */
+#define CMD_MAX_LINKS 64	       /* symbolic links made in one command, remembered */
+#define CMD_MAX_ALIAS_WORDS 64	       /* words of one alias value expanded */
 
 typedef const struct moat_sh_word *wref;
 
@@ -156,6 +159,19 @@ struct an {
 	size_t nfuncs;
 	struct download *dl; /* CMD_MAX_DOWNLOADS, allocated at the first */
 	size_t ndl;
+	const char **alias;  /* CMD_MAX_ALIASES "NAME=VALUE", allocated at the first */
+	size_t nalias;
+	uint64_t alias_busy; /* aliases being expanded (never again inside themselves) */
+	struct link *links;  /* CMD_MAX_LINKS, allocated at the first */
+	size_t nlinks;
+	bool links_lost;     /* more links than remembered: every path is unknown */
+};
+
+/* ln -s TARGET NAME made earlier in the command: NAME (absolute) is TARGET
+ * (absolute, NULL when unknown) for the paths after it */
+struct link {
+	const char *name;
+	const char *target;
 };
 
 static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *cx);
@@ -379,7 +395,8 @@ enum pk {
 	PK_NICE, PK_IONICE, PK_CHRT, PK_TASKSET, PK_TIMEOUT, PK_STDBUF, PK_TIME, PK_XARGS,
 	PK_BUSYBOX, PK_EVAL, PK_FIND, PK_PKEXEC, PK_CHROOT, PK_FLOCK, PK_WATCH, PK_SU,
 	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
-	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_GDB,
+	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_FAKEROOT, PK_LDSO,
+	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_GDB,
 	/* builtins that change what the shell knows */
 	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
@@ -388,7 +405,7 @@ enum pk {
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
-	PK_CRONTAB,
+	PK_CRONTAB, PK_GIO, PK_PKILL,
 };
 
 static const struct {
@@ -425,6 +442,10 @@ static const struct {
 	{"nsenter", PK_NSENTER},  {"parallel", PK_PARALLEL}, {"toybox", PK_TOYBOX},
 	{"strace", PK_STRACE},	  {"ltrace", PK_LTRACE},  {"valgrind", PK_VALGRIND},
 	{"gdb", PK_GDB},	  {"cd", PK_CD},	  {"pushd", PK_PUSHD},
+	{"fakeroot", PK_FAKEROOT}, {"fakeroot-sysv", PK_FAKEROOT}, {"fakeroot-tcp", PK_FAKEROOT},
+	{"ld.so", PK_LDSO},	  {"perf", PK_PERF},	  {"firejail", PK_FIREJAIL},
+	{"bwrap", PK_BWRAP},	  {"proot", PK_PROOT},	  {"cpulimit", PK_CPULIMIT},
+	{"catchsegv", PK_CATCHSEGV},
 	{"python", PK_INTERP},	  {"python2", PK_INTERP}, {"python3", PK_INTERP},
 	{"perl", PK_INTERP},	  {"ruby", PK_INTERP},	  {"node", PK_INTERP},
 	{"nodejs", PK_INTERP},	  {"php", PK_INTERP},	  {"lua", PK_INTERP},
@@ -439,6 +460,7 @@ static const struct {
 	{"sgdisk", PK_SGDISK},	  {"sfdisk", PK_SFDISK},  {"fdisk", PK_FDISK},
 	{"gdisk", PK_FDISK},	  {"cfdisk", PK_FDISK},	  {"cgdisk", PK_FDISK},
 	{"parted", PK_PARTED},	  {"rsync", PK_RSYNC},	  {"crontab", PK_CRONTAB},
+	{"gio", PK_GIO},	  {"pkill", PK_PKILL},	  {"killall", PK_PKILL},
 };
 
 _Static_assert(MOAT_ARRAY_SIZE(progtab) < 255, "progtab indexes must fit in a byte");
@@ -535,6 +557,10 @@ static int prog_kind(const char *p)
 	}
 	if (p[0] == 'm' && strncmp(p, "mkfs.", 5) == 0)
 		return PK_MKFS;
+	/* the dynamic loader run as a program: ld-linux-x86-64.so.2 PROG */
+	if (p[0] == 'l' && (strncmp(p, "ld-linux", 8) == 0 || strncmp(p, "ld-musl", 7) == 0 ||
+			    strncmp(p, "ld64.so", 7) == 0) && strstr(p, ".so"))
+		return PK_LDSO;
 	/* the plain interpreter names are in the table: only versioned ones here */
 	if (n > 3 && (p[n - 1] == '.' || (p[n - 1] >= '0' && p[n - 1] <= '9')) &&
 	    interp_family(p) >= 0)
@@ -587,6 +613,45 @@ void moat_cmd_norm_path(char *p)
 	p[o] = '\0';
 }
 
+/* SECURITY: /proc/PID/root (and /proc/PID/task/TID/root) is that process's
+ * root directory, "/" for every process a command could name; /proc/PID/cwd
+ * is a working directory not known before running. Applied to a normalised
+ * absolute path in place: 0 when it names a known place (rewritten to it),
+ * -1 when the place cannot be known. */
+static int proc_alias(char *p)
+{
+	for (int guard = 0; guard < 64; guard++) {
+		const char *s, *e, *c;
+		size_t cl;
+
+		if (strncmp(p, "/proc/", 6) != 0)
+			return 0;
+		s = p + 6;
+		if (!(e = strchr(s, '/')))
+			return 0;
+		c = e + 1;
+		if (strncmp(c, "task/", 5) == 0) {
+			const char *t = strchr(c + 5, '/');
+
+			if (!t)
+				return 0;
+			c = t + 1;
+		}
+		cl = strcspn(c, "/");
+		if (cl == 3 && memcmp(c, "cwd", 3) == 0)
+			return -1;
+		if (cl != 4 || memcmp(c, "root", 4) != 0)
+			return 0;
+		c += 4;
+		memmove(p, c, strlen(c) + 1);
+		if (!p[0]) {
+			p[0] = '/';
+			p[1] = '\0';
+		}
+	}
+	return -1;
+}
+
 /* The absolute path a word names, home spellings (~, ~/x, ~user, $HOME,
  * ${HOME}, "$HOME") resolved; false when relative or unknown. */
 static bool abs_path(const struct an *an, unsigned flags, const char *text, char *buf, size_t cap)
@@ -633,7 +698,7 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 	buf[bl] = '/';
 	memcpy(buf + bl + 1, rest, rl + 1);
 	moat_cmd_norm_path(buf);
-	return true;
+	return proc_alias(buf) == 0;
 }
 
 static const char *const sysdirs[] = {
@@ -733,6 +798,47 @@ static int classify_abs(const struct an *an, bool glob, char *buf)
 /* The k-th absolute path a word may name: a relative word is joined to the
  * k-th working directory the shell may be in. 1: written; 0: no k-th; -1:
  * cannot be known (an expansion, or relative to an unknown directory). */
+/* SECURITY: a path through a symbolic link made earlier in the same command
+ * ("ln -s / r; rm -rf r/") is the path through its target; 1 when buf is
+ * known (rewritten), -1 when not. "NAME" itself (no trailing slash) is the
+ * link, not followed. */
+static int follow_links(const struct an *an, const char *text, char *buf, size_t cap)
+{
+	size_t tl = strlen(text);
+	bool slash = tl && text[tl - 1] == '/';
+
+	if (an->links_lost)
+		return -1;
+	for (int hops = 0; hops < 16; hops++) {
+		const struct link *l = NULL;
+		size_t nl = 0, bl = strlen(buf), gl;
+
+		for (size_t j = an->nlinks; j-- > 0;) {
+			nl = strlen(an->links[j].name);
+			if (strncmp(buf, an->links[j].name, nl) == 0 &&
+			    (buf[nl] == '/' || (buf[nl] == '\0' && (slash || hops > 0))) &&
+			    !(nl == 1 && buf[0] == '/')) {
+				l = &an->links[j];
+				break;
+			}
+		}
+		if (!l)
+			return 1;
+		if (!l->target)
+			return -1;
+		gl = strlen(l->target);
+		if (gl + (bl - nl) + 2 > cap)
+			return -1;
+		memmove(buf + gl + 1, buf + nl, bl - nl + 1);
+		memcpy(buf, l->target, gl);
+		buf[gl] = '/';
+		moat_cmd_norm_path(buf);
+		if (proc_alias(buf) < 0)
+			return -1;
+	}
+	return -1;
+}
+
 static int abs_path_k(const struct an *an, unsigned flags, const char *text, size_t k, char *buf,
 		      size_t cap)
 {
@@ -740,7 +846,9 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 	size_t dl, tl;
 
 	if (abs_path(an, flags, text, buf, cap))
-		return k == 0 ? 1 : 0;
+		return k != 0				  ? 0
+		       : an->nlinks || an->links_lost ? follow_links(an, text, buf, cap)
+						      : 1;
 	if ((flags & MOAT_SHW_EXPAND) || text[0] == '/' || (text[0] == '~' && (flags & MOAT_SHW_TILDE)))
 		return k == 0 ? -1 : 0; /* unknown, too long, or ~ we cannot place */
 	if (!text[0])
@@ -764,6 +872,10 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
 		if (!simple || (dl == 1 && buf[0] == '/'))
 			moat_cmd_norm_path(buf);
+		if (buf[1] == 'p' && proc_alias(buf) < 0)
+			return -1;
+		if (an->nlinks || an->links_lost)
+			return follow_links(an, text, buf, cap);
 		return 1;
 	}
 	if (k == cwd->n && (cwd->flags & VS_UNKNOWN))
@@ -819,13 +931,24 @@ static const struct {
 } startup_any[] = {
 	{".git/hooks/", ".git/hooks"},
 	{".git/config", ".git/config"},
+	/* files that send git to another config and its hooks and fsmonitor */
+	{".git/commondir", ".git/commondir"},
+	{".git/config.worktree", ".git/config.worktree"},
+	{".git/modules/", ".git/modules"},
+	{".gitmodules", ".gitmodules"},
+	/* hook managers and environment loaders that run code on their own */
+	{".husky/", ".husky"},
+	{".pre-commit-config.yaml", ".pre-commit-config.yaml"},
+	{".envrc", ".envrc"},
 	{".mcp.json", ".mcp.json"},
-	{".vscode/settings.json", ".vscode/settings.json"},
-	{".vscode/tasks.json", ".vscode/tasks.json"},
-	{".vscode/mcp.json", ".vscode/mcp.json"},
-	{".claude/settings.json", ".claude/settings.json"},
-	{".claude/settings.local.json", ".claude/settings.local.json"},
-	{".cursor/mcp.json", ".cursor/mcp.json"},
+	/* editors and agents: tasks, launch configurations, hooks, MCP servers */
+	{".vscode/", ".vscode"},
+	{".vscode", ".vscode"},
+	{".idea/", ".idea"},
+	{".claude/", ".claude"},
+	{".claude", ".claude"},
+	{".cursor/", ".cursor"},
+	{".cursor", ".cursor"},
 	{".moat/", ".moat"},
 	{".moat", ".moat"},
 };
@@ -1503,6 +1626,12 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 	}
 	if (n == 3 && memcmp(name, "PWD", 3) == 0) {
 		*ret = *an->st.cwd;
+		return;
+	}
+	/* SECURITY: shells set IFS at startup (none takes it from the
+	 * environment): "rm -rf$IFS/" is "rm -rf /" */
+	if (n == 3 && memcmp(name, "IFS", 3) == 0 && !an->ifs) {
+		vs_one(ret, " \t\n");
 		return;
 	}
 	vs_unknown(ret);
@@ -2436,6 +2565,11 @@ static int check_kill(struct an *an, size_t v)
 		if (strcmp(argv[i], "-1") == 0)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
 					   "sends a signal to every process (pid -1)");
+		/* SECURITY: pids read by xargs may be -1 or 1 */
+		if ((an->vw[v][i]->flags & MOAT_SHW_EXPAND) && strcmp(argv[i], "$XARGS_INPUT") == 0)
+			return add_finding(an, v, MOAT_FINDING_ASK, "dynamic-target:kill",
+					   "kill signals processes whose ids cannot be known "
+					   "before the command runs");
 		/* SECURITY: init dying or told to shut down takes the machine with it */
 		if (strcmp(argv[i], "1") == 0 && !harmless_to_init(sig))
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-init",
@@ -2835,6 +2969,8 @@ static bool remote_name(const char *a)
 	return c && !memchr(a, '/', (size_t)(c - a));
 }
 
+static int removal_floor(struct an *an, size_t v, const char *what, size_t i, bool recursive);
+
 static int check_cp(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2849,7 +2985,7 @@ static int check_cp(struct an *an, size_t v)
 		"debug", "remote-option", "iconv", "address", "port", NULL};
 	size_t *ops, nops = 0, tdir = SIZE_MAX, last = SIZE_MAX, total = 0;
 	const char *tdir_text = NULL;
-	bool done = false;
+	bool done = false, del = false;
 	char joined[CMD_PATH_MAX];
 	int r;
 
@@ -2866,6 +3002,8 @@ static int check_cp(struct an *an, size_t v)
 		if (!done && is_opt(a)) {
 			if (a[1] == '-') {
 				if (rsync) {
+					if (strncmp(a + 2, "del", 3) == 0)
+						del = true; /* --del, --delete-after ... */
 					if (!strchr(a, '=') &&
 					    in_list(rsync_long, a + 2, strlen(a + 2), false))
 						i++;
@@ -2918,6 +3056,22 @@ static int check_cp(struct an *an, size_t v)
 			return 0;
 		if ((r = check_write(an, v, vw[tdir]->flags, tdir_text)))
 			return r;
+		/* SECURITY: rsync --delete SRC/ DEST makes DEST a copy of SRC: what
+		 * else DEST holds is removed ("rsync -a --delete empty/ /") */
+		if (rsync && del && an->hardline) {
+			for (size_t k = 0; k < nops; k++) {
+				const char *src = an->a->views[v].argv[ops[k]];
+				size_t sl = strlen(src);
+
+				if (sl && (src[sl - 1] == '/' || strcmp(src, ".") == 0 ||
+					   (sl > 1 && strcmp(src + sl - 2, "/.") == 0))) {
+					r = removal_floor(an, v, "rsync --delete", tdir, true);
+					if (r)
+						return r;
+					break;
+				}
+			}
+		}
 	}
 	/* the destination may be a directory: dest/basename(source) */
 	for (size_t k = 0; k < nops; k++) {
@@ -3226,6 +3380,139 @@ static int check_crontab(struct an *an, size_t v)
 			   "crontab installs commands that run later on a schedule");
 }
 
+/* A removal of the whole of a floor target (the root, a system directory, a
+ * home) by another program than rm: the same hardline. */
+static int removal_floor(struct an *an, size_t v, const char *what, size_t i, bool recursive)
+{
+	char hit[CMD_PATH_MAX];
+	const char *a = an->a->views[v].argv[i];
+	bool unknown;
+	int cls = classify_word(an, &an->a->views[v], an->vw[v][i], a, hit, sizeof(hit), &unknown);
+
+	if (cls == PC_ROOT)
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-root",
+				   "%s removes the root directory (%s)", what, a);
+	if (cls == PC_SYSTEM)
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
+				   "%s removes the system directory %s", what, hit);
+	if (cls == PC_HOME)
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-home",
+				   "%s removes the home directory (%s)", what, a);
+	if (unknown && recursive)
+		return ask_dynamic(an, v, an->a->views[v].prog, a);
+	return 0;
+}
+
+/* gio trash FILE...: moves whole trees away, as rm -r does */
+static int check_gio(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	bool done = false;
+	int r;
+
+	if (view->argc < 3 || strcmp(view->argv[1], "trash") != 0)
+		return 0;
+	for (size_t i = 2; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+			continue;
+		}
+		if (!done && is_opt(a)) {
+			if (strcmp(a, "--empty") == 0 || strcmp(a, "--list") == 0 ||
+			    strcmp(a, "--restore") == 0)
+				return 0;
+			continue;
+		}
+		if ((r = removal_floor(an, v, "gio trash", i, true)))
+			return r;
+	}
+	return 0;
+}
+
+/* a pattern (extended regular expression, unanchored) every process name
+ * matches: "", ".", ".*", "^.+$" ... */
+static bool match_all_regex(const char *p, bool exact)
+{
+	size_t n = strlen(p);
+
+	if (n && p[0] == '^')
+		p++, n--;
+	if (n && p[n - 1] == '$' && (n < 2 || p[n - 2] != '\\'))
+		n--;
+	if (n == 2 && p[0] == '.' && p[1] == '*')
+		return true;
+	if (n == 4 && memcmp(p, "(.*)", 4) == 0)
+		return true;
+	if (exact)
+		return false;
+	return n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '+');
+}
+
+/* SECURITY: pkill or killall with a pattern matching every process is
+ * "kill -1": the session, the desktop and the agent itself */
+static int check_pkill(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	bool killall = strcmp(view->prog, "killall") == 0, regex = !killall, exact = false;
+	bool done = false, listed = false;
+	const char *arg = killall ? "suoynZ" : "dgGPstuUFq";
+	static const char *const larg[] = {"signal", "user", "older-than", "younger-than", "ns",
+					   "nslist", "group", "parent", "session", "terminal",
+					   "pidfile", "context", NULL};
+	static const char sigch[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-";
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		size_t n = strlen(a);
+
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+			continue;
+		}
+		if (!done && is_opt(a)) {
+			if (a[1] == '-') {
+				if (long_is(a + 2, "regexp", 3))
+					regex = true;
+				else if (long_is(a + 2, "exact", 3))
+					exact = true;
+				else if (long_is(a + 2, "list", 1))
+					listed = true;
+				else if (!strchr(a, '=') && in_list(larg, a + 2, strlen(a + 2), true))
+					i++;
+				continue;
+			}
+			/* -9, -KILL, -SIGTERM: a signal */
+			if (n > 2 && strspn(a + 1, sigch) == n - 1)
+				continue;
+			if (a[1] >= '0' && a[1] <= '9')
+				continue;
+			for (size_t k = 1; a[k]; k++) {
+				if (a[k] == 'r' && killall)
+					regex = true;
+				if (a[k] == 'x' && !killall)
+					exact = true;
+				if (a[k] == 'e' && killall)
+					exact = true;
+				if (a[k] == 'l')
+					listed = true;
+				if (strchr(arg, a[k])) {
+					if (!a[k + 1])
+						i++;
+					break;
+				}
+			}
+			continue;
+		}
+		if (!(an->vw[v][i]->flags & MOAT_SHW_EXPAND) && regex && !listed &&
+		    match_all_regex(a, exact && !killall))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
+					   "%s '%s' signals every process", view->prog, a);
+	}
+	return 0;
+}
+
 static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 {
 	bool h = an->hardline;
@@ -3278,6 +3565,10 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return check_fetch(an, v, true);
 	case PK_CRONTAB:
 		return check_crontab(an, v);
+	case PK_GIO:
+		return h ? check_gio(an, v) : 0;
+	case PK_PKILL:
+		return h ? check_pkill(an, v) : 0;
 	default:
 		return 0;
 	}
@@ -5064,6 +5355,8 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	const wref *vw = an->vw[v];
 	size_t argc = view->argc, i = 1;
 	int splits = 0, r;
+	const char *dir = NULL; /* -C DIR, --chdir=DIR */
+	unsigned dflags = 0;
 
 	while (i < argc) {
 		const char *a = argv[i];
@@ -5090,7 +5383,17 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 					sw = vw[i];
 					after = i + 1;
 				}
-			} else if (!eq && (long_is(name, "unset", 1) || long_is(name, "chdir", 1))) {
+			} else if (long_is(name, "chdir", 1)) {
+				if (eq) {
+					dir = eq + 1;
+					dflags = vw[i]->flags;
+				} else if (i + 1 < argc) {
+					dir = argv[i + 1];
+					dflags = vw[i + 1]->flags;
+				}
+				if (!eq)
+					i++;
+			} else if (!eq && long_is(name, "unset", 1)) {
 				i++;
 			}
 			if (!split) {
@@ -5100,6 +5403,10 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 		} else if (a[0] == '-') {
 			for (size_t k = 1; a[k]; k++) {
 				if (a[k] == 'u' || a[k] == 'C' || a[k] == 'P') {
+					if (a[k] == 'C' && (a[k + 1] || i + 1 < argc)) {
+						dir = a[k + 1] ? a + k + 1 : argv[i + 1];
+						dflags = vw[a[k + 1] ? i : i + 1]->flags;
+					}
 					if (!a[k + 1])
 						i++;
 					break;
@@ -5151,6 +5458,37 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	}
 	if (i >= argc)
 		return 0;
+	if (dir) {
+		/* SECURITY: env -C DIR runs the command in DIR, as "cd DIR" would */
+		const struct vset *old = an->st.cwd;
+		struct vset *nw = moat_arena_alloc(an->ar, sizeof(*nw));
+		char buf[CMD_PATH_MAX];
+		int got;
+
+		if (!nw)
+			return an_oom(an);
+		memset(nw, 0, sizeof(*nw));
+		for (size_t k = 0; (got = abs_path_k(an, dflags, dir, k, buf, sizeof(buf))) != 0;
+		     k++) {
+			char *d;
+
+			if (got < 0) {
+				nw->flags |= VS_UNKNOWN;
+				continue;
+			}
+			if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
+				return an_oom(an);
+			vs_add(nw, d);
+		}
+		if (!nw->n)
+			nw->flags |= VS_UNKNOWN;
+		an->st.cwd = nw;
+		st_touch(an);
+		r = child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
+		an->st.cwd = old;
+		st_touch(an);
+		return r;
+	}
 	return child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
 }
 
@@ -5346,6 +5684,59 @@ static int run_items(struct an *an, size_t v, size_t at, const struct argv_b *it
 	return 0;
 }
 
+/* The command xargs runs with an input not known: its items are one
+ * unknown word appended (or each word holding the placeholder, unknown). */
+static int xargs_unknown(struct an *an, size_t v, size_t at, const char *repl,
+			 const struct wctx *cx, int chain)
+{
+	static const char unk[] = "$XARGS_INPUT";
+	const struct moat_cmdview *view = &an->a->views[v];
+	size_t n = view->argc - at, m = 0;
+	struct moat_sh_span *sp;
+	const char **av;
+	wref *avw;
+
+	if (!(av = moat_arena_alloc(an->ar, (n + 2) * sizeof(*av))) ||
+	    !(avw = moat_arena_alloc(an->ar, (n + 2) * sizeof(*avw))) ||
+	    !(sp = moat_arena_alloc(an->ar, sizeof(*sp))))
+		return an_oom(an);
+	memset(sp, 0, sizeof(*sp));
+	sp->kind = MOAT_SH_SPAN_PARAM;
+	sp->dq = true; /* one item is one word */
+	for (size_t k = 0; k < n; k++) {
+		wref w = an->vw[v][at + k];
+
+		av[m] = view->argv[at + k];
+		avw[m] = w;
+		if (repl && k > 0 && strstr(av[m], repl)) {
+			struct moat_sh_word *x;
+
+			if (!(x = (struct moat_sh_word *)synth_word(an, av[m], w->len,
+								    MOAT_SHW_EXPAND, w->off)))
+				return an_oom(an);
+			sp->len = x->len;
+			x->spans = sp;
+			avw[m] = x;
+		}
+		m++;
+	}
+	if (!repl) {
+		struct moat_sh_word *x;
+
+		if (!(x = (struct moat_sh_word *)synth_word(an, unk, sizeof(unk) - 1,
+							    MOAT_SHW_EXPAND,
+							    an->vw[v][at]->off)))
+			return an_oom(an);
+		sp->len = x->len;
+		x->spans = sp;
+		av[m] = unk;
+		avw[m++] = x;
+	}
+	av[m] = NULL;
+	avw[m] = NULL;
+	return child(an, v, av, avw, m, MOAT_VIEW_DYNAMIC_ARGS, cx, chain);
+}
+
 static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -5422,12 +5813,22 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 		return 0;
 	c.xargs = true;
 	c.repl = repl && *repl ? repl : NULL;
-	if ((r = child(an, v, argv + i, an->vw[v] + i, argc - i, MOAT_VIEW_DYNAMIC_ARGS, &c, chain)))
+	memset(&in, 0, sizeof(in));
+	if (!from_file && (r = known_input(an, cx, &in)))
 		return r;
+	if (from_file || !in.n || (in.flags & VS_UNKNOWN)) {
+		/* SECURITY: arguments from an input not known before running are
+		 * unknown words: "xargs rm -rf" of "/" asks */
+		if ((r = xargs_unknown(an, v, i, c.repl, &c, chain)))
+			return r;
+	} else if ((r = child(an, v, argv + i, an->vw[v] + i, argc - i, MOAT_VIEW_DYNAMIC_ARGS, &c,
+			      chain))) {
+		return r;
+	}
 	/* SECURITY: a literal input is substituted, so "echo / | xargs rm -rf" is
 	 * checked as "rm -rf /" */
-	if (from_file || (r = known_input(an, cx, &in)))
-		return r;
+	if (from_file)
+		return 0;
 	for (size_t k = 0; k < in.n; k++) {
 		struct argv_b items;
 
@@ -5906,6 +6307,241 @@ static bool collects_paths(int kind, const char *prog)
 	}
 }
 
+/* alias NAME=VALUE, remembered for the commands after it. SECURITY: more
+ * aliases than are remembered ask (a later command's program is unknown). */
+static int alias_define(struct an *an, size_t v, const char *def)
+{
+	if (!an->alias && !(an->alias = moat_arena_alloc(an->ar, CMD_MAX_ALIASES * sizeof(char *))))
+		return an_oom(an);
+	if (an->nalias >= CMD_MAX_ALIASES)
+		return add_finding(an, v, MOAT_FINDING_ASK, "alias-unknown",
+				   "more than %d aliases are defined: the programs run cannot be known",
+				   CMD_MAX_ALIASES);
+	an->alias[an->nalias++] = def;
+	return 0;
+}
+
+/* a value the shell splits into the same words: no quoting, expansion or syntax */
+static bool alias_plain(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("_-./:+@%=,~ \t", *s)))
+			return false;
+	return true;
+}
+
+/* SECURITY: a program word that names an alias defined earlier in the same
+ * command runs the alias's value ("alias r=rm; r -rf /"): a plain value is
+ * expanded into a view of its own, any other value asks. */
+static int alias_use(struct an *an, size_t v, const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	const char *prog = view->argv[0], *val = NULL;
+	size_t k, pl = strlen(prog), n = 0;
+	const char *argv[CMD_MAX_ALIAS_WORDS + 1];
+	wref wv[CMD_MAX_ALIAS_WORDS + 1];
+	const char **av;
+	wref *avw;
+	int r;
+
+	if (vw[0]->flags & MOAT_SHW_QUOTED)
+		return 0; /* "r" and \r are not expanded */
+	for (k = an->nalias; k-- > 0;) {
+		if (k < 64 && (an->alias_busy & (1ull << k)))
+			continue;
+		if (strncmp(an->alias[k], prog, pl) == 0 && an->alias[k][pl] == '=') {
+			val = an->alias[k] + pl + 1;
+			break;
+		}
+	}
+	if (!val)
+		return 0;
+	if (!alias_plain(val))
+		return add_finding(an, v, MOAT_FINDING_ASK, "alias-unknown",
+				   "'%s' is an alias whose expansion is not analysed", prog);
+	while (*val) {
+		size_t l;
+
+		val += strspn(val, " \t");
+		if (!*val)
+			break;
+		l = strcspn(val, " \t");
+		if (n == CMD_MAX_ALIAS_WORDS)
+			return add_finding(an, v, MOAT_FINDING_ASK, "alias-unknown",
+					   "'%s' is an alias whose expansion is not analysed", prog);
+		if (!(argv[n] = moat_arena_strndup(an->ar, val, l)) ||
+		    !(wv[n] = synth_word(an, argv[n], l, val[0] == '~' ? MOAT_SHW_TILDE : 0,
+					 vw[0]->off)))
+			return an_oom(an);
+		n++;
+		val += l;
+	}
+	if (n == 0)
+		return suffix(an, v, 1, 0, cx, chain);
+	if (!(av = moat_arena_alloc(an->ar, (n + view->argc) * sizeof(*av))) ||
+	    !(avw = moat_arena_alloc(an->ar, (n + view->argc) * sizeof(*avw))))
+		return an_oom(an);
+	memcpy(av, argv, n * sizeof(*av));
+	memcpy(avw, wv, n * sizeof(*avw));
+	for (size_t i = 1; i < view->argc; i++) {
+		av[n + i - 1] = view->argv[i];
+		avw[n + i - 1] = vw[i];
+	}
+	av[n + view->argc - 1] = NULL;
+	avw[n + view->argc - 1] = NULL;
+	if (k < 64)
+		an->alias_busy |= 1ull << k;
+	r = child(an, v, av, avw, n + view->argc - 1, 0, cx, chain);
+	if (k < 64)
+		an->alias_busy &= ~(1ull << k);
+	return r;
+}
+
+static int add_link(struct an *an, const char *name, const char *target)
+{
+	struct link *l;
+
+	if (!an->links && !(an->links = moat_arena_alloc(an->ar, CMD_MAX_LINKS * sizeof(*l))))
+		return an_oom(an);
+	if (an->nlinks == CMD_MAX_LINKS) {
+		an->links_lost = true;
+		return 0;
+	}
+	l = &an->links[an->nlinks];
+	if (!(l->name = moat_arena_strndup(an->ar, name, strlen(name))) ||
+	    (target && !(l->target = moat_arena_strndup(an->ar, target, strlen(target)))))
+		return an_oom(an);
+	if (!target)
+		l->target = NULL;
+	an->nlinks++;
+	return 0;
+}
+
+/* ln -s TARGET [NAME], ln -s TARGET... DIR, ln -s -t DIR TARGET...: the
+ * links it makes, remembered for the paths after it */
+static int note_links(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t ops[CMD_MAX_LINKS], nops = 0;
+	const char *tdir = NULL;
+	unsigned tflags = 0;
+	bool sym = false, done = false, no_dir = false;
+	char nb[CMD_PATH_MAX], tb[CMD_PATH_MAX];
+	int r;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+		} else if (!done && a[0] == '-' && a[1] == '-') {
+			if (long_is(a + 2, "symbolic", 2))
+				sym = true;
+			else if (long_is(a + 2, "no-target-directory", 4))
+				no_dir = true;
+			else if (long_is(a + 2, "target-directory", 3)) {
+				const char *eq = strchr(a, '=');
+
+				if (eq) {
+					tdir = eq + 1;
+					tflags = vw[i]->flags;
+				} else if (i + 1 < view->argc) {
+					tdir = view->argv[++i];
+					tflags = vw[i]->flags;
+				}
+			} else if (long_is(a + 2, "suffix", 2) && !strchr(a, '=')) {
+				i++;
+			}
+		} else if (!done && a[0] == '-' && a[1]) {
+			for (size_t k = 1; a[k]; k++) {
+				if (a[k] == 's')
+					sym = true;
+				else if (a[k] == 'T')
+					no_dir = true;
+				else if (a[k] == 't' || a[k] == 'S') {
+					if (!a[k + 1] && i + 1 >= view->argc)
+						break;
+					if (a[k] == 't') {
+						tdir = a[k + 1] ? a + k + 1 : view->argv[i + 1];
+						tflags = vw[a[k + 1] ? i : i + 1]->flags;
+					}
+					if (!a[k + 1])
+						i++;
+					break;
+				}
+			}
+		} else if (nops < CMD_MAX_LINKS) {
+			ops[nops++] = i;
+		} else {
+			an->links_lost = true;
+		}
+	}
+	if (!sym || !nops)
+		return 0;
+	/* the names made, each with its target */
+	for (size_t j = 0; j < nops; j++) {
+		const char *t = view->argv[ops[j]], *base, *name = NULL;
+		unsigned nflags = 0;
+		bool known;
+		int got;
+
+		if (!tdir && nops > 1 && j == nops - 1)
+			break; /* the last operand is the name (or directory) */
+		base = strrchr(t, '/');
+		base = base ? base + 1 : t;
+		for (int form = 0; form < 2; form++) {
+			/* form 0: NAME given (or DIR/base); form 1: NAME an existing directory */
+			char nm[CMD_PATH_MAX];
+
+			bool odd = !base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0;
+
+			if (tdir || nops == 1) {
+				if (form || odd)
+					break; /* "ln -s .. -t D" fails: D/.. exists */
+				snprintf(nm, sizeof(nm), "%s/%s", tdir ? tdir : ".", base);
+				name = nm;
+				nflags = tdir ? tflags : 0;
+			} else if (form == 0) {
+				name = view->argv[ops[nops - 1]];
+				nflags = vw[ops[nops - 1]]->flags;
+			} else {
+				if (no_dir || odd)
+					break;
+				snprintf(nm, sizeof(nm), "%s/%s", view->argv[ops[nops - 1]], base);
+				name = nm;
+				nflags = vw[ops[nops - 1]]->flags;
+			}
+			for (size_t k = 0; (got = abs_path_k(an, nflags, name, k, nb, sizeof(nb))) != 0;
+			     k++) {
+				if (got < 0)
+					continue; /* the paths there are unknown already */
+				/* a relative target is relative to the link's directory */
+				known = !(vw[ops[j]]->flags & MOAT_SHW_EXPAND);
+				if (known && abs_path(an, vw[ops[j]]->flags, t, tb, sizeof(tb))) {
+					/* absolute */
+				} else if (known && t[0] != '/' && t[0] != '~' &&
+					   strlen(nb) + strlen(t) + 2 < sizeof(tb)) {
+					char *sl;
+
+					moat_strlcpy(tb, nb, sizeof(tb));
+					sl = strrchr(tb, '/');
+					snprintf(sl + 1, sizeof(tb) - (size_t)(sl + 1 - tb), "%s", t);
+					moat_cmd_norm_path(tb);
+					known = proc_alias(tb) == 0;
+				} else {
+					known = false;
+				}
+				if ((r = add_link(an, nb, known ? tb : NULL)))
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
 static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	struct moat_cmd_analysis *a = an->a;
@@ -5926,7 +6562,12 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return suffix(an, v, 1, 0, cx, chain);
 		return 0;
 	}
+	if (an->nalias && (r = alias_use(an, v, cx, chain)))
+		return r;
+	view = &a->views[v];
 	kind = prog_kind(view->prog);
+	if (kind == PK_CP && strcmp(view->prog, "ln") == 0 && (r = note_links(an, v)))
+		return r;
 	if (kind >= PK_RM || kind == PK_FIND) {
 		if ((r = check_view(an, v, kind, cx)))
 			return r;
@@ -6102,6 +6743,112 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 
 		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
 	}
+	case PK_FAKEROOT: {
+		static const char *const larg[] = {"lib", "faked", NULL};
+		static const char *const lstop[] = {"help", "version", NULL};
+		static const struct optspec sp = {"lsib", "hv", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_LDSO: {
+		static const char *const larg[] = {"library-path", "inhibit-rpath", "audit",
+						   "preload", "argv0", "glibc-hwcaps-prefix",
+						   "glibc-hwcaps-mask", NULL};
+		static const char *const lstop[] = {"list", "verify", "help", "version",
+						    "list-tunables", "list-diagnostics", NULL};
+		static const struct optspec sp = {"", "", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_PERF: {
+		/* perf stat|record|trace|... [OPTIONS] [--] PROG */
+		static const char *const larg[] = {"event", "output", "pid", "tid", "cpu",
+						   "cgroup", "repeat", "field-separator",
+						   "interval-print", "metrics", "delay", "freq",
+						   "count", "mmap-pages", "call-graph", "branch-filter",
+						   "uid", "input", "post", "pre", "log-fd", "expr",
+						   "control", "duration", NULL};
+		static const char *const lstop[] = {"help", "version", NULL};
+		static const struct optspec sp = {"eopCtGrIxMDFcmjuL", "h", larg, lstop, false};
+
+		for (i = 2; i < view->argc; i++)
+			if (strcmp(view->argv[i], "--") == 0)
+				return suffix(an, v, i + 1, 0, cx, chain);
+		if (view->argc < 3 || is_opt(view->argv[1]))
+			return 0;
+		i = skip_opts(view, 2, &sp, &stop, NULL);
+		if (!stop && i < view->argc && strcmp(view->argv[1], "sched") != 0 &&
+		    strcmp(view->argv[1], "mem") != 0 && strcmp(view->argv[1], "kvm") != 0)
+			return suffix(an, v, i, 0, cx, chain);
+		/* perf sched record PROG, perf mem record PROG ... */
+		if (!stop && i + 1 < view->argc && strcmp(view->argv[i], "record") == 0)
+			return suffix(an, v, skip_opts(view, i + 1, &sp, &stop, NULL), 0, cx,
+				      chain);
+		return 0;
+	}
+	case PK_FIREJAIL: {
+		/* options are single words (--name=value) */
+		static const struct optspec sp = {"", "", NULL, NULL, false};
+
+		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
+	}
+	case PK_BWRAP: {
+		static const char *const two[] = {"bind", "bind-try", "ro-bind", "ro-bind-try",
+						  "dev-bind", "dev-bind-try", "symlink", "chmod",
+						  "setenv", "file", "bind-data", "ro-bind-data",
+						  "bind-fd", "ro-bind-fd", NULL};
+		static const char *const one[] = {"tmpfs", "dev", "proc", "dir", "chdir",
+						  "unsetenv", "lock-file", "sync-fd", "info-fd",
+						  "json-status-fd", "block-fd", "userns-block-fd",
+						  "seccomp", "add-seccomp-fd", "exec-label",
+						  "file-label", "uid", "gid", "hostname", "args",
+						  "userns", "userns2", "pidns", "cap-add", "cap-drop",
+						  "perms", "size", "remount-ro", "mqueue", "overlay-src",
+						  "tmp-overlay", "ro-overlay", "argv0", NULL};
+
+		for (i = 1; i < view->argc && is_opt(view->argv[i]);) {
+			const char *o = view->argv[i];
+
+			if (strcmp(o, "--") == 0) {
+				i++;
+				break;
+			}
+			if (o[1] != '-') {
+				i++;
+				continue;
+			}
+			if (in_list(two, o + 2, strlen(o + 2), false))
+				i += 3;
+			else if (strcmp(o + 2, "overlay") == 0)
+				i += 4;
+			else if (in_list(one, o + 2, strlen(o + 2), false))
+				i += 2;
+			else
+				i++;
+		}
+		return suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_PROOT: {
+		static const char *const larg[] = {"rootfs", "bind", "mount", "qemu", "pwd", "cwd",
+						   "verbose", "kernel-release", "change-id", NULL};
+		static const char *const lstop[] = {"help", "version", "usage", NULL};
+		static const struct optspec sp = {"rbmqwvkiRSp", "hV", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_CPULIMIT: {
+		static const char *const larg[] = {"limit", "pid", "exe", "path", "cpu", NULL};
+		static const char *const lstop[] = {"help", NULL};
+		static const struct optspec sp = {"lpePc", "h", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_CATCHSEGV:
+		return suffix(an, v, 1, 0, cx, chain);
 	case PK_GDB:
 		for (i = 1; i < view->argc; i++)
 			if (strcmp(view->argv[i], "--args") == 0 || strcmp(view->argv[i], "-args") == 0)
@@ -6168,10 +6915,15 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			const char *eq = strchr(view->argv[i], '=');
 			struct wctx c;
 
-			if (!eq || eq == view->argv[i] || !eq[1])
+			if (!eq || eq == view->argv[i])
 				continue;
-			c = nest_ctx_of(cx, vw[i], v);
-			if ((r = reparse(an, eq + 1, strlen(eq + 1), &c, true, true)))
+			if (eq[1]) {
+				c = nest_ctx_of(cx, vw[i], v);
+				if ((r = reparse(an, eq + 1, strlen(eq + 1), &c, true, true)))
+					return r;
+			}
+			/* in force for the commands after it */
+			if ((r = alias_define(an, v, a->views[v].argv[i])))
 				return r;
 			view = &a->views[v];
 			vw = an->vw[v];

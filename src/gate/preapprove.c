@@ -98,6 +98,49 @@ static bool redir_writes(const struct moat_cmd_redir *rd)
 	return (rd->flags & MOAT_CMD_REDIR_DYNAMIC) || strcmp(rd->target, "/dev/null") != 0;
 }
 
+/* git runs programs of the caller's choosing through some of its own
+ * options and subcommands (`git -c alias.x='!cmd' x`, `-c core.fsmonitor=`,
+ * `--config-env`, `--upload-pack`, `rebase --exec`, `bisect run`,
+ * `submodule foreach`, `difftool --extcmd`...), and writes files with
+ * `--output`: a glob like "git *" was meant for git's own work, so these
+ * always go to a human. */
+static bool git_runs_other(const struct moat_cmdview *v)
+{
+	static const char *const opts[] = {"--config-env", "--exec-path", "--upload-pack",
+					   "--receive-pack", "--output", "--exec", "--extcmd",
+					   "--ext-diff", "--tool", "--open-files-in-pager", NULL};
+	static const char *const subs[] = {"bisect",	"submodule", "filter-branch",
+					   "difftool",	"mergetool", "config",
+					   "filter-repo", "daemon",	"web--browse",
+					   "instaweb",	"credential", "send-email", NULL};
+	const char *prog = strrchr(v->argv[0], '/');
+	bool sub_seen = false;
+
+	prog = prog ? prog + 1 : v->argv[0];
+	if (strcmp(prog, "git"))
+		return false;
+	for (size_t k = 1; k < v->argc; k++) {
+		const char *w = v->argv[k];
+
+		if (!strncmp(w, "-c", 2) || (w[0] == '-' && w[1] != '-' && strchr(w, 'x') &&
+					     sub_seen))
+			return true; /* -c NAME=VALUE; -x/--exec of rebase (short forms) */
+		for (size_t i = 0; opts[i]; i++) {
+			size_t l = strlen(opts[i]);
+
+			if (!strncmp(w, opts[i], l) && (!w[l] || w[l] == '='))
+				return true;
+		}
+		if (!sub_seen && w[0] != '-') {
+			sub_seen = true;
+			for (size_t i = 0; subs[i]; i++)
+				if (!strcmp(w, subs[i]))
+					return true;
+		}
+	}
+	return false;
+}
+
 /* SECURITY: see moat_arg_glob_match in preapprove.h. Every step that cannot
  * show the command is exactly what the glob says answers false, and the ask
  * goes to a human. */
@@ -124,7 +167,8 @@ static bool command_match(const struct moat_glob *g, const char *cmd, size_t len
 	for (size_t i = 0; ok && i < a->nviews; i++) {
 		const struct moat_cmdview *v = &a->views[i];
 
-		if (v->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_SHELL_STDIN) || !v->argc) {
+		if (v->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_SHELL_STDIN) || !v->argc ||
+		    git_runs_other(v)) {
 			ok = false;
 			break;
 		}

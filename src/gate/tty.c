@@ -51,84 +51,9 @@ static long long now_ms(void)
 
 /* ---- showing untrusted text --------------------------------------------- */
 
-/* Code points a terminal acts on or that change how text reads: C1
- * controls (0x9b is CSI on some terminals), zero-width and direction
- * marks, line and paragraph separators, bidi embeddings, overrides and
- * isolates ("Trojan Source"), the byte order mark, interlinear annotations. */
-static bool invisible(unsigned cp)
-{
-	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
-	       (cp >= 0xfff9 && cp <= 0xfffb);
-}
-
-/* Decode one UTF-8 sequence at s (n bytes left): its length, or 0 when
- * invalid (overlong, surrogate, past U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-	size_t len;
-	unsigned c = s[0], min;
-
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-	min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
-	if (n < len)
-		return 0;
-	c &= len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-/* SECURITY: append s as text that cannot act on the terminal: control
- * characters, invalid bytes and invisible code points are written as
- * escapes (\n \t \r \xNN \uNNNN) and a backslash as \\, so what is shown is
- * unambiguous. */
-static void put_shown(struct moat_buf *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = u[i], cp;
-		size_t len;
-
-		if (c < 0x80) {
-			if (c == '\n')
-				moat_buf_puts(b, "\\n");
-			else if (c == '\t')
-				moat_buf_puts(b, "\\t");
-			else if (c == '\r')
-				moat_buf_puts(b, "\\r");
-			else if (c == '\\')
-				moat_buf_puts(b, "\\\\");
-			else if (c < 0x20 || c == 0x7f)
-				moat_buf_printf(b, "\\x%02x", c);
-			else
-				moat_buf_putc(b, (char)c);
-			i++;
-			continue;
-		}
-		len = utf8_decode(u + i, n - i, &cp);
-		if (!len) {
-			moat_buf_printf(b, "\\x%02x", c);
-			i++;
-		} else if (invisible(cp)) {
-			moat_buf_printf(b, "\\u%04x", cp);
-			i += len;
-		} else {
-			moat_buf_append(b, s + i, len);
-			i += len;
-		}
-	}
-}
+/* SECURITY: every untrusted byte reaches the terminal through
+ * moat_buf_put_shown (src/base/str.h): control characters, invalid bytes and
+ * invisible or bidi code points are written as escapes, never as themselves. */
 
 /* Columns of shown text (one per code point: shown text is valid UTF-8). */
 static size_t columns(const char *s, size_t n)
@@ -199,10 +124,10 @@ static void add_line(struct lines *l, const char *label, const char *raw, size_t
 	struct moat_buf t = MOAT_BUF_INIT;
 
 	if (label) {
-		put_shown(&t, label, strlen(label));
+		moat_buf_put_shown(&t, label, strlen(label));
 		moat_buf_puts(&t, ": ");
 	}
-	put_shown(&t, raw, n);
+	moat_buf_put_shown(&t, raw, n);
 	if (!t.oom)
 		add_wrapped(l, t.data ? t.data : "", t.len, maxlines);
 	else
@@ -300,7 +225,7 @@ static int render(const struct moat_ask *ask, struct moat_buf *out)
 	moat_buf_puts(out, "Allow? [y]es / [n]o / [a]lways");
 	if (ask->always_prefix && *ask->always_prefix) {
 		moat_buf_puts(out, " / [p] always for '");
-		put_shown(out, ask->always_prefix, strlen(ask->always_prefix));
+		moat_buf_put_shown(out, ask->always_prefix, strlen(ask->always_prefix));
 		moat_buf_putc(out, '\'');
 	}
 	moat_buf_puts(out, ": ");

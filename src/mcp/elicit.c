@@ -21,6 +21,8 @@
 #include "base/str.h"
 #include "mcp/mcp.h"
 
+#define MOAT_MCP_ELICIT_MAX_NAME 128 /* bytes of a tool name shown in an approval */
+
 struct pending {
 	struct pending *next;
 	json_int_t id;
@@ -106,19 +108,15 @@ bool moat_mcp_elicit_enabled(struct moat_mcp_elicit *e)
 
 /* ---- the form ---- */
 
-/* Append at most max bytes of s, cut on a UTF-8 boundary, "..." when cut. */
-static void put_capped(struct moat_buf *b, const char *s, size_t max)
+/* SECURITY: every piece of text in the message that the agent, the
+ * configuration or the project could have chosen goes through
+ * moat_buf_put_shown (src/base/str.h): no newline, escape sequence, bidi
+ * override or invisible character of theirs reaches the human's view as
+ * itself, so nothing can redraw the prompt or push the real command below
+ * the fold. Long values are capped with a visible "... (N more bytes)". */
+static void put_shown_str(struct moat_buf *b, const char *s, size_t max)
 {
-	size_t n = strlen(s);
-
-	if (n <= max) {
-		moat_buf_append(b, s, n);
-		return;
-	}
-	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-		max--;
-	moat_buf_append(b, s, max);
-	moat_buf_puts(b, "...");
+	moat_buf_put_shown_capped(b, s, strlen(s), max);
 }
 
 json_t *moat_mcp_elicit_params(const struct moat_ask *ask, const char *version)
@@ -128,27 +126,38 @@ json_t *moat_mcp_elicit_params(const struct moat_ask *ask, const char *version)
 	json_t *p = NULL, *enums, *names, *decision;
 	bool with_prefix = ask->always_prefix && ask->always_prefix[0];
 
-	moat_buf_printf(&msg, "moat: the agent asks to run %s.\n", tool);
+	moat_buf_puts(&msg, "moat: the agent asks to run ");
+	put_shown_str(&msg, tool, MOAT_MCP_ELICIT_MAX_NAME);
+	moat_buf_puts(&msg, ".\n");
 	if (ask->summary && ask->summary[0]) {
 		moat_buf_puts(&msg, !strcmp(tool, "bash") ? "command: " : "target: ");
-		put_capped(&msg, ask->summary, MOAT_MCP_ELICIT_MAX_ARGS);
+		put_shown_str(&msg, ask->summary, MOAT_MCP_ELICIT_MAX_ARGS);
 		moat_buf_putc(&msg, '\n');
 	}
 	if (ask->decision) {
-		moat_buf_printf(&msg, "rule: %s\n", ask->decision->rule);
-		if (ask->decision->reason[0])
-			moat_buf_printf(&msg, "why: %s\n", ask->decision->reason);
+		moat_buf_puts(&msg, "rule: ");
+		put_shown_str(&msg, ask->decision->rule, MOAT_MCP_ELICIT_MAX_ARGS);
+		moat_buf_putc(&msg, '\n');
+		if (ask->decision->reason[0]) {
+			moat_buf_puts(&msg, "why: ");
+			put_shown_str(&msg, ask->decision->reason, MOAT_MCP_ELICIT_MAX_ARGS);
+			moat_buf_putc(&msg, '\n');
+		}
 	}
 	if (ask->args_json) {
 		moat_buf_puts(&msg, "arguments: ");
-		put_capped(&msg, ask->args_json, MOAT_MCP_ELICIT_MAX_ARGS);
+		put_shown_str(&msg, ask->args_json, MOAT_MCP_ELICIT_MAX_ARGS);
 		moat_buf_putc(&msg, '\n');
 	}
 	moat_buf_puts(&msg, "Allow it?");
-	moat_buf_printf(&always, "Always allow %s for this session", tool);
-	if (with_prefix)
-		moat_buf_printf(&prefix, "Always allow commands matching '%s' for this session",
-				ask->always_prefix);
+	moat_buf_puts(&always, "Always allow ");
+	put_shown_str(&always, tool, MOAT_MCP_ELICIT_MAX_NAME);
+	moat_buf_puts(&always, " for this session");
+	if (with_prefix) {
+		moat_buf_puts(&prefix, "Always allow commands matching '");
+		put_shown_str(&prefix, ask->always_prefix, MOAT_MCP_ELICIT_MAX_ARGS);
+		moat_buf_puts(&prefix, "' for this session");
+	}
 	if (msg.oom || always.oom || prefix.oom)
 		goto out;
 

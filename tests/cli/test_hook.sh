@@ -209,7 +209,7 @@ expect deny "a path-like tool_input field moat does not know is still checked"
 
 hook "$(pre Write "{\"file_path\": \"$P/.claude/settings.json\", \"content\": \"{}\"}")"; calls=$((calls + 1))
 expect ask "Write to .claude/settings.json (where this hook lives): ask"
-has "$why" ".claude/settings.json" "the ask names the settings rule (startup-write in the core, or the hook's own rule)"
+has "$why" ".claude" "the ask names the settings rule (startup-write in the core, or the hook's own rule)"
 
 # ---- the configuration: ASK, read-only, the project file, --cwd -------------
 

@@ -392,6 +392,100 @@ static void test_elicit_form(void)
 #undef ANSWER
 }
 
+static size_t count_byte(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; s && *s; s++)
+		n += *s == c;
+	return n;
+}
+
+/* F5: untrusted text in the elicitation message cannot hide or redraw
+ * anything: no raw newline, ESC or bidi override of the agent's reaches the
+ * client, and the hidden tail is shown. */
+static void test_elicit_untrusted(void)
+{
+	struct moat_decision d = {.verdict = MOAT_ASK};
+	struct moat_buf cmd = MOAT_BUF_INIT, big = MOAT_BUF_INIT;
+	struct moat_ask ask = {.tool = "bash", .decision = &d};
+	const char *m, *name;
+	json_t *p, *names;
+	size_t nl_plain;
+
+	moat_strlcpy(d.rule, "approval:execute", sizeof(d.rule));
+	moat_strlcpy(d.reason, "matched \x1b", sizeof(d.reason));
+	/* the same ask without untrusted control characters: its newline count */
+	ask.summary = "ls";
+	ask.args_json = "{}";
+	ask.always_prefix = "ls *";
+	p = moat_mcp_elicit_params(&ask, "2025-11-25");
+	nl_plain = count_byte(json_string_value(json_object_get(p, "message")), '\n');
+	json_decref(p);
+
+	moat_buf_puts(&cmd, "git status # harmless");
+	for (int i = 0; i < 40; i++)
+		moat_buf_putc(&cmd, '\n');
+	moat_buf_puts(&cmd, "touch EVIL \x1b[1A\x1b[2K\r\xe2\x80\xae\xe2\x81\xa6\xef\xbb\xbf\x7f"
+			    "\xc2\x9b\xe2\x80\xa8"
+			    "end");
+	ask.summary = cmd.data;
+	ask.args_json = "{\"command\":\"git status\\n\\u001b[2K \xe2\x80\xae evil\"}";
+	ask.always_prefix = "git\n\x1b[2K*";
+	moat_strlcpy(d.rule, "approval:\x1b[31mexec\n", sizeof(d.rule));
+	p = moat_mcp_elicit_params(&ask, "2025-11-25");
+	m = json_string_value(json_object_get(p, "message"));
+	CHECKF(m && count_byte(m, '\n') == nl_plain, "no raw newline from the ask (%zu, want %zu)",
+	       count_byte(m, '\n'), nl_plain);
+	CHECK(m && !strchr(m, '\x1b') && !strchr(m, '\r') && !strchr(m, '\x7f'));
+	CHECK(m && !strstr(m, "\xe2\x80\xae") && !strstr(m, "\xe2\x81\xa6") &&
+	      !strstr(m, "\xef\xbb\xbf") && !strstr(m, "\xc2\x9b") && !strstr(m, "\xe2\x80\xa8"));
+	CHECKF(m && strstr(m, "command: git status # harmless\\n\\n\\n") &&
+		   strstr(m, "\\ntouch EVIL \\x1b[1A\\x1b[2K\\r\\u202e\\u2066\\ufeff\\x7f\\u009b"
+			     "\\u2028end\n"),
+	       "the hidden tail is visible, escaped: %s", m ? m : "(null)");
+	CHECK(m && strstr(m, "\\u202e evil") && strstr(m, "rule: approval:\\x1b[31mexec\\n\n"));
+	names = json_object_get(
+	    json_object_get(json_object_get(json_object_get(p, "requestedSchema"), "properties"),
+			    "decision"),
+	    "enumNames");
+	name = json_string_value(json_array_get(names, 1));
+	CHECKF(name && !strchr(name, '\n') && !strchr(name, '\x1b') &&
+		   strstr(name, "git\\n\\x1b[2K*"),
+	       "the prefix choice is shown escaped: %s", name ? name : "(null)");
+	json_decref(p);
+
+	/* the cap: MOAT_MCP_ELICIT_MAX_ARGS shown bytes, then a count of the rest */
+	for (int i = 0; i < MOAT_MCP_ELICIT_MAX_ARGS; i++)
+		moat_buf_putc(&big, 'a');
+	ask.summary = big.data;
+	ask.args_json = NULL;
+	ask.always_prefix = NULL;
+	p = moat_mcp_elicit_params(&ask, "2025-11-25");
+	m = json_string_value(json_object_get(p, "message"));
+	CHECKF(m && !strstr(m, "more bytes)"), "exactly the limit: shown whole");
+	json_decref(p);
+	moat_buf_puts(&big, "\n\n\ntouch EVIL");
+	ask.summary = big.data;
+	p = moat_mcp_elicit_params(&ask, "2025-11-25");
+	m = json_string_value(json_object_get(p, "message"));
+	CHECKF(m && strstr(m, "a... (13 more bytes)\n") && !strstr(m, "EVIL"),
+	       "past the limit: cut with a count of the bytes left out");
+	json_decref(p);
+	moat_buf_reset(&big);
+	for (int i = 0; i < MOAT_MCP_ELICIT_MAX_ARGS; i++)
+		moat_buf_putc(&big, '\x1b');
+	ask.summary = big.data;
+	p = moat_mcp_elicit_params(&ask, "2025-11-25");
+	m = json_string_value(json_object_get(p, "message"));
+	CHECKF(m && strlen(m) < MOAT_MCP_ELICIT_MAX_ARGS + 512 &&
+		   strstr(m, "\\x1b... (1500 more bytes)\n"),
+	       "escapes count against the limit");
+	json_decref(p);
+	moat_buf_release(&cmd);
+	moat_buf_release(&big);
+}
+
 struct wire {
 	pthread_mutex_t mu;
 	char *lines[16];
@@ -676,6 +770,7 @@ int main(void)
 	test_classify();
 	test_serialize();
 	test_elicit_form();
+	test_elicit_untrusted();
 	test_elicit_roundtrip();
 	test_server();
 	return tap_done();
