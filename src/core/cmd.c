@@ -7148,3 +7148,89 @@ struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a)
 	holder_put(h);
 	return NULL;
 }
+
+/* ---- git config files written inside the sandbox ---- */
+
+/* The keys git itself writes into a submodule's config (and harmless
+ * company): anything else in a config the command wrote is suspect. */
+static const char *const gitcfg_safe[] = {
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+    "core.worktree", "core.symlinks", "core.ignorecase", "core.precomposeunicode",
+    "core.autocrlf", "core.eol", "core.sparsecheckout", "remote.*.url", "remote.*.fetch",
+    "remote.*.pushurl", "remote.*.tagopt", "remote.*.mirror", "remote.*.prune",
+    "branch.*.remote", "branch.*.merge", "branch.*.rebase", "extensions.objectformat",
+    "user.name", "user.email", "init.defaultbranch", "pull.rebase", "pull.ff", "fetch.prune",
+    "submodule.*.active", "submodule.*.url", "index.version", "gc.auto", NULL};
+
+static bool gitcfg_key_safe(const char *sect, const char *sub, const char *key)
+{
+	char full[256];
+
+	for (size_t i = 0; gitcfg_safe[i]; i++) {
+		snprintf(full, sizeof(full), "%s.%s%s", sect, sub ? "*." : "", key);
+		if (!strcmp(full, gitcfg_safe[i]))
+			return true;
+	}
+	return false;
+}
+
+static void lower_into(char *dst, size_t dsz, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i < n && i + 1 < dsz; i++)
+		dst[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
+	dst[i] = '\0';
+}
+
+bool moat_gitconfig_runs_code(const char *text, size_t len, char *why, size_t whysz)
+{
+	char sect[64] = "", key[64];
+	bool has_sub = false;
+	size_t i = 0;
+
+	if (why && whysz)
+		why[0] = '\0';
+	while (i < len) {
+		size_t e = i, s;
+
+		while (e < len && text[e] != '\n')
+			e++;
+		s = i;
+		while (s < e && (text[s] == ' ' || text[s] == '\t' || text[s] == '\r'))
+			s++;
+		if (s < e && text[s] == '[') {
+			/* [section], [section "sub"], [section.sub] */
+			size_t k = s + 1, n = 0;
+
+			while (k < e && text[k] != ']' && text[k] != ' ' && text[k] != '\t' &&
+			       text[k] != '.' && text[k] != '"')
+				k++, n++;
+			lower_into(sect, sizeof(sect), text + s + 1, n);
+			has_sub = k < e && text[k] != ']';
+			/* anything after the header on the same line is a key too */
+			while (k < e && text[k] != ']')
+				k++;
+			s = k < e ? k + 1 : e;
+			while (s < e && (text[s] == ' ' || text[s] == '\t'))
+				s++;
+		}
+		if (s < e && text[s] != '#' && text[s] != ';') {
+			size_t k = s;
+
+			while (k < e && ((text[k] >= 'a' && text[k] <= 'z') ||
+					 (text[k] >= 'A' && text[k] <= 'Z') ||
+					 (text[k] >= '0' && text[k] <= '9') || text[k] == '-'))
+				k++;
+			lower_into(key, sizeof(key), text + s, k - s);
+			if (!sect[0] || !key[0] || !gitcfg_key_safe(sect, has_sub ? "*" : NULL, key)) {
+				if (why && whysz)
+					snprintf(why, whysz, "%s.%s", sect[0] ? sect : "?",
+						 key[0] ? key : "?");
+				return true;
+			}
+		}
+		i = e + 1;
+	}
+	return false;
+}

@@ -162,6 +162,13 @@ struct moat_cmd_analysis *moat_cmd_analysis_free(struct moat_cmd_analysis *a);
  * "/etc/profile.d/x.sh"), written to out; false when it is none. Writes to
  * these ask, from the shell or a file tool alike. */
 bool moat_cmd_startup_name(const char *home, const char *path, char *out, size_t outsz);
+/* Does this git config text set anything that makes git run a program or
+ * read another config (core.fsmonitor, core.hooksPath, core.sshCommand,
+ * core.pager, core.editor, an alias starting with '!', include.path,
+ * filter/diff/merge drivers, credential helpers...)? Keys outside the
+ * ones git writes into a submodule's config are treated as such too.
+ * why gets "section.key". Pure. */
+bool moat_gitconfig_runs_code(const char *text, size_t len, char *why, size_t whysz);
 
 /* True for the names of POSIX-family shells (sh, bash, zsh, dash, ksh, ash, mksh, ...). */
 bool moat_cmd_is_shell(const char *prog);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/str.h"
+#include "core/cmd.h"
 #include "core/glob.h"
 #include "core/path.h"
 #include "sandbox/rawsys.h"
@@ -114,6 +115,9 @@ void moat_mounts_release(struct moat_mounts *m)
 	for (size_t i = 0; i < m->nquarantine; i++)
 		free(m->quarantine[i]);
 	free(m->quarantine);
+	for (size_t i = 0; i < m->ngitcfg; i++)
+		free(m->gitcfg[i].rel);
+	free(m->gitcfg);
 	free(m->scan_note);
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
@@ -619,6 +623,124 @@ static const char *const git_redirects[] = {".git/commondir", ".git/config.workt
  * directories, config.worktree only with worktreeConfig). Created inside
  * the sandbox, they are set aside after the run (moat_ns_quarantine), in
  * every mode: nothing of the sandbox runs by then. */
+/* Submodule configs (.git/modules/NAME/config, nested): git reads them
+ * when it recurses into a submodule, so one written inside the sandbox with
+ * core.fsmonitor runs code at the user's next `git status` outside. Their
+ * ctimes (which no one can set) are noted before the run; after it, a new
+ * or changed one that makes git run a program is set aside. */
+#define GITCFG_MAX 256
+#define GITCFG_DEPTH 8
+
+typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct stat *st,
+			  int dfd, const char *leaf, void *ud);
+static int open_parent_nofollow(const char *ws, const char *name, const char **leaf);
+
+static void gitcfg_walk(int dfd, char *rel, size_t rlen, int depth, struct moat_mounts *m,
+			gitcfg_fn fn, void *ud, size_t *budget)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d)) && *budget) {
+		struct stat st;
+		size_t n = strlen(e->d_name);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || rlen + n + 2 >= PATH_MAX)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		rel[rlen] = '/';
+		memcpy(rel + rlen + 1, e->d_name, n + 1);
+		if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "config")) {
+			(*budget)--;
+			fn(m, rel, &st, dirfd(d), e->d_name, ud);
+		} else if (S_ISDIR(st.st_mode) && depth < GITCFG_DEPTH && strcmp(e->d_name, "objects") &&
+			   strcmp(e->d_name, "refs") && strcmp(e->d_name, "logs")) {
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				gitcfg_walk(sub, rel, rlen + 1 + n, depth + 1, m, fn, ud, budget);
+		}
+		rel[rlen] = '\0';
+	}
+	closedir(d);
+}
+
+static void gitcfg_each(const struct moat_plan *p, struct moat_mounts *m, gitcfg_fn fn, void *ud)
+{
+	char rel[PATH_MAX] = ".git/modules";
+	size_t budget = GITCFG_MAX;
+	const char *leaf = NULL;
+	int pfd = open_parent_nofollow(p->workspace, ".git/modules", &leaf), dfd;
+
+	if (pfd < 0)
+		return;
+	dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (dfd >= 0)
+		gitcfg_walk(dfd, rel, strlen(rel), 0, m, fn, ud, &budget);
+}
+
+static long long ctime_ns(const struct stat *st)
+{
+	return (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+static void gitcfg_note(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
+			const char *leaf, void *ud)
+{
+	struct moat_gitcfg_seen *nv = realloc(m->gitcfg, (m->ngitcfg + 1) * sizeof(*nv));
+
+	(void)ud;
+	(void)dfd;
+	(void)leaf;
+	if (!nv)
+		return;
+	m->gitcfg = nv;
+	nv[m->ngitcfg].rel = moat_strdup(rel);
+	nv[m->ngitcfg].ctime_ns = ctime_ns(st);
+	if (nv[m->ngitcfg].rel)
+		m->ngitcfg++;
+}
+
+struct gitcfg_after {
+	const struct moat_plan *p;
+	char *out;
+	size_t outsz;
+};
+
+static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
+			 const char *leaf, void *ud)
+{
+	struct gitcfg_after *a = ud;
+	char buf[65536], why[160], aside[NAME_MAX + 1];
+	ssize_t n;
+	int fd;
+
+	for (size_t i = 0; i < m->ngitcfg; i++)
+		if (!strcmp(m->gitcfg[i].rel, rel) && m->gitcfg[i].ctime_ns == ctime_ns(st))
+			return; /* as it was before the run */
+	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	/* SECURITY: unreadable, or too large to judge, counts as running code */
+	if ((n < 0 || (size_t)n == sizeof(buf) ||
+	     moat_gitconfig_runs_code(buf, (size_t)n, why, sizeof(why))) &&
+	    (size_t)snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf) < sizeof(aside) &&
+	    renameat(dfd, leaf, dfd, aside) == 0 && a->out) {
+		size_t l = strlen(a->out);
+
+		snprintf(a->out + l, a->outsz - l, "%s%s (%s)", l ? ", " : "", rel,
+			 n < 0 || (size_t)n == sizeof(buf) ? "unreadable" : why);
+	}
+}
+
 static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 {
 	char path[PATH_MAX];
@@ -627,6 +749,8 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 	snprintf(path, sizeof(path), "%s/.git", p->workspace);
 	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
+	m->gitcfg_watch = true;
+	gitcfg_each(p, m, gitcfg_note, NULL);
 	for (size_t i = 0; git_redirects[i]; i++) {
 		char **nv;
 
@@ -1205,6 +1329,11 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz)
 {
+	if (m->gitcfg_watch) {
+		struct gitcfg_after a = {p, out, outsz};
+
+		gitcfg_each(p, m, gitcfg_check, &a);
+	}
 	for (size_t i = 0; i < m->nquarantine; i++) {
 		const char *leaf = NULL;
 		char aside[NAME_MAX + 1];

@@ -148,6 +148,12 @@ struct moat_mounts {
 	char *scan_note;	  /* set when the workspace scan was cut short */
 	size_t nquarantine;
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
+	bool gitcfg_watch;	    /* submodule configs are compared after the run */
+	size_t ngitcfg;
+	struct moat_gitcfg_seen {
+		char *rel;	    /* below the workspace */
+		long long ctime_ns; /* before the run */
+	} *gitcfg;
 	bool ws_locked;		  /* ws_lock_fd holds a shared flock of the workspace */
 	int ws_lock_fd;		  /* (stand-ins are removed only by the last run) */
 };

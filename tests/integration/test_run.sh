@@ -334,6 +334,15 @@ else
 	check "no stand-in is created through a symlinked .git" [ ! -e "$T/elsewhere/hooks" ]
 	rm "$WS/.git"
 	mv "$T/git.saved" "$WS/.git"
+	# a submodule config written inside that makes git run a program is set
+	# aside after the run; one as git writes it is kept
+	mr -- sh -c 'mkdir -p .git/modules/evil .git/modules/fine; printf "[core]\n\tfsmonitor = \"touch pwned\"\n" > .git/modules/evil/config;
+		printf "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = /x\n" > .git/modules/fine/config' \
+		2>/dev/null
+	check "a submodule config with core.fsmonitor written inside is set aside" \
+		[ ! -e "$WS/.git/modules/evil/config" ] && [ -e "$WS/.git/modules/evil/config.moat-quarantined" ]
+	check "a submodule config as git writes it is kept" [ -e "$WS/.git/modules/fine/config" ]
+	rm -rf "$WS/.git/modules"
 	# files cannot get an empty stand-in: created ones are reported
 	mr -- sh -c 'echo "{}" > .mcp.json' 2>"$T/err"
 	check "creating a missing protected file is reported" grep -q "protected path" "$T/err"

@@ -1541,9 +1541,44 @@ static void test_timing(void)
 	}
 }
 
+static void test_gitconfig(void)
+{
+	static const struct {
+		const char *text;
+		bool runs;
+	} gcrows[] = {
+	    {"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+	     "\tlogallrefupdates = true\n\tworktree = ../../../lib\n[remote \"origin\"]\n"
+	     "\turl = /x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n"
+	     "\tremote = origin\n\tmerge = refs/heads/main\n",
+	     false},
+	    {"# comment\n; another\n\n[core]\n  bare = false\n", false},
+	    {"[core]\n\tfsmonitor = \"touch /tmp/x\"\n", true},
+	    {"[CORE]\n\tFsMonitor = evil\n", true},
+	    {"[core]\n\thooksPath = /tmp/h\n", true},
+	    {"[core]\n\tsshCommand = evil\n", true},
+	    {"[core]\n\tpager = evil\n", true},
+	    {"[alias]\n\tst = !evil\n", true},
+	    {"[include]\n\tpath = /tmp/c\n", true},
+	    {"[includeIf \"gitdir:/\"]\n\tpath = /tmp/c\n", true},
+	    {"[filter \"x\"]\n\tclean = evil\n", true},
+	    {"[diff]\n\texternal = evil\n", true},
+	    {"[core] fsmonitor = evil\n", true},
+	    {"[remote \"origin\"]\n\turl = /x\n\tuploadpack = evil\n", true},
+	    {"fsmonitor = evil\n", true},
+	};
+	char why[64];
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(gcrows); i++)
+		CHECKF(moat_gitconfig_runs_code(gcrows[i].text, strlen(gcrows[i].text), why,
+						sizeof(why)) == gcrows[i].runs,
+		       "git config row %zu runs code: %s (%s)", i, gcrows[i].runs ? "yes" : "no", why);
+}
+
 int main(void)
 {
 	test_table();
+	test_gitconfig();
 	test_views();
 	test_values();
 	test_value_limits();
