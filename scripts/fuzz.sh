@@ -2,7 +2,8 @@
 # Build every fuzz harness with clang + libFuzzer (the whole tree instrumented,
 # ASan+UBSan) and run each for FUZZ_SECONDS (default 60). New inputs go to a
 # scratch directory; copy the interesting ones into fuzz/corpus/NAME/.
-# FUZZ_SECONDS=0 only builds.
+# FUZZ_SECONDS=0 only builds. FUZZ_RUNS=N (with FUZZ_SEED=S) runs N inputs
+# per harness instead, reproducibly.
 set -eu -o pipefail
 cd "$(dirname "$0")/.."
 dir=${FUZZ_BUILD:-build-fuzz}
@@ -19,7 +20,13 @@ for f in "$dir"/fuzz/fuzz_*; do
 	name=${f##*/fuzz_}
 	out=$(mktemp -d /tmp/moat-fuzz-$name.XXXXXX)
 	echo "fuzz: $name for ${secs}s (new inputs in $out)"
-	"$f" -max_total_time="$secs" -print_final_stats=0 -artifact_prefix="$out/" "$out" "fuzz/corpus/$name" >"$out.log" 2>&1 ||
+	# FUZZ_RUNS and FUZZ_SEED make a run reproducible (check.sh uses them:
+	# a red CI must mean a change broke something, not a lucky find; deep,
+	# random fuzzing is `make fuzz`)
+	limit=(-max_total_time="$secs")
+	[ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+	[ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
+	"$f" "${limit[@]}" -print_final_stats=0 -artifact_prefix="$out/" "$out" "fuzz/corpus/$name" >"$out.log" 2>&1 ||
 		{ tail -n 40 "$out.log"; echo "fuzz: $name FAILED (inputs in $out)"; exit 1; }
 	tail -n 1 "$out.log"
 	rm -f "$out.log"

@@ -37,8 +37,6 @@
 #define PEM_LABEL_MAX 64
 /* Shortest run judged an opaque token. */
 #define OPAQUE_MIN 32
-/* Words after an htpasswd -b flag looked at for its password argument. */
-#define HTPASSWD_MAX_WORDS 16
 
 struct rctx {
 	const char *in, *end;
@@ -46,17 +44,6 @@ struct rctx {
 	const char *pem_at;	     /* next "-----BEGIN " at or after the scan point, or end */
 	const char *pend_a, *pend_b; /* input bytes copied but not yet appended */
 	bool mysql;		     /* a mysql/mariadb client word was seen on this line */
-	unsigned prog;		     /* PROG_* seen on this line */
-};
-
-/* Programs seen on the current line whose flags or words take a password. */
-enum {
-	PROG_DOCKER = 1u << 0,	 /* docker, podman, nerdctl */
-	PROG_LOGIN = 1u << 1,	 /* ... login: -p is the password */
-	PROG_SSHPASS = 1u << 2,	 /* sshpass before its command: -p is the password */
-	PROG_AWS = 1u << 3,	 /* aws configure set aws_secret_access_key VALUE */
-	PROG_OPENSSL = 1u << 4,	 /* openssl: -k is the password */
-	PROG_HTPASSWD = 1u << 5, /* htpasswd -b: a positional is the password */
 };
 
 static void redact_range(struct rctx *c, const char *p, const char *e);
@@ -315,6 +302,8 @@ static bool is_auth_scheme(const char *p, size_t n)
 
 /* Redact the value at v (quoted, escaped-quoted or one word) and return the
  * position after it. With scheme set, "Bearer X" keeps Bearer and hides X. */
+static bool keyword_tail(const char *p, size_t n);
+
 static const char *emit_value(struct rctx *c, const char *v, const char *e, bool scheme)
 {
 	const char *w;
@@ -356,10 +345,17 @@ static const char *emit_value(struct rctx *c, const char *v, const char *e, bool
 		size_t n = var_ref_len(v, e);
 		size_t skip = n > 1 && v[1] == '{' ? 2 : 1;
 
+		const char *nend = v + n - (skip == 2 ? 1 : 0), *after = v + n;
+
 		/* SECURITY (idempotence): kept only when the name itself would
-		 * be kept, as a second pass reads it as an ordinary word. */
-		if (n && (v + n == e || is_stop(v + n, e)) &&
-		    word_kept(v + skip, v + n - (skip == 2 ? 1 : 0))) {
+		 * be kept, as a second pass reads it as an ordinary word, and
+		 * is not a secret's key before a separator (a second pass
+		 * would read "$X_ACCESS_KEY = v" as a key and its value) */
+		while (after < e && is_blank((unsigned char)*after))
+			after++;
+		if (n && (v + n == e || is_stop(v + n, e)) && word_kept(v + skip, nend) &&
+		    !(after < e && (*after == '=' || *after == ':') &&
+		      keyword_tail(v + skip, (size_t)(nend - (v + skip))))) {
 			put_range(c, v, v + n);
 			return v + n;
 		}
@@ -851,128 +847,6 @@ static bool is_mysql_word(const char *p, const char *q)
 	return (q - b >= 5 && ci_eq(b, "mysql", 5)) || (q - b >= 7 && ci_eq(b, "mariadb", 7));
 }
 
-/* The word [p,q) without its directory, compared with lit exactly. */
-static bool is_prog(const char *p, const char *q, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	for (const char *s = p; s < q; s++)
-		if (*s == '/')
-			p = s + 1;
-	return (size_t)(q - p) == n && memcmp(p, lit, n) == 0;
-}
-
-/* A word at a word start: note the programs whose password flags follow. */
-static void note_program(struct rctx *c, const char *p, const char *q)
-{
-	if (is_prog(p, q, "docker") || is_prog(p, q, "podman") || is_prog(p, q, "nerdctl"))
-		c->prog |= PROG_DOCKER;
-	else if ((c->prog & PROG_DOCKER) && is_prog(p, q, "login"))
-		c->prog |= PROG_LOGIN;
-	else if (is_prog(p, q, "sshpass"))
-		c->prog |= PROG_SSHPASS;
-	else if (is_prog(p, q, "aws"))
-		c->prog |= PROG_AWS;
-	else if (is_prog(p, q, "openssl"))
-		c->prog |= PROG_OPENSSL;
-	else if (is_prog(p, q, "htpasswd"))
-		c->prog |= PROG_HTPASSWD;
-	else if (p[0] != '-')
-		c->prog &= ~PROG_SSHPASS; /* sshpass's command (ssh -p PORT) began */
-}
-
-/* -p PASSWORD or -pPASSWORD (docker login, sshpass) */
-static const char *try_short_pass(struct rctx *c, const char *p, const char *q, const char *e)
-{
-	if (q - p > 2 || (q < e && (!is_stop(q, e) || is_quote((unsigned char)*q)))) {
-		put_range(c, p, p + 2);
-		return emit_value(c, p + 2, e, false);
-	}
-	return try_flag_value(c, p, q, e);
-}
-
-/* aws configure set [profile.NAME.]aws_secret_access_key VALUE */
-static bool is_aws_secret(const char *p, size_t n)
-{
-	return (n == 21 && ci_eq(p, "aws_secret_access_key", 21)) ||
-	       (n == 17 && ci_eq(p, "aws_session_token", 17)) ||
-	       (n == 18 && ci_eq(p, "aws_security_token", 18));
-}
-
-/* An htpasswd flag cluster with -b (batch: the password is an argument). */
-static bool is_htpasswd_batch(const char *p, const char *q)
-{
-	bool b = false;
-
-	if (q - p < 2 || p[1] == '-')
-		return false;
-	for (const char *s = p + 1; s < q; s++) {
-		if (!is_alpha((unsigned char)*s))
-			return false;
-		b |= *s == 'b';
-	}
-	return b;
-}
-
-/* The end of the shell word at s: up to a blank or a command separator
- * outside quotes; a quote runs to its match or the end of the line. */
-static const char *shell_word_end(const char *s, const char *e)
-{
-	while (s < e && !is_ws((unsigned char)*s) && !strchr(";|&<>`", *s)) {
-		if (is_quote((unsigned char)*s)) {
-			const char *t = s + 1;
-
-			while (t < e && *t != *s && *t != '\n')
-				t++;
-			if (t >= e || *t == '\n')
-				return t;
-			s = t + 1;
-			continue;
-		}
-		s++;
-	}
-	return s;
-}
-
-/* htpasswd -b[cmBdpsiv] [-C cost] [-r rounds] FILE USER PASSWORD, or with
- * -n: USER PASSWORD. [p,q) is the flag cluster; the password word is hidden
- * whole, the words before it go through the other rules. */
-static const char *try_htpasswd(struct rctx *c, const char *p, const char *q, const char *e)
-{
-	bool n_flag = memchr(p, 'n', (size_t)(q - p)) != NULL, skip = false;
-	int need = n_flag ? 2 : 3, seen = 0;
-	const char *s = q, *t = q;
-
-	/* SECURITY (linear time): a bounded number of words ahead, so that
-	 * no byte is scanned by more than HTPASSWD_MAX_WORDS clusters. */
-	for (int words = 0; words < HTPASSWD_MAX_WORDS; words++) {
-		while (s < e && is_blank((unsigned char)*s))
-			s++;
-		if (s >= e || is_ws((unsigned char)*s) || strchr(";|&<>`", *s))
-			return NULL;
-		t = shell_word_end(s, e);
-		if (t == s)
-			return NULL;
-		if (skip) {
-			skip = false;
-		} else if (*s == '-' && t - s > 1) {
-			skip = t - s == 2 && (s[1] == 'C' || s[1] == 'r');
-		} else if (++seen == need) {
-			break;
-		}
-		s = t;
-	}
-	if (seen < need)
-		return NULL;
-	put_range(c, p, q);
-	/* SECURITY: depth one: the words before the password cannot start
-	 * another htpasswd rule. */
-	c->prog &= ~PROG_HTPASSWD;
-	redact_range(c, q, s);
-	put_mark(c);
-	return t;
-}
-
 static const char *do_run(struct rctx *c, const char *p, const char *e)
 {
 	const char *q = p + span(p, e, is_tok), *r;
@@ -981,8 +855,6 @@ static const char *do_run(struct rctx *c, const char *p, const char *e)
 
 	if (ws && is_mysql_word(p, q))
 		c->mysql = true;
-	if (ws)
-		note_program(c, p, q);
 	/* SECURITY (idempotence): rules that start at the run and read past
 	 * it come first. A second pass may see only a prefix of this run (up
 	 * to a marker), whose tail is no longer a key; it must still take the
@@ -1006,29 +878,10 @@ static const char *do_run(struct rctx *c, const char *p, const char *e)
 			put_range(c, p, p + 2);
 			return emit_value(c, p + 2, e, false);
 		}
-		if ((c->prog & (PROG_LOGIN | PROG_SSHPASS)) && p[1] == 'p' &&
-		    (r = try_short_pass(c, p, q, e))) {
-			c->prog &= ~PROG_SSHPASS;
-			return r;
-		}
-		if ((c->prog & PROG_OPENSSL) && n == 2 && p[1] == 'k' &&
-		    (r = try_flag_value(c, p, q, e)))
-			return r;
-		/* openssl -passin/-passout pass:PASSWORD */
-		if (((n == 7 && memcmp(p, "-passin", 7) == 0) ||
-		     (n == 8 && memcmp(p, "-passout", 8) == 0)) &&
-		    (r = try_flag_value(c, p, q, e)))
-			return r;
-		if ((c->prog & PROG_HTPASSWD) && is_htpasswd_batch(p, q) &&
-		    (r = try_htpasswd(c, p, q, e)))
-			return r;
 	}
 	if (kw && (r = try_key_value(c, p, q, e)))
 		return r;
 	if (kw && ws && p[0] == '-' && (r = try_flag_value(c, p, q, e)))
-		return r;
-	if ((c->prog & PROG_AWS) && (ws || (p > c->in && p[-1] == '.')) && is_aws_secret(p, n) &&
-	    (r = try_flag_value(c, p, q, e)))
 		return r;
 	if (ws && n == 6 && ci_eq(p, "bearer", 6) && (r = try_bearer(c, p, q, e)))
 		return r;
@@ -1100,10 +953,8 @@ static void redact_range(struct rctx *c, const char *p, const char *e)
 		}
 		s = p;
 		while (p < lim && !is_tok((unsigned char)*p) && *p != ':') {
-			if (*p == '\n') {
+			if (*p == '\n')
 				c->mysql = false;
-				c->prog = 0;
-			}
 			p++;
 		}
 		if (p == s) /* a ':' not starting "://" */
@@ -1124,7 +975,6 @@ int moat_redact(const char *in, size_t len, struct moat_buf *out)
 	c.end = in + len;
 	c.out = out;
 	c.mysql = false;
-	c.prog = 0;
 	c.pend_a = c.pend_b = NULL;
 	moat_buf_reserve(out, len + MARK_LEN);
 	pem_search(&c, in);

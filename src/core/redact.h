@@ -4,10 +4,7 @@
  * key=value / key: value for api_key, token, secret, password, passwd, pwd,
  * bearer, authorization, auth, access_key, private_key (any case); flags
  * --api-key/--token/--password/--bearer/--auth/--secret and -p for mysql;
- * "Authorization: Bearer|Basic X"; program-specific password flags and words
- * (docker/podman login -p, sshpass -p, openssl -k and -passin/-passout,
- * aws configure set aws_secret_access_key|aws_session_token VALUE,
- * htpasswd -b FILE USER PASSWORD); URL userinfo passwords
+ * "Authorization: Bearer|Basic X"; URL userinfo passwords
  * (scheme://user:pass@host); curl -u/--user user:pass; well-known key shapes
  * (sk-, sk-ant-, AKIA/ASIA, ghp_/gho_/ghu_/ghs_/ghr_/github_pat_, xox?-, AIza,
  * glpat-, JWTs, PEM private key blocks); and bare opaque tokens of 32+
