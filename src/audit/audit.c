@@ -496,21 +496,6 @@ static void w_real(struct moat_buf *out, double v)
 	moat_buf_puts(out, fixed);
 }
 
-static void w_int(struct moat_buf *out, json_int_t v)
-{
-	char tmp[24];
-	size_t k = sizeof(tmp);
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-
-	do {
-		tmp[--k] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		tmp[--k] = '-';
-	moat_buf_append(out, tmp + k, sizeof(tmp) - k);
-}
-
 /* A duration in ms rounded to the microsecond, as w_real writes it: a
  * value of at most 15 significant digits comes back from %.15g as that
  * decimal, trailing zeros dropped (".0" when nothing is left). */
@@ -528,7 +513,7 @@ static void w_ms(struct moat_buf *out, double ms)
 	}
 	k = (long long)us;
 	frac = (int)(k % 1000);
-	w_int(out, k / 1000);
+	moat_buf_put_llong(out, k / 1000);
 	n = 0;
 	tmp[n++] = '.';
 	tmp[n++] = (char)('0' + frac / 100);
@@ -592,7 +577,7 @@ static void w_value(struct moat_buf *out, json_t *v, unsigned depth, const char 
 		w_str(out, json_string_value(v), json_string_length(v), true, cap);
 		return;
 	case JSON_INTEGER:
-		w_int(out, json_integer_value(v));
+		moat_buf_put_llong(out, json_integer_value(v));
 		return;
 	case JSON_REAL:
 		w_real(out, json_real_value(v));
@@ -684,12 +669,12 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		moat_buf_puts(out, r->ok ? "true" : "false");
 		w_key(out, &f2, "exit_code");
 		if (r->exit_code >= 0)
-			w_int(out, r->exit_code);
+			moat_buf_put_llong(out, r->exit_code);
 		else
 			moat_buf_puts(out, "null");
 		w_key(out, &f2, "signal");
 		if (r->signal > 0)
-			w_int(out, r->signal);
+			moat_buf_put_llong(out, r->signal);
 		else
 			moat_buf_puts(out, "null");
 		w_key(out, &f2, "timed_out");
@@ -699,7 +684,7 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		w_key(out, &f2, "duration_ms");
 		w_ms(out, ms);
 		w_key(out, &f2, "bytes_out");
-		w_int(out, r->bytes_out > (size_t)INT64_MAX ? (json_int_t)INT64_MAX
+		moat_buf_put_llong(out, r->bytes_out > (size_t)INT64_MAX ? (json_int_t)INT64_MAX
 							    : (json_int_t)r->bytes_out);
 		moat_buf_putc(out, '}');
 	}

@@ -435,3 +435,18 @@ int moat_buf_put_shown(struct moat_buf *b, const char *s, size_t n)
 {
 	return moat_buf_put_shown_capped(b, s, n, SIZE_MAX);
 }
+
+int moat_buf_put_llong(struct moat_buf *b, long long v)
+{
+	char tmp[24];
+	size_t k = sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+
+	do {
+		tmp[--k] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--k] = '-';
+	return moat_buf_append(b, tmp + k, sizeof(tmp) - k);
+}

@@ -26,6 +26,9 @@ int moat_buf_append(struct moat_buf *b, const void *s, size_t n);
 int moat_buf_puts(struct moat_buf *b, const char *s);
 int moat_buf_putc(struct moat_buf *b, char c);
 int moat_buf_printf(struct moat_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append v in decimal (no printf: the audit record and the session's
+ * result JSON write many per call). */
+int moat_buf_put_llong(struct moat_buf *b, long long v);
 /* Append s as a JSON string literal (with quotes), escaping as RFC 8259 requires. */
 int moat_buf_json_str(struct moat_buf *b, const char *s, size_t n);
 /* Hand over the heap string (never NULL unless oom); the buffer is reset. */

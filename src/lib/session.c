@@ -277,21 +277,6 @@ static void put_key_str(struct moat_buf *b, const char *key, const char *v)
 	put_str(b, v, strlen(v), false);
 }
 
-static void put_int(struct moat_buf *b, json_int_t v)
-{
-	char tmp[24];
-	size_t k = sizeof(tmp);
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-
-	do {
-		tmp[--k] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		tmp[--k] = '-';
-	moat_buf_append(b, tmp + k, sizeof(tmp) - k);
-}
-
 /* A tool's data as compact JSON, written directly (jansson's dumper costs
  * as much as the rest of a small read_file call). Reals go through jansson
  * so that they read the same as everywhere else. */
@@ -343,7 +328,7 @@ static int put_value(struct moat_buf *b, json_t *v, unsigned depth)
 		put_str(b, json_string_value(v), json_string_length(v), true);
 		return 0;
 	case JSON_INTEGER:
-		put_int(b, json_integer_value(v));
+		moat_buf_put_llong(b, json_integer_value(v));
 		return 0;
 	case JSON_REAL: {
 		char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);

@@ -1,5 +1,6 @@
 /* Strings: UTF-8 validation (the one validator the audit log, the tools and
  * the MCP server share), the U+FFFD replacement, and the JSON escaper. */
+#include <limits.h>
 #include <string.h>
 
 #include "base/str.h"
@@ -84,8 +85,30 @@ static void test_json_str(void)
 	}
 }
 
+static void test_put_llong(void)
+{
+	static const struct {
+		long long v;
+		const char *want;
+	} rows[] = {{0, "0"},
+		    {7, "7"},
+		    {-1, "-1"},
+		    {1234567890123LL, "1234567890123"},
+		    {LLONG_MAX, "9223372036854775807"},
+		    {LLONG_MIN, "-9223372036854775808"}};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct moat_buf b = MOAT_BUF_INIT;
+
+		CHECK_INT(moat_buf_put_llong(&b, rows[i].v), 0);
+		CHECK_STR(b.data, rows[i].want);
+		moat_buf_release(&b);
+	}
+}
+
 int main(void)
 {
+	test_put_llong();
 	test_utf8();
 	test_json_str();
 	return tap_done();
