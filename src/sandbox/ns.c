@@ -714,11 +714,42 @@ struct gitcfg_after {
 	size_t outsz;
 };
 
+/* Rename dfd/leaf to leaf.moat-quarantined, never over an earlier one
+ * (leaf.moat-quarantined.2 ... .9 then): nothing is lost. */
+static int set_aside(int dfd, const char *leaf)
+{
+	char aside[NAME_MAX + 1];
+
+	for (int i = 1; i <= 9; i++) {
+		int n = i == 1 ? snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf)
+			       : snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d", leaf, i);
+
+		if (n < 0 || (size_t)n >= sizeof(aside))
+			return -ENAMETOOLONG;
+		if (renameat2(dfd, leaf, dfd, aside, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static void append_name(char *out, size_t outsz, const char *a, const char *b)
+{
+	size_t l;
+
+	if (!out || !outsz)
+		return;
+	l = strlen(out);
+	if (l < outsz)
+		snprintf(out + l, outsz - l, "%s%s%s", l ? ", " : "", a, b ? b : "");
+}
+
 static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
 			 const char *leaf, void *ud)
 {
 	struct gitcfg_after *a = ud;
-	char buf[65536], why[160], aside[NAME_MAX + 1];
+	char buf[65536], why[160];
 	ssize_t n;
 	int fd;
 
@@ -732,8 +763,7 @@ static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct st
 	/* SECURITY: unreadable, or too large to judge, counts as running code */
 	if ((n < 0 || (size_t)n == sizeof(buf) ||
 	     moat_gitconfig_runs_code(buf, (size_t)n, why, sizeof(why))) &&
-	    (size_t)snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf) < sizeof(aside) &&
-	    renameat(dfd, leaf, dfd, aside) == 0 && a->out) {
+	    set_aside(dfd, leaf) == 0 && a->out) {
 		size_t l = strlen(a->out);
 
 		snprintf(a->out + l, a->outsz - l, "%s%s (%s)", l ? ", " : "", rel,
@@ -1327,7 +1357,60 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 	}
 }
 
-void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz)
+/* A .git/hooks that did not exist and does now (a new repository): git
+ * init fills it with *.sample files, which git never runs; anything else in
+ * it is a hook written inside the sandbox, set aside. */
+static void new_hooks_check(int pfd, const char *leaf, char *out, size_t outsz)
+{
+	int dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	size_t budget = 4096;
+
+	if (dfd < 0)
+		return;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d)) && budget--) {
+		size_t n = strlen(e->d_name);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (n > 7 && !strcmp(e->d_name + n - 7, ".sample")) ||
+		    strstr(e->d_name, ".moat-quarantined"))
+			continue;
+		if (set_aside(dirfd(d), e->d_name) == 0)
+			append_name(out, outsz, ".git/hooks/", e->d_name);
+	}
+	closedir(d);
+}
+
+/* A .git/config that did not exist and does now (git init inside): kept
+ * when it holds only keys git writes itself, else set aside. */
+static bool new_gitconfig_ok(int pfd, const char *leaf, char *why, size_t whysz)
+{
+	char buf[65536];
+	struct stat st;
+	ssize_t n;
+	int fd = openat(pfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf)) : -1;
+	close(fd);
+	/* SECURITY: unreadable, not a file, or too large to judge counts as
+	 * running code */
+	if (n < 0 || (size_t)n == sizeof(buf)) {
+		snprintf(why, whysz, "unreadable");
+		return false;
+	}
+	return !moat_gitconfig_runs_code(buf, (size_t)n, why, whysz);
+}
+
+void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
+			char *created, size_t createdsz)
 {
 	if (m->gitcfg_watch) {
 		struct gitcfg_after a = {p, out, outsz};
@@ -1336,19 +1419,52 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	}
 	for (size_t i = 0; i < m->nquarantine; i++) {
 		const char *leaf = NULL;
-		char aside[NAME_MAX + 1];
 		struct stat st;
 		int dfd = open_parent_nofollow(p->workspace, m->quarantine[i], &leaf);
 
 		if (dfd < 0)
 			continue;
-		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (size_t)snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf) <
-			sizeof(aside) &&
-		    renameat(dfd, leaf, dfd, aside) == 0 && out) {
-			size_t l = strlen(out);
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && set_aside(dfd, leaf) == 0)
+			append_name(out, outsz, m->quarantine[i], NULL);
+		close(dfd);
+	}
+	/* SECURITY: protected names that did not exist before the run and do
+	 * now were created inside it (a file cannot get an empty read-only
+	 * stand-in, and without a git repository neither can a directory):
+	 * code that would run outside later (.mcp.json, .envrc, .bashrc, a
+	 * .vscode task, .claude hooks) or moat's own policy (.moat) the agent
+	 * wrote for its next run. They are set aside, renamed, never deleted;
+	 * a new .git/config and .git/hooks (git init inside) are judged by what
+	 * they hold. Every step works on directory entries opened without
+	 * following symlinks. */
+	for (size_t i = 0; i < m->nprotected_missing; i++) {
+		const char *name = m->protected_missing[i], *leaf = NULL;
+		char why[160];
+		struct stat st;
+		int dfd = open_parent_nofollow(p->workspace, name, &leaf);
 
-			snprintf(out + l, outsz - l, "%s%s", l ? ", " : "", m->quarantine[i]);
+		if (dfd < 0) {
+			char path[PATH_MAX];
+
+			/* deeper names (configurable): report only */
+			snprintf(path, sizeof(path), "%s/%s", p->workspace, name);
+			if (dfd == -EINVAL && lstat(path, &st) == 0)
+				append_name(created, createdsz, name, NULL);
+			continue;
+		}
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			close(dfd);
+			continue;
+		}
+		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
+			new_hooks_check(dfd, leaf, out, outsz);
+			append_name(created, createdsz, name, NULL);
+		} else if (!strcmp(name, ".git/config") && new_gitconfig_ok(dfd, leaf, why, sizeof(why))) {
+			append_name(created, createdsz, name, NULL);
+		} else if (set_aside(dfd, leaf) == 0) {
+			append_name(out, outsz, name, NULL);
+		} else {
+			append_name(created, createdsz, name, NULL);
 		}
 		close(dfd);
 	}

@@ -370,13 +370,14 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
 	}
 	if (sp->quarantined[0])
 		tell(st,
-		     "warning: git file(s) created inside the sandbox that would send git to "
-		     "another configuration or hooks were renamed to NAME.moat-quarantined: %s",
+		     "warning: written inside the sandbox, these would run code or change policy "
+		     "outside it, and were renamed to NAME.moat-quarantined (review them; rename "
+		     "back to use): %s",
 		     sp->quarantined);
 	if (sp->protected_created[0])
 		tell(st,
-		     "warning: protected path(s) created inside the sandbox: %s; review them "
-		     "before they run outside it",
+		     "warning: protected path(s) created inside the sandbox and kept: %s; review "
+		     "them before they run outside it",
 		     sp->protected_created);
 }
 

@@ -180,9 +180,13 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m);
 /* After the run (every process of the sandbox gone): git files that point
  * git elsewhere (.git/commondir, .git/config.worktree) and did not exist
- * before are renamed to NAME.moat-quarantined; their names are appended to
- * out (", " separated). */
-void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz);
+ * before, submodule configs changed to run code, and protected names that
+ * did not exist before (a new .git/config and .git/hooks judged by their
+ * content) are renamed to NAME.moat-quarantined (never over an earlier
+ * one); their names are appended to out (", " separated). Protected names
+ * created and kept are appended to created. */
+void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
+			char *created, size_t createdsz);
 /* Child side (between clone and exec: no allocation, no stdio). Each
  * returns 0 or -errno with rep filled. */
 int moat_ns_child_userns(uid_t uid, gid_t gid, struct moat_child_report *rep);
@@ -297,7 +301,7 @@ struct moat_spawn {
 	int wait_status;   /* as from waitpid */
 	double elapsed_ms;
 	char protected_created[512]; /* protected names that appeared during the run */
-	char quarantined[256];	     /* git redirect files created inside, set aside */
+	char quarantined[512];	     /* files created or changed inside, set aside */
 };
 
 /* The life of one sandboxed command:

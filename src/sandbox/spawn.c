@@ -861,21 +861,9 @@ out:
 	 * and git redirect files it created are set aside */
 	moat_ns_remove_placeholders(p, &s->mounts);
 	s->quarantined[0] = '\0';
-	moat_ns_quarantine(p, &s->mounts, s->quarantined, sizeof(s->quarantined));
-	/* protected paths that did not exist before and do now */
 	s->protected_created[0] = '\0';
-	for (size_t i = 0; i < s->mounts.nprotected_missing; i++) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		snprintf(path, sizeof(path), "%s/%s", p->workspace, s->mounts.protected_missing[i]);
-		if (lstat(path, &st) == 0) {
-			size_t l = strlen(s->protected_created);
-
-			snprintf(s->protected_created + l, sizeof(s->protected_created) - l, "%s%s",
-				 l ? ", " : "", s->mounts.protected_missing[i]);
-		}
-	}
+	moat_ns_quarantine(p, &s->mounts, s->quarantined, sizeof(s->quarantined),
+			   s->protected_created, sizeof(s->protected_created));
 	if (sfd >= 0)
 		close(sfd);
 	sigprocmask(SIG_SETMASK, &s->child_mask, NULL);

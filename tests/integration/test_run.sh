@@ -343,10 +343,45 @@ else
 		[ ! -e "$WS/.git/modules/evil/config" ] && [ -e "$WS/.git/modules/evil/config.moat-quarantined" ]
 	check "a submodule config as git writes it is kept" [ -e "$WS/.git/modules/fine/config" ]
 	rm -rf "$WS/.git/modules"
-	# files cannot get an empty stand-in: created ones are reported
-	mr -- sh -c 'echo "{}" > .mcp.json' 2>"$T/err"
-	check "creating a missing protected file is reported" grep -q "protected path" "$T/err"
-	rm -f "$WS/.mcp.json"
+	# files cannot get an empty stand-in: one created inside is set aside
+	# after the run (renamed, nothing lost), never over an earlier one
+	mr -- sh -c 'echo "{\"mcpServers\": 1}" > .mcp.json; echo "rm -rf ~" > .envrc' 2>"$T/err"
+	check "a missing .mcp.json created inside is set aside after the run" \
+		[ ! -e "$WS/.mcp.json" ] && grep -q mcpServers "$WS/.mcp.json.moat-quarantined"
+	check "a missing .envrc created inside is set aside after the run" \
+		[ ! -e "$WS/.envrc" ] && [ -e "$WS/.envrc.moat-quarantined" ]
+	check "the set-aside files are named in a warning" grep -q "moat-quarantined.*\.mcp\.json" "$T/err"
+	mr -- sh -c 'echo second > .mcp.json' 2>/dev/null
+	check "a second one does not replace the first" \
+		grep -q mcpServers "$WS/.mcp.json.moat-quarantined" &&
+		grep -q second "$WS/.mcp.json.moat-quarantined.2"
+	rm -f "$WS"/.mcp.json* "$WS"/.envrc*
+	# a workspace that is not a repository: no stand-ins, missing protected
+	# directories created inside are set aside; git init inside keeps git's
+	# own config and sample hooks, a hook or fsmonitor written is set aside
+	NW=$T/plain
+	mkdir -p "$NW"
+	[ "$AS" = nobody ] && chown nobody:nogroup "$NW"
+	(cd "$NW" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
+		${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
+		"$MOAT" run --workspace "$NW" -- sh -c 'mkdir -p .vscode .moat; echo "{}" > .vscode/tasks.json;
+		echo "profile: x" > .moat/config.json; git init -q . && echo "rm -rf ~" > .git/hooks/pre-commit &&
+		chmod +x .git/hooks/pre-commit' >/dev/null 2>&1)
+	check "outside a repository, a .vscode created inside is set aside" \
+		[ ! -e "$NW/.vscode" ] && [ -e "$NW/.vscode.moat-quarantined/tasks.json" ]
+	check "outside a repository, a .moat created inside is set aside" \
+		[ ! -e "$NW/.moat" ] && [ -e "$NW/.moat.moat-quarantined" ]
+	check "git init inside keeps git's own config" [ -f "$NW/.git/config" ]
+	check "a hook written into a new repository is set aside" \
+		[ ! -e "$NW/.git/hooks/pre-commit" ] && [ -e "$NW/.git/hooks/pre-commit.moat-quarantined" ]
+	rm -rf "$NW"/.git "$NW"/.vscode* "$NW"/.moat*
+	(cd "$NW" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
+		${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
+		"$MOAT" run --workspace "$NW" -- sh -c 'git init -q . && git config core.fsmonitor "touch pwned"' \
+		>/dev/null 2>&1)
+	check "a new repository's config with core.fsmonitor is set aside" \
+		[ ! -e "$NW/.git/config" ] && grep -q fsmonitor "$NW/.git/config.moat-quarantined"
+	rm -rf "$NW"
 fi
 
 # ---- honest work ----
