@@ -242,6 +242,9 @@ static const char *const default_protect[] = {
     ".git/hooks", ".git/config", ".gitmodules", ".mcp.json",	 ".vscode",	".idea",
     ".moat",	  ".envrc",	 ".bashrc",	".bash_profile", ".bash_login", ".profile",
     ".zshrc",	  ".zshenv",	 ".zprofile",	".zlogin",	 ".claude",	".cursor",
+    /* hook managers: git runs what they hold once core.hooksPath or a
+     * pre-commit shim points at them */
+    ".husky",	  ".pre-commit-config.yaml",
     NULL,
 };
 
