@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -405,6 +406,121 @@ static int add_path_glob(const struct moat_policy *p, struct moat_globset *set, 
 	return 0;
 }
 
+/* The same glob with its literal head resolved, when that head goes
+ * through a symbolic link: "/home/me/link/..." also as "/data/real/...",
+ * "~/.netrc" (a link into a dotfiles repository) also as its target. The
+ * policy matches every path a call visits (the spelling, each link, the
+ * resolved path), so a set holding only one spelling would deny a workspace
+ * given through a link and miss a secret read at its real place. Returns 1
+ * when it wrote a variant into out, 0 when there is none. */
+static int resolved_variant(const char *g, struct moat_buf *out)
+{
+	size_t i, head;
+	char *real;
+
+	if (g[0] != '/')
+		return 0;
+	for (i = 0; g[i] && !strchr("*?[]{}\\", g[i]); i++)
+		;
+	/* the whole glob when it is literal, else up to the last '/' */
+	head = i;
+	if (g[i])
+		while (head > 0 && g[head] != '/')
+			head--;
+	if (head <= 1 || head >= MOAT_PATH_MAX)
+		return 0;
+	{
+		char lit[MOAT_PATH_MAX];
+
+		memcpy(lit, g, head);
+		lit[head] = '\0';
+		real = realpath(lit, NULL);
+		if (!real)
+			return 0;
+		if (!strcmp(real, lit)) {
+			free(real);
+			return 0;
+		}
+	}
+	moat_buf_reset(out);
+	for (const char *c = real; *c; c++) {
+		if (strchr("*?[]{}\\", *c))
+			moat_buf_putc(out, '\\');
+		moat_buf_putc(out, *c);
+	}
+	/* "/" resolved is "" + rest */
+	if (!strcmp(real, "/") && g[head] == '/')
+		out->len = 0;
+	moat_buf_puts(out, g + head);
+	free(real);
+	return out->oom ? -ENOMEM : 1;
+}
+
+static int add_path_glob_resolved(const struct moat_policy *p, struct moat_globset *set,
+				  const char *pat, const struct moat_loc *loc,
+				  struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT, v = MOAT_BUF_INIT;
+	long r;
+	int k;
+
+	if (absolute_pattern(p, pat, &b) < 0)
+		return -ENOMEM;
+	r = moat_globset_add(set, b.data, err);
+	k = r < 0 ? 0 : resolved_variant(b.data, &v);
+	if (k < 0)
+		r = -ENOMEM;
+	else if (k > 0)
+		r = moat_globset_add(set, v.data, err);
+	/* a name anywhere ("**" then a literal: ".config/gcloud/..", ".env")
+	 * that is a link in the home directory or the working directory: its
+	 * target too (a credentials directory kept in a dotfiles repository,
+	 * a .env pointing at ../secrets/prod.env) */
+	for (int base = 0; r >= 0 && base < 2 && !strncmp(b.data, "**/", 3); base++) {
+		const char *dir = base ? p->cwd : p->home;
+		struct moat_buf c = MOAT_BUF_INIT;
+		struct stat st;
+
+		if (!dir[0] || (base && !strcmp(p->cwd, p->home)))
+			continue;
+		moat_buf_puts(&c, dir);
+		moat_buf_putc(&c, '/');
+		moat_buf_puts(&c, b.data + 3);
+		/* one lstat answers most: the first name does not exist */
+		{
+			size_t cut = strlen(dir) + 1;
+
+			while (c.data && c.data[cut] && !strchr("/*?[]{}\\", c.data[cut]))
+				cut++;
+			if (c.data && (c.data[cut] == '/' || !c.data[cut])) {
+				char was = c.data[cut];
+
+				c.data[cut] = '\0';
+				k = lstat(c.data, &st);
+				c.data[cut] = was;
+			} else {
+				k = -1; /* the name itself is a glob ("*.pem") */
+			}
+		}
+		if (k == 0)
+			k = c.oom ? -1 : resolved_variant(c.data, &v);
+		else
+			k = 0;
+		if (k < 0)
+			r = -ENOMEM;
+		else if (k > 0)
+			r = moat_globset_add(set, v.data, err);
+		moat_buf_release(&c);
+	}
+	moat_buf_release(&b);
+	moat_buf_release(&v);
+	if (r < 0) {
+		loc_error(err, loc);
+		return (int)r;
+	}
+	return 0;
+}
+
 static int build_pathset(const struct moat_policy *p, struct moat_globset **ret,
 			 const struct moat_strlist *user, const char *const *defaults,
 			 struct moat_error *err)
@@ -416,12 +532,13 @@ static int build_pathset(const struct moat_policy *p, struct moat_globset **ret,
 	if (r < 0)
 		return r;
 	for (size_t i = 0; defaults && defaults[i]; i++) {
-		r = add_path_glob(p, set, defaults[i], NULL, err);
+		r = add_path_glob_resolved(p, set, defaults[i], NULL, err);
 		if (r < 0)
 			goto fail;
 	}
 	for (size_t i = 0; user && i < user->n; i++) {
-		r = add_path_glob(p, set, user->v[i], user->loc ? &user->loc[i] : NULL, err);
+		r = add_path_glob_resolved(p, set, user->v[i], user->loc ? &user->loc[i] : NULL,
+					   err);
 		if (r < 0)
 			goto fail;
 	}
@@ -1061,6 +1178,25 @@ static int visit_path(const char *path, void *ud)
 
 /* Check one spelling of a path argument: normalized, then every symlink on
  * its way. */
+/* Why the normalizer refused a path, in words a model can act on. */
+static const char *unusable_path_why(const char *s, size_t len, int r)
+{
+	if (r == -ENAMETOOLONG)
+		return "too long";
+	if (!len)
+		return "empty";
+	if (memchr(s, '\0', len))
+		return "it holds a NUL byte";
+	if (!moat_utf8_valid(s, len))
+		return "not valid UTF-8";
+	if (len >= 2 && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') && s[1] == ':')
+		return "a drive-relative Windows path such as C:x has no fixed meaning; give an "
+		       "absolute path or one relative to the working directory";
+	if (len >= 2 && (s[0] == '\\' || s[0] == '/') && (s[1] == '\\' || s[1] == '/'))
+		return "a Windows device or UNC path this system cannot open";
+	return "a spelling the path resolver refuses (a Windows device name or stream?)";
+}
+
 static int check_one_path(struct call *c, const char *key, const char *s, size_t len,
 			  struct moat_error *err)
 {
@@ -1071,8 +1207,7 @@ static int check_one_path(struct call *c, const char *key, const char *s, size_t
 	r = moat_path_normalize(s, len, c->p->cwd, norm, sizeof(norm));
 	if (r < 0) {
 		moat_error_set(err, "argument '%s' is not a usable path (%s)", key,
-			       r == -ENAMETOOLONG ? "too long"
-						  : "empty, NUL byte or invalid UTF-8");
+			       unusable_path_why(s, len, r));
 		return -EINVAL;
 	}
 	/* SECURITY: resolve from the raw spelling, as the kernel will: ".."

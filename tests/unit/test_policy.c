@@ -2,18 +2,108 @@
  * threads on one shared policy, and the library contracts (NULL-safe free,
  * errors filled, nothing allowed on error). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <moat/moat.h>
 
 #include "core/config.h"
 #include "tap.h"
 
+static const char *fake_home = "/home/user";
+
 static const char *fake_env(const char *name, void *ud)
 {
 	(void)ud;
-	return !strcmp(name, "HOME") ? "/home/user" : NULL;
+	return !strcmp(name, "HOME") ? fake_home : NULL;
+}
+
+static enum moat_verdict verdict_of(const struct moat_policy *p, const char *tool,
+				    const char *path)
+{
+	char args[512];
+	struct moat_decision d;
+
+	snprintf(args, sizeof(args), "{\"path\": \"%s\"}", path);
+	if (moat_policy_check(p, tool, args, strlen(args), &d, NULL) < 0)
+		return MOAT_DENY;
+	return d.verdict;
+}
+
+/* Rules whose literal head goes through a symbolic link also hold the
+ * resolved spelling: a workspace given through a link is usable by either
+ * name, and a secret kept behind a link (a dotfiles repository, a .env
+ * pointing at ../secrets) is denied at its real place too. */
+static void symlinked_heads(void)
+{
+	char root[] = "/tmp/moat-test-policy-XXXXXX", s3[3][128], tmp[600], envl[600];
+	struct moat_config *c = NULL;
+	struct moat_policy *p = NULL;
+	struct moat_error err;
+	char *ws = s3[0], *link = s3[1], *home = s3[2];
+
+	if (!mkdtemp(root)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(ws, 128, "%s/ws", root);
+	snprintf(link, 128, "%s/wslink", root);
+	snprintf(home, 128, "%s/home", root);
+	CHECK(mkdir(ws, 0700) == 0 && mkdir(home, 0700) == 0 && symlink(ws, link) == 0);
+	snprintf(tmp, 600, "%s/dotfiles", root);
+	CHECK(mkdir(tmp, 0700) == 0);
+	snprintf(tmp, 600, "%s/dotfiles/gcloud", root);
+	CHECK(mkdir(tmp, 0700) == 0);
+	snprintf(tmp, 600, "%s/home/.config", root);
+	CHECK(mkdir(tmp, 0700) == 0);
+	snprintf(tmp, 600, "%s/home/.config/gcloud", root);
+	CHECK(symlink("../../dotfiles/gcloud", tmp) == 0);
+	snprintf(tmp, 600, "%s/secrets.env", root);
+	snprintf(envl, 600, "%s/.env", ws);
+	CHECK(symlink(tmp, envl) == 0);
+	fake_home = home;
+
+	CHECK(moat_config_new(&c) == 0);
+	CHECK(moat_config_set_allowed_paths_csv(c, "<cwd>/**", &err) == 0);
+	CHECK(moat_policy_new(c, NULL, link, &p, &err) == 0);
+	snprintf(tmp, 600, "%s/a.txt", link);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_ALLOW);
+	snprintf(tmp, 600, "%s/a.txt", ws);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_ALLOW);
+	CHECK_INT(verdict_of(p, "read_file", "a.txt"), MOAT_ALLOW);
+	snprintf(tmp, 600, "%s/other/a.txt", root);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_DENY);
+	moat_policy_free(p);
+	moat_config_free(c);
+
+	CHECK(moat_config_new(&c) == 0);
+	CHECK(moat_policy_new(c, NULL, ws, &p, &err) == 0);
+	snprintf(tmp, 600, "%s/dotfiles/gcloud/token.json", root);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_DENY);
+	snprintf(tmp, 600, "%s/secrets.env", root);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_DENY);
+	snprintf(tmp, 600, "%s/dotfiles/vimrc", root);
+	CHECK_INT(verdict_of(p, "read_file", tmp), MOAT_ALLOW);
+	moat_policy_free(p);
+	moat_config_free(c);
+	fake_home = "/home/user";
+	/* clean up, leaves first */
+	unlink(envl);
+	snprintf(tmp, 600, "%s/home/.config/gcloud", root);
+	unlink(tmp);
+	snprintf(tmp, 600, "%s/home/.config", root);
+	rmdir(tmp);
+	rmdir(home);
+	unlink(link);
+	rmdir(ws);
+	snprintf(tmp, 600, "%s/dotfiles/gcloud", root);
+	rmdir(tmp);
+	snprintf(tmp, 600, "%s/dotfiles", root);
+	rmdir(tmp);
+	CHECK(rmdir(root) == 0);
 }
 
 static const struct {
@@ -125,6 +215,7 @@ int main(void)
 		CHECK(moat_policy_new(c, NULL, "relative/dir", &q, &err) < 0 && q == NULL);
 		CHECK(err.msg[0] != '\0');
 	}
+	symlinked_heads();
 	CHECK(moat_policy_free(NULL) == NULL);
 	CHECK(moat_config_free(NULL) == NULL);
 	CHECK(moat_policy_free(p) == NULL);
