@@ -245,6 +245,10 @@ static const char *const default_protect[] = {
     /* hook managers: git runs what they hold once core.hooksPath or a
      * pre-commit shim points at them */
     ".husky",	  ".pre-commit-config.yaml",
+    /* configuration other tools read from the project and obey: git's
+     * (a repository's .gitconfig is read by tools that include it),
+     * ripgrep's (RIPGREP_CONFIG_PATH), Codex's project settings */
+    ".gitconfig", ".ripgreprc", ".codex",
     NULL,
 };
 

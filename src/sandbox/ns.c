@@ -89,6 +89,8 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].flags = flags;
 	nv[m->n].placeholder = false;
 	nv[m->n].created = false;
+	nv[m->n].optional = false;
+	nv[m->n].nofollow = false;
 	m->n++;
 	return 0;
 }
@@ -115,6 +117,11 @@ void moat_mounts_release(struct moat_mounts *m)
 	for (size_t i = 0; i < m->nquarantine; i++)
 		free(m->quarantine[i]);
 	free(m->quarantine);
+	for (size_t i = 0; i < m->nlinks; i++) {
+		free(m->links[i].name);
+		free(m->links[i].target);
+	}
+	free(m->links);
 	for (size_t i = 0; i < m->ngitcfg; i++)
 		free(m->gitcfg[i].rel);
 	free(m->gitcfg);
@@ -849,6 +856,60 @@ static void ws_lock_shared(const char *ws, struct moat_mounts *m)
 	close(lfd);
 }
 
+/* A protected name that is a symbolic link (a .claude or .vscode kept in a
+ * dotfiles repository): a mount cannot sit on a link, so its target, when
+ * there is one, is bound read-only instead, and the link itself (an entry
+ * of the writable workspace, which the command could remove or replace) is
+ * noted and checked after the run (moat_ns_quarantine). */
+static int protect_link(struct moat_mounts *m, const char *name, const char *path,
+			const struct stat *lst)
+{
+	struct moat_protected_link *nv;
+	char text[PATH_MAX], *real;
+	ssize_t tl = readlink(path, text, sizeof(text) - 1);
+	struct stat st;
+	int r = 0;
+
+	if (tl < 0)
+		return 0; /* gone meanwhile: nothing to protect */
+	text[tl] = '\0';
+	nv = realloc(m->links, (m->nlinks + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	m->links = nv;
+	nv += m->nlinks;
+	memset(nv, 0, sizeof(*nv));
+	nv->name = moat_strdup(name);
+	nv->target = moat_strdup(text);
+	nv->dev = lst->st_dev;
+	nv->ino = lst->st_ino;
+	if (!nv->name || !nv->target) {
+		free(nv->name);
+		free(nv->target);
+		return -ENOMEM;
+	}
+	m->nlinks++;
+	/* the link itself: a mount point cannot be removed or renamed, and
+	 * a symlink can be bound onto itself (open_tree without following it,
+	 * move_mount onto it without following it) */
+	if (!op_exists(m, MOAT_MNT_RO_BIND, path)) {
+		r = add_op(m, MOAT_MNT_RO_BIND, path, -1, false, true, NULL, 0);
+		if (r < 0)
+			return r;
+		m->ops[m->n - 1].nofollow = true;
+	}
+	real = realpath(path, NULL);
+	if (!real || stat(real, &st) < 0) {
+		nv->dangling = true;
+	} else if (!op_exists(m, MOAT_MNT_RO_BIND, real)) {
+		r = add_op(m, MOAT_MNT_RO_BIND, real, -1, S_ISDIR(st.st_mode), true, NULL, 0);
+		if (r == 0)
+			m->ops[m->n - 1].optional = true;
+	}
+	free(real);
+	return r;
+}
+
 static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 			 struct moat_error *err)
 {
@@ -895,10 +956,18 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 	}
 	for (size_t i = 0; i < p->protect.n; i++) {
 		int n = snprintf(path, sizeof(path), "%s/%s", p->workspace, p->protect.v[i]);
+		bool absent;
 
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		if (listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0) {
+		absent = listing_absent(hid->ls, hid->nls, path) || lstat(path, &st) < 0;
+		if (!absent && S_ISLNK(st.st_mode)) {
+			r = protect_link(m, p->protect.v[i], path, &st);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (absent) {
 			char **nv;
 
 			if (standins && protect_is_dir(p->protect.v[i]) &&
@@ -1409,6 +1478,17 @@ static bool new_gitconfig_ok(int pfd, const char *leaf, char *why, size_t whysz)
 	return !moat_gitconfig_runs_code(buf, (size_t)n, why, whysz);
 }
 
+static bool link_text_is(int dfd, const char *leaf, const char *want)
+{
+	char text[PATH_MAX];
+	ssize_t n = readlinkat(dfd, leaf, text, sizeof(text) - 1);
+
+	if (n < 0)
+		return false;
+	text[n] = '\0';
+	return !strcmp(text, want);
+}
+
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			char *created, size_t createdsz)
 {
@@ -1426,6 +1506,34 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 			continue;
 		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && set_aside(dfd, leaf) == 0)
 			append_name(out, outsz, m->quarantine[i], NULL);
+		close(dfd);
+	}
+	/* SECURITY: a protected name that was a symlink: removed or replaced
+	 * inside, the new entry is set aside and the link put back; one that
+	 * pointed nowhere and now leads to something (the command created the
+	 * target through it) is set aside itself */
+	for (size_t i = 0; i < m->nlinks; i++) {
+		const struct moat_protected_link *l = &m->links[i];
+		const char *leaf = NULL;
+		struct stat st;
+		int dfd = open_parent_nofollow(p->workspace, l->name, &leaf);
+
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (symlinkat(l->target, dfd, leaf) == 0)
+				append_name(out, outsz, l->name, " (removed; the link was put back)");
+		} else if (st.st_dev != l->dev || st.st_ino != l->ino || !S_ISLNK(st.st_mode) ||
+			   !link_text_is(dfd, leaf, l->target)) {
+			/* (an inode number is reused at once: the type and text
+			 * tell a new entry too) */
+			if (set_aside(dfd, leaf) == 0) {
+				append_name(out, outsz, l->name, " (replaced)");
+				(void)symlinkat(l->target, dfd, leaf);
+			}
+		} else if (l->dangling && fstatat(dfd, leaf, &st, 0) == 0 && set_aside(dfd, leaf) == 0) {
+			append_name(out, outsz, l->name, " (a link whose target was created)");
+		}
 		close(dfd);
 	}
 	/* SECURITY: protected names that did not exist before the run and do
@@ -1886,7 +1994,13 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "masking ", op->target);
 			break;
 		case MOAT_MNT_RO_BIND:
-			r = attach_clone(AT_FDCWD, op->target, 0, true, op->target);
+			r = attach_clone(AT_FDCWD, op->target,
+					 op->nofollow ? AT_SYMLINK_NOFOLLOW : 0, !op->nofollow,
+					 op->target);
+			/* a protected link's target the sandbox does not show
+			 * (the host's /tmp) cannot be written through it either */
+			if (r == -ENOENT && op->optional)
+				r = 0;
 			if (r < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "protecting ",
 						  op->target);

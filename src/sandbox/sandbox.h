@@ -135,6 +135,10 @@ struct moat_mount_op {
 	bool placeholder; /* RO_BIND: a protected directory that did not exist:
 			   * created empty before the run, removed after it */
 	bool created;	  /* placeholder: made by moat_ns_make_placeholders */
+	bool optional;	  /* RO_BIND: the target of a protected symlink, which may
+			   * not be visible in the sandbox (under /tmp): skipped then */
+	bool nofollow;	  /* RO_BIND: the symlink itself, bound onto itself so
+			   * that it cannot be removed or replaced (EBUSY) */
 	char data[80];	  /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
 };
@@ -156,6 +160,15 @@ struct moat_mounts {
 	} *gitcfg;
 	bool ws_locked;		  /* ws_lock_fd holds a shared flock of the workspace */
 	int ws_lock_fd;		  /* (stand-ins are removed only by the last run) */
+	size_t nlinks;
+	struct moat_protected_link {
+		char *name;	/* a protected name that is a symlink (its target is bound
+				 * read-only; the link itself is checked after the run) */
+		char *target;	/* the link's text, to put it back */
+		dev_t dev;
+		ino_t ino;
+		bool dangling; /* its target did not exist */
+	} *links;
 };
 
 /* Limits on the workspace scan for "**" masks. */

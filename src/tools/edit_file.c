@@ -3,10 +3,14 @@
  * (or, with replace_all, at least once); the error says how many times it
  * was found and what to do. The new content replaces the file atomically as
  * write_file does, and only if the file did not change since it was read.
+ * Line endings: in a CRLF file the "\n" line breaks of old_string and
+ * new_string are read as "\r\n" (models never send "\r"); in an LF file
+ * new_string's "\r\n" are written "\n".
  *
  * Must never: edit through a symlink out of the allowed roots, edit a
  * hard-linked file, a binary file or a file whose real path the policy
- * denies; never leave the file half-edited. */
+ * denies; never leave the file half-edited, nor mix line endings in a file
+ * that had one kind. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -94,6 +98,71 @@ static size_t count_matches(const char *s, size_t n, const char *pat, size_t pn)
 	return count;
 }
 
+/* The line endings of a text. */
+enum eol {
+	EOL_NONE,  /* no line break */
+	EOL_LF,	   /* every "\n" alone */
+	EOL_CRLF,  /* every "\n" after a "\r" */
+	EOL_MIXED, /* both */
+};
+
+static enum eol line_endings(const char *s, size_t n)
+{
+	const char *p = s, *end = s + n;
+	bool lf = false, crlf = false;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
+		if (p > s && p[-1] == '\r')
+			crlf = true;
+		else
+			lf = true;
+		if (lf && crlf)
+			return EOL_MIXED;
+		p++;
+	}
+	return crlf ? EOL_CRLF : lf ? EOL_LF : EOL_NONE;
+}
+
+/* s has a "\n" not preceded by "\r" */
+static bool has_bare_lf(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '\n' && (i == 0 || s[i - 1] != '\r'))
+			return true;
+	return false;
+}
+
+/* s into out with each "\n" not preceded by "\r" written "\r\n" */
+static void to_crlf(const char *s, size_t n, struct moat_buf *out)
+{
+	size_t from = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\n' || (i > 0 && s[i - 1] == '\r'))
+			continue;
+		moat_buf_append(out, s + from, i - from);
+		moat_buf_append(out, "\r\n", 2);
+		from = i + 1;
+	}
+	moat_buf_append(out, s + from, n - from);
+	moat_buf_append(out, "", 0);
+}
+
+/* s into out with each "\r\n" written "\n" */
+static void to_lf(const char *s, size_t n, struct moat_buf *out)
+{
+	size_t from = 0;
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (s[i] != '\r' || s[i + 1] != '\n')
+			continue;
+		moat_buf_append(out, s + from, i - from);
+		from = i + 1; /* the "\n" is kept */
+	}
+	moat_buf_append(out, s + from, n - from);
+	moat_buf_append(out, "", 0);
+}
+
 int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 			const struct moat_tool_call *call, struct moat_tool_result *ret)
 {
@@ -107,9 +176,11 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 	char abs[MOAT_PATH_MAX];
 	struct moat_fo_target t;
 	struct moat_buf text = MOAT_BUF_INIT, edited = MOAT_BUF_INIT, out = MOAT_BUF_INIT;
-	const char *olds, *news;
-	size_t oldn, newn, count;
-	bool all;
+	struct moat_buf oldc = MOAT_BUF_INIT, newc = MOAT_BUF_INIT;
+	const char *olds, *news, *pat, *rep, *eol_note = NULL;
+	size_t oldn, newn, patn, repn, count;
+	bool all, crlf_match = false;
+	enum eol eol;
 	int r;
 
 	(void)call;
@@ -152,39 +223,100 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 		r = moat_fo_fail(ret, "%.400s is a binary file; edit_file changes text only", abs);
 		goto out;
 	}
-	count = count_matches(text.data, text.len, olds, oldn);
+	pat = olds;
+	patn = oldn;
+	rep = news;
+	repn = newn;
+	eol = line_endings(text.data, text.len);
+	/* A CRLF file and an old_string with "\n" line breaks (models never
+	 * send "\r"): match with old_string's and new_string's line breaks
+	 * read as "\r\n", by the same rules (unique, or replace_all). As it
+	 * is, such an old_string matches nowhere, or (a leading "\n") only
+	 * the second half of a line break, which the edit would split. */
+	if (eol == EOL_CRLF && has_bare_lf(olds, oldn)) {
+		to_crlf(olds, oldn, &oldc);
+		if (oldc.oom) {
+			r = moat_fo_sysfail(ret, ENOMEM, abs);
+			goto out;
+		}
+		pat = oldc.data;
+		patn = oldc.len;
+		crlf_match = true;
+	}
+	count = count_matches(text.data, text.len, pat, patn);
 	if (count == 0) {
+		/* say what the line endings were when they may be why */
+		const char *why = "";
+
+		if (memchr(olds, '\n', oldn) || memchr(olds, '\r', oldn)) {
+			if (eol == EOL_CRLF)
+				why = " (the file has CRLF line endings, and old_string does not "
+				      "match with its line breaks read as CRLF)";
+			else if (eol == EOL_MIXED)
+				why = " (the file mixes CRLF and LF line endings; old_string must "
+				      "have the same ones where it matches)";
+			else if (eol == EOL_LF && memmem(olds, oldn, "\r\n", 2))
+				why = " (the file has LF line endings, old_string has CRLF)";
+		}
 		r = moat_fo_fail(ret,
-				 "old_string was not found in %.300s; it must match the file "
+				 "old_string was not found in %.250s%s; it must match the file "
 				 "exactly, whitespace and indentation included: read the file "
 				 "again and copy the text",
-				 abs);
+				 abs, why);
 		goto out;
 	}
 	if (count > 1 && !all) {
 		r = moat_fo_fail(ret,
-				 "old_string occurs %zu times in %.300s; include more of the "
+				 "old_string occurs %zu times in %.300s%s; include more of the "
 				 "surrounding lines to make it unique, or set replace_all to true "
 				 "to replace every occurrence",
-				 count, abs);
+				 count, abs,
+				 crlf_match ? " (with its line breaks read as CRLF, the file's)"
+					    : "");
 		goto out;
 	}
+	/* new_string's line breaks as the file's, when the file has one kind:
+	 * never a mix of CRLF and LF made by the edit */
+	if (eol == EOL_CRLF && has_bare_lf(news, newn)) {
+		to_crlf(news, newn, &newc);
+		eol_note = "CRLF";
+	} else if (eol == EOL_LF && !memchr(olds, '\r', oldn) && memmem(news, newn, "\r\n", 2)) {
+		to_lf(news, newn, &newc);
+		eol_note = "LF";
+	}
+	if (eol_note) {
+		if (newc.oom) {
+			r = moat_fo_sysfail(ret, ENOMEM, abs);
+			goto out;
+		}
+		rep = newc.data;
+		repn = newc.len;
+		if (repn == patn && memcmp(rep, pat, patn) == 0) {
+			r = moat_fo_fail(
+			    ret,
+			    "old_string and new_string differ only in their line "
+			    "endings, and new_string's are written as the file's (%s): "
+			    "there is nothing to change",
+			    eol_note);
+			goto out;
+		}
+	}
 	/* the size of the result, without overflow: each term is capped */
-	if (newn > oldn && (newn - oldn) > (MOAT_WRITE_MAX_BYTES - text.len) / count) {
+	if (repn > patn && (repn - patn) > (MOAT_WRITE_MAX_BYTES - text.len) / count) {
 		r = moat_fo_fail(ret, "the edited %.400s would be over the %u-byte limit", abs,
 				 MOAT_WRITE_MAX_BYTES);
 		goto out;
 	}
-	moat_buf_reserve(&edited, text.len - count * oldn + count * newn);
+	moat_buf_reserve(&edited, text.len - count * patn + count * repn);
 	{
 		const char *p = text.data, *end = text.data + text.len;
 
 		for (size_t k = 0; k < count; k++) {
-			const char *q = memmem(p, (size_t)(end - p), olds, oldn);
+			const char *q = memmem(p, (size_t)(end - p), pat, patn);
 
 			moat_buf_append(&edited, p, (size_t)(q - p));
-			moat_buf_append(&edited, news, newn);
-			p = q + oldn;
+			moat_buf_append(&edited, rep, repn);
+			p = q + patn;
 		}
 		moat_buf_append(&edited, p, (size_t)(end - p));
 	}
@@ -197,6 +329,14 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 		goto out;
 	moat_buf_printf(&out, "Replaced %zu occurrence%s of old_string in %s\n", count,
 			count == 1 ? "" : "s", abs);
+	if (crlf_match)
+		moat_buf_puts(&out, "old_string matched with its line breaks read as CRLF, the "
+				    "file's line endings\n");
+	if (eol_note)
+		moat_buf_printf(&out,
+				"new_string's line breaks were written as %s, the file's line "
+				"endings\n",
+				eol_note);
 	if (out.oom) {
 		r = moat_fo_sysfail(ret, ENOMEM, abs);
 		goto out;
@@ -212,5 +352,7 @@ out:
 	moat_buf_release(&text);
 	moat_buf_release(&edited);
 	moat_buf_release(&out);
+	moat_buf_release(&oldc);
+	moat_buf_release(&newc);
 	return moat_fo_ret(r);
 }

@@ -10,7 +10,8 @@
  * one O_NOFOLLOW component at a time does it, interpreting each symlink
  * itself and starting again from the root that holds the link's target.
  * Whatever was opened, the real path of the descriptor (/proc/self/fd/N) is
- * then checked against the policy once more.
+ * then checked against the policy once more. A path argument's "~" and
+ * "~/..." are the home directory, by the policy's rule and from its source.
  *
  * Must never: open a path by name from the process's root or working
  * directory, follow a symlink out of the allowed roots, write a file in
@@ -34,6 +35,7 @@
 
 #include "base/json.h"
 #include "base/str.h"
+#include "core/config.h"
 #include "core/policy_check.h"
 
 /* ---- results ---------------------------------------------------------- */
@@ -184,16 +186,77 @@ int moat_fo_args(const char *tool, json_t *args, const struct moat_fo_arg *spec,
 	return 0;
 }
 
+/* The home directory "~" stands for, exactly as the policy reads it
+ * (moat_policy_new): moat_config_env("HOME"), absolute, normalised by
+ * moat_path_normalize; "" when there is none. */
+static void policy_home(char *out, size_t outsz)
+{
+	const char *home = moat_config_env("HOME");
+
+	out[0] = '\0';
+	if (home && home[0] == '/')
+		moat_path_normalize(home, strlen(home), "/", out, outsz);
+}
+
+/* SECURITY: "~" and "~/..." are expanded by the same rule as the policy's
+ * (home_path in src/core/policy.c: the home directory, then the rest), so
+ * the path the tool opens is the spelling the policy checked, never the
+ * literal "<workspace>/~/..." next to it. "~name" is refused: the policy
+ * reads it both as a name in the working directory and as a guess at that
+ * user's home, and the tool must not pick one of them silently. 0 (with
+ * *ret_done true when out was written: s began with "~"), MOAT_FO_FAILED or
+ * -EINVAL. */
+static int expand_tilde(const char *s, size_t len, char *out, bool *ret_done,
+			struct moat_tool_result *ret)
+{
+	char home[MOAT_PATH_MAX], joined[MOAT_PATH_MAX];
+	size_t e = 1;
+	int k, r;
+
+	if (s[0] != '~')
+		return 0;
+	while (e < len && s[e] != '/')
+		e++;
+	if (e > 1)
+		return moat_fo_invalid(ret,
+				       "argument 'path' starts with '%.*s': only '~' and '~/...' "
+				       "(the home directory) are expanded; give the absolute "
+				       "path, or './%.*s' for a name in the workspace",
+				       (int)(e > 100 ? 100 : e), s, (int)(e > 100 ? 100 : e), s);
+	policy_home(home, sizeof(home));
+	if (!home[0] || moat_path_is_windows_form(home))
+		return moat_fo_fail(ret,
+				    "cannot expand '~' in %.300s: no home directory is known (HOME "
+				    "is unset or not an absolute path); give an absolute path",
+				    s);
+	k = snprintf(joined, sizeof(joined), "%s%.*s", home, (int)(len - 1), s + 1);
+	if (k < 0 || (size_t)k >= sizeof(joined))
+		return moat_fo_invalid(ret, "argument 'path' is longer than %d bytes",
+				       MOAT_PATH_MAX - 1);
+	r = moat_path_normalize_posix(joined, (size_t)k, NULL, out, MOAT_PATH_MAX);
+	if (r == -ENAMETOOLONG)
+		return moat_fo_invalid(ret, "argument 'path' is longer than %d bytes",
+				       MOAT_PATH_MAX - 1);
+	if (r < 0)
+		return moat_fo_invalid(ret, "argument 'path' is not a usable path");
+	*ret_done = true;
+	return 0;
+}
+
 int moat_fo_abspath(const struct moat_tool_env *env, json_t *path, char *out,
 		    struct moat_tool_result *ret)
 {
 	const char *s = json_string_value(path);
 	size_t len = json_string_length(path);
 	const char *cwd = env->workspace;
+	bool done = false;
 	int r;
 
 	if (!len)
 		return moat_fo_invalid(ret, "argument 'path' is empty");
+	r = expand_tilde(s, len, out, &done, ret);
+	if (r || done)
+		return r;
 	if (s[0] != '/' && (!cwd || cwd[0] != '/'))
 		return moat_fo_invalid(ret,
 				       "argument 'path' is relative but no workspace is set; give "
@@ -501,6 +564,97 @@ static bool type_ok(enum moat_fo_want want, mode_t mode)
 	return want == MOAT_FO_DIRECTORY ? S_ISDIR(mode) : S_ISREG(mode);
 }
 
+/* After the resolution beneath the roots said ENOENT for abs: is abs a
+ * symbolic link (or a chain of them) whose target is missing? Then say so
+ * (MOAT_FO_FAILED); 0 when it is not, or cannot be told (the caller then
+ * says "does not exist"). Every step is an O_PATH lookup beneath a root
+ * (resolve), never an open of the target.
+ *
+ * SECURITY: the target is named only when it lies beneath an allowed root
+ * and the policy does not deny it; a denied target gets the refusal an
+ * existing one gets (post_check), one outside the roots the refusal of a
+ * link leading out (EXDEV), so the message shows nothing about the
+ * existence of a path the policy would not show. */
+static int dangling_link(const struct moat_tool_env *env, const char *tool, const char *abs,
+			 struct moat_tool_result *ret)
+{
+	char path[MOAT_PATH_MAX], dir[MOAT_PATH_MAX], rdir[MOAT_PATH_MAX], link[MOAT_PATH_MAX];
+	char next[MOAT_PATH_MAX], root[MOAT_PATH_MAX];
+	struct stat st;
+	size_t rl;
+	int hops = 0;
+
+	moat_strlcpy(path, abs, sizeof(path));
+	for (;;) {
+		const char *slash = strrchr(path, '/'), *name = slash + 1;
+		size_t dl = (size_t)(slash - path);
+		bool missing = false;
+		ssize_t n;
+		int pfd, r, k;
+
+		if (!*name || hops > MOAT_SYMLINK_MAX)
+			return 0;
+		if (hops) {
+			if (pick_root(env->policy, path, root, &rl) < 0)
+				return moat_fo_sysfail(ret, EXDEV, abs);
+			/* every hop, as the policy checks every hop */
+			r = post_check(env, tool, path, abs, ret);
+			if (r)
+				return r;
+		}
+		memcpy(dir, path, dl ? dl : 1);
+		dir[dl ? dl : 1] = '\0';
+		r = resolve(env, dir, &pfd);
+		if (r == -ENOENT || r == -ENOTDIR) {
+			/* the target's directory is missing: so is the target */
+			if (!hops)
+				return 0;
+			missing = true;
+		} else if (r < 0) {
+			return 0;
+		} else {
+			r = fd_real_path(pfd, rdir, sizeof(rdir));
+			if (r == 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				r = errno == ENOENT ? 1 : -errno;
+				missing = r == 1;
+			}
+			if (r == 0 && !S_ISLNK(st.st_mode))
+				r = -EEXIST; /* there after all (a race): not ours to tell */
+			if (r == 0) {
+				n = readlinkat(pfd, name, link, sizeof(link));
+				r = n < 0 || (size_t)n >= sizeof(link) ? -ENAMETOOLONG : 0;
+				if (r == 0)
+					link[n] = '\0';
+			}
+			close(pfd);
+			if (r < 0)
+				return 0;
+		}
+		if (missing) {
+			if (!hops)
+				return 0; /* abs itself: a plain missing path */
+			if (hops == 1)
+				return moat_fo_fail(
+				    ret,
+				    "%.400s is a symbolic link to %.400s, which does "
+				    "not exist",
+				    abs, path);
+			return moat_fo_fail(ret,
+					    "%.400s is a symbolic link (through %d links) to "
+					    "%.400s, which does not exist",
+					    abs, hops, path);
+		}
+		/* a link: its target, from the real directory that holds it */
+		k = link[0] == '/' ? snprintf(next, sizeof(next), "%s", link)
+				   : snprintf(next, sizeof(next), "%s/%s",
+					      strcmp(rdir, "/") ? rdir : "", link);
+		if (k < 0 || (size_t)k >= sizeof(next) ||
+		    moat_path_normalize_posix(next, (size_t)k, NULL, path, sizeof(path)) < 0)
+			return 0;
+		hops++;
+	}
+}
+
 int moat_fo_open(const struct moat_tool_env *env, const char *tool, const char *abs,
 		 enum moat_fo_want want, int *ret_fd, struct stat *ret_st, char *ret_real,
 		 struct moat_tool_result *ret)
@@ -539,6 +693,12 @@ int moat_fo_open(const struct moat_tool_env *env, const char *tool, const char *
 	 * file itself is opened */
 	moat_strlcpy(path, abs, sizeof(path));
 	r = resolve(env, path, &pfd);
+	if (r == -ENOENT) {
+		r = dangling_link(env, tool, abs, ret);
+		if (r)
+			return r;
+		return moat_fo_sysfail(ret, ENOENT, abs);
+	}
 	if (r < 0)
 		return moat_fo_sysfail(ret, -r, abs);
 	r = fd_real_path(pfd, ret_real, MOAT_PATH_MAX);

@@ -133,7 +133,7 @@ suite() {
 	check "$who: cwd through a symlink out of the workspace is refused" \
 		[ $rc != 0 ] && [ ! -e "$OUT/ran" ]
 	tool "{\"command\": \"touch ran\", \"cwd\": \"$OUT\"}"
-	check "$who: cwd outside the workspace is refused" [ $rc != 0 ] && [ ! -e "$OUT/ran" ]
+	check "$who: cwd outside the workspace is refused" test $rc != 0 -a ! -e "$OUT/ran"
 
 	tool "{\"command\": \"echo x > '$OUT/canary'; echo y > '$OUT/new'; rm -f '$OUT/canary'; echo in > inside\"}"
 	check "$who: writes outside the workspace fail (the canary on disk)" canary_ok

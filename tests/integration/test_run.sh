@@ -26,6 +26,7 @@ U=$(($$ % 100000))
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+cond() { eval "$1"; } # check DESC cond 'A && B': every part counts
 check() { # check DESC CMD...
 	local d=$1
 	shift
@@ -170,12 +171,12 @@ mr -- python3 -c 'import ctypes; ctypes.string_at(0)' 2>/dev/null
 check "a command killed by SIGSEGV exits 139 (128+11)" [ $? = 139 ]
 mr --profile no-such-profile -- true 2>"$T/err"
 rc=$?
-check "an unknown profile refuses (125)" [ $rc = 125 ] && grep -q "unknown profile" "$T/err"
+check "an unknown profile refuses (125)" cond '[ $rc = 125 ] && grep -q "unknown profile" "$T/err"'
 (cd / && env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} "$MOAT" run -- true 2>"$T/err")
 check "a workspace of / is refused (125)" [ $? = 125 ]
 mr --profile workspace-write-no-network --net allow -- true 2>"$T/err"
-check "an immutable network cannot be loosened by a flag (125)" [ $? = 125 ] &&
-	grep -q immutable "$T/err"
+rc_=$?
+check "an immutable network cannot be loosened by a flag (125)" cond '[ $rc_ = 125 ] && grep -q immutable "$T/err"'
 plan=$(mr --print-plan -- true 2>/dev/null)
 check "--print-plan prints JSON with the profile" \
 	python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert p["profile"]=="workspace-write"' "$plan"
@@ -208,10 +209,9 @@ if [ "$NOUSERNS" = 1 ]; then
 	out=$(mr -- sh -c 'echo s > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"' 2>/dev/null)
 	check "... and the command gets a scratch TMPDIR" [ "$(head -1 <<<"$out")" = s ]
 	scratch=$(tail -1 <<<"$out")
-	check "... removed afterwards ($scratch)" [ -n "$scratch" ] && [ ! -e "$scratch" ]
+	check "... removed afterwards ($scratch)" cond '[ -n "$scratch" ] && [ ! -e "$scratch" ]'
 else
-	check "/tmp is private: scratch files work and do not land on the host" \
-		[ "$(cat "$T/o")" = s ] && [ ! -e "/tmp/$mark" ]
+	check "/tmp is private: scratch files work and do not land on the host" cond '[ "$(cat "$T/o")" = s ] && [ ! -e "/tmp/$mark" ]'
 	mr -- sh -c "echo s > /dev/shm/$mark" 2>/dev/null
 	check "/dev/shm is private" [ ! -e "/dev/shm/$mark" ]
 fi
@@ -222,7 +222,7 @@ PTY_PID=$!
 for _ in $(seq 40); do [ -s "$T/pty" ] && break; sleep 0.05; done
 ptyname=$(cat "$T/pty")
 out=$(mr -- sh -c "echo injected > $ptyname && echo wrote; cat $ptyname & sleep 0.2; kill \$! 2>/dev/null" 2>/dev/null)
-check "another terminal of the user ($ptyname) is unreachable" [ -n "$ptyname" ] && ! grep -q wrote <<<"$out"
+check "another terminal of the user ($ptyname) is unreachable" cond '[ -n "$ptyname" ] && ! grep -q wrote <<<"$out"'
 kill $PTY_PID 2>/dev/null
 out=$(mr -- python3 -c 'import pty, os; m, s = pty.openpty(); os.write(s, b"x\n"); print(os.read(m, 8))' 2>&1)
 if [ "$NOUSERNS" = 1 ]; then
@@ -266,8 +266,7 @@ else
 	out=$(cd "$H2/proj" && env -i PATH=/usr/bin:/bin HOME="$H2" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
 		'echo evil >> ~/.bashrc; echo c > ~/.npm/cached && cat ~/.npm/cached; echo w > ~/proj/kept; cat ~/.ssh/id_ed25519' 2>&1)
 	check "home: tools can write their caches (copy-on-write)" grep -q "^c$" <<<"$out"
-	check "home: the writes vanish afterwards (~/.bashrc unchanged, no cache file)" \
-		[ "$(cat "$H2/.bashrc")" = "# rc" ] && [ ! -e "$H2/.npm/cached" ]
+	check "home: the writes vanish afterwards (~/.bashrc unchanged, no cache file)" cond '[ "$(cat "$H2/.bashrc")" = "# rc" ] && [ ! -e "$H2/.npm/cached" ]'
 	check "home: the workspace inside it keeps its writes" [ "$(cat "$H2/proj/kept" 2>/dev/null)" = w ]
 	check "home: secrets stay masked through the copy-on-write view" bash -c '! grep -q SECRET8 <<<"$1"' _ "$out"
 	if command -v npm >/dev/null; then
@@ -293,7 +292,7 @@ else
 	mr -- sh -c 'git config core.hooksPath /tmp/evil; echo "[core] fsmonitor = evil" >> .git/config' 2>/dev/null
 	check ".git/config cannot be changed" cmp -s "$WS/.git/config" "$T/git-config.orig"
 	mr -- sh -c 'mv .git .git-moved; mkdir -p .git/hooks' 2>/dev/null
-	check ".git cannot be swapped for a planted copy" [ -d "$WS/.git/objects" ] && [ ! -e "$WS/.git-moved" ]
+	check ".git cannot be swapped for a planted copy" cond '[ -d "$WS/.git/objects" ] && [ ! -e "$WS/.git-moved" ]'
 	# missing protected directories are empty read-only stand-ins for the run
 	rm -rf "$WS/.vscode" "$WS/.claude"
 	mr -- sh -c 'mkdir -p .vscode; echo "{}" > .vscode/tasks.json; mkdir -p .claude;
@@ -301,7 +300,7 @@ else
 	check "a missing .vscode cannot be created with a task in it" [ ! -e "$WS/.vscode/tasks.json" ]
 	check "a missing .claude cannot be created with settings in it" \
 		[ ! -e "$WS/.claude/settings.json" ]
-	check "the empty stand-ins are gone after the run" [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ]
+	check "the empty stand-ins are gone after the run" cond '[ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ]'
 	# two runs at once: the one that made the stand-in ends first and leaves
 	# it to the other (removing it would take the other's read-only mount
 	# away, and let that command create the name)
@@ -317,14 +316,12 @@ else
 	wait $run1
 	touch "$WS/go2"
 	wait $run2
-	check "a run ending first does not remove a stand-in another run uses" \
-		[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]
+	check "a run ending first does not remove a stand-in another run uses" cond '[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]'
 	check "the last run removes it" [ ! -e "$WS/.vscode" ]
 	rm -rf "$WS/go1" "$WS/go2" "$WS/started2" "$WS/.vscode"
 	mv "$WS/.git/hooks" "$T/hooks.saved"
 	mr -- sh -c 'mkdir -p .git/hooks; echo "rm -rf ~" > .git/hooks/pre-commit' 2>/dev/null
-	check "a missing .git/hooks cannot be created with a hook in it" \
-		[ ! -e "$WS/.git/hooks/pre-commit" ] && [ ! -e "$WS/.git/hooks" ]
+	check "a missing .git/hooks cannot be created with a hook in it" cond '[ ! -e "$WS/.git/hooks/pre-commit" ] && [ ! -e "$WS/.git/hooks" ]'
 	mv "$T/hooks.saved" "$WS/.git/hooks"
 	# a planted .git -> elsewhere must not make moat create a directory there
 	mkdir -p "$T/elsewhere"
@@ -339,23 +336,40 @@ else
 	mr -- sh -c 'mkdir -p .git/modules/evil .git/modules/fine; printf "[core]\n\tfsmonitor = \"touch pwned\"\n" > .git/modules/evil/config;
 		printf "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = /x\n" > .git/modules/fine/config' \
 		2>/dev/null
-	check "a submodule config with core.fsmonitor written inside is set aside" \
-		[ ! -e "$WS/.git/modules/evil/config" ] && [ -e "$WS/.git/modules/evil/config.moat-quarantined" ]
+	check "a submodule config with core.fsmonitor written inside is set aside" cond '[ ! -e "$WS/.git/modules/evil/config" ] && [ -e "$WS/.git/modules/evil/config.moat-quarantined" ]'
 	check "a submodule config as git writes it is kept" [ -e "$WS/.git/modules/fine/config" ]
 	rm -rf "$WS/.git/modules"
 	# files cannot get an empty stand-in: one created inside is set aside
 	# after the run (renamed, nothing lost), never over an earlier one
 	mr -- sh -c 'echo "{\"mcpServers\": 1}" > .mcp.json; echo "rm -rf ~" > .envrc' 2>"$T/err"
-	check "a missing .mcp.json created inside is set aside after the run" \
-		[ ! -e "$WS/.mcp.json" ] && grep -q mcpServers "$WS/.mcp.json.moat-quarantined"
-	check "a missing .envrc created inside is set aside after the run" \
-		[ ! -e "$WS/.envrc" ] && [ -e "$WS/.envrc.moat-quarantined" ]
+	check "a missing .mcp.json created inside is set aside after the run" cond '[ ! -e "$WS/.mcp.json" ] && grep -q mcpServers "$WS/.mcp.json.moat-quarantined"'
+	check "a missing .envrc created inside is set aside after the run" cond '[ ! -e "$WS/.envrc" ] && [ -e "$WS/.envrc.moat-quarantined" ]'
 	check "the set-aside files are named in a warning" grep -q "moat-quarantined.*\.mcp\.json" "$T/err"
 	mr -- sh -c 'echo second > .mcp.json' 2>/dev/null
-	check "a second one does not replace the first" \
-		grep -q mcpServers "$WS/.mcp.json.moat-quarantined" &&
-		grep -q second "$WS/.mcp.json.moat-quarantined.2"
+	check "a second one does not replace the first" cond 'grep -q mcpServers "$WS/.mcp.json.moat-quarantined" && grep -q second "$WS/.mcp.json.moat-quarantined.2"'
 	rm -f "$WS"/.mcp.json* "$WS"/.envrc*
+	# protected names that are symlinks (kept in a dotfiles directory): the
+	# run starts, the target is read-only through the link and by its own
+	# name, the link is pinned (bound onto itself), and a dangling one whose
+	# target the command creates is set aside
+	mkdir -p "$WS/dots/vscode"
+	echo '{}' >"$WS/dots/vscode/tasks.json"
+	ln -s dots/vscode "$WS/.vscode"
+	ln -s dots/mcp.json "$WS/.mcp.json"
+	[ "$AS" = nobody ] && chown -h -R nobody:nogroup "$WS/dots" "$WS/.vscode" "$WS/.mcp.json"
+	out=$(mr -- sh -c 'echo started; echo evil > .vscode/tasks.json; echo evil > dots/vscode/tasks.json' 2>&1)
+	check "a protected name that is a symlink does not stop the run" grep -q started <<<"$out" || echo "# $out"
+	check "its target is read-only, through the link and by name" \
+		[ "$(cat "$WS/dots/vscode/tasks.json")" = '{}' ]
+	mr -- sh -c 'rm .vscode && mkdir .vscode && echo evil > .vscode/tasks.json' 2>/dev/null
+	rc=$?
+	check "a protected link cannot be removed or replaced inside" \
+		cond '[ $rc != 0 ] && [ "$(readlink "$WS/.vscode")" = dots/vscode ] && [ ! -e "$WS/.vscode.moat-quarantined" ]'
+	mr -- sh -c 'mv .vscode elsewhere' 2>/dev/null
+	check "... nor renamed" cond '[ "$(readlink "$WS/.vscode")" = dots/vscode ] && [ ! -e "$WS/elsewhere" ]'
+	mr -- sh -c 'echo "{\"mcpServers\": 1}" > .mcp.json' 2>/dev/null
+	check "a dangling protected link whose target is created inside is set aside" cond '[ ! -e "$WS/.mcp.json" ] && [ -L "$WS/.mcp.json.moat-quarantined" ]'
+	rm -rf "$WS/dots" "$WS"/.vscode* "$WS"/.mcp.json*
 	# a workspace that is not a repository: no stand-ins, missing protected
 	# directories created inside are set aside; git init inside keeps git's
 	# own config and sample hooks, a hook or fsmonitor written is set aside
@@ -367,20 +381,16 @@ else
 		"$MOAT" run --workspace "$NW" -- sh -c 'mkdir -p .vscode .moat; echo "{}" > .vscode/tasks.json;
 		echo "profile: x" > .moat/config.json; git init -q . && echo "rm -rf ~" > .git/hooks/pre-commit &&
 		chmod +x .git/hooks/pre-commit' >/dev/null 2>&1)
-	check "outside a repository, a .vscode created inside is set aside" \
-		[ ! -e "$NW/.vscode" ] && [ -e "$NW/.vscode.moat-quarantined/tasks.json" ]
-	check "outside a repository, a .moat created inside is set aside" \
-		[ ! -e "$NW/.moat" ] && [ -e "$NW/.moat.moat-quarantined" ]
+	check "outside a repository, a .vscode created inside is set aside" cond '[ ! -e "$NW/.vscode" ] && [ -e "$NW/.vscode.moat-quarantined/tasks.json" ]'
+	check "outside a repository, a .moat created inside is set aside" cond '[ ! -e "$NW/.moat" ] && [ -e "$NW/.moat.moat-quarantined" ]'
 	check "git init inside keeps git's own config" [ -f "$NW/.git/config" ]
-	check "a hook written into a new repository is set aside" \
-		[ ! -e "$NW/.git/hooks/pre-commit" ] && [ -e "$NW/.git/hooks/pre-commit.moat-quarantined" ]
+	check "a hook written into a new repository is set aside" cond '[ ! -e "$NW/.git/hooks/pre-commit" ] && [ -e "$NW/.git/hooks/pre-commit.moat-quarantined" ]'
 	rm -rf "$NW"/.git "$NW"/.vscode* "$NW"/.moat*
 	(cd "$NW" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
 		${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
 		"$MOAT" run --workspace "$NW" -- sh -c 'git init -q . && git config core.fsmonitor "touch pwned"' \
 		>/dev/null 2>&1)
-	check "a new repository's config with core.fsmonitor is set aside" \
-		[ ! -e "$NW/.git/config" ] && grep -q fsmonitor "$NW/.git/config.moat-quarantined"
+	check "a new repository's config with core.fsmonitor is set aside" cond '[ ! -e "$NW/.git/config" ] && grep -q fsmonitor "$NW/.git/config.moat-quarantined"'
 	rm -rf "$NW"
 fi
 
@@ -644,9 +654,10 @@ except OSError as e:
 ' 2>&1)
 	end=$(date +%s)
 	cnt=$(awk '/stopped/ {print $2}' <<<"$out")
-	check "a fork loop is stopped by the process limit (got ${cnt:-none} of 5000)" [ -n "$cnt" ] && [ "$cnt" -lt 400 ]
-	check "the machine stayed responsive and the tree was reaped" [ $((end - start)) -lt 40 ] &&
-		[ "$(pgrep -fc 'time.sleep\(30\)' || true)" -lt 5 ]
+	check "a fork loop is stopped by the process limit (got ${cnt:-none} of 5000)" cond '[ -n "$cnt" ] && [ "$cnt" -lt 400 ]'
+	left=$(pgrep -fc 'time.sleep\(30\)' || true)
+	check "the machine stayed responsive and the tree was reaped" \
+		cond '[ $((end - start)) -lt 40 ] && [ "$left" -lt 5 ]'
 elif [ "$NOUSERNS" = 1 ] && [ -z "$AS" ]; then
 	na "root without user namespaces or cgroups has no process limit (reported as a gap)"
 else
@@ -691,7 +702,7 @@ check "... and kills the whole tree" [ "$(pgrep -fc "sleep 399\\.$U" || true)" =
 # ---- temporary workspace ----
 out=$(mr --tmp-workspace -- sh -c 'pwd; echo t > f; cat f' 2>&1)
 tws=$(head -1 <<<"$out")
-check "--tmp-workspace runs in a fresh directory" [ "$(tail -1 <<<"$out")" = t ] && case "$tws" in /tmp/moat-ws-*) true ;; *) false ;; esac
+check "--tmp-workspace runs in a fresh directory" cond '[ "$(tail -1 <<<"$out")" = t ] && case "$tws" in /tmp/moat-ws-*) true ;; *) false ;; esac'
 check "--tmp-workspace is removed afterwards" [ ! -e "$tws" ]
 
 # ---- the workspace scan's bound: beyond it, moat says so and fails closed ----
@@ -701,8 +712,7 @@ mkdir -p "$deep" && echo "deep-SECRET7" >"$deep/.env"
 [ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
 out=$(m -- true 2>&1)
 rc=$?
-check "a workspace deeper than the scan bound is refused by default (125)" [ $rc = 125 ] &&
-	grep -q "scan for secrets stopped" <<<"$out"
+check "a workspace deeper than the scan bound is refused by default (125)" cond '[ $rc = 125 ] && grep -q "scan for secrets stopped" <<<"$out"'
 m --net deny -- sleep "355.${U}1" 2>/dev/null
 rc=$?
 check "... also with the network denied; the child started early does not linger" \
@@ -732,29 +742,31 @@ mr --config "$T/cfg.json" --profile it-strict -- sh -c \
 	"echo in > '$T/extra-rw/made'; echo x > '$WS/vendor/lib.txt'; echo y > '$WS/vendor/new'" 2>/dev/null
 check "a profile's rw path is writable (seen from outside)" [ "$(cat "$T/extra-rw/made" 2>/dev/null)" = in ]
 if [ "$USERNS" = true ]; then
-	check "a profile's ro path inside the workspace is not (seen from outside)" \
-		[ "$(cat "$WS/vendor/lib.txt")" = vendored ] && [ ! -e "$WS/vendor/new" ]
+	check "a profile's ro path inside the workspace is not (seen from outside)" cond '[ "$(cat "$WS/vendor/lib.txt")" = vendored ] && [ ! -e "$WS/vendor/new" ]'
 else
 	out=$(m --config "$T/cfg.json" --profile it-strict -- true 2>&1)
-	check "without a mount namespace a ro path inside the workspace is a gap (refused, 125)" \
-		[ $? = 125 ] && grep -q "protected-paths" <<<"$out"
+	rc_=$?
+	check "without a mount namespace a ro path inside the workspace is a gap (refused, 125)" cond '[ $rc_ = 125 ] && grep -q "protected-paths" <<<"$out"'
 fi
 check "... and nothing outside changed" canary_ok
 # fail closed (seed 002): a broken profile refuses to run; the health check says where
 printf '{"sandbox": {"profiles": {\n  "a": {"extends": "b"},\n  "b": {"extends": "a"}}}}\n' >"$T/cycle.json"
 out=$(mr --config "$T/cycle.json" --profile a -- touch "$WS/ran" 2>&1)
-check "a cycle in extends refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ] &&
-	grep -q "cycle.json:3:.*cycle" <<<"$out"
+rc_=$?
+check "a cycle in extends refuses to run (125)" cond '[ $rc_ = 125 ] && [ ! -e "$WS/ran" ] && grep -q "cycle.json:3:.*cycle" <<<"$out"'
 "$MOAT" config check "$T/cycle.json" >/dev/null 2>&1
 check "... and moat config check exits 2" [ $? = 2 ]
 printf '{"sandbox": {"profiles": {"p": {"extends": "workspace-write", "network": [0]}}}}\n' >"$T/badfield.json"
 mr --config "$T/badfield.json" --profile p -- touch "$WS/ran" 2>/dev/null
-check "an invalid field refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+rc_=$?
+check "an invalid field refuses to run (125)" cond '[ $rc_ = 125 ] && [ ! -e "$WS/ran" ]'
 printf '{"sandbox": {"profile": "missing"}}\n' >"$T/unknown.json"
 mr --config "$T/unknown.json" -- touch "$WS/ran" 2>/dev/null
-check "an unknown default profile refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+rc_=$?
+check "an unknown default profile refuses to run (125)" cond '[ $rc_ = 125 ] && [ ! -e "$WS/ran" ]'
 mr --config "$T/cfg.json" --profile it-nope -- touch "$WS/ran" 2>/dev/null
-check "an unknown --profile refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ]
+rc_=$?
+check "an unknown --profile refuses to run (125)" cond '[ $rc_ = 125 ] && [ ! -e "$WS/ran" ]'
 # the user file the rest of moat reads ($XDG_CONFIG_HOME, else ~/.config)
 mkdir -p "$H/.config/moat"
 printf '{"sandbox": {"profile": "it-home", "profiles": {"it-home": {"extends": "readonly"}}}}\n' \
@@ -769,8 +781,8 @@ mkdir -p "$WS/.moat"
 printf '{"sandbox": {"profiles": {"p": {"extends": "workspace-write"}}}}\n' >"$WS/.moat/config.json"
 [ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/.moat"
 out=$(mr -- touch "$WS/ran" 2>&1)
-check "a project file defining profiles refuses to run (125)" [ $? = 125 ] && [ ! -e "$WS/ran" ] &&
-	grep -q "not allowed in a project config" <<<"$out"
+rc_=$?
+check "a project file defining profiles refuses to run (125)" cond '[ $rc_ = 125 ] && [ ! -e "$WS/ran" ] && grep -q "not allowed in a project config" <<<"$out"'
 rm -rf "$WS/.moat" "$T/extra-rw" "$WS/vendor"
 
 echo "1..$n"

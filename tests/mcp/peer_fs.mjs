@@ -350,8 +350,8 @@ async function run(w) {
 	fs.symlinkSync(f('gone.txt'), f('broken.txt'));
 	r = await call('read_file', { path: 'broken.txt' });
 	ok(r.isError, 'read_file of a dangling symlink inside: an error', msg(r));
-	todo(r.isError && /link/i.test(msg(r)), 'read_file of a dangling symlink says it is a link to a missing file',
-		'src/tools/read_file.c says "P does not exist" though P is there (a dangling link)', msg(r));
+	ok(r.isError && /symbolic link/.test(msg(r)) && msg(r).includes(f('gone.txt')) && /does not exist/.test(msg(r)),
+		'read_file of a dangling symlink says it is a link to a missing file (named: it lies inside)', msg(r));
 	// broken-symlink.test.ts: "does not change what a genuinely missing path reports"
 	r = await call('read_file', { path: 'nope/file.txt' });
 	ok(r.isError && msg(r).includes('nope/file.txt') && /does not exist/.test(msg(r)), 'a genuinely missing path: "does not exist", naming it', msg(r));
@@ -572,14 +572,14 @@ async function run(w) {
 	// server-tools.test.ts: "keeps a CRLF file's line endings" (#4991)
 	fs.writeFileSync(f('crlf.txt'), 'a\r\nb\r\n');
 	r = await call('edit_file', { path: 'crlf.txt', old_string: 'b\n', new_string: 'd\ne\n' });
-	todo(!r.isError && rd(f('crlf.txt')) === 'a\r\nd\r\ne\r\n', 'edit_file of a CRLF file with an LF old_string keeps the CRLF endings',
-		'src/tools/edit_file.c matches bytes: an LF old_string never matches a CRLF file (models do not send \\r)', [msg(r), JSON.stringify(rd(f('crlf.txt')))]);
+	ok(!r.isError && rd(f('crlf.txt')) === 'a\r\nd\r\ne\r\n', 'edit_file of a CRLF file with an LF old_string keeps the CRLF endings',
+		[msg(r), JSON.stringify(rd(f('crlf.txt')))]);
 	ok(rd(f('crlf.txt')) === 'a\r\nb\r\n' || rd(f('crlf.txt')) === 'a\r\nd\r\ne\r\n', 'the CRLF file is either unchanged or correctly edited, never mixed');
 	// server-tools.test.ts: "keeps an LF file's line endings when newText uses CRLF" (#4991)
 	fs.writeFileSync(f('lf.txt'), 'a\nb\n');
 	r = await call('edit_file', { path: 'lf.txt', old_string: 'a', new_string: 'c\r\nd' });
-	todo(rd(f('lf.txt')) === 'c\nd\nb\n', 'edit_file of an LF file with a CRLF new_string keeps the LF endings',
-		'src/tools/edit_file.c writes new_string as given, mixing line endings', JSON.stringify(rd(f('lf.txt'))));
+	ok(rd(f('lf.txt')) === 'c\nd\nb\n', 'edit_file of an LF file with a CRLF new_string keeps the LF endings',
+		JSON.stringify(rd(f('lf.txt'))));
 	// server-tools.test.ts: "keeps the inode, birthtime and permission bits on edit (#4512)"; lib.test.ts:
 	// "preserves file permissions after applying edits"
 	reset();
@@ -672,18 +672,16 @@ async function otherConnections(w) {
 	await cl.close();
 
 	// path-utils.test.ts: "expands ~ to home directory"; server-paths.test.ts: the ~ case, with a home
-	// that holds the workspace (the usual /home/me/project): the policy expands "~" (its denial above
-	// names the expanded path) but the file tools take "~" as a literal directory name
+	// that holds the workspace (the usual /home/me/project): the file tools expand "~" as the policy
+	// does (its denial above names the expanded path), never as a literal directory name
 	fs.writeFileSync(f('tilde.txt'), 'TILDE');
 	cl = await connectWith(w, { home: w.root });
 	call = caller(cl);
 	const wsBefore = snapshot(ws);
 	r = await call('read_file', { path: '~/ws/tilde.txt', raw: true });
-	todo(text(r) === 'TILDE', 'read_file ~/ws/tilde.txt with HOME holding the workspace reads the file',
-		'src/tools/fileops.c moat_fo_abspath does not expand "~" (the policy does): it opens <ws>/~/ws/tilde.txt', msg(r));
+	ok(text(r) === 'TILDE', 'read_file ~/ws/tilde.txt with HOME holding the workspace reads the file', msg(r));
 	r = await call('write_file', { path: '~/ws/tilde-new.txt', content: 'N' });
-	todo(!r.isError && fs.existsSync(f('tilde-new.txt')) && rd(f('tilde-new.txt')) === 'N', 'write_file ~/ws/tilde-new.txt writes into the workspace',
-		'same: moat_fo_abspath', msg(r));
+	ok(!r.isError && fs.existsSync(f('tilde-new.txt')) && rd(f('tilde-new.txt')) === 'N', 'write_file ~/ws/tilde-new.txt writes into the workspace', msg(r));
 	ok(!fs.existsSync(f('~')), 'no literal "~" directory appears in the workspace');
 	r = await call('read_file', { path: '~/outside/secret.txt' });
 	ok(r.isError && !leaked(r), '~/outside/secret.txt: refused', msg(r));

@@ -592,6 +592,109 @@ static void race_writes(struct fx *f, struct swapper *s, const char *arg, const 
 	moat_tool_result_release(&r);
 }
 
+/* A dangling symlink is named as one: "P is a symbolic link to T, which
+ * does not exist", T named only inside the roots and not denied. A link to
+ * a missing path outside, or to a missing denied path, gets exactly the
+ * refusal a link to an existing one gets: the message shows nothing about
+ * the existence of a path the policy hides. */
+static void test_dangling(struct fx *f)
+{
+	struct moat_tool_result r;
+	char p[PATH_MAX], t[PATH_MAX], want[3 * PATH_MAX], e1[sizeof(r.error)];
+
+	moat_tool_result_init(&r);
+	/* absolute and relative links to a missing file inside */
+	path_of(p, f->ws, "dl-abs");
+	path_of(t, f->ws, "gone.txt");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-abs\"}"), 0);
+	snprintf(want, sizeof(want), "%s is a symbolic link to %s, which does not exist", p, t);
+	CHECK_STR(r.error, want);
+	CHECK(!r.ok);
+	path_of(p, f->ws, "dl-rel");
+	CHECK(symlink("sub/../gone2.txt", p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-rel\"}"), 0);
+	path_of(t, f->ws, "gone2.txt");
+	snprintf(want, sizeof(want), "%s is a symbolic link to %s, which does not exist", p, t);
+	CHECK_STR(r.error, want);
+	/* a chain, and a link into a missing directory */
+	path_of(p, f->ws, "dl-c1");
+	CHECK(symlink("dl-c2", p) == 0);
+	path_of(p, f->ws, "dl-c2");
+	CHECK(symlink("gone3.txt", p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-c1\"}"), 0);
+	path_of(t, f->ws, "gone3.txt");
+	CHECK(!r.ok && has(r.error, "through 2 links") && has(r.error, t) &&
+	      has(r.error, "does not exist"));
+	path_of(p, f->ws, "dl-dir");
+	path_of(t, f->ws, "nodir/x");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-dir\"}"), 0);
+	CHECK(!r.ok && has(r.error, "symbolic link to") && has(r.error, t));
+	path_of(p, f->ws, "dl-ls");
+	path_of(t, f->ws, "nodir");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"dl-ls\"}"), 0);
+	CHECK(!r.ok && has(r.error, "symbolic link to") && has(r.error, t));
+	/* a plain missing path, and one through a dangling directory link */
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"nothere.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "does not exist") && !has(r.error, "link"));
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-ls/f.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "does not exist"));
+
+	/* outside: a missing target and the canary give the same message */
+	path_of(p, f->ws, "dl-out");
+	path_of(t, f->out, "canarz");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-out\"}"), 0);
+	CHECK(!r.ok && !has(r.error, "does not exist") && !has(r.error, "symbolic link to"));
+	moat_strlcpy(e1, r.error, sizeof(e1));
+	CHECK(unlink(p) == 0);
+	path_of(t, f->out, "canary");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-out\"}"), 0);
+	CHECK(!r.ok && !has(r.output, "CANARY"));
+	{
+		char *z = strstr(e1, "canarz");
+
+		while (z) {
+			z[5] = 'y';
+			z = strstr(z, "canarz");
+		}
+	}
+	CHECKF(!strcmp(e1, r.error), "a dangling link out says what a link to the canary says (%s)",
+	       r.error);
+	CHECK(unlink(p) == 0);
+	/* a missing denied path inside (.env): the refusal of an existing one */
+	path_of(p, f->ws, "dl-env");
+	path_of(t, f->ws, ".env");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-env\"}"), 0);
+	CHECK(!r.ok && has(r.error, "refused") && !has(r.error, "does not exist"));
+	moat_strlcpy(e1, r.error, sizeof(e1));
+	put(t, "ENVSECRET", 9);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-env\"}"), 0);
+	CHECK(!r.ok && !has(r.output, "ENVSECRET"));
+	CHECKF(!strcmp(e1, r.error),
+	       "a dangling link to a denied path says what a live one says (%s)", r.error);
+	CHECK(unlink(t) == 0);
+	/* a chain leading out through a link inside */
+	path_of(p, f->ws, "dl-o1");
+	CHECK(symlink("dl-o2", p) == 0);
+	path_of(p, f->ws, "dl-o2");
+	path_of(t, f->out, "missing");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"dl-o1\"}"), 0);
+	CHECKF(!r.ok && !has(r.error, "does not exist") &&
+		   (f->allow_list ? !has(r.error, t) : has(r.error, "refused")),
+	       "a chain of links leading out: refused, saying nothing of existence (%s)", r.error);
+	/* nothing was created anywhere */
+	CHECK_INT(count_entries(f->out), 1);
+	path_of(t, f->ws, "gone.txt");
+	CHECK(access(t, F_OK) < 0);
+	moat_tool_result_release(&r);
+}
+
 static void test_races(struct fx *f)
 {
 	struct swapper s;
@@ -752,6 +855,7 @@ int main(void)
 		for (int cfg = 0; cfg < 2; cfg++) {
 			fx_new(&f, cfg == 0);
 			test_links(&f);
+			test_dangling(&f);
 			test_races(&f);
 			if (cfg == 0 && pass == 0)
 				test_kill9(&f);

@@ -16,6 +16,8 @@
 
 #include <moat/policy.h>
 
+#include "core/config.h"
+#include "core/policy_check.h"
 #include "tap.h"
 #include "tools/tools.h"
 
@@ -664,6 +666,251 @@ static void test_edit(void)
 	moat_tool_result_release(&r);
 }
 
+/* Line endings: a CRLF file edited with "\n" line breaks (models never
+ * send "\r") is matched with them read as "\r\n" and keeps CRLF; a file
+ * with one kind of line ending never gets the other from new_string. */
+static void test_edit_eol(void)
+{
+	struct moat_tool_result r;
+
+	moat_tool_result_init(&r);
+	/* CRLF file, LF old_string and new_string */
+	puts_file("crlf.txt", "a\r\nb\r\nc\r\n");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"crlf.txt\", \"old_string\": \"b\\nc\\n\", \"new_string\": "
+		      "\"d\\ne\\nf\\n\"}"),
+		  0);
+	CHECK(r.ok && has(r.output, "1 occurrence") && has(r.output, "CRLF"));
+	CHECK(file_is("crlf.txt", "a\r\nd\r\ne\r\nf\r\n"));
+	CHECK(json_integer_value(json_object_get(r.data, "bytes")) == 12);
+	/* a leading "\n" in old_string, one already written "\r\n" in new_string */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"crlf.txt\", \"old_string\": \"\\nd\", \"new_string\": "
+		      "\"\\nD\\r\\nX\\nY\"}"),
+		  0);
+	CHECK(r.ok);
+	CHECK(file_is("crlf.txt", "a\r\nD\r\nX\r\nY\r\ne\r\nf\r\n"));
+	/* a leading "\n" is the whole line break, never its second half */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"crlf.txt\", \"old_string\": \"\\nY\", \"new_string\": "
+		      "\"Y\"}"),
+		  0);
+	CHECK(r.ok && file_is("crlf.txt", "a\r\nD\r\nXY\r\ne\r\nf\r\n"));
+	/* uniqueness and replace_all, with the line breaks read as CRLF */
+	puts_file("kv.txt", "k\r\nv\r\nk\r\nv\r\n");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"kv.txt\", \"old_string\": \"k\\nv\", \"new_string\": "
+		      "\"K\\nV\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "2 times") && has(r.error, "CRLF") &&
+	      has(r.error, "replace_all"));
+	CHECK(file_is("kv.txt", "k\r\nv\r\nk\r\nv\r\n"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"kv.txt\", \"old_string\": \"k\\nv\", \"new_string\": "
+		      "\"K\\nV\", \"replace_all\": true}"),
+		  0);
+	CHECK(r.ok && json_integer_value(json_object_get(r.data, "replacements")) == 2);
+	CHECK(file_is("kv.txt", "K\r\nV\r\nK\r\nV\r\n"));
+	/* still not found: the error says the file has CRLF line endings */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"kv.txt\", \"old_string\": \"K\\nX\", \"new_string\": "
+		      "\"Z\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "not found") && has(r.error, "CRLF line endings"));
+	CHECK(file_is("kv.txt", "K\r\nV\r\nK\r\nV\r\n"));
+	/* an exact match in a CRLF file: new_string's "\n" written "\r\n" */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"kv.txt\", \"old_string\": \"V\\r\\nK\", \"new_string\": "
+		      "\"V\\nW\\nK\"}"),
+		  0);
+	CHECK(r.ok && file_is("kv.txt", "K\r\nV\r\nW\r\nK\r\nV\r\n"));
+
+	/* LF file, CRLF new_string: written with LF */
+	puts_file("lf.txt", "a\nb\n");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"lf.txt\", \"old_string\": \"a\", \"new_string\": "
+		      "\"c\\r\\nd\"}"),
+		  0);
+	CHECK(r.ok && has(r.output, "LF"));
+	CHECK(file_is("lf.txt", "c\nd\nb\n"));
+	CHECK(json_integer_value(json_object_get(r.data, "bytes")) == 6);
+	/* differing only in line endings: nothing to change, untouched */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"lf.txt\", \"old_string\": \"c\\nd\", \"new_string\": "
+		      "\"c\\r\\nd\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "line endings") && has(r.error, "nothing to change"));
+	CHECK(file_is("lf.txt", "c\nd\nb\n"));
+	/* CRLF old_string in an LF file: not found, and the error says why */
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"lf.txt\", \"old_string\": \"c\\r\\nd\", \"new_string\": "
+		      "\"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "not found") && has(r.error, "LF line endings"));
+	/* old_string matched with a "\r" of the file: new_string as given */
+	puts_file("cr.txt", "x\ry\nz\n");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"cr.txt\", \"old_string\": \"x\\ry\", \"new_string\": "
+		      "\"1\\r\\n2\"}"),
+		  0);
+	CHECK(r.ok && file_is("cr.txt", "1\r\n2\nz\n"));
+	/* mixed line endings: no guessing, the error says so */
+	puts_file("mix.txt", "a\r\nb\nc\r\n");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"mix.txt\", \"old_string\": \"a\\nb\", \"new_string\": "
+		      "\"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "mixes CRLF and LF"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"mix.txt\", \"old_string\": \"b\", \"new_string\": "
+		      "\"b\\r\\nB\\nq\"}"),
+		  0);
+	CHECK(r.ok && file_is("mix.txt", "a\r\nb\r\nB\nq\nc\r\n"));
+	/* no line break in the file: new_string as given */
+	puts_file("one.txt", "abc");
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"one.txt\", \"old_string\": \"b\", \"new_string\": "
+		      "\"\\r\\n\"}"),
+		  0);
+	CHECK(r.ok && file_is("one.txt", "a\r\nc"));
+	CHECK_INT(count_temps(), 0);
+	moat_tool_result_release(&r);
+}
+
+static const char *fake_home;
+
+static const char *fake_env(const char *name, void *ud)
+{
+	(void)ud;
+	return strcmp(name, "HOME") == 0 ? fake_home : NULL;
+}
+
+/* A policy with HOME as the policy sees it (the fake environment stays
+ * installed: the tools take the home from the same lookup). */
+static struct moat_policy *home_policy(const char *home, const char *extra_json)
+{
+	char json[3 * PATH_MAX];
+	struct moat_config *c = NULL;
+	struct moat_policy *p = NULL;
+	struct moat_error err;
+
+	fake_home = home;
+	moat_config_set_env(fake_env, NULL);
+	snprintf(json, sizeof(json), "{\"allowed_paths\": [\"%s/**\"]%s}", ws,
+		 extra_json ? extra_json : "");
+	if (moat_config_new(&c) < 0 ||
+	    moat_config_load_string(c, json, strlen(json), "test", 0, &err) < 0 ||
+	    moat_policy_new(c, NULL, ws, &p, &err) < 0) {
+		fprintf(stderr, "home_policy: %s\n", err.msg);
+		abort();
+	}
+	moat_config_free(c);
+	return p;
+}
+
+/* The verdict the policy gives read_file for a path argument. */
+static enum moat_verdict verdict_of(struct moat_policy *p, const char *tool, const char *path)
+{
+	struct moat_decision d;
+	struct moat_error err;
+	json_t *a = json_pack("{s:s}", "path", path);
+	int r = moat_policy_check_args(p, tool, a, &d, &err);
+
+	json_decref(a);
+	return r < 0 ? MOAT_DENY : d.verdict;
+}
+
+/* "~" and "~/..." are the home directory, as the policy reads them; "~name"
+ * is refused; no home, no expansion. Judged on disk: the file read or
+ * written is the one under the home, no literal "~" appears. */
+static void test_tilde(void)
+{
+	struct moat_tool_result r;
+	struct moat_policy *p;
+	char home[PATH_MAX], spelled[PATH_MAX + 16], extra[PATH_MAX + 64];
+
+	moat_tool_result_init(&r);
+	wpath(home, "h");
+	mkdir(home, 0755);
+	puts_file("h/t.txt", "TILDE");
+	puts_file("h/secret.txt", "CANARY");
+	puts_file("top.txt", "TOP");
+	/* HOME as written in the environment: normalised as the policy does */
+	snprintf(spelled, sizeof(spelled), "%s/./h//", ws);
+	snprintf(extra, sizeof(extra), ", \"denied_paths\": [\"%s/secret.txt\"]", home);
+	p = home_policy(spelled, extra);
+	env.policy = p;
+	CHECK(verdict_of(p, "read_file", "~/t.txt") != MOAT_DENY);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~/t.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output && !strcmp(r.output, "TILDE"));
+	wpath(extra, "h/t.txt");
+	CHECK_STR(json_string_value(json_object_get(r.data, "path")), extra);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~/../top.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output && !strcmp(r.output, "TOP"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"~/new.txt\", \"content\": \"N\"}"),
+		  0);
+	CHECK(r.ok && file_is("h/new.txt", "N"));
+	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
+		      "{\"path\": \"~/new.txt\", \"old_string\": \"N\", \"new_string\": \"M\"}"),
+		  0);
+	CHECK(r.ok && file_is("h/new.txt", "M"));
+	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"~\"}"), 0);
+	CHECK(r.ok && has(r.output, "t.txt") && has(r.output, "new.txt"));
+	CHECK_INT(mode_of("~"), -1);
+	/* the policy denies ~/secret.txt; the tool, run without it, opens that
+	 * same expanded path and refuses it after open */
+	CHECK_INT(verdict_of(p, "read_file", "~/secret.txt"), MOAT_DENY);
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~/secret.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "refused") && !has(r.output, "CANARY"));
+	/* "~name": refused, whatever the policy makes of it; nothing created */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~root/.bashrc\"}"), -EINVAL);
+	CHECK(has(r.error, "'~root'") && has(r.error, "absolute path"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"~h/x.txt\", \"content\": \"x\"}"),
+		  -EINVAL);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"~\", \"content\": \"x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "directory"));
+	CHECK_INT(mode_of("~h"), -1);
+	/* a name starting with "~" in the workspace: spelled "./~..." */
+	wpath(spelled, "~lit");
+	mkdir(spelled, 0755);
+	puts_file("~lit/f.txt", "LIT");
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"./~lit/f.txt\", \"raw\": true}"), 0);
+	CHECK(r.ok && r.output && !strcmp(r.output, "LIT"));
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~lit/f.txt\"}"), -EINVAL);
+	CHECK(has(r.error, "./~lit"));
+	/* "~" in the middle of a path is a plain name */
+	CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"h/~/t.txt\"}"), 0);
+	CHECK(!r.ok && has(r.error, "/h/~/t.txt") && has(r.error, "does not exist"));
+	env.policy = pol;
+	moat_policy_free(p);
+
+	/* no home known (unset, relative, empty): the policy denies, the
+	 * tool refuses, nothing is created under a literal "~"; "//srv/share"
+	 * is "/srv/share" to both */
+	{
+		const char *homes[] = {NULL, "h", "", "//srv/share"};
+
+		for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+			p = home_policy(homes[i], NULL);
+			env.policy = p;
+			CHECK_INT(verdict_of(p, "read_file", "~/t.txt"), MOAT_DENY);
+			CHECK_INT(run(MOAT_TOOL_READ_FILE, &r, "{\"path\": \"~/t.txt\"}"), 0);
+			CHECK(!r.ok &&
+			      has(r.error, i < 3 ? "no home directory" : "/srv/share/t.txt"));
+			CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+				      "{\"path\": \"~/n2.txt\", \"content\": \"x\"}"),
+				  0);
+			CHECK(!r.ok && has(r.error, i < 3 ? "no home directory" : "outside"));
+			CHECK_INT(mode_of("~"), -1);
+			env.policy = pol;
+			moat_policy_free(p);
+		}
+	}
+	moat_config_set_env(NULL, NULL);
+	fake_home = NULL;
+	moat_tool_result_release(&r);
+}
+
 static void test_list(void)
 {
 	struct moat_tool_result r;
@@ -741,6 +988,8 @@ int main(void)
 	test_read_caps();
 	test_write();
 	test_edit();
+	test_edit_eol();
+	test_tilde();
 	test_list();
 	moat_policy_free(pol);
 	moat_config_free(cfg);
