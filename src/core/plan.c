@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/path.h"
 
@@ -1137,6 +1138,49 @@ static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool
 	return 0;
 }
 
+/* SECURITY: a --ro or --rw path (or a profile's) that goes through a
+ * symlink lying inside a writable path (the workspace, another --rw) is
+ * refused: a command of an earlier run could have planted it there
+ * (cache -> ~/.ssh, or -> .git/hooks), and the next run's profile would
+ * then grant the link's target. A link outside every writable path is the
+ * user's own and is followed. */
+static int refuse_planted_links(const struct moat_plan *p, struct moat_error *err)
+{
+	for (size_t i = 0; i < p->nfs; i++) {
+		const char *path = p->fs[i].path;
+		char pre[PATH_MAX];
+		size_t len = strlen(path);
+
+		if (!strcmp(p->fs[i].origin, "system") || !strcmp(p->fs[i].origin, "workspace") ||
+		    len >= sizeof(pre))
+			continue;
+		for (size_t k = 1; k <= len; k++) {
+			struct stat st;
+
+			if (k < len && path[k] != '/')
+				continue;
+			memcpy(pre, path, k);
+			pre[k] = '\0';
+			if (lstat(pre, &st) < 0)
+				break; /* missing: reported where the path is opened */
+			if (!S_ISLNK(st.st_mode))
+				continue;
+			for (size_t j = 0; j < p->nfs; j++) {
+				if (!(p->fs[j].access & MOAT_FS_WRITE) || !strcmp(p->fs[j].path, pre) ||
+				    !moat_path_within(pre, p->fs[j].path))
+					continue;
+				moat_error_set(err,
+					       "%s path '%s' goes through the symbolic link '%s', "
+					       "which lies in the writable path '%s' (a command could "
+					       "have planted it); name the real path instead",
+					       p->fs[i].origin, path, pre, p->fs[j].path);
+				return -ELOOP;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Expand "~" and "~/x" with home; join a relative path to base. */
 static int expand_path(const char *in, const char *home, const char *base, char *out, size_t outsz)
 {
@@ -1340,6 +1384,10 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		if (r < 0)
 			return r;
 	}
+
+	r = refuse_planted_links(p, err);
+	if (r < 0)
+		return r;
 
 	/* private /tmp and /dev/shm: a fresh tmpfs on the host's directories;
 	 * the rule on the host inode covers what is mounted there */

@@ -774,14 +774,16 @@ mkdir -p "$Y/user_area" "$Y/protected"
 echo "secret data" >"$Y/protected/secret.txt"
 ln -s "$Y/protected" "$Y/user_area/evil_symlink"
 m --rw "$Y/user_area" --rw "$Y/user_area/evil_symlink" -- sh -c "echo pwned > '$Y/user_area/evil_symlink/secret.txt'" 2>/dev/null
-todoe "srt symlink write path (--rw LINK -> protected dir): the target stays unwritable" \
-	"moat follows a symlinked --rw path to its target (an agent can plant the link for a later run)" \
-	'[ "$(cat "$Y/protected/secret.txt")" = "secret data" ]'
+checke "srt symlink write path (--rw LINK -> protected dir, LINK in a writable path): refused, the target unchanged" \
+	'[ $? = 125 ] && [ "$(cat "$Y/protected/secret.txt")" = "secret data" ]'
 echo "secret data" >"$Y/protected/secret.txt"
 ln -s "$Y" "$Y/user_area/parent"
 m --rw "$Y/user_area/parent" -- sh -c "echo escaped > '$Y/user_area/parent/escaped-file.txt'" 2>/dev/null
-todoe "srt symlink write path to the parent directory: nothing escapes" \
-	"moat follows a symlinked --rw path to its target" '[ ! -e "$Y/escaped-file.txt" ]'
+differs "srt symlink write path to the parent directory: moat follows a --rw link that lies outside every writable path (the user's own link: the command could not have planted it); one inside a writable path is refused (above)"
+rm -f "$Y/escaped-file.txt"
+m --rw "$Y/user_area" --rw "$Y/user_area/parent" -- sh -c "echo escaped > '$Y/user_area/parent/escaped-file.txt'" 2>/dev/null
+checke "moat: a --rw link to the parent that lies in a writable path is refused, nothing escapes" \
+	'[ $? = 125 ] && [ ! -e "$Y/escaped-file.txt" ]'
 m --rw "$Y/user_area" -- sh -c "echo 'allowed content' > '$Y/user_area/normal-write.txt'" 2>/dev/null
 checke "srt symlink write path: normal writes to a non-symlink --rw path work" \
 	'[ $? = 0 ] && [ "$(cat "$Y/user_area/normal-write.txt")" = "allowed content" ]'
