@@ -1066,7 +1066,10 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const char *path = p->fs[i].path;
 
-		if (!strcmp(path, "/") || !strcmp(path, "/tmp") || !strcmp(path, "/dev/shm"))
+		/* the private /tmp and /dev/shm are the plan's own; named by the
+		 * user (--rw /tmp, a profile), the host's stays, on top */
+		if (!strcmp(path, "/") || (!strcmp(p->fs[i].origin, "private-tmp") &&
+					   (!strcmp(path, "/tmp") || !strcmp(path, "/dev/shm"))))
 			continue;
 		if (within_hidden(&hid, path))
 			r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), path,
@@ -1097,7 +1100,8 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 
 		if (!(p->fs[i].access & MOAT_FS_WRITE) || !strcmp(path, "/"))
 			continue;
-		if (p->private_tmp && (!strcmp(path, "/tmp") || !strcmp(path, "/dev/shm")))
+		if (p->private_tmp && !strcmp(p->fs[i].origin, "private-tmp") &&
+		    (!strcmp(path, "/tmp") || !strcmp(path, "/dev/shm")))
 			continue; /* fresh tmpfs mounts, writable */
 		if (stat(path, &st) < 0)
 			continue; /* an optional path that does not exist */
