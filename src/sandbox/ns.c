@@ -611,6 +611,34 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 	m->n = o;
 }
 
+/* A --ro or --rw path (or a profile's) at or below a masked path would be
+ * hidden by the mask without a word (a mount over a directory covers all
+ * below it): refused instead, saying which denied path is in the way. */
+static int refuse_rules_under_masks(const struct moat_plan *p, const struct moat_mounts *m,
+				    size_t from, struct moat_error *err)
+{
+	if (!p->mntns)
+		return 0; /* Landlock's rules add up: the carve leaves such paths readable */
+	for (size_t i = 0; i < p->nfs; i++) {
+		const char *o = p->fs[i].origin;
+
+		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace"))
+			continue;
+		for (size_t j = from; j < m->n; j++) {
+			if ((m->ops[j].kind != MOAT_MNT_MASK_DIR && m->ops[j].kind != MOAT_MNT_MASK_FILE) ||
+			    !moat_path_within(p->fs[i].path, m->ops[j].target))
+				continue;
+			moat_error_set(err,
+				       "%s path '%s' lies in '%s', which is masked (a denied path): "
+				       "it would be hidden; remove the denied path (denied_paths, "
+				       "--mask) or name another path",
+				       o, p->fs[i].path, m->ops[j].target);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 /* ---- protected paths ---- */
 
 /* Protected names that are directories: when one is missing (and its parent
@@ -1190,6 +1218,9 @@ masks:
 	if (r < 0)
 		goto fail;
 	prune_nested_masks(m, mask_start);
+	r = refuse_rules_under_masks(p, m, mask_start, err);
+	if (r < 0)
+		goto fail;
 	r = watch_git_redirects(p, m);
 	if (r < 0)
 		goto fail;

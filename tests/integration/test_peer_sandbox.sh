@@ -649,13 +649,16 @@ echo VISIBLE_DATA >"$D/blocked/allowed/visible.txt"
 out=$(m --mask "$D/blocked" --ro "$D/blocked/allowed" -- sh -c "cat '$D/blocked/allowed/visible.txt'; cat '$D/blocked/secret.txt'" 2>&1)
 check "srt allowRead within denyRead: the rest of the masked directory stays unreadable" bash -c '! grep -q TOP_SECRET <<<"$1"' _ "$out"
 todoe "srt allowRead within denyRead (--mask D --ro D/allowed): the re-allowed file is readable" \
-	"a path given with --ro/--rw inside a --mask is silently masked too" 'grep -q VISIBLE_DATA <<<"$out"'
+	"moat refuses a --ro/--rw path inside a mask (exit 125, named) instead of re-allowing it" 'grep -q VISIBLE_DATA <<<"$out"'
+checke "moat: --ro inside a --mask is refused, naming the mask, never silently hidden" \
+	'grep -q "lies in .*masked" <<<"$out"'
 # codex sandbox_reenables_writable_subpaths_under_unreadable_parents
 out=$(m --rw "$D" --mask "$D/blocked" --rw "$D/blocked/allowed" -- \
 	bash -c "printf allowed > '$D/blocked/allowed/note.txt' && cat '$D/blocked/allowed/note.txt'" 2>&1)
 rc=$?
 todoe "codex writable subpath under a masked parent (--mask D/blocked --rw D/blocked/allowed) works" \
-	"a path given with --ro/--rw inside a --mask is silently masked too" '[ $rc = 0 ] && [ "$(cat "$D/blocked/allowed/note.txt" 2>/dev/null)" = allowed ]'
+	"moat refuses a --ro/--rw path inside a mask (exit 125, named) instead of re-allowing it" '[ $rc = 0 ] && [ "$(cat "$D/blocked/allowed/note.txt" 2>/dev/null)" = allowed ]'
+checke "moat: --rw inside a --mask is refused (125)" '[ $rc = 125 ]'
 
 # codex sandbox_keeps_parent_repo_discovery_while_blocking_child_metadata:
 # the workspace is a subdirectory of a repository
