@@ -1285,6 +1285,37 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 		return r;
 	}
 	strip_globstar(path);
+	/* a globstar inside the path ("DIR/ ** /NAME" without the spaces): glob(3) would read it
+	 * as one "*". Below the workspace it is the workspace scan's pattern;
+	 * elsewhere a whole-tree search is not done: a --mask says so and
+	 * refuses, a denied path keeps the part the scan covers (the policy
+	 * still refuses it to the tools everywhere) */
+	{
+		char *gs = strstr(path, "/**/");
+
+		if (gs) {
+			size_t hl = (size_t)(gs - path);
+			char head[PATH_MAX];
+
+			memcpy(head, path, hl);
+			head[hl] = '\0';
+			bool mask = !strcmp(origin, "--mask");
+
+			if (!has_glob(head) && (mask ? !strcmp(head, p->workspace)
+						     : moat_path_within(p->workspace, head)))
+				return add_mask(p, gs + 1, MOAT_MASK_WORKSPACE_NAME, origin, err);
+			if (mask) {
+				moat_error_set(err,
+					       "%s '%s': '**' inside a path is masked only at the "
+					       "start (**/NAME: the workspace and the top of the home "
+					       "directory) or right after the workspace "
+					       "(WORKSPACE/**/NAME); mask the directories themselves",
+					       origin, pat);
+				return -EINVAL;
+			}
+			return 0;
+		}
+	}
 	/* The sandbox mounts its own /proc for its PID namespace: host process
 	 * entries (/proc/PID/environ) are not there to mask. */
 	if (!strncmp(path, "/proc/", 6))

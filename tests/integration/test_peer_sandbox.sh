@@ -814,8 +814,10 @@ out=$(CWD=$GW m --mask '**/build/**' -- cat pkg/build 2>/dev/null)
 todoe "srt read-deny glob **/build/**: a FILE named build stays readable" \
 	"'NAME/**' masks an entry named NAME even when it is a file (over-masking)" '[ "$out" = file-named-build ]'
 out=$(CWD=$GW m --mask "$GW/**/*.out" -- sh -c 'cat pkg/a/build/1.out pkg/b/build/nested/deep.out' 2>/dev/null)
-todoe "srt read-deny glob ROOT/**/*.out (absolute): every .out is unreadable" \
-	"an absolute --mask with ** in the middle masks nothing, silently (glob(3) reads ** as *)" '[ -z "$out" ]'
+check "srt read-deny glob ROOT/**/*.out (absolute, ROOT the workspace): every .out is unreadable" [ -z "$out" ]
+out=$(CWD=$GW m --mask "/var/**/*.out" -- echo ran 2>&1)
+checke "moat: an absolute --mask with ** elsewhere is refused (125), never read as one *" \
+	'[ $? = 125 ] && ! grep -q "^ran" <<<"$out"'
 out=$(CWD=$GW m --mask '**/*.out' -- sh -c 'cat pkg/a/build/1.out pkg/b/build/nested/deep.out' 2>/dev/null)
 check "srt read-deny glob **/*.out (workspace-relative): every .out is unreadable" [ -z "$out" ]
 

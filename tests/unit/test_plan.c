@@ -1053,6 +1053,52 @@ static void test_host_sockets(void)
 	moat_profile_release(&over);
 }
 
+/* A globstar inside a --mask path: right after the workspace it is the
+ * workspace scan's pattern; anywhere else it is refused, never read by
+ * glob(3) as one "*" that masks nothing. */
+static void test_mask_inner_globstar(void)
+{
+	struct moat_kfeatures kf;
+	struct moat_profile p, o;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_error err;
+	char *argv[] = {"x", NULL};
+	bool found = false;
+
+	moat_kfeatures_full(&kf);
+	moat_profile_builtin(NULL, &p);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.argv = argv;
+	ctx.home = "/home/u";
+	ctx.denied = denied;
+	ctx.workspace = "/home/u/proj";
+	ctx.cwd = "/home/u/proj";
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.mask, "/home/u/proj/**/*.out");
+	o.set |= MOAT_PF_MASK;
+	moat_profile_layer(&p, &o, &err);
+	moat_profile_release(&o);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), 0);
+	for (size_t i = 0; plan && i < plan->nmasks; i++)
+		found |= plan->masks[i].kind == MOAT_MASK_WORKSPACE_NAME &&
+			 !strcmp(plan->masks[i].pattern, "**/*.out");
+	CHECK(found);
+	moat_plan_free(plan);
+	plan = NULL;
+	moat_profile_release(&p);
+
+	moat_profile_builtin(NULL, &p);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.mask, "/var/**/*.out");
+	o.set |= MOAT_PF_MASK;
+	moat_profile_layer(&p, &o, &err);
+	moat_profile_release(&o);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
+	CHECK(plan == NULL && strstr(err.msg, "inside a path") != NULL);
+	moat_profile_release(&p);
+}
+
 int main(void)
 {
 	test_normpath();
@@ -1072,5 +1118,6 @@ int main(void)
 	test_profile_copy();
 	test_ro_inside_rw();
 	test_host_sockets();
+	test_mask_inner_globstar();
 	return tap_done();
 }
