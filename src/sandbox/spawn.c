@@ -636,9 +636,116 @@ static size_t list_children(pid_t *out, size_t max)
 	return n;
 }
 
+/* The children of pid (its main thread's), into out; 0 when it is gone. */
+static size_t children_of(pid_t pid, pid_t *out, size_t max)
+{
+	char path[64], buf[16384];
+	size_t n = 0;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	for (char *t = buf; *t && n < max;) {
+		long v = strtol(t, &t, 10);
+
+		if (v > 0)
+			out[n++] = (pid_t)v;
+		while (*t == ' ' || *t == '\n')
+			t++;
+	}
+	return n;
+}
+
+/* The parent of pid, from /proc/PID/stat, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	rp = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+	if (!rp || rp[1] != ' ' || !rp[2] || rp[3] != ' ')
+		return -1;
+	return (pid_t)strtol(rp + 4, NULL, 10);
+}
+
+#define FREEZE_MAX 65536
+
+/* SECURITY: without a PID namespace or a cgroup, a tree that forks as fast
+ * as it is killed (a fork bomb ignoring SIGTERM) outlives a kill by
+ * generations and ends up under init. Instead every descendant is stopped
+ * first (SIGSTOP cannot be caught, and a stopped process cannot fork),
+ * walking the tree again until a walk finds no process it had not stopped,
+ * then all are killed. Each signal goes through a pidfd opened after the
+ * process was seen as the child of one already stopped (or of moat), so a
+ * pid reused meanwhile by a process outside the tree is never signalled. */
+static void freeze_and_kill(void)
+{
+	pid_t *seen = malloc(FREEZE_MAX * sizeof(*seen));
+	size_t nseen = 0;
+	bool grew = true;
+
+	if (!seen)
+		return;
+	for (int walk = 0; walk < 64 && grew; walk++) {
+		grew = false;
+		for (size_t at = 0; at <= nseen; at++) {
+			pid_t parent = at == 0 ? getpid() : seen[at - 1];
+			pid_t kids[1024];
+			size_t n = children_of(parent, kids, MOAT_ARRAY_SIZE(kids));
+
+			for (size_t i = 0; i < n && nseen < FREEZE_MAX; i++) {
+				bool known = false;
+				int pfd;
+
+				for (size_t k = 0; k < nseen && !known; k++)
+					known = seen[k] == kids[i];
+				if (known)
+					continue;
+				pfd = (int)syscall(X_NR_pidfd_open, kids[i], 0);
+				if (pfd < 0)
+					continue;
+				if (parent_of(kids[i]) == parent) {
+					syscall(X_NR_pidfd_send_signal, pfd, SIGSTOP, NULL, 0);
+					seen[nseen++] = kids[i];
+					grew = true;
+				}
+				close(pfd);
+			}
+		}
+	}
+	/* every one stopped: now kill them, leaves first does not matter */
+	for (size_t k = nseen; k-- > 0;) {
+		int pfd = (int)syscall(X_NR_pidfd_open, seen[k], 0);
+
+		if (pfd >= 0) {
+			syscall(X_NR_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+			close(pfd);
+		}
+	}
+	free(seen);
+}
+
 /* Kill everything the sandbox started. A PID namespace dies with its init;
- * a cgroup has cgroup.kill; otherwise moat, the subreaper, kills its
- * children generation by generation until none is left. */
+ * a cgroup has cgroup.kill; otherwise moat, the subreaper, stops and kills
+ * the whole tree (freeze_and_kill), then reaps what comes back to it. */
 static void kill_tree(struct moat_spawn *s, bool main_alive)
 {
 	if (s->cg.dir_fd >= 0)
@@ -647,6 +754,7 @@ static void kill_tree(struct moat_spawn *s, bool main_alive)
 		kill(s->pid, SIGKILL);
 	if (s->plan->pidns && s->cg.dir_fd < 0)
 		return; /* the kernel kills the namespace when its init dies */
+	freeze_and_kill();
 	for (int round = 0; round < 10000; round++) {
 		pid_t kids[512];
 		size_t n = list_children(kids, MOAT_ARRAY_SIZE(kids));

@@ -658,6 +658,20 @@ except OSError as e:
 	left=$(pgrep -fc 'time.sleep\(30\)' || true)
 	check "the machine stayed responsive and the tree was reaped" \
 		cond '[ $((end - start)) -lt 40 ] && [ "$left" -lt 5 ]'
+	# a fork bomb that ignores SIGTERM and forks as fast as it is killed:
+	# nothing of it may outlive the call (without a PID namespace moat
+	# stops the whole tree before killing it)
+	mr --pids 200 --timeout 2 -- python3 -c "
+import os, signal
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP): signal.signal(s, signal.SIG_IGN)
+while True:
+    try: os.fork()
+    except OSError: pass
+# bomb-$U" >/dev/null 2>&1
+	sleep 1
+	left=$(pgrep -fc "bomb-$U" || true)
+	check "a fork bomb ignoring SIGTERM is gone after --timeout (left: $left)" [ "$left" = 0 ]
+	pkill -KILL -f "bomb-$U" 2>/dev/null
 elif [ "$NOUSERNS" = 1 ] && [ -z "$AS" ]; then
 	na "root without user namespaces or cgroups has no process limit (reported as a gap)"
 else
