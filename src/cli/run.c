@@ -329,8 +329,16 @@ static int load_config(const char *path, struct cli_policy *cp, struct moat_strv
 /* The runner's lines, as `moat run` has always printed them. */
 static void say_line(const char *line, void *ud)
 {
+	int fl = fcntl(STDERR_FILENO, F_GETFL);
+
 	(void)ud;
+	/* SECURITY: the command shares our stderr's open file: one that set it
+	 * non-blocking and filled the pipe would make the warnings after the
+	 * run (what was set aside) fail with EAGAIN and vanish */
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		(void)fcntl(STDERR_FILENO, F_SETFL, fl & ~O_NONBLOCK);
 	fprintf(stderr, "moat run: %s\n", line);
+	fflush(stderr);
 }
 
 /* fallback "ask": on the terminal, and only when stdin is one */

@@ -128,6 +128,8 @@ void moat_mounts_release(struct moat_mounts *m)
 	free(m->scan_note);
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
+	if (m->has_ws_fd)
+		close(m->ws_fd);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -663,62 +665,88 @@ static const char *const git_redirects[] = {".git/commondir", ".git/config.workt
  * core.fsmonitor runs code at the user's next `git status` outside. Their
  * ctimes (which no one can set) are noted before the run; after it, a new
  * or changed one that makes git run a program is set aside. */
-#define GITCFG_MAX 256
-#define GITCFG_DEPTH 8
+#define GITCFG_MAX 4096	   /* configs looked at */
+#define GITCFG_DEPTH 32	   /* directories below .git/modules */
+#define GITCFG_ENTRIES 200000 /* directory entries read in all */
 
 typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct stat *st,
 			  int dfd, const char *leaf, void *ud);
-static int open_parent_nofollow(const char *ws, const char *name, const char **leaf);
+static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, const char *name,
+				const char **leaf);
 
+struct gitcfg_budget {
+	size_t configs, entries;
+	bool cut; /* a bound was reached: not every config was seen */
+};
+
+/* Submodule names may hold '/' (nested directories below .git/modules
+ * that are not repositories) and may be "logs" or "objects": a directory is
+ * a submodule's git directory when it holds HEAD, and only there are its
+ * own objects, refs and logs skipped. */
 static void gitcfg_walk(int dfd, char *rel, size_t rlen, int depth, struct moat_mounts *m,
-			gitcfg_fn fn, void *ud, size_t *budget)
+			gitcfg_fn fn, void *ud, struct gitcfg_budget *bg)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *e;
+	struct stat hst;
+	bool gitdir;
 
 	if (!d) {
 		close(dfd);
 		return;
 	}
-	while ((e = readdir(d)) && *budget) {
+	gitdir = fstatat(dirfd(d), "HEAD", &hst, AT_SYMLINK_NOFOLLOW) == 0;
+	while ((e = readdir(d))) {
 		struct stat st;
 		size_t n = strlen(e->d_name);
 
+		if (!bg->configs || !bg->entries--) {
+			bg->cut = true;
+			break;
+		}
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || rlen + n + 2 >= PATH_MAX)
+			continue;
+		if (gitdir && (!strcmp(e->d_name, "objects") || !strcmp(e->d_name, "refs") ||
+			       !strcmp(e->d_name, "logs") || !strcmp(e->d_name, "lfs")))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, e->d_name, n + 1);
 		if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "config")) {
-			(*budget)--;
+			bg->configs--;
 			fn(m, rel, &st, dirfd(d), e->d_name, ud);
-		} else if (S_ISDIR(st.st_mode) && depth < GITCFG_DEPTH && strcmp(e->d_name, "objects") &&
-			   strcmp(e->d_name, "refs") && strcmp(e->d_name, "logs")) {
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = depth < GITCFG_DEPTH
+					  ? openat(dirfd(d), e->d_name,
+						   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+					  : -1;
 
+			if (depth >= GITCFG_DEPTH)
+				bg->cut = true;
 			if (sub >= 0)
-				gitcfg_walk(sub, rel, rlen + 1 + n, depth + 1, m, fn, ud, budget);
+				gitcfg_walk(sub, rel, rlen + 1 + n, depth + 1, m, fn, ud, bg);
 		}
 		rel[rlen] = '\0';
 	}
 	closedir(d);
 }
 
-static void gitcfg_each(const struct moat_plan *p, struct moat_mounts *m, gitcfg_fn fn, void *ud)
+/* Returns true when the walk saw everything (no bound reached). */
+static bool gitcfg_each(const struct moat_plan *p, struct moat_mounts *m, gitcfg_fn fn, void *ud)
 {
 	char rel[PATH_MAX] = ".git/modules";
-	size_t budget = GITCFG_MAX;
+	struct gitcfg_budget bg = {GITCFG_MAX, GITCFG_ENTRIES, false};
 	const char *leaf = NULL;
-	int pfd = open_parent_nofollow(p->workspace, ".git/modules", &leaf), dfd;
+	int pfd = open_parent_nofollow(m, p->workspace, ".git/modules", &leaf), dfd;
 
 	if (pfd < 0)
-		return;
+		return true;
 	dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(pfd);
 	if (dfd >= 0)
-		gitcfg_walk(dfd, rel, strlen(rel), 0, m, fn, ud, &budget);
+		gitcfg_walk(dfd, rel, strlen(rel), 0, m, fn, ud, &bg);
+	return !bg.cut;
 }
 
 static long long ctime_ns(const struct stat *st)
@@ -755,9 +783,17 @@ static int set_aside(int dfd, const char *leaf)
 {
 	char aside[NAME_MAX + 1];
 
-	for (int i = 1; i <= 9; i++) {
-		int n = i == 1 ? snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf)
-			       : snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d", leaf, i);
+	/* .2 to .9, then (names the command may have taken on purpose, so
+	 * that nothing could be set aside) ones it cannot guess */
+	for (int i = 1; i <= 9 + 64; i++) {
+		struct timespec ts;
+		int n;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = i == 1  ? snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf)
+		    : i <= 9 ? snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d", leaf, i)
+			     : snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d.%ld", leaf,
+					(int)getpid(), (long)ts.tv_nsec);
 
 		if (n < 0 || (size_t)n >= sizeof(aside))
 			return -ENAMETOOLONG;
@@ -769,15 +805,24 @@ static int set_aside(int dfd, const char *leaf)
 	return -EEXIST;
 }
 
+/* SECURITY: names come from the command (a file it created): shown
+ * escaped, so that no terminal control sequence or invalid UTF-8 reaches
+ * moat's stderr, the audit record or the bash tool's result. */
 static void append_name(char *out, size_t outsz, const char *a, const char *b)
 {
+	struct moat_buf shown = MOAT_BUF_INIT;
 	size_t l;
 
 	if (!out || !outsz)
 		return;
 	l = strlen(out);
+	if (moat_buf_put_shown(&shown, a, strlen(a)) < 0 || !shown.data) {
+		moat_buf_release(&shown);
+		return;
+	}
 	if (l < outsz)
-		snprintf(out + l, outsz - l, "%s%s%s", l ? ", " : "", a, b ? b : "");
+		snprintf(out + l, outsz - l, "%s%s%s", l ? ", " : "", shown.data, b ? b : "");
+	moat_buf_release(&shown);
 }
 
 static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
@@ -799,10 +844,15 @@ static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct st
 	if ((n < 0 || (size_t)n == sizeof(buf) ||
 	     moat_gitconfig_runs_code(buf, (size_t)n, why, sizeof(why))) &&
 	    set_aside(dfd, leaf) == 0 && a->out) {
-		size_t l = strlen(a->out);
+		struct moat_buf w = MOAT_BUF_INIT;
+		const char *reason = n < 0 || (size_t)n == sizeof(buf) ? "unreadable" : why;
+		char suffix[200];
 
-		snprintf(a->out + l, a->outsz - l, "%s%s (%s)", l ? ", " : "", rel,
-			 n < 0 || (size_t)n == sizeof(buf) ? "unreadable" : why);
+		/* the key names come from the file: shown escaped */
+		moat_buf_put_shown(&w, reason, strlen(reason));
+		snprintf(suffix, sizeof(suffix), " (%s)", w.data ? w.data : "?");
+		moat_buf_release(&w);
+		append_name(a->out, a->outsz, rel, suffix);
 	}
 }
 
@@ -812,8 +862,16 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/.git", p->workspace);
-	if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (lstat(path, &st) < 0) {
+		/* no repository yet: one the command creates (git init) gets the
+		 * same checks afterwards, and a .git FILE (a "gitdir:" redirect
+		 * to a planted configuration) is set aside */
+		if (errno != ENOENT)
+			return 0;
+		m->git_was_missing = true;
+	} else if (!S_ISDIR(st.st_mode)) {
 		return 0;
+	}
 	m->gitcfg_watch = true;
 	gitcfg_each(p, m, gitcfg_note, NULL);
 	for (size_t i = 0; git_redirects[i]; i++) {
@@ -1063,6 +1121,8 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 	memset(&hid, 0, sizeof(hid));
 	if (!p->mntns && !p->landlock)
 		return 0;
+	m->ws_fd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	m->has_ws_fd = m->ws_fd >= 0;
 	if (!p->mntns)
 		goto masks; /* resolved anyway: Landlock carves its read rules around them */
 
@@ -1321,13 +1381,21 @@ static const char *placeholder_name(const struct moat_plan *p, const struct moat
  * never following a symlink (a planted .git -> /etc must not make us
  * create /etc/hooks). Returns an O_PATH descriptor, or -errno; *leaf is
  * set to the last component. */
-static int open_parent_nofollow(const char *ws, const char *name, const char **leaf)
+static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, const char *name,
+				const char **leaf)
 {
 	const char *sl = strchr(name, '/');
 	int wfd, pfd;
 	char comp[NAME_MAX + 1];
 
-	wfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* SECURITY: the workspace as it was opened before the run, never its
+	 * path again: a command that can write the workspace's parent (a --rw
+	 * above it) could swap the path for a link to the home directory, and
+	 * the set-aside renames would then land there */
+	if (m->has_ws_fd)
+		wfd = openat(m->ws_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else
+		wfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
 		return -errno;
 	if (!sl) {
@@ -1361,7 +1429,7 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 		name = placeholder_name(p, op);
 		if (!name)
 			continue;
-		dfd = open_parent_nofollow(p->workspace, name, &leaf);
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 		if (dfd < 0) {
 			r = dfd;
 		} else {
@@ -1422,7 +1490,7 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 
 		if (op->kind == MOAT_MNT_RO_BIND && op->is_dir && !op->created && m->ws_locked &&
 		    (name = placeholder_name(p, op)) && protect_is_dir(name)) {
-			dfd = open_parent_nofollow(p->workspace, name, &leaf);
+			dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 			if (dfd >= 0) {
 				op->created = is_standin(dfd, leaf);
 				close(dfd);
@@ -1452,7 +1520,7 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 		name = placeholder_name(p, op);
 		if (!name)
 			continue;
-		dfd = open_parent_nofollow(p->workspace, name, &leaf);
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 		if (dfd < 0)
 			continue;
 		/* only if still empty: someone outside may have used it meanwhile */
@@ -1478,8 +1546,16 @@ static void new_hooks_check(int pfd, const char *leaf, char *out, size_t outsz)
 		close(dfd);
 		return;
 	}
-	while ((e = readdir(d)) && budget--) {
+	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
+
+		if (!budget--) {
+			/* too many to look at: the whole directory goes */
+			closedir(d);
+			if (set_aside(pfd, leaf) == 0)
+				append_name(out, outsz, ".git/hooks", " (too many entries to check)");
+			return;
+		}
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    (n > 7 && !strcmp(e->d_name + n - 7, ".sample")) ||
@@ -1530,12 +1606,37 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	if (m->gitcfg_watch) {
 		struct gitcfg_after a = {p, out, outsz};
 
-		gitcfg_each(p, m, gitcfg_check, &a);
+		/* SECURITY: a tree of submodule directories too large or too
+		 * deep to read through (made so on purpose, to hide a config
+		 * past the bound) is set aside whole */
+		if (!gitcfg_each(p, m, gitcfg_check, &a)) {
+			const char *leaf = NULL;
+			int dfd = open_parent_nofollow(m, p->workspace, ".git/modules", &leaf);
+
+			if (dfd >= 0) {
+				if (set_aside(dfd, leaf) == 0)
+					append_name(out, outsz, ".git/modules",
+						    " (too many or too deep to check)");
+				close(dfd);
+			}
+		}
+	}
+	if (m->git_was_missing) {
+		const char *leaf = NULL;
+		struct stat st;
+		int dfd = open_parent_nofollow(m, p->workspace, ".git", &leaf);
+
+		if (dfd >= 0) {
+			if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+			    set_aside(dfd, leaf) == 0)
+				append_name(out, outsz, ".git", " (a file or link sending git elsewhere)");
+			close(dfd);
+		}
 	}
 	for (size_t i = 0; i < m->nquarantine; i++) {
 		const char *leaf = NULL;
 		struct stat st;
-		int dfd = open_parent_nofollow(p->workspace, m->quarantine[i], &leaf);
+		int dfd = open_parent_nofollow(m, p->workspace, m->quarantine[i], &leaf);
 
 		if (dfd < 0)
 			continue;
@@ -1551,7 +1652,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		const struct moat_protected_link *l = &m->links[i];
 		const char *leaf = NULL;
 		struct stat st;
-		int dfd = open_parent_nofollow(p->workspace, l->name, &leaf);
+		int dfd = open_parent_nofollow(m, p->workspace, l->name, &leaf);
 
 		if (dfd < 0)
 			continue;
@@ -1584,7 +1685,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		const char *name = m->protected_missing[i], *leaf = NULL;
 		char why[160];
 		struct stat st;
-		int dfd = open_parent_nofollow(p->workspace, name, &leaf);
+		int dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 
 		if (dfd < 0) {
 			char path[PATH_MAX];

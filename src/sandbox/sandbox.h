@@ -153,6 +153,7 @@ struct moat_mounts {
 	size_t nquarantine;
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
 	bool gitcfg_watch;	    /* submodule configs are compared after the run */
+	bool git_was_missing;	    /* no .git before the run: a .git file made inside is set aside */
 	size_t ngitcfg;
 	struct moat_gitcfg_seen {
 		char *rel;	    /* below the workspace */
@@ -160,6 +161,8 @@ struct moat_mounts {
 	} *gitcfg;
 	bool ws_locked;		  /* ws_lock_fd holds a shared flock of the workspace */
 	int ws_lock_fd;		  /* (stand-ins are removed only by the last run) */
+	bool has_ws_fd;
+	int ws_fd; /* the workspace, opened before the run: post-run work is relative to it */
 	size_t nlinks;
 	struct moat_protected_link {
 		char *name;	/* a protected name that is a symlink (its target is bound
