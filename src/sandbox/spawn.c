@@ -525,21 +525,37 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *co
 }
 
 /* Remove a directory tree without following symlinks (the sandbox may
- * have planted some). */
-static void rmtree_at(int dfd, const char *name, int depth)
+ * have planted some). A tree deeper than RMTREE_DEPTH (made so on purpose,
+ * to outlast a bounded recursion) is not descended: its too-deep part is
+ * moved up under the root and removed from there, again and again, so any
+ * depth goes with bounded recursion and descriptors. */
+#define RMTREE_DEPTH 32
+#define RMTREE_ROUNDS 100000
+
+static void rmtree_at(int rootfd, int dfd, const char *name, int depth, unsigned *moved)
 {
 	int fd;
 	DIR *d;
 	struct dirent *e;
 
-	if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM) || depth > 256)
+	if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
 		return;
 	/* an empty directory (the scratch TMPDIR, usually) goes at once */
 	if (unlinkat(dfd, name, AT_REMOVEDIR) == 0 || (errno != ENOTEMPTY && errno != EEXIST))
 		return;
+	if (depth >= RMTREE_DEPTH && rootfd >= 0) {
+		char up[64];
+
+		snprintf(up, sizeof(up), ".moat-rm-%u", (*moved)++);
+		(void)renameat(dfd, name, rootfd, up);
+		return;
+	}
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	/* a directory the command made read-only (chmod 500) is ours: make
+	 * it writable again so that its entries can go */
+	(void)fchmod(fd, 0700);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -547,14 +563,47 @@ static void rmtree_at(int dfd, const char *name, int depth)
 	}
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			rmtree_at(dirfd(d), e->d_name, depth + 1);
+			rmtree_at(rootfd, dirfd(d), e->d_name, depth + 1, moved);
 	closedir(d);
 	unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
 void moat_rmtree(const char *path)
 {
-	rmtree_at(AT_FDCWD, path, 0);
+	unsigned moved = 0;
+	int rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (rootfd < 0) {
+		rmtree_at(-1, AT_FDCWD, path, 0, &moved);
+		return;
+	}
+	(void)fchmod(rootfd, 0700);
+	/* the root's entries, until none is left (moved-up parts included) */
+	for (unsigned round = 0, last = UINT_MAX; round < RMTREE_ROUNDS; round++) {
+		DIR *d;
+		struct dirent *e;
+		unsigned seen = 0, moved_before = moved;
+		int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			seen++;
+			rmtree_at(rootfd, rootfd, e->d_name, 1, &moved);
+		}
+		closedir(d);
+		/* done, or stuck (an entry that cannot go: no progress) */
+		if (!seen || (seen >= last && moved == moved_before))
+			break;
+		last = seen;
+	}
+	close(rootfd);
+	(void)rmdir(path);
 }
 
 void moat_spawn_release(struct moat_spawn *s)
