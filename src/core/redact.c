@@ -12,16 +12,21 @@
  * opened a key, the program word earlier on the line, "Bearer" kept but its
  * token hidden), and a set of alternations run at every offset is neither
  * linear nor cheap. Here one left-to-right pass looks at each "run" of token
- * characters [A-Za-z0-9_+/-] once, tries the rules that can start there, and
- * either consumes what it matched or copies the run. Every look-ahead that
- * can fail stops at the next space, quote or delimiter, so a byte is examined
- * a bounded number of times: linear time, no recursion but one bounded level
- * for URL userinfo, thread-safe by construction.
+ * characters [A-Za-z0-9_+/-] (and markers glued to them) once, tries the
+ * rules that can start there, and either consumes what it matched or copies
+ * the run. Every look-ahead that can fail stops at the next space, quote or
+ * delimiter, so a byte is examined a bounded number of times: linear time,
+ * no recursion but one bounded level for URL userinfo, thread-safe by
+ * construction.
  *
  * SECURITY: redaction must be idempotent (redacting a redacted text changes
  * nothing), so that logs can be re-scrubbed and tests can pin the output.
- * The "[REDACTED]" marker breaks runs and is recognised as an already hidden
- * value, and every rule judges a run only by text that survives redaction. */
+ * So a second pass must cut the text where the first did and judge each part
+ * by the same context: a "[REDACTED]" marker is part of the run it is glued
+ * to (the run starts where it started before the token in it was hidden),
+ * stays a marker, and ends no value; no rule leaves a marker glued to a run
+ * it judged apart; and every decision reads only text that survives
+ * redaction, or gives the same answer once that text is a marker. */
 #include "core/redact.h"
 
 #include <errno.h>
@@ -107,8 +112,8 @@ static unsigned char lower(unsigned char c)
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
-/* Where an unquoted value ends. ']' is not among them: a value that starts
- * with the marker is recognised whole instead. */
+/* Where an unquoted value ends. A marker does not end it: the value it is
+ * part of is hidden whole. */
 static bool is_stop(const char *p, const char *e)
 {
 	unsigned char c = (unsigned char)*p;
@@ -151,7 +156,25 @@ static bool has_prefix(const char *p, const char *e, const char *lit)
 
 static bool is_mark(const char *p, const char *e)
 {
-	return has_prefix(p, e, MOAT_REDACTED);
+	return p < e && *p == '[' && (size_t)(e - p) >= MARK_LEN &&
+	       memcmp(p, MOAT_REDACTED, MARK_LEN) == 0;
+}
+
+/* End of the run at p: token characters and the markers glued to them.
+ * SECURITY (idempotence): a marker is part of the run it was cut from, so
+ * that a second pass sees the run start where the first saw it, with the
+ * same text (a quote, a space) before it. */
+static const char *run_end(const char *p, const char *e)
+{
+	while (p < e) {
+		if (is_tok((unsigned char)*p))
+			p++;
+		else if (is_mark(p, e))
+			p += MARK_LEN;
+		else
+			break;
+	}
+	return p;
 }
 
 /* A flag or a standalone word: at the start, or after a space or a quote. */
@@ -308,12 +331,11 @@ static const char *emit_value(struct rctx *c, const char *v, const char *e, bool
 {
 	const char *w;
 
+	/* SECURITY (idempotence): a value that starts with a marker is no
+	 * different: it ends where any word ends, as try_bearer() reads it
+	 * and as the first pass left it ("[REDACTED]" then a stop). */
 	if (v >= e)
 		return v;
-	if (is_mark(v, e)) {
-		put_mark(c);
-		return v + MARK_LEN;
-	}
 	if (is_quote((unsigned char)*v) ||
 	    (*v == '\\' && v + 1 < e && is_quote((unsigned char)v[1]))) {
 		bool esc = *v == '\\';
@@ -570,7 +592,7 @@ static bool is_b64_with_slash(const char *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)p[i];
 
-		if (ch == '-' || ch == '_')
+		if (ch == '-' || ch == '_' || !is_tok(ch))
 			return false;
 		up |= ch >= 'A' && ch <= 'Z';
 		lo |= ch >= 'a' && ch <= 'z';
@@ -590,9 +612,9 @@ static bool word_kept(const char *s, const char *t)
 	return !shape_len(s, t) && !is_opaque(s, (size_t)(t - s));
 }
 
-/* One component (no '/'): keys of known shape, then the opaque test.
+/* One piece (no '/', no marker): keys of known shape, then the opaque test.
  * Returns true when it ended with a marker. */
-static bool emit_word(struct rctx *c, const char *s, const char *t)
+static bool emit_piece(struct rctx *c, const char *s, const char *t)
 {
 	bool marked = false;
 
@@ -615,8 +637,36 @@ static bool emit_word(struct rctx *c, const char *s, const char *t)
 	return false;
 }
 
-/* Copy the run [p,q), hiding tokens in it; base64 padding after it is
- * taken along. Returns the position after what was consumed. */
+/* One component (no '/'): the markers in it stay, the text between them is
+ * judged piece by piece, as the first pass judged it. Returns true when it
+ * ended with a new marker (one that hides text of this input). */
+static bool emit_word(struct rctx *c, const char *s, const char *t)
+{
+	bool marked = false;
+
+	while (s < t) {
+		const char *m = find(s, t, MOAT_REDACTED, MARK_LEN);
+
+		if (!m)
+			m = t;
+		if (m > s)
+			marked = emit_piece(c, s, m);
+		if (m < t) {
+			put_mark(c);
+			marked = false;
+			m += MARK_LEN;
+		}
+		s = m;
+	}
+	return marked;
+}
+
+/* Copy the run [p,q), hiding tokens in it; base64 padding after a token it
+ * hides is taken along. Returns the position after what was consumed.
+ * SECURITY (idempotence): padding goes only with a new marker. An '=' after
+ * a marker that was already there is what the first pass left after it (the
+ * separator of a key whose tail it hid, "ghp_...token=" -> "[REDACTED]="),
+ * never padding it had left. */
 static const char *emit_run(struct rctx *c, const char *p, const char *q, const char *e)
 {
 	const char *pad = q, *s;
@@ -624,7 +674,7 @@ static const char *emit_run(struct rctx *c, const char *p, const char *q, const 
 
 	while (pad < e && *pad == '=' && pad - q < 2)
 		pad++;
-	if (pad > q && pad < e && (is_tok((unsigned char)*pad) || *pad == '='))
+	if (pad > q && pad < e && (is_tok((unsigned char)*pad) || *pad == '=' || is_mark(pad, e)))
 		pad = q;
 	if (!memchr(p, '/', (size_t)(q - p))) {
 		marked = emit_word(c, p, q);
@@ -684,15 +734,17 @@ static bool keyword_tail(const char *p, size_t n)
 	return false;
 }
 
-/* key = value, key: value, "key": "value", key := value */
-static const char *try_key_value(struct rctx *c, const char *p, const char *q, const char *e)
+/* key = value, key: value, "key": "value", key := value. The key is the
+ * run [p,q); at is where it starts for the text before it (see do_run()). */
+static const char *try_key_value(struct rctx *c, const char *at, const char *p, const char *q,
+				 const char *e)
 {
 	const char *r = q;
-	char open = p > c->in ? p[-1] : '\0';
+	char open = at > c->in ? at[-1] : '\0';
 	bool inside = false; /* the key's opening quote is still open */
 
 	if (is_quote((unsigned char)open)) {
-		if (r + 1 < e && *r == '\\' && r[1] == open && p - 1 > c->in && p[-2] == '\\')
+		if (r + 1 < e && *r == '\\' && r[1] == open && at - 1 > c->in && at[-2] == '\\')
 			r += 2;
 		else if (r < e && *r == open)
 			r++;
@@ -718,6 +770,18 @@ static const char *try_key_value(struct rctx *c, const char *p, const char *q, c
 	return emit_value(c, r, e, true);
 }
 
+/* Would emit_run() hide the run at r, which starts with '-', from its first
+ * byte? Only when its first piece is opaque: no shape starts with '-', nor
+ * does a base64 run. Otherwise every rule that can take it keeps the '-'. */
+static bool flag_hidden(const char *r, const char *e)
+{
+	const char *q = run_end(r, e), *x = r;
+
+	while (x < q && *x != '/' && !is_mark(x, q))
+		x++;
+	return is_opaque(r, (size_t)(x - r));
+}
+
 /* --token VALUE, --api-key VALUE, -password VALUE */
 static const char *try_flag_value(struct rctx *c, const char *p, const char *q, const char *e)
 {
@@ -727,7 +791,12 @@ static const char *try_flag_value(struct rctx *c, const char *p, const char *q, 
 		return NULL;
 	while (r < e && is_blank((unsigned char)*r))
 		r++;
-	if (r == q || r >= e || *r == '-' || *r == '=' || *r == '\n' || *r == '\r')
+	if (r == q || r >= e || *r == '=' || *r == '\n' || *r == '\r')
+		return NULL;
+	/* SECURITY (idempotence): a word starting with '-' is the next flag,
+	 * not this one's value, unless it is hidden: a second pass would see
+	 * only its marker, and take that for the value. */
+	if (*r == '-' && !flag_hidden(r, e))
 		return NULL;
 	if (is_stop(r, e) && !is_quote((unsigned char)*r) && *r != '\\')
 		return NULL;
@@ -810,8 +879,19 @@ static const char *try_bearer(struct rctx *c, const char *p, const char *q, cons
 		r++;
 	if (r == q)
 		return NULL;
-	for (w = r; w < e && is_bearer_char((unsigned char)*w); w++)
-		odd |= !is_alpha((unsigned char)*w);
+	/* SECURITY (idempotence): markers are taken along, so that the text
+	 * after this marker is never glued to it (see run_end()) */
+	for (w = r; w < e;) {
+		if (is_mark(w, e)) {
+			odd = true;
+			w += MARK_LEN;
+		} else if (is_bearer_char((unsigned char)*w)) {
+			odd |= !is_alpha((unsigned char)*w);
+			w++;
+		} else {
+			break;
+		}
+	}
 	if (w == r || !(odd || w - r >= 20))
 		return NULL;
 	put_range(c, p, r);
@@ -822,7 +902,7 @@ static const char *try_bearer(struct rctx *c, const char *p, const char *q, cons
 /* header.payload.signature, each base64url, the header starting "eyJ" */
 static const char *try_jwt(struct rctx *c, const char *p, const char *e)
 {
-	size_t a = span(p, e, is_b64url), b, d;
+	size_t a = span(p, e, is_b64url), b;
 	const char *r;
 
 	if (a < 10 || p + a >= e || p[a] != '.')
@@ -832,9 +912,8 @@ static const char *try_jwt(struct rctx *c, const char *p, const char *e)
 	if (b < 2 || r + b >= e || r[b] != '.')
 		return NULL;
 	r += b + 1;
-	d = span(r, e, is_b64url);
 	put_mark(c);
-	return r + d;
+	return r + span(r, e, is_b64url);
 }
 
 static bool is_mysql_word(const char *p, const char *q)
@@ -849,45 +928,62 @@ static bool is_mysql_word(const char *p, const char *q)
 
 static const char *do_run(struct rctx *c, const char *p, const char *e)
 {
-	const char *q = p + span(p, e, is_tok), *r;
-	size_t n = (size_t)(q - p);
-	bool kw = keyword_tail(p, n), ws = word_start(c, p);
+	/* where the run starts: the text before it decides whether it is a
+	 * word (a flag, "bearer", a program) or a key inside quotes */
+	const char *at = p;
 
-	if (ws && is_mysql_word(p, q))
-		c->mysql = true;
-	/* SECURITY (idempotence): rules that start at the run and read past
-	 * it come first. A second pass may see only a prefix of this run (up
-	 * to a marker), whose tail is no longer a key; it must still take the
-	 * same rule. */
-	if (ws && p[0] == '-' && n >= 2) {
-		if (is_user_flag(p, n)) {
-			const char *v = q;
+	for (;;) {
+		const char *q = run_end(p, e), *r;
+		size_t n = (size_t)(q - p);
+		bool kw = keyword_tail(p, n), ws = word_start(c, at);
 
-			if (v < e && *v == '=' && p[1] == '-')
-				v++;
-			else
-				while (v < e && is_blank((unsigned char)*v))
+		if (ws && is_mysql_word(p, q))
+			c->mysql = true;
+		/* SECURITY (idempotence): rules that start at the run and read
+		 * past it come first. A second pass sees the run with markers
+		 * in it, whose tail may no longer be a key; it must still take
+		 * the same rule. */
+		if (ws && p[0] == '-' && n >= 2) {
+			if (is_user_flag(p, n)) {
+				const char *v = q;
+
+				if (v < e && *v == '=' && p[1] == '-')
 					v++;
-			if (v > q && (r = try_userpass(c, p, v, e)))
+				else
+					while (v < e && is_blank((unsigned char)*v))
+						v++;
+				if (v > q && (r = try_userpass(c, p, v, e)))
+					return r;
+			}
+			if ((p[1] == 'u' || p[1] == 'U') && n > 2 &&
+			    (r = try_userpass(c, p, p + 2, e)))
 				return r;
+			if (c->mysql && p[1] == 'p' &&
+			    (n > 2 || (q < e && (!is_stop(q, e) || is_quote((unsigned char)*q))))) {
+				put_range(c, p, p + 2);
+				return emit_value(c, p + 2, e, false);
+			}
 		}
-		if ((p[1] == 'u' || p[1] == 'U') && n > 2 && (r = try_userpass(c, p, p + 2, e)))
+		if (kw && (r = try_key_value(c, at, p, q, e)))
 			return r;
-		if (c->mysql && p[1] == 'p' &&
-		    (n > 2 || (q < e && (!is_stop(q, e) || is_quote((unsigned char)*q))))) {
-			put_range(c, p, p + 2);
-			return emit_value(c, p + 2, e, false);
+		if (kw && ws && p[0] == '-' && (r = try_flag_value(c, p, q, e)))
+			return r;
+		if (ws && n == 6 && ci_eq(p, "bearer", 6) && (r = try_bearer(c, p, q, e)))
+			return r;
+		if (n >= 3 && memcmp(p, "eyJ", 3) == 0 && (r = try_jwt(c, p, e))) {
+			/* SECURITY (idempotence): a token that ends at '/' or
+			 * '+' leaves the rest of the run glued to its marker,
+			 * which a second pass reads as one run: judge the rest
+			 * as that run, with the same text before it. It starts
+			 * with '/', '+' or a marker, never "eyJ": once. */
+			if (r < e && (is_tok((unsigned char)*r) || is_mark(r, e))) {
+				p = r;
+				continue;
+			}
+			return r;
 		}
+		return emit_run(c, p, q, e);
 	}
-	if (kw && (r = try_key_value(c, p, q, e)))
-		return r;
-	if (kw && ws && p[0] == '-' && (r = try_flag_value(c, p, q, e)))
-		return r;
-	if (ws && n == 6 && ci_eq(p, "bearer", 6) && (r = try_bearer(c, p, q, e)))
-		return r;
-	if (n >= 3 && memcmp(p, "eyJ", 3) == 0 && (r = try_jwt(c, p, e)))
-		return r;
-	return emit_run(c, p, q, e);
 }
 
 /* scheme://user:password@host: the password hidden, user and host kept.
@@ -943,7 +1039,7 @@ static void redact_range(struct rctx *c, const char *p, const char *e)
 		/* SECURITY: no rule reads past a PEM header, so a block is
 		 * found the same way in the first pass and in a second. */
 		lim = c->pem_at < e ? c->pem_at : e;
-		if (is_tok((unsigned char)*p)) {
+		if (is_tok((unsigned char)*p) || is_mark(p, lim)) {
 			p = do_run(c, p, lim);
 			continue;
 		}
@@ -952,7 +1048,7 @@ static void redact_range(struct rctx *c, const char *p, const char *e)
 			continue;
 		}
 		s = p;
-		while (p < lim && !is_tok((unsigned char)*p) && *p != ':') {
+		while (p < lim && !is_tok((unsigned char)*p) && *p != ':' && !is_mark(p, lim)) {
 			if (*p == '\n')
 				c->mysql = false;
 			p++;

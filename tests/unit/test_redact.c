@@ -163,6 +163,35 @@ static const struct row rows[] = {
     {"X-Request: 7f3a9c2e1b4d8f6a0c5e9b3d7f1a4c8e2b6d0f9a3c7e1b5d9f3a7c1e5b9d3f7a1c5e",
      "X-Request: " R},
     {"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456", R},
+    /* idempotence, found by fuzzing (fuzz/corpus/redact/idem-*). A token
+     * hidden inside a run stays part of that run: the key after it keeps
+     * the quote before the run, and so its "inside a string" reading */
+    {"\"ghp_ghacgfhiMuvwxyz01234-pass=\"{", "\"" R "-pass=\"{"},
+    {"\"xoxs-abcdejceed_accesskey=\"x", "\"" R "_accesskey=\"x"},
+    {"\"xoxs-uti0defx-u_pass=\"X", "\"" R "_pass=\"X"},
+    {"'ghp_abcdefghijklmnopqrstuvwxyz0123_token=' x", "'" R "_token=' x"},
+    {"x \"ghp_abcdefghijklmnopqrstuvwxyz0123-password\": \"v w\"",
+     "x \"" R "-password\": \"" R "\""},
+    /* ... and '=' after a key whose tail was hidden is not base64 padding */
+    {"xoxs-ztion-Auth=", R "="},
+    {"xoxs-0ox70token=", R "="},
+    {"xoxs-0ox70token= x", R "= " R},
+    {"dGhpcyBpcyBhIHRlc3Qgc3RyaW5nIGxvbmc= x", R " x"},
+    {"aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z==" R " x", R "==" R " x"},
+    /* a value that starts with a marker ends where any word ends */
+    {"xoxs-Authorization: bearer " R "a", R ": bearer " R},
+    {"token=" R "hunter2 x", "token=" R " x"},
+    {"Authorization: Bearer " R ".x y", "Authorization: Bearer " R " y"},
+    {"bearer abc1" R "/mysql -pfoo", "bearer " R " -pfoo"},
+    /* a hidden word after a flag is that flag's value, an unhidden one
+     * starting with '-' the next flag */
+    {"-pass ----111111111glpa-glpat111111111\x87", "-pass " R},
+    {"-pass -p-E---B-ghmNHl0X--proxy-user-MP.", "-pass " R},
+    {"tool --token -aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z.x y", "tool --token " R " y"},
+    /* the rest of a run after a JWT keeps the text before the token */
+    {"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig/mysql -pfoo", R "/mysql -p" R},
+    {"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig/password=hunter2", R "/password=" R},
+    {"\\\"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig/password\\\": x", "\\\"" R "/password\\\": " R},
 };
 
 /* Text that must come out byte-identical. */
@@ -204,6 +233,11 @@ static const char *const unchanged[] = {
     "sk-learn",
     "ghp_short",
     "-----BEGIN CERTIFICATE-----",
+    "tool --password --verbose x",
+    R "=",
+    R "==",
+    "\"" R "=\"x",
+    "x/" R "-token y",
     "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
     "email me at someone@example.com",
     "time: 12:30",
@@ -379,6 +413,12 @@ static void test_linear(void)
 	    "-----BEGIN RSA PRIVATE KEY-----",
 	    "mysql -p",
 	    "ghp_",
+	    R,
+	    "a" R,
+	    " --token -a",
+	    " bearer " R,
+	    "eyJaaaaaaaaaaa.bb.c/",
+	    "\"ghp_abcdefghijklmnopqrst1-",
 	};
 	const size_t total = 4u << 20;
 	struct moat_buf out = MOAT_BUF_INIT;
