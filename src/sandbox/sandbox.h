@@ -279,6 +279,8 @@ const char *moat_step_name(enum moat_step s);
 
 struct moat_spawn {
 	const struct moat_plan *plan;
+	bool own_pgrp; /* no PID namespace, no terminal: the command leads its own
+			* process group, so one kill(-pgid) reaches the whole tree */
 	const struct moat_kfeatures *kf;
 	int ll_fd;
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];

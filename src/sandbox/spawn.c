@@ -213,6 +213,8 @@ static int child_main(void *arg)
 	r = (int)moat_sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
 	if (r < 0)
 		fail_step(a, MOAT_STEP_PARENT, -r, "PR_SET_PDEATHSIG");
+	if (s->own_pgrp)
+		(void)moat_sys2(SYS_setpgid, 0, 0);
 	if (s->parent_pidfd >= 0) {
 		struct pollfd pf = {s->parent_pidfd, POLLIN, 0};
 		struct timespec zero = {0, 0};
@@ -360,6 +362,11 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	s->ns_pid = nsflags & CLONE_NEWPID;
 	if (!s->ns_pid)
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* without a PID namespace, a process group of its own lets one
+	 * kill(-pgid, SIGSTOP) freeze a fork bomb at once (kill_tree); not
+	 * with a terminal, whose job control needs the group it has */
+	s->own_pgrp = !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) &&
+		      !isatty(STDERR_FILENO);
 
 	flags = CLONE_PIDFD | SIGCHLD | nsflags;
 	if (SPAWN_SHARE_VM)
@@ -792,6 +799,20 @@ static void freeze_and_kill(void)
 	free(seen);
 }
 
+/* SECURITY: the process group is signalled only while one of our own
+ * (unreaped) children is in it: then its id cannot have been reused by a
+ * group outside the tree. */
+static bool pgrp_ours(pid_t pgid)
+{
+	pid_t kids[256];
+	size_t n = list_children(kids, MOAT_ARRAY_SIZE(kids));
+
+	for (size_t i = 0; i < n; i++)
+		if (getpgid(kids[i]) == pgid)
+			return true;
+	return false;
+}
+
 /* Kill everything the sandbox started. A PID namespace dies with its init;
  * a cgroup has cgroup.kill; otherwise moat, the subreaper, stops and kills
  * the whole tree (freeze_and_kill), then reaps what comes back to it. */
@@ -803,7 +824,14 @@ static void kill_tree(struct moat_spawn *s, bool main_alive)
 		kill(s->pid, SIGKILL);
 	if (s->plan->pidns && s->cg.dir_fd < 0)
 		return; /* the kernel kills the namespace when its init dies */
+	/* the command's process group first: one call stops every process
+	 * that did not leave it (a plain fork bomb), before moat, starved of
+	 * CPU by it, walks the tree */
+	if (s->own_pgrp && s->pid > 0 && pgrp_ours(s->pid))
+		kill(-s->pid, SIGSTOP);
 	freeze_and_kill();
+	if (s->own_pgrp && s->pid > 0 && pgrp_ours(s->pid))
+		kill(-s->pid, SIGKILL);
 	for (int round = 0; round < 10000; round++) {
 		pid_t kids[512];
 		size_t n = list_children(kids, MOAT_ARRAY_SIZE(kids));
@@ -983,7 +1011,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 					s->cancel_signal = (int)ssi.ssi_signo;
 				/* a terminal's signal reached the command already
 				 * (same process group); one sent to moat is passed on */
-				if (ssi.ssi_code != SI_KERNEL)
+				if (ssi.ssi_code != SI_KERNEL || s->own_pgrp)
 					kill(s->pid, (int)ssi.ssi_signo);
 				/* the init of a PID namespace ignores signals it has
 				 * no handler for: then there is nothing to wait for */
