@@ -1433,11 +1433,16 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 		if (dfd < 0) {
 			r = dfd;
 		} else {
-			if (mkdirat(dfd, leaf, 0755) == 0) {
-				int fd = openat(dfd, leaf,
+			/* made under a name of its own, marked, then renamed into
+			 * place: a moat killed in between leaves no unmarked
+			 * empty directory that no later run would remove */
+			char tmp[64];
+
+			snprintf(tmp, sizeof(tmp), ".moat-standin.%d.%zu", (int)getpid(), i);
+			if (mkdirat(dfd, tmp, 0755) == 0) {
+				int fd = openat(dfd, tmp,
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-				op->created = true;
 				/* marked, so that whichever run ends last removes
 				 * it (best effort: a filesystem without user
 				 * xattrs leaves it to this run) */
@@ -1445,7 +1450,14 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 					(void)fsetxattr(fd, STANDIN_XATTR, "1", 1, 0);
 					close(fd);
 				}
-			} else if (errno != EEXIST) {
+				if (renameat2(dfd, tmp, dfd, leaf, RENAME_NOREPLACE) == 0) {
+					op->created = true;
+				} else {
+					if (errno != EEXIST)
+						r = -errno;
+					(void)unlinkat(dfd, tmp, AT_REMOVEDIR);
+				}
+			} else {
 				r = -errno;
 			}
 			close(dfd);
