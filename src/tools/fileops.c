@@ -572,7 +572,7 @@ static bool type_ok(enum moat_fo_want want, mode_t mode)
  *
  * SECURITY: the target is named only when it lies beneath an allowed root
  * and the policy does not deny it; a denied target gets the refusal an
- * existing one gets (post_check), one outside the roots the refusal of a
+ * existing one is given (post_check), one outside the roots the refusal of a
  * link leading out (EXDEV), so the message shows nothing about the
  * existence of a path the policy would not show. */
 static int dangling_link(const struct moat_tool_env *env, const char *tool, const char *abs,
