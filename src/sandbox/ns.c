@@ -160,7 +160,9 @@ static void listing_release(struct listing *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void listing_read(struct listing *l, const char *dir)
+/* dir names the directory for listing_absent; fd >= 0 is read instead of
+ * opening dir by name (the workspace as opened before the run). */
+static void listing_read_at(struct listing *l, const char *dir, int fd)
 {
 	DIR *d;
 	struct dirent *e;
@@ -171,7 +173,18 @@ static void listing_read(struct listing *l, const char *dir)
 		return;
 	l->dir = dir;
 	l->dirlen = strlen(dir);
-	d = opendir(dir);
+	if (fd >= 0) {
+		int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (!d) {
+			if (dfd >= 0)
+				close(dfd);
+			return; /* not ok: every name is looked at */
+		}
+	} else {
+		d = opendir(dir);
+	}
 	if (!d) {
 		/* a home that does not exist (a service account's
 		 * /nonexistent) has nothing below it: an empty, complete
@@ -209,6 +222,11 @@ static void listing_read(struct listing *l, const char *dir)
 	}
 	if (l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+}
+
+static void listing_read(struct listing *l, const char *dir)
+{
+	listing_read_at(l, dir, -1);
 }
 
 /* Is path surely absent: below a listed directory, with a first component
@@ -1693,11 +1711,24 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	 * a new .git/config and .git/hooks (git init inside) are judged by what
 	 * they hold. Every step works on directory entries opened without
 	 * following symlinks. */
+	/* one listing of the workspace answers for the names still absent
+	 * (most of them), instead of a descriptor walk each */
+	struct listing now;
+
+	memset(&now, 0, sizeof(now));
+	if (m->nprotected_missing && m->has_ws_fd)
+		listing_read_at(&now, p->workspace, m->ws_fd);
 	for (size_t i = 0; i < m->nprotected_missing; i++) {
 		const char *name = m->protected_missing[i], *leaf = NULL;
-		char why[160];
+		char why[160], full[PATH_MAX];
 		struct stat st;
-		int dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+		int dfd;
+
+		if (now.ok && (size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, name) <
+				      sizeof(full) &&
+		    listing_absent(&now, 1, full))
+			continue;
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 
 		if (dfd < 0) {
 			char path[PATH_MAX];
@@ -1724,6 +1755,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		}
 		close(dfd);
 	}
+	listing_release(&now);
 }
 
 int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *b)
