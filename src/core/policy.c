@@ -356,15 +356,19 @@ static void loc_error(struct moat_error *err, const struct moat_loc *loc)
  * pattern is relative to the working directory; Windows drive letters are
  * lower-cased as the path normalizer does. */
 /* The working directory as literal glob text: its glob characters escaped. */
-static void put_cwd_literal(const struct moat_policy *p, struct moat_buf *out)
+static void put_glob_literal(struct moat_buf *out, const char *s)
 {
-	if (!strcmp(p->cwd, "/"))
-		return;
-	for (const char *s = p->cwd; *s; s++) {
+	for (; *s; s++) {
 		if (strchr("*?[]{}\\", *s))
 			moat_buf_putc(out, '\\');
 		moat_buf_putc(out, *s);
 	}
+}
+
+static void put_cwd_literal(const struct moat_policy *p, struct moat_buf *out)
+{
+	if (strcmp(p->cwd, "/"))
+		put_glob_literal(out, p->cwd);
 }
 
 static int absolute_pattern(const struct moat_policy *p, const char *pat, struct moat_buf *out)
@@ -443,14 +447,9 @@ static int resolved_variant(const char *g, struct moat_buf *out)
 		}
 	}
 	moat_buf_reset(out);
-	for (const char *c = real; *c; c++) {
-		if (strchr("*?[]{}\\", *c))
-			moat_buf_putc(out, '\\');
-		moat_buf_putc(out, *c);
-	}
 	/* "/" resolved is "" + rest */
-	if (!strcmp(real, "/") && g[head] == '/')
-		out->len = 0;
+	if (strcmp(real, "/") || g[head] != '/')
+		put_glob_literal(out, real);
 	moat_buf_puts(out, g + head);
 	free(real);
 	return out->oom ? -ENOMEM : 1;
@@ -2149,6 +2148,11 @@ static size_t glob_literal_dir(const char *g)
 		if (g[i] == '/')
 			slash = i;
 	return slash;
+}
+
+const char *moat_policy_home(const struct moat_policy *p)
+{
+	return p ? p->home : "";
 }
 
 size_t moat_policy_roots(const struct moat_policy *p, const char **out, size_t *out_len,

@@ -28,5 +28,9 @@ int moat_policy_check_path(const struct moat_policy *p, const char *tool, const 
  * returns how many there are; 0 when no layer has an allow-list. */
 size_t moat_policy_roots(const struct moat_policy *p, const char **out, size_t *out_len,
 			 size_t max);
+/* The home directory "~" stands for in this policy (absolute, normalized),
+ * "" when none is known (or p is NULL): the file tools expand "~" with it,
+ * so what they open is the spelling the policy checked. */
+const char *moat_policy_home(const struct moat_policy *p);
 
 #endif

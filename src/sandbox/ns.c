@@ -843,27 +843,39 @@ static void append_name(char *out, size_t outsz, const char *a, const char *b)
 	moat_buf_release(&shown);
 }
 
+/* A git config written inside (a submodule's, or a new .git/config after
+ * git init): does it hold keys git does not write there (why names one)?
+ * SECURITY: unreadable, not a file, or too large to judge counts as
+ * running code. */
+static bool gitconfig_suspect(int dfd, const char *leaf, char *why, size_t whysz)
+{
+	char buf[65536];
+	struct stat st;
+	ssize_t n;
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0 || (size_t)n == sizeof(buf)) {
+		snprintf(why, whysz, "unreadable");
+		return true;
+	}
+	return moat_gitconfig_runs_code(buf, (size_t)n, why, whysz);
+}
+
 static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
 			 const char *leaf, void *ud)
 {
 	struct gitcfg_after *a = ud;
-	char buf[65536], why[160];
-	ssize_t n;
-	int fd;
+	char why[160];
 
 	for (size_t i = 0; i < m->ngitcfg; i++)
 		if (!strcmp(m->gitcfg[i].rel, rel) && m->gitcfg[i].ctime_ns == ctime_ns(st))
 			return; /* as it was before the run */
-	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-	if (fd >= 0)
-		close(fd);
-	/* SECURITY: unreadable, or too large to judge, counts as running code */
-	if ((n < 0 || (size_t)n == sizeof(buf) ||
-	     moat_gitconfig_runs_code(buf, (size_t)n, why, sizeof(why))) &&
-	    set_aside(dfd, leaf) == 0 && a->out) {
+	if (gitconfig_suspect(dfd, leaf, why, sizeof(why)) && set_aside(dfd, leaf) == 0 && a->out) {
 		struct moat_buf w = MOAT_BUF_INIT;
-		const char *reason = n < 0 || (size_t)n == sizeof(buf) ? "unreadable" : why;
+		const char *reason = why;
 		char suffix[200];
 
 		/* the key names come from the file: shown escaped */
@@ -1597,27 +1609,6 @@ static void new_hooks_check(int pfd, const char *leaf, char *out, size_t outsz)
 	closedir(d);
 }
 
-/* A .git/config that did not exist and does now (git init inside): kept
- * when it holds only keys git writes itself, else set aside. */
-static bool new_gitconfig_ok(int pfd, const char *leaf, char *why, size_t whysz)
-{
-	char buf[65536];
-	struct stat st;
-	ssize_t n;
-	int fd = openat(pfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf)) : -1;
-	close(fd);
-	/* SECURITY: unreadable, not a file, or too large to judge counts as
-	 * running code */
-	if (n < 0 || (size_t)n == sizeof(buf)) {
-		snprintf(why, whysz, "unreadable");
-		return false;
-	}
-	return !moat_gitconfig_runs_code(buf, (size_t)n, why, whysz);
-}
 
 static bool link_text_is(int dfd, const char *leaf, const char *want)
 {
@@ -1746,7 +1737,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
 			new_hooks_check(dfd, leaf, out, outsz);
 			append_name(created, createdsz, name, NULL);
-		} else if (!strcmp(name, ".git/config") && new_gitconfig_ok(dfd, leaf, why, sizeof(why))) {
+		} else if (!strcmp(name, ".git/config") && !gitconfig_suspect(dfd, leaf, why, sizeof(why))) {
 			append_name(created, createdsz, name, NULL);
 		} else if (set_aside(dfd, leaf) == 0) {
 			append_name(out, outsz, name, NULL);

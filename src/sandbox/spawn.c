@@ -663,35 +663,6 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Our direct children (orphans of the sandbox are reparented to us, the
- * subreaper), read from /proc/self/task/TID/children. */
-static size_t list_children(pid_t *out, size_t max)
-{
-	char path[64], buf[8192];
-	size_t n = 0;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	for (char *t = buf; *t && n < max;) {
-		long v = strtol(t, &t, 10);
-
-		if (v > 0)
-			out[n++] = (pid_t)v;
-		while (*t == ' ' || *t == '\n')
-			t++;
-	}
-	return n;
-}
-
 /* The children of pid (its main thread's), into out; 0 when it is gone. */
 static size_t children_of(pid_t pid, pid_t *out, size_t max)
 {
@@ -718,6 +689,13 @@ static size_t children_of(pid_t pid, pid_t *out, size_t max)
 			t++;
 	}
 	return n;
+}
+
+/* Our direct children (orphans of the sandbox are reparented to us, the
+ * subreaper). */
+static size_t list_children(pid_t *out, size_t max)
+{
+	return children_of(getpid(), out, max);
 }
 
 /* The parent of pid, from /proc/PID/stat, or -1. */

@@ -35,7 +35,6 @@
 
 #include "base/json.h"
 #include "base/str.h"
-#include "core/config.h"
 #include "core/policy_check.h"
 
 /* ---- results ---------------------------------------------------------- */
@@ -186,18 +185,6 @@ int moat_fo_args(const char *tool, json_t *args, const struct moat_fo_arg *spec,
 	return 0;
 }
 
-/* The home directory "~" stands for, exactly as the policy reads it
- * (moat_policy_new): moat_config_env("HOME"), absolute, normalised by
- * moat_path_normalize; "" when there is none. */
-static void policy_home(char *out, size_t outsz)
-{
-	const char *home = moat_config_env("HOME");
-
-	out[0] = '\0';
-	if (home && home[0] == '/')
-		moat_path_normalize(home, strlen(home), "/", out, outsz);
-}
-
 /* SECURITY: "~" and "~/..." are expanded by the same rule as the policy's
  * (home_path in src/core/policy.c: the home directory, then the rest), so
  * the path the tool opens is the spelling the policy checked, never the
@@ -206,10 +193,11 @@ static void policy_home(char *out, size_t outsz)
  * user's home, and the tool must not pick one of them silently. 0 (with
  * *ret_done true when out was written: s began with "~"), MOAT_FO_FAILED or
  * -EINVAL. */
-static int expand_tilde(const char *s, size_t len, char *out, bool *ret_done,
-			struct moat_tool_result *ret)
+static int expand_tilde(const struct moat_policy *p, const char *s, size_t len, char *out,
+			bool *ret_done, struct moat_tool_result *ret)
 {
-	char home[MOAT_PATH_MAX], joined[MOAT_PATH_MAX];
+	const char *home = moat_policy_home(p);
+	char joined[MOAT_PATH_MAX];
 	size_t e = 1;
 	int k, r;
 
@@ -223,7 +211,6 @@ static int expand_tilde(const char *s, size_t len, char *out, bool *ret_done,
 				       "(the home directory) are expanded; give the absolute "
 				       "path, or './%.*s' for a name in the workspace",
 				       (int)(e > 100 ? 100 : e), s, (int)(e > 100 ? 100 : e), s);
-	policy_home(home, sizeof(home));
 	if (!home[0] || moat_path_is_windows_form(home))
 		return moat_fo_fail(ret,
 				    "cannot expand '~' in %.300s: no home directory is known (HOME "
@@ -254,7 +241,7 @@ int moat_fo_abspath(const struct moat_tool_env *env, json_t *path, char *out,
 
 	if (!len)
 		return moat_fo_invalid(ret, "argument 'path' is empty");
-	r = expand_tilde(s, len, out, &done, ret);
+	r = expand_tilde(env->policy, s, len, out, &done, ret);
 	if (r || done)
 		return r;
 	if (s[0] != '/' && (!cwd || cwd[0] != '/'))

@@ -62,6 +62,16 @@ for s in "${scripts[@]}"; do
 	plan=0
 	while IFS= read -r line; do
 		case $line in
+		"ok "*" # TODO "* | "not ok "*" # TODO "* | "ok "*" # SKIP "*)
+			# a directive (a known gap, a skip): passed through as is,
+			# it never fails the suite
+			plan=1
+			n=$((n + 1))
+			case $line in
+			"ok "*) echo "ok $n - $name: ${line#ok * - }" ;;
+			*) echo "not ok $n - $name: ${line#not ok * - }" ;;
+			esac
+			;;
 		"ok "*)
 			plan=1
 			ok "$name: ${line#ok * - }"

@@ -1053,13 +1053,26 @@ static void test_host_sockets(void)
 	moat_profile_release(&over);
 }
 
+/* Layer a --mask flag onto p. */
+static void add_mask_flag(struct moat_profile *p, const char *mask)
+{
+	struct moat_profile o;
+	struct moat_error err;
+
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.mask, mask);
+	o.set |= MOAT_PF_MASK;
+	moat_profile_layer(p, &o, &err);
+	moat_profile_release(&o);
+}
+
 /* A globstar inside a --mask path: right after the workspace it is the
  * workspace scan's pattern; anywhere else it is refused, never read by
  * glob(3) as one "*" that masks nothing. */
 static void test_mask_inner_globstar(void)
 {
 	struct moat_kfeatures kf;
-	struct moat_profile p, o;
+	struct moat_profile p;
 	struct moat_plan_context ctx;
 	struct moat_plan *plan = NULL;
 	struct moat_error err;
@@ -1074,11 +1087,7 @@ static void test_mask_inner_globstar(void)
 	ctx.denied = denied;
 	ctx.workspace = "/home/u/proj";
 	ctx.cwd = "/home/u/proj";
-	moat_profile_init(&o, "flags");
-	moat_strv_add(&o.mask, "/home/u/proj/**/*.out");
-	o.set |= MOAT_PF_MASK;
-	moat_profile_layer(&p, &o, &err);
-	moat_profile_release(&o);
+	add_mask_flag(&p, "/home/u/proj/**/*.out");
 	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), 0);
 	for (size_t i = 0; plan && i < plan->nmasks; i++)
 		found |= plan->masks[i].kind == MOAT_MASK_WORKSPACE_NAME &&
@@ -1089,11 +1098,7 @@ static void test_mask_inner_globstar(void)
 	moat_profile_release(&p);
 
 	moat_profile_builtin(NULL, &p);
-	moat_profile_init(&o, "flags");
-	moat_strv_add(&o.mask, "/var/**/*.out");
-	o.set |= MOAT_PF_MASK;
-	moat_profile_layer(&p, &o, &err);
-	moat_profile_release(&o);
+	add_mask_flag(&p, "/var/**/*.out");
 	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
 	CHECK(plan == NULL && strstr(err.msg, "inside a path") != NULL);
 	moat_profile_release(&p);
