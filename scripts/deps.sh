@@ -24,8 +24,16 @@ if [ -n "$missing" ]; then
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get update -qq >/dev/null 2>&1 || true
+	# A registry hiccup on a fresh machine is retried once after a new
+	# update before the build gives up.
 	# shellcheck disable=SC2086
-	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	if ! $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null; then
+		echo "deps: apt-get install failed; updating the package lists and retrying" >&2
+		sleep 2
+		$SUDO apt-get update -qq >/dev/null 2>&1 || true
+		# shellcheck disable=SC2086
+		$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
 fi
 
 # Node.js and the npm packages the MCP tests use (tests/mcp): the official
@@ -63,7 +71,7 @@ if command -v npm >/dev/null 2>&1; then
 	for spec in $NPM_PKGS; do
 		name=${spec%@*}
 		want=${spec##*@}
-		have=$(node -p "require('$npm_prefix/node_modules/$name/package.json').version" 2>/dev/null)
+		have=$(node -p "require('$npm_prefix/node_modules/$name/package.json').version" 2>/dev/null || true)
 		[ "$have" = "$want" ] || npm_need=1
 	done
 	if [ -n "$npm_need" ]; then
