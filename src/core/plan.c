@@ -1284,6 +1284,8 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 		moat_error_set(err, "%s: cannot use '%s' as a masked path", origin, pat);
 		return r;
 	}
+	size_t full_len = strlen(path);
+
 	strip_globstar(path);
 	/* a globstar inside the path ("DIR/ ** /NAME" without the spaces): glob(3) would read it
 	 * as one "*". Below the workspace it is the workspace scan's pattern;
@@ -1302,8 +1304,15 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			bool mask = !strcmp(origin, "--mask");
 
 			if (!has_glob(head) && (mask ? !strcmp(head, p->workspace)
-						     : moat_path_within(p->workspace, head)))
+						     : moat_path_within(p->workspace, head))) {
+				/* the scan's pattern keeps a trailing globstar: it
+				 * stands for directories only */
+				size_t l = strlen(path);
+
+				if (l != full_len && l + 4 <= sizeof(path))
+					memcpy(path + l, "/**", 4);
 				return add_mask(p, gs + 1, MOAT_MASK_WORKSPACE_NAME, origin, err);
+			}
 			if (mask) {
 				moat_error_set(err,
 					       "%s '%s': '**' inside a path is masked only at the "

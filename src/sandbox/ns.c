@@ -322,6 +322,7 @@ struct scan_name {
 	const char *name; /* in the pattern */
 	size_t len;
 	bool literal;
+	bool dir_only; /* NAME then a globstar: only a directory NAME (a file has nothing under it) */
 };
 
 struct scan {
@@ -391,6 +392,25 @@ static int mask_one(const struct moat_plan *p, struct moat_mounts *m, const stru
 		      S_ISDIR(st.st_mode), true, NULL, 0);
 }
 
+static bool ends_globstar(const char *pat)
+{
+	size_t n = strlen(pat);
+
+	return n >= 3 && !strcmp(pat + n - 3, "/**");
+}
+
+/* A directory, or a link to one (what mask_one would mask as one)? */
+static bool is_dir_at(int dfd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type == DT_DIR)
+		return true;
+	if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+		return false;
+	return fstatat(dfd, e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 {
 	DIR *d;
@@ -426,9 +446,10 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		len += nl;
 		for (size_t i = 0; i < s->nnames && !matched; i++)
 			matched =
-			    s->names[i].literal
-				? nl == s->names[i].len && !memcmp(s->names[i].name, e->d_name, nl)
-				: fnmatch(s->names[i].name, e->d_name, 0) == 0;
+			    (s->names[i].literal
+				 ? nl == s->names[i].len && !memcmp(s->names[i].name, e->d_name, nl)
+				 : fnmatch(s->names[i].name, e->d_name, 0) == 0) &&
+			    (!s->names[i].dir_only || is_dir_at(dirfd(d), e));
 		if (!matched && s->nglobs && !s->compiled) {
 			s->compiled = true;
 			for (size_t i = 0; i < s->nglobs && r == 0; i++)
@@ -438,7 +459,8 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 				break;
 		}
 		for (size_t i = 0; i < s->nglobs && !matched; i++)
-			matched = moat_glob_match(s->globs[i], s->rel, len);
+			matched = moat_glob_match(s->globs[i], s->rel, len) &&
+				  (!ends_globstar(s->pats[i]) || is_dir_at(dirfd(d), e));
 		if (matched) {
 			char full[PATH_MAX];
 
@@ -468,8 +490,9 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 /* The rest of a globstar pattern as one entry name, when it is one: no '/',
  * no class, brace or escape ('*' and '?' match as fnmatch does without
  * flags, as moat's globs do within a name). A trailing globstar on a
- * literal name is dropped: the directory itself gets masked, and the scan
- * does not descend into a masked entry. */
+ * literal name is dropped: the directory itself gets masked (a file of that
+ * name has nothing under it and stays), and the scan does not descend into
+ * a masked entry. */
 static bool scan_name_of(const char *pattern, struct scan_name *ret)
 {
 	const char *t = pattern + 3;
@@ -486,6 +509,7 @@ static bool scan_name_of(const char *pattern, struct scan_name *ret)
 	ret->name = t;
 	ret->len = n;
 	ret->literal = !wild;
+	ret->dir_only = globstar;
 	return true;
 }
 
@@ -2222,10 +2246,12 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 	return 0;
 }
 
+/* pid_max bounds the PIDs 1 .. pid_max - 1: moat's init (PID 1) and
+ * `pids` processes of the command */
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
 {
 	char buf[24];
-	size_t n = fmt_ulong(buf, (unsigned long)pids + 1);
+	size_t n = fmt_ulong(buf, (unsigned long)pids + 2);
 	int r = write_file("/proc/sys/kernel/pid_max", buf, n);
 
 	if (r < 0)

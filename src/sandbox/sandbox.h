@@ -272,6 +272,7 @@ enum moat_step {
 	MOAT_STEP_NO_NEW_PRIVS,
 	MOAT_STEP_LANDLOCK,
 	MOAT_STEP_SECCOMP,
+	MOAT_STEP_INIT, /* starting the command under the PID namespace's init */
 	MOAT_STEP_EXEC,
 	MOAT_STEP__COUNT,
 };
@@ -306,6 +307,8 @@ struct moat_spawn {
 	int pidfd;		      /* of the child */
 	int report_fd;		      /* read end of the child's report pipe */
 	int child_report_fd;	      /* the write end, as the child sees it */
+	int status_fd;		      /* read end of the init's status pipe (PID namespace) */
+	int child_status_fd;	      /* the write end: the command's wait status, 4 bytes */
 	sigset_t child_mask;	      /* the mask the child restores before exec (ours at clone) */
 	const char *search_path;      /* PATH the child searches for argv[0] */
 	void *child_stack;	      /* mapped for a child that borrows our memory */

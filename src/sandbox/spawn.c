@@ -53,8 +53,11 @@
 #define CANCEL_GRACE_MS 2000
 
 /* 256 KiB for the child's setup, which borrows our memory (only the pages
- * touched are ever backed) */
+ * touched are ever backed); with a PID namespace the lowest 64 KiB are the
+ * command's stack between its clone and its exec (the init above it is
+ * suspended meanwhile, deep in its own part) */
 #define CHILD_STACK_SIZE (256 * 1024)
+#define CMD_STACK_SIZE (64 * 1024)
 
 /* The child borrows the parent's memory (CLONE_VM | CLONE_VFORK: no page
  * table copy, the parent sleeps until exec). AddressSanitizer cannot follow
@@ -87,6 +90,7 @@ static const char *const step_names[MOAT_STEP__COUNT] = {
     [MOAT_STEP_NO_NEW_PRIVS] = "no_new_privs",
     [MOAT_STEP_LANDLOCK] = "landlock",
     [MOAT_STEP_SECCOMP] = "seccomp",
+    [MOAT_STEP_INIT] = "init (PID 1)",
     [MOAT_STEP_EXEC] = "exec",
 };
 
@@ -175,6 +179,99 @@ static int exec_search(char *const *argv, char *const *envp, const char *path)
 	return eacces ? EACCES : e;
 }
 
+/* The last step: exec the command, or report why not and exit. */
+static void exec_command(struct moat_spawn *s)
+{
+	const struct moat_plan *p = s->plan;
+	struct moat_child_report rep;
+	int r;
+
+	if (s->ns_pid && sigprocmask(SIG_SETMASK, &s->child_mask, NULL) < 0)
+		fail_step(s, MOAT_STEP_SIGNALS, errno, NULL);
+	r = exec_search(p->argv, s->envp, s->search_path);
+	memset(&rep, 0, sizeof(rep));
+	rep.step = MOAT_STEP_EXEC;
+	rep.err = r;
+	for (size_t i = 0; p->argv[0][i] && i + 1 < sizeof(rep.detail); i++)
+		rep.detail[i] = p->argv[0][i];
+	report_and_exit(
+	    s, &rep, r == ENOENT || r == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND : MOAT_RUN_EXIT_NOEXEC);
+}
+
+#if SPAWN_SHARE_VM
+static int command_main(void *arg)
+{
+	exec_command(arg);
+	return 0;
+}
+#endif
+
+#define KSIG(n) (1UL << ((n) - 1))
+
+/* The PID namespace's init (PID 1), confined like the command (it applied
+ * Landlock and seccomp to itself before this): it starts the command as
+ * PID 2, so the command is an ordinary process that dies of the signals it
+ * sends itself (kill $$, SIGPIPE, alarm) as it would outside; it passes on
+ * the signals moat (or anyone) sends it, reaps orphans, and when the
+ * command exits it hands the command's wait status to moat through the
+ * status pipe and exits, and the kernel kills what is left of the
+ * namespace. It shares moat's memory where the child does: from here on
+ * only raw system calls, its own stack, and every signal blocked (none of
+ * moat's handlers may run here); the command cannot reach its memory
+ * (ptrace and process_vm_* are filtered, and the init keeps capabilities
+ * the command lacks, so /proc/1/mem is closed to it). */
+static void run_init(struct moat_spawn *s)
+{
+	unsigned long set = KSIG(SIGCHLD) | KSIG(SIGHUP) | KSIG(SIGINT) | KSIG(SIGQUIT) |
+			    KSIG(SIGTERM) | KSIG(SIGUSR1) | KSIG(SIGUSR2) | KSIG(SIGWINCH) |
+			    KSIG(SIGCONT);
+	int sfd = s->child_status_fd;
+	long cmd, r;
+
+#if SPAWN_SHARE_VM
+	/* the command borrows the memory too, suspending us until its exec */
+	cmd = clone(command_main, (char *)s->child_stack + CMD_STACK_SIZE,
+		    CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+	if (cmd < 0)
+		cmd = -errno;
+#else
+	cmd = moat_sys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (cmd == 0)
+		exec_command(s);
+#endif
+	if (cmd < 0)
+		fail_step(s, MOAT_STEP_INIT, (int)-cmd, "clone");
+	(void)moat_sys2(SYS_prctl, PR_SET_NAME, "moat-init");
+	/* everything but the status pipe closed: the report pipe (its end
+	 * closing tells moat the command has exec'd), the terminal, stdio */
+	if ((sfd > 0 && moat_sys3(X_NR_close_range, 0, (unsigned)sfd - 1, 0) < 0) ||
+	    moat_sys3(X_NR_close_range, (unsigned)sfd + 1, ~0U, 0) < 0) {
+		for (int fd = 0; fd < 65536; fd++) /* before Linux 5.9 */
+			if (fd != sfd)
+				(void)moat_sys1(SYS_close, fd);
+	}
+	for (;;) {
+		siginfo_t si;
+		int st;
+
+		while ((r = moat_sys4(SYS_wait4, -1, &st, __WALL | WNOHANG, NULL)) > 0) {
+			if (r != cmd)
+				continue; /* an orphan */
+			do
+				r = moat_sys3(SYS_write, sfd, &st, sizeof(st));
+			while (r == -EINTR);
+			moat_sys1(SYS_exit_group,
+				  WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+		if (r == -ECHILD)
+			moat_sys1(SYS_exit_group, MOAT_RUN_EXIT_SETUP); /* not reached */
+		r = moat_sys4(SYS_rt_sigtimedwait, &set, &si, NULL, sizeof(set));
+		/* a terminal's signal reached the command already (same group) */
+		if (r > 0 && r != SIGCHLD && si.si_code != SI_KERNEL)
+			(void)moat_sys2(SYS_kill, cmd, r);
+	}
+}
+
 static int child_main(void *arg)
 {
 	struct moat_spawn *s = arg, *a = s;
@@ -261,8 +358,9 @@ static int child_main(void *arg)
 		for (int fd = 3; fd < 65536; fd++)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
-	/* 8 */
-	if (sigprocmask(SIG_SETMASK, &a->child_mask, NULL) < 0)
+	/* 8 (with a PID namespace the init keeps every signal blocked: the
+	 * command restores the mask just before its exec) */
+	if (!s->ns_pid && sigprocmask(SIG_SETMASK, &a->child_mask, NULL) < 0)
 		fail_step(a, MOAT_STEP_SIGNALS, errno, NULL);
 	/* 9 */
 	if (p->drop_caps && (p->userns || s->kf->is_root)) {
@@ -300,17 +398,11 @@ static int child_main(void *arg)
 			fail_step(a, MOAT_STEP_SECCOMP, -r, "SECCOMP_SET_MODE_FILTER");
 	}
 	/* 12 */
-	r = exec_search(p->argv, s->envp, a->search_path);
-	memset(&rep, 0, sizeof(rep));
-	rep.step = MOAT_STEP_EXEC;
-	rep.err = r;
-	for (size_t i = 0; p->argv[0][i] && i + 1 < sizeof(rep.detail); i++)
-		rep.detail[i] = p->argv[0][i];
-	report_and_exit(
-	    a, &rep, r == ENOENT || r == ENOTDIR ? MOAT_RUN_EXIT_NOTFOUND : MOAT_RUN_EXIT_NOEXEC);
+	if (s->ns_pid)
+		run_init(s); /* never returns */
+	exec_command(s);
 	return 0;
 }
-
 /* ------------------------------------------------------------------ */
 /* the parent                                                          */
 /* ------------------------------------------------------------------ */
@@ -325,18 +417,29 @@ void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf)
 	s->pidfd = -1;
 	s->report_fd = -1;
 	s->child_report_fd = -1;
+	s->status_fd = -1;
+	s->child_status_fd = -1;
 	s->uid = getuid();
 	s->gid = getgid();
 }
 
 static double now_ms(void);
 
+static void close_status(struct moat_spawn *s)
+{
+	if (s->status_fd >= 0)
+		close(s->status_fd);
+	if (s->child_status_fd >= 0 && !s->started)
+		close(s->child_status_fd);
+	s->status_fd = -1;
+}
+
 /* Clone the child: early (it runs beside us until go) or at once (it
  * borrows our memory and we sleep until it has exec'd, as with vfork). */
 static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moat_error *err)
 {
 	sigset_t all;
-	int rp[2], flags;
+	int rp[2], sp[2], flags;
 
 	if (pipe2(rp, O_CLOEXEC) < 0) {
 		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
@@ -344,6 +447,17 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	}
 	s->report_fd = rp[0];
 	s->child_report_fd = rp[1]; /* the child's copy; never changed while it runs */
+	if ((nsflags & CLONE_NEWPID) && pipe2(sp, O_CLOEXEC) < 0) {
+		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
+		close(rp[0]);
+		close(rp[1]);
+		s->report_fd = -1;
+		return MOAT_RUN_EXIT_SETUP;
+	}
+	if (nsflags & CLONE_NEWPID) {
+		s->status_fd = sp[0];
+		s->child_status_fd = sp[1];
+	}
 	if (SPAWN_SHARE_VM && !s->child_stack) {
 		s->child_stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -368,9 +482,11 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	s->own_pgrp = !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) &&
 		      !isatty(STDERR_FILENO);
 
+	/* the init of a PID namespace never execs: the parent cannot sleep
+	 * until an exec as with vfork, it waits for the report pipe to close */
 	flags = CLONE_PIDFD | SIGCHLD | nsflags;
 	if (SPAWN_SHARE_VM)
-		flags |= CLONE_VM | (early ? 0 : CLONE_VFORK);
+		flags |= CLONE_VM | (early || (nsflags & CLONE_NEWPID) ? 0 : CLONE_VFORK);
 	s->ns_user = nsflags & CLONE_NEWUSER;
 	s->ns_net = s->ns_net || (nsflags & CLONE_NEWNET);
 	s->early = early;
@@ -398,6 +514,7 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		close(rp[0]);
 		close(rp[1]);
 		s->report_fd = -1;
+		close_status(s);
 		s->pid = 0;
 		if (!s->ns_pid)
 			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
@@ -411,6 +528,8 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	}
 	s->started = true;
 	close(rp[1]);
+	if (s->child_status_fd >= 0)
+		close(s->child_status_fd); /* ours; the child's copy stays its own */
 	if (early)
 		sigprocmask(SIG_SETMASK, &s->child_mask, NULL);
 	return 0;
@@ -635,6 +754,7 @@ void moat_spawn_release(struct moat_spawn *s)
 	if (s->report_fd >= 0)
 		close(s->report_fd);
 	s->report_fd = -1;
+	close_status(s);
 	if (s->child_stack)
 		munmap(s->child_stack, CHILD_STACK_SIZE);
 	s->child_stack = NULL;
@@ -829,29 +949,6 @@ static void kill_tree(struct moat_spawn *s, bool main_alive)
 	}
 }
 
-/* Does the process have a handler for sig (SigCgt in /proc/PID/status)? */
-static bool catches(pid_t pid, int sig)
-{
-	char path[64], buf[4096], *l;
-	unsigned long long mask;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	l = strstr(buf, "SigCgt:");
-	if (!l || sscanf(l + 7, "%llx", &mask) != 1)
-		return true;
-	return (mask >> (sig - 1)) & 1;
-}
-
 static int setup_error(struct moat_spawn *s, struct moat_error *err)
 {
 	const struct moat_child_report *rep = &s->report;
@@ -977,6 +1074,14 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 				else
 					status = si.si_status & 0x7f; /* WIFSIGNALED form */
 			}
+			/* the init's exit status stands for the command's; its
+			 * status pipe says exactly (a signal, not 128+N) */
+			if (s->status_fd >= 0) {
+				int st;
+
+				if (read(s->status_fd, &st, sizeof(st)) == (ssize_t)sizeof(st))
+					status = st;
+			}
 			main_alive = false;
 			s->reaped = true;
 			break;
@@ -991,11 +1096,8 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 				 * (same process group); one sent to moat is passed on */
 				if (ssi.ssi_code != SI_KERNEL || s->own_pgrp)
 					kill(s->pid, (int)ssi.ssi_signo);
-				/* the init of a PID namespace ignores signals it has
-				 * no handler for: then there is nothing to wait for */
-				if (p->pidns && !catches(s->pid, (int)ssi.ssi_signo))
-					grace = now_ms();
-				else if (grace == 0)
+				/* (with a PID namespace, moat's init passes it on) */
+				if (grace == 0)
 					grace = now_ms() + CANCEL_GRACE_MS;
 			}
 		}
