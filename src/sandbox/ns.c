@@ -91,6 +91,7 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].created = false;
 	nv[m->n].optional = false;
 	nv[m->n].nofollow = false;
+	nv[m->n].reveals = false;
 	m->n++;
 	return 0;
 }
@@ -632,6 +633,15 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 	return r;
 }
 
+/* Is t at or below a path bound back into a mask? */
+static bool within_reveal(const struct moat_mounts *m, const char *t)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->ops[i].kind == MOAT_MNT_REVEAL && moat_path_within(t, m->ops[i].target))
+			return true;
+	return false;
+}
+
 /* Drop masks under another masked directory (the outer one hides them, and
  * the inner target would not exist any more when its turn came). */
 static void prune_nested_masks(struct moat_mounts *m, size_t from)
@@ -641,10 +651,13 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 	for (size_t i = from; i < m->n; i++) {
 		bool nested = false;
 
+		/* a mask inside a path bound back stays: the bind would bring
+		 * the secret back */
 		for (size_t j = from; j < m->n && !nested; j++)
 			nested = j != i && m->ops[j].kind == MOAT_MNT_MASK_DIR &&
 				 strcmp(m->ops[i].target, m->ops[j].target) &&
-				 moat_path_within(m->ops[i].target, m->ops[j].target);
+				 moat_path_within(m->ops[i].target, m->ops[j].target) &&
+				 !within_reveal(m, m->ops[i].target);
 		if (nested) {
 			free(m->ops[i].target);
 			m->nmasks_found--;
@@ -655,32 +668,76 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 	m->n = o;
 }
 
-/* A --ro or --rw path (or a profile's) at or below a masked path would be
- * hidden by the mask without a word (a mount over a directory covers all
- * below it): refused instead, saying which denied path is in the way. */
-static int refuse_rules_under_masks(const struct moat_plan *p, const struct moat_mounts *m,
-				    size_t from, struct moat_error *err)
+/* A --ro or --rw path (or a profile's) strictly below a masked directory
+ * is bound back into the mask, which becomes an empty tmpfs holding only
+ * the way to it (mode 0111: nothing else listed or readable), sealed
+ * read-only afterwards (the allow-within-deny of srt and codex). The masked
+ * path itself, or a path inside a masked file, cannot be: refused, saying
+ * which denied path is in the way. Without a mount namespace there is
+ * nothing to do: Landlock's rules add up, and the carve leaves such paths
+ * readable. */
+static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mounts *m, size_t from,
+				    struct moat_error *err)
 {
+	size_t end = m->n;
+
 	if (!p->mntns)
-		return 0; /* Landlock's rules add up: the carve leaves such paths readable */
+		return 0;
 	for (size_t i = 0; i < p->nfs; i++) {
-		const char *o = p->fs[i].origin;
+		const char *o = p->fs[i].origin, *path = p->fs[i].path;
+		bool found = false;
+		struct stat st;
+		int r;
 
 		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace"))
 			continue;
-		for (size_t j = from; j < m->n; j++) {
-			if ((m->ops[j].kind != MOAT_MNT_MASK_DIR && m->ops[j].kind != MOAT_MNT_MASK_FILE) ||
-			    !moat_path_within(p->fs[i].path, m->ops[j].target))
+		for (size_t j = from; j < end; j++) {
+			struct moat_mount_op *op = &m->ops[j];
+
+			if ((op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE) ||
+			    !moat_path_within(path, op->target))
 				continue;
-			moat_error_set(err,
-				       "%s path '%s' lies in '%s', which is masked (a denied path): "
-				       "it would be hidden; remove the denied path (denied_paths, "
-				       "--mask) or name another path",
-				       o, p->fs[i].path, m->ops[j].target);
-			return -EACCES;
+			if (op->kind == MOAT_MNT_MASK_FILE || !strcmp(path, op->target)) {
+				moat_error_set(err,
+					       "%s path '%s' is masked ('%s' is a denied path): it "
+					       "would be hidden; remove the denied path "
+					       "(denied_paths, --mask) or name a path below it",
+					       o, path, op->target);
+				return -EACCES;
+			}
+			op->reveals = true;
+			found = true;
 		}
+		if (!found || op_exists(m, MOAT_MNT_REVEAL, path))
+			continue;
+		if (stat(path, &st) < 0)
+			continue; /* an optional path that does not exist: nothing to bring back */
+		r = add_op(m, MOAT_MNT_REVEAL, path, -1, S_ISDIR(st.st_mode),
+			   !(p->fs[i].access & MOAT_FS_WRITE), NULL, 0);
+		if (r < 0)
+			return r;
 	}
 	return 0;
+}
+
+/* Masks inside a path bound back go after the binds (stable order). */
+static void masks_after_reveals(struct moat_mounts *m, size_t from)
+{
+	size_t n = m->n, o = from, k = 0;
+	struct moat_mount_op *later = malloc(n * sizeof(*later));
+
+	if (!later)
+		return; /* prune kept them; order is best effort only without memory */
+	for (size_t i = from; i < n; i++) {
+		bool mask = m->ops[i].kind == MOAT_MNT_MASK_DIR || m->ops[i].kind == MOAT_MNT_MASK_FILE;
+
+		if (mask && within_reveal(m, m->ops[i].target))
+			later[k++] = m->ops[i];
+		else
+			m->ops[o++] = m->ops[i];
+	}
+	memcpy(&m->ops[o], later, k * sizeof(*later));
+	free(later);
 }
 
 /* ---- protected paths ---- */
@@ -1331,10 +1388,11 @@ masks:
 		r = scan_workspace(p, m, &hid, err);
 	if (r < 0)
 		goto fail;
-	prune_nested_masks(m, mask_start);
-	r = refuse_rules_under_masks(p, m, mask_start, err);
+	r = reveal_rules_under_masks(p, m, mask_start, err);
 	if (r < 0)
 		goto fail;
+	prune_nested_masks(m, mask_start);
+	masks_after_reveals(m, mask_start);
 	r = watch_git_redirects(p, m);
 	if (r < 0)
 		goto fail;
@@ -1417,6 +1475,8 @@ static const char *kind_name(enum moat_mount_kind k)
 		return "stash";
 	case MOAT_MNT_WRITABLE:
 		return "writable";
+	case MOAT_MNT_REVEAL:
+		return "reveal";
 	}
 	return "?";
 }
@@ -2124,7 +2184,7 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		const struct moat_mount_op *op = &m->ops[i];
 
 		trees[i] = -1;
-		if (op->kind != MOAT_MNT_KEEP)
+		if (op->kind != MOAT_MNT_KEEP && op->kind != MOAT_MNT_REVEAL)
 			continue;
 		trees[i] = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
 					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE);
@@ -2156,6 +2216,7 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "tmpfs on ",
 						  op->target);
 			break;
+		case MOAT_MNT_REVEAL:
 		case MOAT_MNT_KEEP:
 			r = make_mountpoint(op->target, op->is_dir);
 			if (r < 0)
@@ -2174,6 +2235,15 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			break;
 		case MOAT_MNT_MASK_DIR:
 		case MOAT_MNT_MASK_FILE:
+			if (op->reveals) {
+				/* an empty tmpfs to hold the mount points of the
+				 * paths bound back; sealed read-only after them */
+				if (mount("tmpfs", op->target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+					  "mode=0111,size=64k,nr_inodes=256") < 0)
+					return child_fail(rep, MOAT_STEP_MOUNT, errno, "masking ",
+							  op->target);
+				break;
+			}
 			if (mask_src < 0) {
 				mask_src = make_mask_source();
 				if (mask_src < 0)
@@ -2234,6 +2304,18 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			r = 0;
 			break;
 		}
+	}
+	/* the masks holding paths bound back: read-only now (this mount only;
+	 * the binds below keep their own flags) */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+
+		if (op->kind == MOAT_MNT_MASK_DIR && op->reveals &&
+		    mount(NULL, op->target, NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  NULL) < 0)
+			return child_fail(rep, MOAT_STEP_MOUNT, errno, "sealing the mask on ",
+					  op->target);
 	}
 	/* closing a detached tree unmounts it (an RCU grace period each); the
 	 * stash is attached, and closing its O_PATH descriptor is cheap */

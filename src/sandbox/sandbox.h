@@ -124,6 +124,8 @@ enum moat_mount_kind {
 			     * tree is made read-only, then writable again */
 	MOAT_MNT_STASH,	    /* a tmpfs on a directory a later tmpfs covers: holds the mask
 			     * sources and the overlay's upper layer, unreachable by path */
+	MOAT_MNT_REVEAL,    /* a --ro/--rw path inside a masked directory, bound back (its
+			     * tree cloned before the mask); the mask is then a tmpfs */
 };
 
 struct moat_mount_op {
@@ -139,6 +141,9 @@ struct moat_mount_op {
 			   * not be visible in the sandbox (under /tmp): skipped then */
 	bool nofollow;	  /* RO_BIND: the symlink itself, bound onto itself so
 			   * that it cannot be removed or replaced (EBUSY) */
+	bool reveals;	  /* MASK_DIR: paths below are bound back (REVEAL): the mask
+			   * is an empty tmpfs holding their mount points, sealed
+			   * read-only after them */
 	char data[80];	  /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
 };

@@ -958,7 +958,7 @@ if os.fork() == 0:
 	(cd "$WS" && exec env -i PATH=/usr/bin:/bin HOME="$H" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
 		"readlink /proc/self/ns/pid > ns2.out; setsid sleep 351.$tag & nohup sleep 352.$tag & sleep 353.$tag" >/dev/null 2>&1) &
 	local mpid=$!
-	for _ in $(seq 60); do [ "$(pgrep -fc "35[123]\\.$tag" || true)" -ge 3 ] && break; sleep 0.05; done
+	for _ in $(seq 60); do [ "$(pgrep -fc "^sleep 35[123]\\.$tag" || true)" -ge 3 ] && break; sleep 0.05; done
 	kill -KILL "$mpid"
 	wait "$mpid" 2>/dev/null
 	sleep 0.5

@@ -678,17 +678,29 @@ checke "codex root-read carve-out / srt denyRead: a masked directory's file is u
 echo VISIBLE_DATA >"$D/blocked/allowed/visible.txt"
 out=$(m --mask "$D/blocked" --ro "$D/blocked/allowed" -- sh -c "cat '$D/blocked/allowed/visible.txt'; cat '$D/blocked/secret.txt'" 2>&1)
 check "srt allowRead within denyRead: the rest of the masked directory stays unreadable" bash -c '! grep -q TOP_SECRET <<<"$1"' _ "$out"
-todoe "srt allowRead within denyRead (--mask D --ro D/allowed): the re-allowed file is readable" \
-	"moat refuses a --ro/--rw path inside a mask (exit 125, named) instead of re-allowing it" 'grep -q VISIBLE_DATA <<<"$out"'
-checke "moat: --ro inside a --mask is refused, naming the mask, never silently hidden" \
-	'grep -q "lies in .*masked" <<<"$out"'
+check "srt allowRead within denyRead (--mask D --ro D/allowed): the re-allowed file is readable" \
+	grep -q VISIBLE_DATA <<<"$out"
+out=$(m --mask "$D/blocked" --ro "$D/blocked/allowed" -- sh -c "ls '$D/blocked'; echo x >'$D/blocked/new'; echo y >'$D/blocked/allowed/new'" 2>&1)
+checke "moat: the rest of the masked directory is neither listed nor writable, the --ro path not writable" \
+	'! grep -q secret.txt <<<"$out" && [ ! -e "$D/blocked/new" ] && [ ! -e "$D/blocked/allowed/new" ]'
+out=$(m --mask "$D/blocked" --ro "$D/blocked" -- echo ran 2>&1)
+checke "moat: --ro of the masked path itself is refused (125), naming the mask, never silently hidden" \
+	'[ $? = 125 ] && ! grep -q "^ran" <<<"$out" && grep -q "is a denied path" <<<"$out"'
+mkdir -p "$D/blocked/allowed/inner"
+echo INNER_SECRET >"$D/blocked/allowed/inner/s.txt"
+out=$(m --mask "$D/blocked" --ro "$D/blocked/allowed" --mask "$D/blocked/allowed/inner" -- sh -c "cat '$D/blocked/allowed/visible.txt' '$D/blocked/allowed/inner/s.txt'" 2>&1)
+checke "moat: a mask inside the re-allowed path still holds" 'grep -q VISIBLE_DATA <<<"$out" && ! grep -q INNER_SECRET <<<"$out"'
+rm -rf "$D/blocked/allowed/inner"
 # codex sandbox_reenables_writable_subpaths_under_unreadable_parents
 out=$(m --rw "$D" --mask "$D/blocked" --rw "$D/blocked/allowed" -- \
 	bash -c "printf allowed > '$D/blocked/allowed/note.txt' && cat '$D/blocked/allowed/note.txt'" 2>&1)
 rc=$?
-todoe "codex writable subpath under a masked parent (--mask D/blocked --rw D/blocked/allowed) works" \
-	"moat refuses a --ro/--rw path inside a mask (exit 125, named) instead of re-allowing it" '[ $rc = 0 ] && [ "$(cat "$D/blocked/allowed/note.txt" 2>/dev/null)" = allowed ]'
-checke "moat: --rw inside a --mask is refused (125)" '[ $rc = 125 ]'
+checke "codex writable subpath under a masked parent (--mask D/blocked --rw D/blocked/allowed) works" \
+	'[ $rc = 0 ] && [ "$(cat "$D/blocked/allowed/note.txt" 2>/dev/null)" = allowed ]'
+rm -f "$D/blocked/allowed/note.txt"
+out=$(m --rw "$D" --mask "$D/blocked" --rw "$D/blocked/allowed" -- sh -c "cat '$D/blocked/secret.txt'; echo x >'$D/blocked/planted'" 2>&1)
+checke "moat: beside the --rw path, the masked directory stays unreadable and unwritable" \
+	'! grep -q TOP_SECRET <<<"$out" && [ ! -e "$D/blocked/planted" ]'
 
 # codex sandbox_keeps_parent_repo_discovery_while_blocking_child_metadata:
 # the workspace is a subdirectory of a repository

@@ -710,7 +710,7 @@ check "background processes left behind are killed when the command exits" [ "$(
 (cd "$WS" && exec env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
 	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c "sleep 399.${U}5 & sleep 399.${U}6" 2>/dev/null) &
 mpid=$!
-for _ in $(seq 40); do [ "$(pgrep -fc "sleep 399\\.$U" || true)" -ge 2 ] && break; sleep 0.05; done
+for _ in $(seq 40); do [ "$(pgrep -fc "^sleep 399\\.$U" || true)" -ge 2 ] && break; sleep 0.05; done
 kill -TERM "$mpid"
 wait "$mpid"
 rc=$?
