@@ -92,6 +92,7 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].optional = false;
 	nv[m->n].nofollow = false;
 	nv[m->n].reveals = false;
+	nv[m->n].standin = false;
 	m->n++;
 	return 0;
 }
@@ -1026,6 +1027,38 @@ static bool parent_is_dir(const char *ws, const char *name)
 	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The first directory above workspace/NAME that does not exist, at most
+ * one level below the top (the stand-ins' reach), into out; or an existing
+ * stand-in of another run there. False when every directory above exists,
+ * or one is not a plain directory (a file, a link: nothing is made). */
+static bool missing_ancestor(const char *ws, const char *name, char *out, size_t outsz)
+{
+	for (const char *c = strchr(name, '/'); c; c = strchr(c + 1, '/')) {
+		char path[PATH_MAX];
+		struct stat st;
+		size_t len = (size_t)(c - name);
+		int n = snprintf(path, sizeof(path), "%s/%.*s", ws, (int)len, name);
+
+		if (n < 0 || (size_t)n >= sizeof(path) || len >= outsz)
+			return false;
+		if (lstat(path, &st) < 0) {
+			if (errno != ENOENT || memchr(name, '/', len) != memrchr(name, '/', len))
+				return false; /* deeper than one level below the top */
+			memcpy(out, name, len);
+			out[len] = '\0';
+			return true;
+		}
+		if (!S_ISDIR(st.st_mode))
+			return false;
+		if (getxattr(path, STANDIN_XATTR, path, 0) >= 0) {
+			memcpy(out, name, len);
+			out[len] = '\0';
+			return true; /* another run's, which may go while we run */
+		}
+	}
+	return false;
+}
+
 /* A shared flock of the workspace directory. Another moat holds it
  * exclusively only for the microseconds of removing its stand-ins: a few
  * tries. A lock held longer is not moat's (a command inside a sandbox can
@@ -1153,6 +1186,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 	}
 	for (size_t i = 0; i < p->protect.n; i++) {
 		int n = snprintf(path, sizeof(path), "%s/%s", p->workspace, p->protect.v[i]);
+		char anc[PATH_MAX];
 		bool absent;
 
 		if (n < 0 || (size_t)n >= sizeof(path))
@@ -1174,6 +1208,25 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				if (r < 0)
 					return r;
 				m->ops[m->n - 1].placeholder = true;
+				continue;
+			}
+			/* a protected name below a directory that does not
+			 * exist (--protect conf/settings.json): that directory,
+			 * empty and read-only for the run, so nothing can be
+			 * created in it (not for .git: git init makes it) */
+			if (strncmp(p->protect.v[i], ".git/", 5) &&
+			    missing_ancestor(p->workspace, p->protect.v[i], anc, sizeof(anc))) {
+				n = snprintf(path, sizeof(path), "%s/%s", p->workspace, anc);
+				if (n > 0 && (size_t)n < sizeof(path) &&
+				    !op_exists(m, MOAT_MNT_RO_BIND, path)) {
+					bool exists = lstat(path, &st) == 0;
+
+					r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL, 0);
+					if (r < 0)
+						return r;
+					m->ops[m->n - 1].placeholder = !exists;
+					m->ops[m->n - 1].standin = true;
+				}
 				continue;
 			}
 			nv = realloc(m->protected_missing,
@@ -1615,7 +1668,7 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 		int dfd;
 
 		if (op->kind == MOAT_MNT_RO_BIND && op->is_dir && !op->created && m->ws_locked &&
-		    (name = placeholder_name(p, op)) && protect_is_dir(name)) {
+		    (name = placeholder_name(p, op)) && (protect_is_dir(name) || op->standin)) {
 			dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 			if (dfd >= 0) {
 				op->created = is_standin(dfd, leaf);

@@ -141,6 +141,8 @@ struct moat_mount_op {
 			   * not be visible in the sandbox (under /tmp): skipped then */
 	bool nofollow;	  /* RO_BIND: the symlink itself, bound onto itself so
 			   * that it cannot be removed or replaced (EBUSY) */
+	bool standin;	  /* RO_BIND: a missing directory above a protected name,
+			   * made empty for the run like a protected directory */
 	bool reveals;	  /* MASK_DIR: paths below are bound back (REVEAL): the mask
 			   * is an empty tmpfs holding their mount points, sealed
 			   * read-only after them */

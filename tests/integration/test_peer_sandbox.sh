@@ -720,9 +720,16 @@ P=$T/protect
 mkdir -p "$P"
 CWD=$P m --protect nonexistent-dir/settings.json -- sh -c 'mkdir -p nonexistent-dir && echo "{\"hooks\":{}}" > nonexistent-dir/settings.json' 2>/dev/null
 rc=$?
-todoe "srt non-existent deny path: creating --protect nonexistent-dir/settings.json fails" \
-	"missing protected names are reported after the run, not prevented (docs/sandbox.md BUGS)" \
+checke "srt non-existent deny path: creating --protect nonexistent-dir/settings.json fails" \
 	'[ $rc != 0 ] && [ ! -e "$P/nonexistent-dir/settings.json" ]'
+check "... and the empty stand-in directory is gone after the run" [ ! -e "$P/nonexistent-dir" ]
+CWD=$P m --protect deep/a/b/c/settings.json -- sh -c 'mkdir -p deep/a/b/c && echo x > deep/a/b/c/settings.json' 2>/dev/null
+checke "srt deeply nested non-existent deny path: nothing is created, no stand-in left" \
+	'[ $? != 0 ] && [ ! -e "$P/deep" ]'
+mkdir -p "$P/conf"
+CWD=$P m --protect conf/sub/settings.json -- sh -c 'mkdir conf/sub && echo x > conf/sub/settings.json; echo y > conf/other' 2>/dev/null
+checke "a missing directory one level down (conf/sub) is held empty too; its parent stays writable" \
+	'[ ! -e "$P/conf/sub" ] && [ "$(cat "$P/conf/other" 2>/dev/null)" = y ]'
 
 # srt "git worktree with .git as a file does not break sandboxed commands"
 W=$T/worktree
