@@ -570,6 +570,174 @@ int moat_json_parse(const char *text, size_t len, const char *name, size_t max_b
 	return 0;
 }
 
+/* ---- the fast path of the usual flat object ------------------------------ */
+
+size_t moat_json_skip_ws(const char *t, size_t len, size_t i)
+{
+	return skip_ws(t, len, i);
+}
+
+size_t moat_json_plain_string(const char *t, size_t len, size_t i)
+{
+	if (i >= len || t[i] != '"')
+		return 0;
+	for (i++; i < len; i++) {
+		unsigned char c = (unsigned char)t[i];
+
+		if (c == '"')
+			return i + 1;
+		/* escapes, control characters, DEL and anything not ASCII: the
+		 * full parser's business */
+		if (c < 0x20 || c > 0x7e || c == '\\')
+			return 0;
+	}
+	return 0;
+}
+
+size_t moat_json_plain_int(const char *t, size_t len, size_t i, json_int_t *ret)
+{
+	json_int_t v = 0;
+	bool neg = false;
+	size_t d = 0;
+
+	if (i < len && t[i] == '0') {
+		*ret = 0;
+		return i + 1;
+	}
+	if (i < len && t[i] == '-') {
+		neg = true;
+		i++;
+	}
+	if (i >= len || t[i] < '1' || t[i] > '9')
+		return 0;
+	/* at most 18 digits: no overflow, no range error to reproduce */
+	while (i < len && t[i] >= '0' && t[i] <= '9') {
+		if (++d > 18)
+			return 0;
+		v = v * 10 + (t[i] - '0');
+		i++;
+	}
+	*ret = neg ? -v : v;
+	return i;
+}
+
+/* Just past a literal word at t[i] (true, false, null), or 0. */
+static size_t plain_word(const char *t, size_t len, size_t i, const char *w)
+{
+	size_t n = strlen(w);
+
+	return len - i >= n && memcmp(t + i, w, n) == 0 ? i + n : 0;
+}
+
+/* The flat object at t[i] ('{'): the offset just past its '}', or 0 when
+ * it is not one (moat_json_flat_end). Its members are added to obj when obj
+ * is not NULL; *oom is set on allocation failure. */
+static size_t flat_object(const char *t, size_t len, size_t i, json_t *obj, bool *oom)
+{
+	size_t koff[MOAT_JSON_FLAT_MAX_MEMBERS], klen[MOAT_JSON_FLAT_MAX_MEMBERS], n = 0;
+
+	if (i >= len || t[i] != '{')
+		return 0;
+	i = skip_ws(t, len, i + 1);
+	if (i < len && t[i] == '}')
+		return i + 1;
+	for (;;) {
+		size_t ks = i, ke = moat_json_plain_string(t, len, i), ve;
+		json_int_t iv = 0;
+		json_t *v = NULL;
+
+		if (!ke || n == MOAT_JSON_FLAT_MAX_MEMBERS)
+			return 0;
+		/* a key met twice: the full parser refuses it, and says so */
+		for (size_t k = 0; k < n; k++)
+			if (klen[k] == ke - ks - 2 && !memcmp(t + koff[k], t + ks + 1, klen[k]))
+				return 0;
+		koff[n] = ks + 1;
+		klen[n] = ke - ks - 2;
+		n++;
+		i = skip_ws(t, len, ke);
+		if (i >= len || t[i] != ':')
+			return 0;
+		i = skip_ws(t, len, i + 1);
+		if (i >= len)
+			return 0;
+		switch (t[i]) {
+		case '"':
+			ve = moat_json_plain_string(t, len, i);
+			if (ve && obj)
+				v = json_stringn_nocheck(t + i + 1, ve - i - 2);
+			break;
+		case 't':
+			ve = plain_word(t, len, i, "true");
+			if (ve && obj)
+				v = json_true();
+			break;
+		case 'f':
+			ve = plain_word(t, len, i, "false");
+			if (ve && obj)
+				v = json_false();
+			break;
+		case 'n':
+			ve = plain_word(t, len, i, "null");
+			if (ve && obj)
+				v = json_null();
+			break;
+		default:
+			ve = moat_json_plain_int(t, len, i, &iv);
+			if (ve && obj)
+				v = json_integer(iv);
+			break;
+		}
+		if (!ve)
+			return 0;
+		if (obj) {
+			if (!v || json_object_setn_new_nocheck(obj, t + ks + 1, ke - ks - 2, v) < 0) {
+				*oom = true;
+				return 0;
+			}
+		}
+		/* what follows a value: "12a", "01", "1.5", "truex" end here */
+		i = skip_ws(t, len, ve);
+		if (i >= len)
+			return 0;
+		if (t[i] == '}')
+			return i + 1;
+		if (t[i] != ',')
+			return 0;
+		i = skip_ws(t, len, i + 1);
+	}
+}
+
+size_t moat_json_flat_end(const char *t, size_t len, size_t off)
+{
+	return flat_object(t, len, off, NULL, NULL);
+}
+
+int moat_json_parse_flat(const char *text, size_t len, size_t max_bytes, json_t **ret)
+{
+	size_t i, end;
+	bool oom = false;
+	json_t *obj;
+
+	if (!text || len > max_bytes)
+		return -EAGAIN;
+	i = skip_ws(text, len, 0);
+	end = flat_object(text, len, i, NULL, NULL);
+	if (!end || skip_ws(text, len, end) != len)
+		return -EAGAIN;
+	if (!ret)
+		return 0;
+	obj = json_object();
+	if (!obj)
+		return -ENOMEM;
+	if (flat_object(text, len, i, obj, &oom) != end) {
+		json_decref(obj);
+		return oom ? -ENOMEM : -EAGAIN;
+	}
+	*ret = obj;
+	return 0;
+}
+
 int moat_json_parse_object(const char *text, size_t len, const char *name, size_t max_bytes,
 			   json_t **ret, struct moat_error *err)
 {

@@ -48,6 +48,31 @@ int moat_json_parse(const char *text, size_t len, const char *name, size_t max_b
 int moat_json_parse_object(const char *text, size_t len, const char *name, size_t max_bytes,
 			   json_t **ret, struct moat_error *err);
 
+/* The fast path of moat_json_parse_object for the usual tool-call
+ * arguments, without jansson's lexer: an object of at most
+ * MOAT_JSON_FLAT_MAX_MEMBERS members, each key a plain string (printable
+ * ASCII without escapes) met once, each value a plain string, an integer of
+ * at most 18 digits (no leading zero, no "-0"), true, false or null;
+ * whitespace around tokens as JSON allows. Such text is strict JSON that
+ * moat_json_parse_object accepts, and *ret (a new reference) is the value it
+ * makes, members in the same order. Anything else, valid or not (nesting,
+ * escapes, non-ASCII, reals, a duplicate key, over max_bytes), is -EAGAIN
+ * with nothing made: the caller parses with moat_json_parse_object, which
+ * decides and explains. ret NULL: check only. -ENOMEM on allocation
+ * failure. */
+#define MOAT_JSON_FLAT_MAX_MEMBERS 16
+int moat_json_parse_flat(const char *text, size_t len, size_t max_bytes, json_t **ret);
+/* The same check on the flat object starting at text[off] ('{'): the offset
+ * just past its '}', 0 when it is not one. */
+size_t moat_json_flat_end(const char *text, size_t len, size_t off);
+/* Tokens of such fast paths, each from text[off]: the offset just past it,
+ * 0 when it is not one. A plain string: printable ASCII between quotes, no
+ * escapes. A plain integer: as above, its value in *ret. */
+size_t moat_json_plain_string(const char *text, size_t len, size_t off);
+size_t moat_json_plain_int(const char *text, size_t len, size_t off, json_int_t *ret);
+/* The offset of the first byte at or after off that is not JSON whitespace. */
+size_t moat_json_skip_ws(const char *text, size_t len, size_t off);
+
 /* 1-based line and column (in characters) of the byte at off (off == len:
  * just past the end). */
 void moat_json_linecol(const char *text, size_t len, size_t off, int *ret_line, int *ret_col);

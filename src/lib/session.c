@@ -474,8 +474,14 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 	}
 	kind = moat_tool_lookup(tool);
 	canon = kind != MOAT_TOOL_NONE ? moat_tool_name(kind) : tool;
-	r = moat_json_parse_object(args_json ? args_json : "", args_json ? args_len : 0, "args",
-				   MOAT_ARGS_MAX_BYTES, &args, &err);
+	/* the usual flat object without jansson's lexer; anything else (and
+	 * every error) through the strict parser */
+	r = moat_json_parse_flat(args_json, args_len, MOAT_ARGS_MAX_BYTES, &args);
+	if (r == -EAGAIN)
+		r = moat_json_parse_object(args_json ? args_json : "", args_json ? args_len : 0,
+					   "args", MOAT_ARGS_MAX_BYTES, &args, &err);
+	else if (r == -ENOMEM)
+		moat_error_set(&err, "out of memory");
 	if (r < 0) {
 		char where[MOAT_ERROR_MSG_MAX + MOAT_ERROR_WHERE_MAX + 8];
 

@@ -467,6 +467,130 @@ int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret, struc
 	return r;
 }
 
+/* [s, s+n) == the NUL-terminated w */
+static bool span_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* params of the usual tools/call at line[i] ('{'): just past its '}', or 0. */
+static size_t parse_call_params(const char *line, size_t len, size_t i, struct moat_rpc_call *c)
+{
+	bool name = false, args = false;
+
+	if (i >= len || line[i] != '{')
+		return 0;
+	i = moat_json_skip_ws(line, len, i + 1);
+	for (;;) {
+		size_t ke = moat_json_plain_string(line, len, i), ks = i, ve;
+
+		if (!ke)
+			return 0;
+		i = moat_json_skip_ws(line, len, ke);
+		if (i >= len || line[i] != ':')
+			return 0;
+		i = moat_json_skip_ws(line, len, i + 1);
+		if (span_is(line + ks + 1, ke - ks - 2, "name") && !name) {
+			ve = moat_json_plain_string(line, len, i);
+			if (!ve)
+				return 0;
+			c->name = line + i + 1;
+			c->name_len = ve - i - 2;
+			name = true;
+		} else if (span_is(line + ks + 1, ke - ks - 2, "arguments") && !args) {
+			ve = moat_json_flat_end(line, len, i);
+			if (!ve)
+				return 0;
+			c->args = line + i;
+			c->args_len = ve - i;
+			args = true;
+		} else {
+			return 0; /* _meta, another member, a duplicate */
+		}
+		i = moat_json_skip_ws(line, len, ve);
+		if (i < len && line[i] == ',') {
+			i = moat_json_skip_ws(line, len, i + 1);
+			continue;
+		}
+		if (i < len && line[i] == '}' && name && args)
+			return i + 1;
+		return 0;
+	}
+}
+
+int moat_rpc_parse_call(const char *line, size_t len, struct moat_rpc_call *c)
+{
+	enum { JSONRPC = 1, ID = 2, METHOD = 4, PARAMS = 8 };
+	unsigned seen = 0, bit;
+	bool id_str = false;
+	json_int_t id_int = 0;
+	size_t i, id_off = 0, id_len = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (len > MOAT_MCP_MAX_LINE)
+		return -EAGAIN;
+	i = moat_json_skip_ws(line, len, 0);
+	if (i >= len || line[i] != '{')
+		return -EAGAIN;
+	i = moat_json_skip_ws(line, len, i + 1);
+	for (;;) {
+		size_t ke = moat_json_plain_string(line, len, i), ks = i, ve;
+		const char *k = line + ks + 1;
+		size_t kl = ke - ks - 2;
+
+		if (!ke)
+			return -EAGAIN;
+		i = moat_json_skip_ws(line, len, ke);
+		if (i >= len || line[i] != ':')
+			return -EAGAIN;
+		i = moat_json_skip_ws(line, len, i + 1);
+		if (span_is(k, kl, "jsonrpc")) {
+			bit = JSONRPC;
+			ve = moat_json_plain_string(line, len, i);
+			if (!ve || !span_is(line + i + 1, ve - i - 2, "2.0"))
+				return -EAGAIN;
+		} else if (span_is(k, kl, "id")) {
+			bit = ID;
+			id_str = i < len && line[i] == '"';
+			if (id_str) {
+				ve = moat_json_plain_string(line, len, i);
+				if (!ve || ve - i - 2 > MOAT_MCP_MAX_ID_LEN)
+					return -EAGAIN;
+				id_off = i + 1;
+				id_len = ve - i - 2;
+			} else {
+				ve = moat_json_plain_int(line, len, i, &id_int);
+			}
+		} else if (span_is(k, kl, "method")) {
+			bit = METHOD;
+			ve = moat_json_plain_string(line, len, i);
+			if (!ve || !span_is(line + i + 1, ve - i - 2, "tools/call"))
+				return -EAGAIN;
+		} else if (span_is(k, kl, "params")) {
+			bit = PARAMS;
+			ve = parse_call_params(line, len, i, c);
+		} else {
+			return -EAGAIN;
+		}
+		if (!ve || (seen & bit))
+			return -EAGAIN;
+		seen |= bit;
+		i = moat_json_skip_ws(line, len, ve);
+		if (i < len && line[i] == ',') {
+			i = moat_json_skip_ws(line, len, i + 1);
+			continue;
+		}
+		if (i < len && line[i] == '}')
+			break;
+		return -EAGAIN;
+	}
+	if (seen != (JSONRPC | ID | METHOD | PARAMS) ||
+	    moat_json_skip_ws(line, len, i + 1) != len)
+		return -EAGAIN;
+	c->id = id_str ? json_stringn_nocheck(line + id_off, id_len) : json_integer(id_int);
+	return c->id ? 0 : -ENOMEM;
+}
+
 int moat_rpc_id_key(const json_t *id, char *out, size_t outsz)
 {
 	int n;

@@ -107,6 +107,25 @@ void moat_rpc_fault_release(struct moat_rpc_fault *f);
 int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret,
 		   struct moat_rpc_fault *fault);
 
+/* The fast path of moat_rpc_parse for the usual tools/call request, without
+ * a JSON tree: an object with exactly the members "jsonrpc": "2.0", "id" (an
+ * integer of at most 18 digits, or a plain string of at most
+ * MOAT_MCP_MAX_ID_LEN bytes), "method": "tools/call" and "params", in any
+ * order, each once; params with exactly "name" (a plain string) and
+ * "arguments" (an object that moat_json_parse_flat accepts), each once.
+ * Plain strings: printable ASCII, no escapes (base/json.h). Such a line is
+ * one moat_rpc_parse accepts as that request. 0 with *ret filled (ret->id a
+ * new reference, the rest pointing into line); -EAGAIN for anything else,
+ * valid or not (moat_rpc_parse then decides, and explains); -ENOMEM. */
+struct moat_rpc_call {
+	json_t *id;
+	const char *name; /* name_len bytes, not NUL-terminated */
+	size_t name_len;
+	const char *args; /* the arguments object as written, args_len bytes */
+	size_t args_len;
+};
+int moat_rpc_parse_call(const char *line, size_t len, struct moat_rpc_call *ret);
+
 /* A key naming an id for matching ("i:42", "s:abc"). -EINVAL for other types
  * or a string over MOAT_MCP_MAX_ID_LEN. */
 #define MOAT_RPC_ID_KEY_MAX (MOAT_MCP_MAX_ID_LEN + 4)

@@ -594,9 +594,13 @@ static int run_job(struct server *s, struct job *j)
 	}
 	log_call(s, j, r, &res);
 
-	pthread_mutex_lock(&s->mu);
-	cancelled = j->cancelled;
-	pthread_mutex_unlock(&s->mu);
+	/* a call run on the loop thread is in no list: nothing cancels it */
+	cancelled = false;
+	if (!j->inline_call) {
+		pthread_mutex_lock(&s->mu);
+		cancelled = j->cancelled;
+		pthread_mutex_unlock(&s->mu);
+	}
 	/* A request the client cancelled gets no reply (it stopped waiting). */
 	if (!cancelled && reply_call_fast(s, j, r, &res) < 0) {
 		result = call_result(j, r, &res);
@@ -835,6 +839,162 @@ static int arguments_span(const char *line, size_t len, size_t *ret_off, size_t 
 	return -ENOENT;
 }
 
+/* The tool's name, into tool (TOOL_NAME_MAX bytes): false, with the error
+ * replied, when moat has no such tool. */
+static bool tool_name_ok(struct server *s, const json_t *id, const char *name, size_t name_len,
+			 char *tool)
+{
+	char q[80];
+	size_t n;
+
+	if (name_len < TOOL_NAME_MAX) {
+		memcpy(tool, name, name_len);
+		tool[name_len] = '\0';
+		if (moat_tool_lookup(tool) != MOAT_TOOL_NONE)
+			return true;
+	}
+	n = name_len < sizeof(q) - 1 ? name_len : sizeof(q) - 1;
+	memcpy(q, name, n);
+	q[n] = '\0';
+	for (char *p = q; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == '"')
+			*p = '?';
+	reply_error(s, id, MOAT_RPC_INVALID_PARAMS,
+		    "unknown tool \"%s\": the tools are read_file, write_file, edit_file, "
+		    "list_directory and bash",
+		    q);
+	return false;
+}
+
+/* Run or queue a checked tools/call. args: the arguments' text, args_len
+ * bytes (not NUL-terminated: it may point into the request line);
+ * args_heap, when not NULL, is that text on the heap, and is taken. token:
+ * the progress token, or NULL. */
+static void start_call(struct server *s, const json_t *id, const char *tool, const char *args,
+		       size_t args_len, char *args_heap, const json_t *token)
+{
+	char key[MOAT_RPC_ID_KEY_MAX];
+	struct job *j;
+
+	if (moat_rpc_id_key(id, key, sizeof(key)) < 0) {
+		free(args_heap);
+		reply_error(s, id, MOAT_RPC_INVALID_REQUEST, "invalid id");
+		return;
+	}
+
+	/* A file tool runs right here, on the loop thread, unless it needs a
+	 * human's answer: it is bounded (caps, no FIFOs or devices, local
+	 * I/O), and handing it to a worker would cost two thread wake-ups,
+	 * more than the call itself. A call the session defers (it would ask),
+	 * and every shell call, goes to a worker so that the loop stays free
+	 * to read elicitation answers, pings and cancellations. The job lives
+	 * on the stack and borrows the id and the arguments' text: nothing is
+	 * copied unless the call goes to a worker. */
+	if (!token && moat_tool_lookup(tool) != MOAT_TOOL_BASH) {
+		struct job sj;
+		bool dup;
+
+		pthread_mutex_lock(&s->mu);
+		dup = s->ninflight > 0 && inflight_find(s, key) != NULL;
+		pthread_mutex_unlock(&s->mu);
+		if (!dup) {
+			memset(&sj, 0, sizeof(sj));
+			sj.srv = s;
+			sj.cancel_fd = -1;
+			sj.id = (json_t *)id; /* borrowed: never job_free()d */
+			sj.args = (char *)args;
+			sj.args_len = args_len;
+			memcpy(sj.key, key, sizeof(sj.key));
+			moat_strlcpy(sj.tool, tool, sizeof(sj.tool));
+			moat_strlcpy(sj.version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
+				     sizeof(sj.version));
+			sj.elicit = moat_mcp_elicit_enabled(s->elicit);
+			sj.inline_call = true;
+			if (run_job(s, &sj) == 0) {
+				free(args_heap);
+				return;
+			}
+			/* deferred: the same call again on a worker, under the
+			 * session's call id */
+			j = calloc(1, sizeof(*j));
+			if (j) {
+				memcpy(j->call_id, sj.call_id, sizeof(j->call_id));
+			}
+			goto queue;
+		}
+	}
+	j = calloc(1, sizeof(*j));
+queue:
+	if (j && !args_heap)
+		args_heap = moat_strndup(args, args_len);
+	if (!j || !args_heap) {
+		free(j);
+		free(args_heap);
+		reply_error(s, id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	j->srv = s;
+	j->cancel_fd = -1;
+	j->id = json_deep_copy(id);
+	j->args = args_heap;
+	j->args_len = args_len;
+	memcpy(j->key, key, sizeof(j->key));
+	moat_strlcpy(j->tool, tool, sizeof(j->tool));
+	moat_strlcpy(j->version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
+		     sizeof(j->version));
+	j->elicit = moat_mcp_elicit_enabled(s->elicit);
+	j->ecall.e = s->elicit;
+	if (!j->id) {
+		job_free(j);
+		reply_error(s, id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+
+	pthread_mutex_lock(&s->mu);
+	if (inflight_find(s, key)) {
+		pthread_mutex_unlock(&s->mu);
+		job_free(j);
+		reply_error(s, id, MOAT_RPC_INVALID_REQUEST,
+			    "the id of this request is already used by a call in flight");
+		return;
+	}
+	if (s->ninflight >= MOAT_MCP_MAX_INFLIGHT ||
+	    s->inflight_bytes + args_len > MOAT_MCP_MAX_INFLIGHT_BYTES) {
+		pthread_mutex_unlock(&s->mu);
+		job_free(j);
+		reply_error(s, id, MOAT_RPC_SERVER_BUSY,
+			    "too many tool calls in flight (at most %u calls and %u MiB of "
+			    "arguments): wait for replies before sending more",
+			    MOAT_MCP_MAX_INFLIGHT, MOAT_MCP_MAX_INFLIGHT_BYTES >> 20);
+		return;
+	}
+	pthread_mutex_unlock(&s->mu);
+
+	j->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	j->progress_token = token ? json_deep_copy(token) : NULL;
+	if (j->cancel_fd < 0 || (token && !j->progress_token)) {
+		int e = j->cancel_fd < 0 ? errno : ENOMEM;
+
+		job_free(j);
+		reply_error(s, id, MOAT_RPC_INTERNAL_ERROR, "out of resources: %s", strerror(e));
+		return;
+	}
+
+	pthread_mutex_lock(&s->mu);
+	s->inflight[s->ninflight++] = j;
+	s->inflight_bytes += args_len;
+	if (s->qtail)
+		s->qtail->qnext = j;
+	else
+		s->qhead = j;
+	s->qtail = j;
+	s->qlen++;
+	maybe_spawn(s);
+	pthread_mutex_unlock(&s->mu);
+	/* after the unlock: the woken worker does not block on the mutex */
+	pthread_cond_signal(&s->work_cv);
+}
+
 static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m, const char *line,
 			      size_t line_len)
 {
@@ -842,30 +1002,17 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m, co
 	json_t *args = json_object_get(m->params, "arguments");
 	const json_t *meta = json_object_get(m->params, "_meta");
 	const json_t *token = json_object_get(meta, "progressToken");
-	char key[MOAT_RPC_ID_KEY_MAX];
-	struct job *j;
+	char tool[TOOL_NAME_MAX];
+	size_t a_off, a_end;
 	char *text;
-	size_t len, a_off, a_end;
 
 	if (!json_is_string(name)) {
 		reply_error(s, m->id, MOAT_RPC_INVALID_PARAMS,
 			    "tools/call needs params.name, the tool's name (a string)");
 		return;
 	}
-	if (moat_tool_lookup(json_string_value(name)) == MOAT_TOOL_NONE ||
-	    json_string_length(name) >= TOOL_NAME_MAX) {
-		char q[80];
-
-		moat_strlcpy(q, json_string_value(name), sizeof(q));
-		for (char *p = q; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == '"')
-				*p = '?';
-		reply_error(s, m->id, MOAT_RPC_INVALID_PARAMS,
-			    "unknown tool \"%s\": the tools are read_file, write_file, edit_file, "
-			    "list_directory and bash",
-			    q);
+	if (!tool_name_ok(s, m->id, json_string_value(name), json_string_length(name), tool))
 		return;
-	}
 	if (args && !json_is_object(args)) {
 		reply_error(s, m->id, MOAT_RPC_INVALID_PARAMS,
 			    "params.arguments must be an object, not %s",
@@ -881,108 +1028,35 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m, co
 			    "params._meta.progressToken must be a string or an integer");
 		return;
 	}
-	if (moat_rpc_id_key(m->id, key, sizeof(key)) < 0) {
-		reply_error(s, m->id, MOAT_RPC_INVALID_REQUEST, "invalid id");
-		return;
-	}
 	/* the session parses the arguments again, strictly: it gets their
 	 * text as the client wrote it (writing them out again costs more) */
-	if (!args)
-		text = moat_strdup("{}");
-	else if (arguments_span(line, line_len, &a_off, &a_end) == 0 &&
-		 a_end - a_off <= MOAT_ARGS_MAX_BYTES)
-		text = moat_strndup(line + a_off, a_end - a_off);
-	else
-		text = json_dumps(args, JSON_COMPACT);
-	j = text ? calloc(1, sizeof(*j)) : NULL;
-	if (!j) {
-		free(text);
+	if (!args) {
+		start_call(s, m->id, tool, "{}", 2, NULL, token);
+		return;
+	}
+	if (arguments_span(line, line_len, &a_off, &a_end) == 0 &&
+	    a_end - a_off <= MOAT_ARGS_MAX_BYTES) {
+		start_call(s, m->id, tool, line + a_off, a_end - a_off, NULL, token);
+		return;
+	}
+	text = json_dumps(args, JSON_COMPACT);
+	if (!text) {
 		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
-	len = strlen(text);
-	j->srv = s;
-	j->cancel_fd = -1;
-	j->id = json_deep_copy(m->id);
-	j->args = text;
-	j->args_len = len;
-	moat_strlcpy(j->key, key, sizeof(j->key));
-	moat_strlcpy(j->tool, json_string_value(name), sizeof(j->tool));
-	moat_strlcpy(j->version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
-		     sizeof(j->version));
-	j->elicit = moat_mcp_elicit_enabled(s->elicit);
-	j->ecall.e = s->elicit;
-	if (!j->id) {
-		job_free(j);
-		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of memory");
+	start_call(s, m->id, tool, text, strlen(text), text, token);
+}
+
+/* The usual tools/call, read without a JSON tree (moat_rpc_parse_call):
+ * the same checks as handle_tools_call, which such a request passes but
+ * for the tool's name. */
+static void handle_call_fast(struct server *s, const struct moat_rpc_call *c)
+{
+	char tool[TOOL_NAME_MAX];
+
+	if (!tool_name_ok(s, c->id, c->name, c->name_len, tool))
 		return;
-	}
-
-	/* A file tool runs right here, on the loop thread, unless it needs a
-	 * human's answer: it is bounded (caps, no FIFOs or devices, local
-	 * I/O), and handing it to a worker would cost two thread wake-ups,
-	 * more than the call itself. A call the session defers (it would ask),
-	 * and every shell call, goes to a worker so that the loop stays free
-	 * to read elicitation answers, pings and cancellations. */
-	if (!token && moat_tool_lookup(j->tool) != MOAT_TOOL_BASH) {
-		bool dup;
-
-		pthread_mutex_lock(&s->mu);
-		dup = inflight_find(s, key) != NULL;
-		pthread_mutex_unlock(&s->mu);
-		if (!dup) {
-			j->inline_call = true;
-			if (run_job(s, j) == 0) {
-				job_free(j);
-				return;
-			}
-			j->inline_call = false;
-		}
-	}
-
-	pthread_mutex_lock(&s->mu);
-	if (inflight_find(s, key)) {
-		pthread_mutex_unlock(&s->mu);
-		job_free(j);
-		reply_error(s, m->id, MOAT_RPC_INVALID_REQUEST,
-			    "the id of this request is already used by a call in flight");
-		return;
-	}
-	if (s->ninflight >= MOAT_MCP_MAX_INFLIGHT ||
-	    s->inflight_bytes + len > MOAT_MCP_MAX_INFLIGHT_BYTES) {
-		pthread_mutex_unlock(&s->mu);
-		job_free(j);
-		reply_error(s, m->id, MOAT_RPC_SERVER_BUSY,
-			    "too many tool calls in flight (at most %u calls and %u MiB of "
-			    "arguments): wait for replies before sending more",
-			    MOAT_MCP_MAX_INFLIGHT, MOAT_MCP_MAX_INFLIGHT_BYTES >> 20);
-		return;
-	}
-	pthread_mutex_unlock(&s->mu);
-
-	j->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	j->progress_token = token ? json_deep_copy(token) : NULL;
-	if (j->cancel_fd < 0 || (token && !j->progress_token)) {
-		int e = j->cancel_fd < 0 ? errno : ENOMEM;
-
-		job_free(j);
-		reply_error(s, m->id, MOAT_RPC_INTERNAL_ERROR, "out of resources: %s", strerror(e));
-		return;
-	}
-
-	pthread_mutex_lock(&s->mu);
-	s->inflight[s->ninflight++] = j;
-	s->inflight_bytes += len;
-	if (s->qtail)
-		s->qtail->qnext = j;
-	else
-		s->qhead = j;
-	s->qtail = j;
-	s->qlen++;
-	maybe_spawn(s);
-	pthread_mutex_unlock(&s->mu);
-	/* after the unlock: the woken worker does not block on the mutex */
-	pthread_cond_signal(&s->work_cv);
+	start_call(s, c->id, tool, c->args, c->args_len, NULL, NULL);
 }
 
 static void handle_cancelled(struct server *s, const struct moat_rpc_msg *m)
@@ -1039,7 +1113,13 @@ static void handle_line(struct server *s, const char *line, size_t len)
 {
 	struct moat_rpc_msg m;
 	struct moat_rpc_fault f;
+	struct moat_rpc_call c;
 
+	if (moat_rpc_parse_call(line, len, &c) == 0) {
+		handle_call_fast(s, &c);
+		json_decref(c.id);
+		return;
+	}
 	if (moat_rpc_parse(line, len, &m, &f) < 0) {
 		if (!f.no_reply)
 			reply_error(s, f.id, f.code, "%s", f.message);

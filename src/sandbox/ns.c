@@ -1119,19 +1119,31 @@ static int protect_link(struct moat_mounts *m, const char *name, const char *pat
 		return -ENOMEM;
 	}
 	m->nlinks++;
+	real = realpath(path, NULL);
+	/* a dangling link: a write through it would create its target, which
+	 * no mount can cover before it exists; so the link itself is covered
+	 * by the empty, mode 000, read-only mask file (move_mount does not
+	 * follow it): inside, the name can be neither written through nor
+	 * removed. Its target made by other means is set aside after the run. */
+	if (!real || stat(real, &st) < 0) {
+		nv->dangling = true;
+		free(real);
+		if (op_exists(m, MOAT_MNT_MASK_FILE, path))
+			return 0;
+		return add_op(m, MOAT_MNT_MASK_FILE, path, -1, false, true, NULL, 0);
+	}
 	/* the link itself: a mount point cannot be removed or renamed, and
 	 * a symlink can be bound onto itself (open_tree without following it,
 	 * move_mount onto it without following it) */
 	if (!op_exists(m, MOAT_MNT_RO_BIND, path)) {
 		r = add_op(m, MOAT_MNT_RO_BIND, path, -1, false, true, NULL, 0);
-		if (r < 0)
+		if (r < 0) {
+			free(real);
 			return r;
+		}
 		m->ops[m->n - 1].nofollow = true;
 	}
-	real = realpath(path, NULL);
-	if (!real || stat(real, &st) < 0) {
-		nv->dangling = true;
-	} else if (!op_exists(m, MOAT_MNT_RO_BIND, real)) {
+	if (!op_exists(m, MOAT_MNT_RO_BIND, real)) {
 		r = add_op(m, MOAT_MNT_RO_BIND, real, -1, S_ISDIR(st.st_mode), true, NULL, 0);
 		if (r == 0)
 			m->ops[m->n - 1].optional = true;

@@ -797,9 +797,14 @@ rm -f "$A/proj/.claude" "$A/proj/.claude-x"
 ln -s "$A/nowhere.json" "$A/proj/.mcp.json"
 CWD=$A/proj m --rw "$A" -- sh -c 'echo "{}" > .mcp.json' 2>/dev/null
 rc=$?
-todoe "srt dangling .mcp.json symlink: the write does not create its target" \
-	"a mount cannot cover a name that does not exist: moat sets the link aside after the run instead" \
-	'[ $rc != 0 ] && [ ! -e "$A/nowhere.json" ]'
+checke "srt dangling .mcp.json symlink: the write does not create its target" \
+	'[ $rc != 0 ] && [ ! -e "$A/nowhere.json" ] && [ -L "$A/proj/.mcp.json" ]'
+CWD=$A/proj m --rw "$A" -- sh -c 'rm -f .mcp.json; mv .mcp.json x.json; ln -sf /dev/null .mcp.json' 2>/dev/null
+check "moat: the dangling protected link can be neither removed, renamed nor replaced" \
+	[ "$(readlink "$A/proj/.mcp.json")" = "$A/nowhere.json" ]
+# its target made by another path (the directory is writable) is caught
+# after the run
+CWD=$A/proj m --rw "$A" -- sh -c "echo '{}' > '$A/nowhere.json'" 2>/dev/null
 checke "moat: a dangling .mcp.json link whose target was written is set aside after the run" \
 	'[ ! -e "$A/proj/.mcp.json" ] && [ -L "$A/proj/.mcp.json.moat-quarantined" ]'
 rm -f "$A/proj/.mcp.json.moat-quarantined" "$A/nowhere.json"
