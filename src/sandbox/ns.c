@@ -986,6 +986,18 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 	}
 	m->gitcfg_watch = true;
 	gitcfg_each(p, m, gitcfg_note, NULL);
+	/* nested repositories: git recurses into a gitlink of the index (its
+	 * work tree's .git/config, core.fsmonitor included) at the user's next
+	 * `git status`; the index's ctime says whether the run changed it */
+	{
+		struct timespec now;
+
+		snprintf(path, sizeof(path), "%s/.git/index", p->workspace);
+		m->index_ctime_ns = lstat(path, &st) == 0 ? ctime_ns(&st) : 0;
+		clock_gettime(CLOCK_REALTIME, &now);
+		m->run_start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+		m->nested_watch = true;
+	}
 	for (size_t i = 0; git_redirects[i]; i++) {
 		char **nv;
 
@@ -1770,9 +1782,165 @@ static bool link_text_is(int dfd, const char *leaf, const char *want)
 	return !strcmp(text, want);
 }
 
+/* Nested repositories (a work tree below the workspace with a .git of its
+ * own) that the run made or changed, looked for when it changed the index
+ * (a gitlink there makes the user's next `git status` run git inside them):
+ * a .git/config written during the run that makes git run a program is set
+ * aside; a .git file or link written during the run is set aside unless it
+ * is git's own redirect into the workspace's .git/modules (whose configs
+ * the submodule walk checks). ctimes cannot be set back by the command. */
+#define NESTED_ENTRIES 200000
+#define NESTED_DEPTH 32
+
+struct nested {
+	const struct moat_plan *p;
+	long long since;
+	size_t entries;
+	bool cut;
+	char *out;
+	size_t outsz;
+	char rel[PATH_MAX];
+};
+
+/* Is the "gitdir: X" file at rel/.git (read from dfd/leaf) git's redirect
+ * into the workspace's own .git/modules? */
+static bool gitdir_into_modules(int dfd, const char *leaf, const char *rel)
+{
+	char buf[4096], joined[2 * PATH_MAX], norm[PATH_MAX];
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *t, *end;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 8 || (size_t)n == sizeof(buf) - 1)
+		return false;
+	buf[n] = '\0';
+	if (strncmp(buf, "gitdir: ", 8))
+		return false;
+	t = buf + 8;
+	end = strchr(t, '\n');
+	if (end)
+		*end = '\0';
+	if (!*t || *t == '/' || strchr(t, '\\'))
+		return false; /* git writes it relative */
+	/* rel is "a/b/.git": the link is relative to "a/b" */
+	snprintf(joined, sizeof(joined), "/w/%s/../%s", rel, t);
+	if (moat_path_normalize_posix(joined, strlen(joined), NULL, norm, sizeof(norm)) < 0)
+		return false;
+	return !strncmp(norm, "/w/.git/modules/", 16);
+}
+
+static void nested_walk(struct nested *n, int dfd, size_t rlen, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		size_t nl = strlen(e->d_name);
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (++n->entries > NESTED_ENTRIES) {
+			n->cut = true;
+			break;
+		}
+		if (rlen + nl + 2 >= sizeof(n->rel))
+			continue;
+		if (rlen)
+			n->rel[rlen] = '/';
+		memcpy(n->rel + rlen + (rlen ? 1 : 0), e->d_name, nl + 1);
+		if (!strcmp(e->d_name, ".git")) {
+			if (depth > 0 && fstatat(dirfd(d), ".git", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				if (S_ISDIR(st.st_mode)) {
+					int g = openat(dirfd(d), ".git",
+						       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					struct stat cst;
+					char why[160];
+
+					if (g >= 0 &&
+					    fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
+					    ctime_ns(&cst) >= n->since &&
+					    gitconfig_suspect(g, "config", why, sizeof(why)) &&
+					    set_aside(g, "config") == 0)
+						append_name(n->out, n->outsz, n->rel,
+							    "/config (a nested repository's)");
+					if (g >= 0)
+						close(g);
+				} else if (ctime_ns(&st) >= n->since &&
+					   !(S_ISREG(st.st_mode) &&
+					     gitdir_into_modules(dirfd(d), ".git", n->rel)) &&
+					   set_aside(dirfd(d), ".git") == 0) {
+					append_name(n->out, n->outsz, n->rel,
+						    " (a file or link sending git elsewhere)");
+				}
+			}
+		} else if ((e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) &&
+			   fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   S_ISDIR(st.st_mode)) {
+			if (depth + 1 >= NESTED_DEPTH) {
+				n->cut = true;
+			} else {
+				int sub = openat(dirfd(d), e->d_name,
+						 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+				if (sub >= 0)
+					nested_walk(n, sub, rlen + (rlen ? 1 : 0) + nl, depth + 1);
+			}
+		}
+		n->rel[rlen] = '\0';
+	}
+	closedir(d);
+}
+
+static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out,
+			 size_t outsz, char *created, size_t createdsz)
+{
+	struct nested *n;
+	struct stat st;
+	const char *leaf = NULL;
+	int pfd, dfd;
+
+	pfd = open_parent_nofollow(m, p->workspace, ".git/index", &leaf);
+	if (pfd < 0)
+		return;
+	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    ctime_ns(&st) == m->index_ctime_ns) {
+		close(pfd);
+		return; /* the index did not change: git recurses nowhere new */
+	}
+	close(pfd);
+	dfd = m->has_ws_fd ? openat(m->ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			   : open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	n = calloc(1, sizeof(*n));
+	if (dfd < 0 || !n) {
+		if (dfd >= 0)
+			close(dfd);
+		free(n);
+		return;
+	}
+	n->p = p;
+	/* the clock's tick: a file changed in the same tick as the start counts */
+	n->since = m->run_start_ns - 20000000LL;
+	n->out = out;
+	n->outsz = outsz;
+	nested_walk(n, dfd, 0, 0);
+	if (n->cut)
+		append_name(created, createdsz, "nested repositories",
+			    " (not all checked: the workspace is too large or too deep)");
+	free(n);
+}
+
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			char *created, size_t createdsz)
 {
+	if (m->nested_watch)
+		nested_check(p, m, out, outsz, created, createdsz);
 	if (m->gitcfg_watch) {
 		struct gitcfg_after a = {p, out, outsz};
 

@@ -342,8 +342,24 @@ EOF
 	m -- sh -c "mkdir sub6 && cd sub6 && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
 		git config core.fsmonitor 'touch $OUT/PWN-embedded; false' && cd .. && git add sub6" >/dev/null 2>&1
 	git_outside
-	known "an embedded repository added as a gitlink (sub/.git/config with core.fsmonitor) runs nothing at git status" \
-		'! pwned embedded'
+	checke "$ID: an embedded repository added as a gitlink (sub/.git/config with core.fsmonitor) runs nothing at git status" \
+		'! pwned embedded && [ -e "$WS/sub6/.git/config.moat-quarantined" ]'
+	# the same through a .git FILE of the nested work tree (gitdir: to a
+	# planted git directory elsewhere in the workspace)
+	fresh_ws q6b
+	m -- sh -c ". $G/mksub.sh; evilgit $OUT/PWN-nestedgitfile && mkdir sub6b && cd sub6b && git init -q &&
+		git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x && cd .. && git add sub6b &&
+		rm -rf sub6b/.git && echo 'gitdir: ../evilgit' > sub6b/.git" >/dev/null 2>&1
+	git_outside
+	checke "$ID: a nested work tree's .git FILE sending git to a planted config is set aside" \
+		'! pwned nestedgitfile && [ -e "$WS/sub6b/.git.moat-quarantined" ]'
+	# honest work: a nested repository with a plain config, and git's own
+	# redirect into .git/modules, stay as they are
+	fresh_ws q6c
+	m -- sh -c "mkdir sub6c && cd sub6c && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+		cd .. && git add sub6c && mkdir -p .git/modules/m6 sub6d && echo 'gitdir: ../.git/modules/m6' > sub6d/.git" >/dev/null 2>&1
+	checke "$ID: honest nested repositories are left alone (a plain config, a redirect into .git/modules)" \
+		'[ -f "$WS/sub6c/.git/config" ] && [ -f "$WS/sub6d/.git" ]'
 
 	# a workspace that is not a repository: git init inside, then what a
 	# repository that existed before would have had checked
