@@ -1607,9 +1607,40 @@ static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, con
 	return pfd;
 }
 
+/* A moat killed between making a stand-in under its temporary name and
+ * renaming it leaves an empty ".moat-standin.PID.N": removed (if still
+ * empty) once that PID is gone. */
+static void remove_stale_temps(int pfd)
+{
+	int fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, ".moat-standin.", 14))
+			continue;
+		pid = strtol(e->d_name + 14, &end, 10);
+		if (pid <= 0 || *end != '.' || pid == getpid() || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			      struct moat_error *err)
 {
+	bool swept_top = false, swept_git = false;
+
 	for (size_t i = 0; i < m->n; i++) {
 		struct moat_mount_op *op = &m->ops[i];
 		const char *name, *leaf = NULL;
@@ -1621,6 +1652,13 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 		if (!name)
 			continue;
 		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+		if (dfd >= 0 && (leaf == name ? !swept_top : !swept_git)) {
+			remove_stale_temps(dfd);
+			if (leaf == name)
+				swept_top = true;
+			else
+				swept_git = true;
+		}
 		if (dfd < 0) {
 			r = dfd;
 		} else {

@@ -446,9 +446,9 @@ EOF
 	checke "$ID: moat SIGKILLed at 24 points of its setup: no command survives" \
 		'[ "$(procs "34[45]$tag\.")" = 0 ]'
 	m -- true >/dev/null 2>&1
-	# (a stand-in is made, then marked: a kill in between leaves an
-	# unmarked empty directory that no run removes)
-	known "... and the next run removes the stand-ins it left" \
+	# (a stand-in is made under a temporary name, marked, then renamed: a
+	# kill in between leaves .moat-standin.PID.N, removed once PID is gone)
+	checke "$ID: ... and the next run removes the stand-ins it left" \
 		'[ -z "$(cd "$WS" && ls -A | grep -v "^\.git$")" ]' || echo "#   left: $(cd "$WS" && ls -A | tr '\n' ' ')"
 
 	echo "# ---- $ID: nested workspaces: moat's post-run work follows a swapped path ----"
