@@ -1039,9 +1039,8 @@ static bool parent_is_dir(const char *ws, const char *name)
 	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The first directory above workspace/NAME that does not exist, at most
- * one level below the top (the stand-ins' reach), into out; or an existing
- * stand-in of another run there. False when every directory above exists,
+/* The first directory above workspace/NAME that does not exist, into out;
+ * or an existing stand-in of another run there. False when every directory above exists,
  * or one is not a plain directory (a file, a link: nothing is made). */
 static bool missing_ancestor(const char *ws, const char *name, char *out, size_t outsz)
 {
@@ -1054,8 +1053,8 @@ static bool missing_ancestor(const char *ws, const char *name, char *out, size_t
 		if (n < 0 || (size_t)n >= sizeof(path) || len >= outsz)
 			return false;
 		if (lstat(path, &st) < 0) {
-			if (errno != ENOENT || memchr(name, '/', len) != memrchr(name, '/', len))
-				return false; /* deeper than one level below the top */
+			if (errno != ENOENT)
+				return false;
 			memcpy(out, name, len);
 			out[len] = '\0';
 			return true;
@@ -1589,22 +1588,24 @@ static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, con
 		wfd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (wfd < 0)
 		return -errno;
-	if (!sl) {
-		*leaf = name;
-		return wfd;
-	}
-	if ((size_t)(sl - name) > NAME_MAX || strchr(sl + 1, '/')) {
+	/* one component at a time, none followed if it is a link */
+	while (sl) {
+		if ((size_t)(sl - name) > NAME_MAX || sl == name) {
+			close(wfd);
+			return -EINVAL;
+		}
+		memcpy(comp, name, (size_t)(sl - name));
+		comp[sl - name] = '\0';
+		pfd = openat(wfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(wfd);
-		return -EINVAL;
+		if (pfd < 0)
+			return -errno;
+		wfd = pfd;
+		name = sl + 1;
+		sl = strchr(name, '/');
 	}
-	memcpy(comp, name, (size_t)(sl - name));
-	comp[sl - name] = '\0';
-	pfd = openat(wfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(wfd);
-	if (pfd < 0)
-		return -errno;
-	*leaf = sl + 1;
-	return pfd;
+	*leaf = name;
+	return wfd;
 }
 
 /* A moat killed between making a stand-in under its temporary name and
@@ -2079,9 +2080,10 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		if (dfd < 0) {
 			char path[PATH_MAX];
 
-			/* deeper names (configurable): report only */
+			/* reached only through a link on the way (a directory
+			 * replaced by a link): never renamed through it, reported */
 			snprintf(path, sizeof(path), "%s/%s", p->workspace, name);
-			if (dfd == -EINVAL && lstat(path, &st) == 0)
+			if (lstat(path, &st) == 0)
 				append_name(created, createdsz, name, NULL);
 			continue;
 		}

@@ -726,6 +726,10 @@ check "... and the empty stand-in directory is gone after the run" [ ! -e "$P/no
 CWD=$P m --protect deep/a/b/c/settings.json -- sh -c 'mkdir -p deep/a/b/c && echo x > deep/a/b/c/settings.json' 2>/dev/null
 checke "srt deeply nested non-existent deny path: nothing is created, no stand-in left" \
 	'[ $? != 0 ] && [ ! -e "$P/deep" ]'
+mkdir -p "$P/deep2/x/y"
+CWD=$P m --protect deep2/x/y/settings.json -- sh -c 'echo planted > deep2/x/y/settings.json' 2>/dev/null
+checke "a deep protected file created inside (deep2/x/y/settings.json) is set aside after the run" \
+	'[ ! -e "$P/deep2/x/y/settings.json" ] && [ "$(cat "$P/deep2/x/y/settings.json.moat-quarantined")" = planted ]'
 mkdir -p "$P/conf"
 CWD=$P m --protect conf/sub/settings.json -- sh -c 'mkdir conf/sub && echo x > conf/sub/settings.json; echo y > conf/other' 2>/dev/null
 checke "a missing directory one level down (conf/sub) is held empty too; its parent stays writable" \

@@ -368,7 +368,10 @@ else
 	mr -- sh -c 'mv .vscode elsewhere' 2>/dev/null
 	check "... nor renamed" cond '[ "$(readlink "$WS/.vscode")" = dots/vscode ] && [ ! -e "$WS/elsewhere" ]'
 	mr -- sh -c 'echo "{\"mcpServers\": 1}" > .mcp.json' 2>/dev/null
-	check "a dangling protected link whose target is created inside is set aside" cond '[ ! -e "$WS/.mcp.json" ] && [ -L "$WS/.mcp.json.moat-quarantined" ]'
+	check "a write through a dangling protected link fails and creates nothing" \
+		cond '[ ! -e "$WS/dots/mcp.json" ] && [ "$(readlink "$WS/.mcp.json")" = dots/mcp.json ]'
+	mr -- sh -c 'echo "{\"mcpServers\": 1}" > dots/mcp.json' 2>/dev/null
+	check "a dangling protected link whose target is created another way is set aside" cond '[ ! -e "$WS/.mcp.json" ] && [ -L "$WS/.mcp.json.moat-quarantined" ]'
 	rm -rf "$WS/dots" "$WS"/.vscode* "$WS"/.mcp.json*
 	# a workspace that is not a repository: no stand-ins, missing protected
 	# directories created inside are set aside; git init inside keeps git's
