@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 {
 	int nread = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
 	int nbash = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 200;
+	long gap_ms = getenv("BENCH_GAP_MS") ? strtol(getenv("BENCH_GAP_MS"), NULL, 10) : 0;
 	const char *moat = argc > 3 ? argv[3] : NULL; /* the moat binary, for scale */
 	char ws[64] = "/var/tmp/moat-bench-XXXXXX", file[128], audit[128], cfg[512];
 	struct moat_session_opts o;
@@ -167,8 +168,16 @@ int main(int argc, char **argv)
 	stats(t, nbash, &b50, &b90);
 	for (int i = 0; i < nbash; i++) {
 		struct moat_call_result r;
-		double a = now_us();
+		double a;
 
+		/* an agent thinks between its calls: BENCH_GAP_MS of idle time
+		 * before each (not timed), for the runner started ahead */
+		if (gap_ms > 0) {
+			struct timespec ts = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
+
+			nanosleep(&ts, NULL);
+		}
+		a = now_us();
 		moat_session_call(s, "bash", bargs, strlen(bargs), NULL, &r);
 		t[i] = now_us() - a;
 		if (r.status != MOAT_CALL_OK) {

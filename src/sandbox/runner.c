@@ -386,10 +386,11 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 {
 	struct runner st = {rq, ret};
 	struct moat_profile prof;
-	struct moat_kfeatures kf;
+	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
 	struct moat_plan *plan = NULL;
-	struct moat_spawn sp;
+	struct moat_spawn sp_own, *sp = &sp_own;
+	struct moat_run_warm *warm = rq ? rq->warm : NULL;
 	struct moat_error e;
 	const struct moat_config *cfg;
 	char *const *env;
@@ -449,75 +450,92 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.denied_extra = rq->denied_extra;
 	ctx.argv = rq->argv;
 
-	moat_probe_start(&kf);
-	moat_spawn_init(&sp, &kf);
-	spawned = true;
-	/* with the network denied, the child starts now and creates its
-	 * namespaces (the network namespace is the costliest step) while we
-	 * probe, plan and prepare the rest */
-	if (!rq->print_plan && prof.net == MOAT_NET_DENY && kf.userns) {
-		r = moat_spawn_start(&sp, &e);
-		if (r == -EPERM) {
+	if (warm && !rq->print_plan) {
+		/* probed, and its child started, ahead of the call */
+		kf = &warm->kf;
+		sp = &warm->sp;
+		spawned = true;
+		if (warm->start_failed)
 			attempts++;
-			replan_without_userns(&kf, e.msg);
-			moat_spawn_release(&sp);
-			moat_spawn_init(&sp, &kf);
-		} else if (r) {
-			fail(&st, NULL, "%s", e.msg);
-			goto out;
+	} else {
+		moat_probe_start(kf);
+		moat_spawn_init(sp, kf);
+		spawned = true;
+		/* with the network denied, the child starts now and creates its
+		 * namespaces (the network namespace is the costliest step) while
+		 * we probe, plan and prepare the rest */
+		if (!rq->print_plan && prof.net == MOAT_NET_DENY && kf->userns) {
+			r = moat_spawn_start(sp, &e);
+			if (r == -EPERM) {
+				attempts++;
+				replan_without_userns(kf, e.msg);
+				moat_spawn_release(sp);
+				moat_spawn_init(sp, kf);
+			} else if (r) {
+				fail(&st, NULL, "%s", e.msg);
+				goto out;
+			}
 		}
+		moat_probe_finish(kf);
 	}
-	moat_probe_finish(&kf);
 replan:
 	plan = moat_plan_free(plan);
 	moat_error_clear(&e);
-	r = moat_plan_build(&prof, &ctx, &kf, &plan, &e);
+	r = moat_plan_build(&prof, &ctx, kf, &plan, &e);
 	if (r < 0) {
 		fail(&st, NULL, "cannot plan the sandbox: %s", e.msg);
 		goto out;
 	}
 	sandbox_json(ret, plan);
-	r = moat_spawn_prepare(&sp, plan, env, &e);
+	/* a child started ahead for another plan (the network allowed, say)
+	 * is not this call's: it goes, and this call starts its own */
+	if (sp->started && !moat_spawn_agrees(sp, plan)) {
+		moat_spawn_release(sp);
+		moat_spawn_init(sp, kf);
+	}
+	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (r < 0) {
 		fail(&st, "check the paths given with --ro, --rw and --workspace",
 		     "cannot prepare the sandbox: %s", e.msg);
 		goto out;
 	}
 	if (rq->print_plan) {
-		print_plan(&st, plan, &kf, &sp);
+		print_plan(&st, plan, kf, sp);
 		goto out;
 	}
 	{
 		char extra[1024] = "";
 
-		if (sp.mounts.scan_note)
-			snprintf(extra, sizeof(extra), "%s", sp.mounts.scan_note);
-		if (sp.uncarved[0]) {
+		if (sp->mounts.scan_note)
+			snprintf(extra, sizeof(extra), "%s", sp->mounts.scan_note);
+		if (sp->uncarved[0]) {
 			size_t l = strlen(extra);
 
 			snprintf(extra + l, sizeof(extra) - l,
 				 "%swithout a mount namespace these masked paths stay readable "
 				 "(they are inside the workspace): %s. hint: enable unprivileged "
 				 "user namespaces, or move them out of the workspace",
-				 l ? "; " : "", sp.uncarved);
+				 l ? "; " : "", sp->uncarved);
 		}
 		if (fallback(&st, plan, extra[0] ? extra : NULL))
 			goto out;
 	}
 
-	r = moat_spawn_run(&sp, &e);
+	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && attempts++ == 0) {
-		replan_without_userns(&kf, e.msg);
-		moat_spawn_release(&sp);
-		moat_spawn_init(&sp, &kf);
+		replan_without_userns(kf, e.msg);
+		moat_spawn_release(sp);
+		moat_spawn_init(sp, kf);
 		goto replan;
 	}
 	if (r < 0)
 		r = MOAT_RUN_EXIT_SETUP;
-	record_outcome(&st, &sp, r, &e);
+	record_outcome(&st, sp, r, &e);
 out:
 	if (spawned)
-		moat_spawn_release(&sp);
+		moat_spawn_release(sp);
+	if (warm)
+		moat_runner_warm_free(warm);
 	plan = moat_plan_free(plan);
 	if (tmpws[0])
 		moat_rmtree(tmpws);
@@ -525,4 +543,33 @@ out:
 	if (ret->error[0])
 		moat_error_set(err, "%s", ret->error);
 	return 0;
+}
+
+struct moat_run_warm *moat_runner_warm_start(void)
+{
+	struct moat_run_warm *w = calloc(1, sizeof(*w));
+	struct moat_error e;
+
+	if (!w)
+		return NULL;
+	moat_probe_start(&w->kf);
+	moat_spawn_init(&w->sp, &w->kf);
+	if (w->kf.userns && moat_spawn_start(&w->sp, &e) == -EPERM) {
+		/* as the call itself would: on without user namespaces */
+		replan_without_userns(&w->kf, e.msg);
+		moat_spawn_release(&w->sp);
+		moat_spawn_init(&w->sp, &w->kf);
+		w->start_failed = true;
+	}
+	moat_probe_finish(&w->kf);
+	return w;
+}
+
+void moat_runner_warm_free(struct moat_run_warm *w)
+{
+	if (!w)
+		return;
+	if (w->sp.started && !w->sp.reaped)
+		moat_spawn_release(&w->sp);
+	free(w);
 }

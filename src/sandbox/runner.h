@@ -15,6 +15,23 @@
 
 #include "core/config.h"
 #include "core/plan.h"
+#include "sandbox/sandbox.h"
+
+/* A sandbox started ahead of its call (a pre-forked runner of the bash
+ * tool): the kernel probed and, where user namespaces allow, the child
+ * cloned and creating its namespaces (the network namespace is the costliest
+ * step of a start). moat_runner_run takes it over through the request: a
+ * plan it does not fit (the network allowed) gets a child of its own. */
+struct moat_run_warm {
+	struct moat_kfeatures kf;
+	struct moat_spawn sp;
+	bool start_failed; /* user namespaces refused: planned without them */
+};
+
+/* Probe and start ahead; NULL only without memory. */
+struct moat_run_warm *moat_runner_warm_start(void);
+/* Release one never handed to moat_runner_run (which frees its own). */
+void moat_runner_warm_free(struct moat_run_warm *w);
 
 struct moat_run_request {
 	const struct moat_config *cfg;	 /* profiles, fallback, workspace default */
@@ -28,6 +45,7 @@ struct moat_run_request {
 	char *const *env;		 /* the environment to filter; NULL: environ */
 	long timeout_s;			 /* > 0: overrides the profile's timeout */
 	const struct moat_strv *denied_extra; /* the policy's user denied paths, may be NULL */
+	struct moat_run_warm *warm;	      /* started ahead, or NULL; taken over and freed */
 	/* fallback "ask": called with the missing protections; true runs the
 	 * command anyway. NULL: ask is a refusal. */
 	bool (*ask)(const char *gaps, void *ud);

@@ -353,6 +353,8 @@ struct moat_spawn {
  * A refusal between start and run (the fallback policy) just releases. */
 void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf);
 int moat_spawn_start(struct moat_spawn *s, struct moat_error *err);
+/* Does the plan ask for exactly the sandbox a started child was made for? */
+bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p);
 int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,
 		       struct moat_error *err);
 /* Clone (unless started), set up in the child, exec, wait (with the

@@ -570,7 +570,7 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 }
 
 /* Does the plan ask for exactly what the early child was started with? */
-static bool agrees(const struct moat_spawn *s, const struct moat_plan *p)
+bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p)
 {
 	struct moat_plan rs;
 
@@ -589,7 +589,7 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *co
 	/* SECURITY: an early child has its namespaces and its ruleset's
 	 * handled rights already: a plan that wants anything else is refused,
 	 * never run in a sandbox it did not ask for */
-	if (s->started && !agrees(s, p)) {
+	if (s->started && !moat_spawn_agrees(s, p)) {
 		moat_error_set(err, "internal error: the plan disagrees with the sandbox started "
 				    "for it");
 		return -EINVAL;

@@ -425,21 +425,14 @@ static void free_argv(char **v)
 	free(v);
 }
 
-__attribute__((noreturn)) static void bash_child(const struct bash_job *j)
+/* A fresh process for a call: the caller's signal dispositions (an ignored
+ * SIGPIPE or SIGCHLD survives exec) and mask are not the command's; it
+ * dies with its parent (the calling thread, or the fork server). */
+static void bash_child_begin(pid_t parent)
 {
-	const struct moat_config *cfg = j->env->cfg;
-	struct moat_run_request rq;
-	struct moat_run_result res;
-	struct moat_error err;
-	struct moat_strv denied = {NULL, 0, false};
 	struct sigaction dfl;
 	sigset_t none;
-	long timeout = j->timeout_s;
-	char **argv = j->argv;
-	int o, e, rs, nul;
 
-	/* a fresh process: the caller's signal dispositions (an ignored
-	 * SIGPIPE or SIGCHLD survives exec) and mask are not the command's */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
@@ -447,27 +440,45 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* the call ends when the calling thread (or the fork server) goes away */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != j->parent)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(125);
 	prctl(PR_SET_NAME, "moat-bash-run", 0, 0, 0);
+}
 
-	/* stdin /dev/null, stdout and stderr the pipes, the result pipe on 3,
-	 * nothing else (the caller's descriptors, the fork server's socket and
-	 * the pipes of other calls are not the command's) */
-	o = move_high(j->out_w);
-	e = move_high(j->err_w);
-	rs = move_high(j->res_w);
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (o < 0 || e < 0 || rs < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(o, 1) < 0 ||
-	    dup2(e, 2) < 0 || dup2(rs, 3) < 0)
+/* stdin /dev/null, stdout and stderr the pipes, the result pipe on 3, keep
+ * (or -1) on 4, nothing else (the caller's descriptors, the fork server's
+ * socket and the pipes of other calls are not the command's) */
+static void bash_child_fds(int out_w, int err_w, int res_w, int keep)
+{
+	int o = move_high(out_w), e = move_high(err_w), rs = move_high(res_w),
+	    k = keep >= 0 ? move_high(keep) : -1;
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (o < 0 || e < 0 || rs < 0 || nul < 0 || (keep >= 0 && k < 0) || dup2(nul, 0) < 0 ||
+	    dup2(o, 1) < 0 || dup2(e, 2) < 0 || dup2(rs, 3) < 0 || (k >= 0 && dup2(k, 4) < 0))
 		_exit(125);
 	/* SECURITY: the result pipe is never the command's: a forged result
 	 * could report success for a refused run */
 	fcntl(3, F_SETFD, FD_CLOEXEC);
-	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
-		for (int fd = 4; fd < 65536; fd++)
+	if (k >= 0)
+		fcntl(4, F_SETFD, FD_CLOEXEC);
+	if (syscall(SYS_close_range, k >= 0 ? 5U : 4U, ~0U, 0U) < 0)
+		for (int fd = k >= 0 ? 5 : 4; fd < 65536; fd++)
 			close(fd);
+}
+
+/* The rest of a call's child, its descriptors in place: the runner, the
+ * result on 3. warm: started ahead (moat_runner_warm_start), or NULL. */
+__attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
+						     struct moat_run_warm *warm)
+{
+	const struct moat_config *cfg = j->env->cfg;
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	struct moat_error err;
+	struct moat_strv denied = {NULL, 0, false};
+	long timeout = j->timeout_s;
+	char **argv = j->argv;
 
 	/* a timeout of the profile caps the call's */
 	{
@@ -515,6 +526,7 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 	rq.timeout_s = timeout;
 	rq.denied_extra = &denied;
 	rq.ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
+	rq.warm = warm;
 	memset(&res, 0, sizeof(res));
 	moat_error_clear(&err);
 	if (moat_runner_run(&rq, &res, &err) < 0) {
@@ -526,6 +538,13 @@ __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 	/* every process of the sandbox is gone when the runner returns */
 	write_all(3, &res, sizeof(res));
 	_exit(0);
+}
+
+__attribute__((noreturn)) static void bash_child(const struct bash_job *j)
+{
+	bash_child_begin(j->parent);
+	bash_child_fds(j->out_w, j->err_w, j->res_w, -1);
+	bash_child_run(j, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -599,6 +618,9 @@ struct srv_reply {
 	uint32_t magic, seq;
 	int32_t err; /* 0, or the errno of the fork */
 	int32_t pid;
+	int32_t warm; /* 1: a runner started ahead took the call: its pidfd comes
+		       * with the read ends of its own stdout, stderr and result
+		       * pipes, which replace the caller's */
 };
 
 struct srv_trailer {
@@ -624,7 +646,7 @@ static ssize_t send_fds(int sock, struct iovec *iov, size_t niov, const int *fds
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} u;
 	struct msghdr mh;
 	ssize_t n;
@@ -702,12 +724,188 @@ struct srv_child {
 	int res_w; /* kept for the trailer */
 };
 
+/* A runner forked ahead of the next call (moat_runner_warm_start: the
+ * kernel probed, the sandbox's child cloned and making its namespaces), its
+ * own pipes already on its stdout, stderr and result descriptors; the job
+ * reaches it through job_w. Replaced after WARM_MAX_AGE_MS, so that the
+ * mount table its child copied is a recent one. */
+#define WARM_MAX_AGE_MS 30000.0
+struct srv_warm {
+	pid_t pid; /* 0: none */
+	int job_w;
+	int rd[3]; /* read ends: stdout, stderr, result */
+	int res_w; /* kept for the trailer */
+	double since;
+};
+
 struct srv_state {
 	int sock;
 	const struct moat_tool_env *env;
 	struct srv_child *kids;
 	size_t nkids, akids;
+	struct srv_warm warm;
 };
+
+static void warm_close(struct srv_warm *w)
+{
+	if (w->job_w >= 0)
+		close(w->job_w);
+	for (int i = 0; i < 3; i++)
+		if (w->rd[i] >= 0)
+			close(w->rd[i]);
+	if (w->res_w >= 0)
+		close(w->res_w);
+	memset(w, 0, sizeof(*w));
+	w->job_w = w->res_w = w->rd[0] = w->rd[1] = w->rd[2] = -1;
+}
+
+/* Forget the runner started ahead; kill means it is alive and unwanted. */
+static void warm_drop(struct srv_state *st, bool kill_it)
+{
+	if (kill_it && st->warm.pid > 0) {
+		kill(st->warm.pid, SIGKILL);
+		while (waitpid(st->warm.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	warm_close(&st->warm);
+}
+
+/* The runner started ahead: its descriptors are in place (job on 4), it
+ * starts the sandbox's child, then waits for its job, whose strings are
+ * checked as the server checks a request's. */
+__attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env, pid_t parent,
+						const int wr[3], int job_r)
+{
+	struct moat_run_warm *w;
+	struct srv_req h;
+	struct bash_job job;
+	const char *str[SRV_NSTR] = {NULL};
+	size_t total = 0, got = 0, off = 0;
+	char *data;
+
+	bash_child_begin(parent);
+	prctl(PR_SET_NAME, "moat-bash-warm", 0, 0, 0);
+	bash_child_fds(wr[0], wr[1], wr[2], job_r);
+	w = moat_runner_warm_start();
+	while (got < sizeof(h)) {
+		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0); /* never used */
+		got += (size_t)n;
+	}
+	if (h.magic != BASH_SRV_REQ || h.timeout_s < 1 || h.timeout_s > MOAT_BASH_MAX_TIMEOUT_S)
+		_exit(2);
+	for (int i = 0; i < SRV_NSTR; i++) {
+		uint32_t max = i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING;
+
+		if (h.len[i] > max || (i != SRV_PROFILE && h.len[i] < 2))
+			_exit(2);
+		total += h.len[i];
+	}
+	data = malloc(total ? total : 1);
+	if (!data)
+		_exit(2);
+	for (got = 0; got < total;) {
+		ssize_t n = read(4, data + got, total - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(2);
+		got += (size_t)n;
+	}
+	close(4);
+	for (int i = 0; i < SRV_NSTR; i++) {
+		if (!h.len[i])
+			continue;
+		str[i] = data + off;
+		if (strnlen(str[i], h.len[i]) != h.len[i] - 1)
+			_exit(2);
+		off += h.len[i];
+	}
+	memset(&job, 0, sizeof(job));
+	job.env = env;
+	job.profile = str[SRV_PROFILE];
+	job.workspace = str[SRV_WS];
+	job.cwd = str[SRV_CWD];
+	job.command = str[SRV_CMD];
+	job.timeout_s = (long)h.timeout_s;
+	job.parent = parent;
+	prctl(PR_SET_NAME, "moat-bash-run", 0, 0, 0);
+	bash_child_run(&job, w);
+}
+
+/* Fork a runner ahead of the next call, unless there is one. */
+static void warm_start(struct srv_state *st)
+{
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, res[2] = {-1, -1}, job[2] = {-1, -1};
+	pid_t pid;
+
+	if (st->warm.pid > 0)
+		return;
+	warm_close(&st->warm);
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 ||
+	    pipe2(job, O_CLOEXEC) < 0)
+		goto fail;
+	pid = fork();
+	if (pid == 0) {
+		int wr[3] = {out[1], err[1], res[1]};
+
+		warm_main(st->env, getppid(), wr, job[0]);
+	}
+	if (pid < 0)
+		goto fail;
+	close(out[1]);
+	close(err[1]);
+	close(job[0]);
+	/* a job that does not fit the pipe at once (or a runner that does not
+	 * read) never blocks the server: that call forks instead */
+	fcntl(job[1], F_SETFL, fcntl(job[1], F_GETFL) | O_NONBLOCK);
+	st->warm.pid = pid;
+	st->warm.job_w = job[1];
+	st->warm.rd[0] = out[0];
+	st->warm.rd[1] = err[0];
+	st->warm.rd[2] = res[0];
+	st->warm.res_w = res[1];
+	st->warm.since = now_ms();
+	return;
+fail:
+	for (int i = 0; i < 2; i++) {
+		int *v[4] = {out, err, res, job};
+
+		for (int k = 0; k < 4; k++)
+			if (v[k][i] >= 0)
+				close(v[k][i]);
+	}
+}
+
+/* Hand the job to the runner started ahead: its pidfd into *pidfd. False:
+ * there is none, or it could not take the job (then it is gone). */
+static bool warm_take(struct srv_state *st, const struct srv_req *h, const char *data,
+		      size_t total, int *pidfd)
+{
+	if (st->warm.pid <= 0)
+		return false;
+	if (now_ms() - st->warm.since > WARM_MAX_AGE_MS) {
+		warm_drop(st, true);
+		return false;
+	}
+	*pidfd = (int)syscall(SYS_pidfd_open, st->warm.pid, 0);
+	if (*pidfd < 0 || write_all(st->warm.job_w, h, sizeof(*h)) < 0 ||
+	    write_all(st->warm.job_w, data, total) < 0) {
+		if (*pidfd >= 0)
+			close(*pidfd);
+		*pidfd = -1;
+		warm_drop(st, true);
+		return false;
+	}
+	close(st->warm.job_w);
+	st->warm.job_w = -1;
+	return true;
+}
 
 /* Reap every child that has exited, and end its result pipe with its wait
  * status. */
@@ -721,6 +919,10 @@ static void srv_reap(struct srv_state *st)
 			continue;
 		if (w <= 0)
 			return;
+		if (w == st->warm.pid) {
+			warm_drop(st, false); /* it died unused */
+			continue;
+		}
 		for (size_t i = 0; i < st->nkids; i++) {
 			struct srv_trailer t = {BASH_SRV_TRAILER, status};
 			int fd = st->kids[i].res_w;
@@ -818,6 +1020,27 @@ static void srv_request(struct srv_state *st)
 	job.command = str[SRV_CMD];
 	if (st->nkids == st->akids) {
 		rep.err = ENOMEM;
+	} else if (warm_take(st, &h, data, total, &pidfd)) {
+		int wfds[4] = {pidfd, st->warm.rd[0], st->warm.rd[1], st->warm.rd[2]};
+
+		rep.pid = st->warm.pid;
+		rep.warm = 1;
+		st->kids[st->nkids].pid = st->warm.pid;
+		st->kids[st->nkids++].res_w = st->warm.res_w;
+		st->warm.res_w = -1;
+		st->warm.pid = 0;
+		free(data);
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		iov[0].iov_base = &rep;
+		iov[0].iov_len = sizeof(rep);
+		if (send_fds(st->sock, iov, 1, wfds, 4) != (ssize_t)sizeof(rep))
+			_exit(0); /* the caller is gone: the children die with us */
+		close(pidfd);
+		warm_close(&st->warm);
+		warm_start(st); /* for the next call, after this one's reply */
+		return;
 	} else {
 		/* single-threaded: the child may allocate, read the passwd
 		 * database, anything */
@@ -853,6 +1076,7 @@ static void srv_request(struct srv_state *st)
 		_exit(0); /* the caller is gone: the children die with us */
 	if (pidfd >= 0)
 		close(pidfd);
+	warm_start(st);
 }
 
 __attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,
@@ -903,6 +1127,8 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	st.sock = 3;
 	env.bash_server = NULL;
 	st.env = &env;
+	st.warm.job_w = st.warm.res_w = st.warm.rd[0] = st.warm.rd[1] = st.warm.rd[2] = -1;
+	warm_start(&st);
 	for (;;) {
 		struct pollfd pf[2] = {{3, POLLIN, 0}, {sfd, POLLIN, 0}};
 
@@ -1027,10 +1253,10 @@ static void server_kill(struct moat_bash_server *srv)
  * not fit): fork the caller instead; negative errno: the server failed,
  * nothing of the call runs, ret->error says why. */
 static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, const char *command,
-			int *ret_pidfd, struct moat_tool_result *ret)
+			int *ret_pidfd, int rd[3], struct moat_tool_result *ret)
 {
 	const char *s[SRV_NSTR] = {j->workspace, j->cwd, j->profile, command};
-	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r;
+	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r, got[4] = {-1, -1, -1, -1};
 	struct srv_req h;
 	struct srv_reply rep;
 	struct iovec iov[2];
@@ -1087,7 +1313,8 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, 
 	}
 	iov[0].iov_base = &rep;
 	iov[0].iov_len = sizeof(rep);
-	n = recv_fds(srv->sock, iov, 1, &pidfd, 1, &nfds, &flags);
+	n = recv_fds(srv->sock, iov, 1, got, 4, &nfds, &flags);
+	pidfd = got[0];
 	if (n < 0 && errno == ECONNRESET) {
 		/* it died with our request unread: nothing started */
 		srv->dead = true;
@@ -1095,14 +1322,14 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, 
 		goto out;
 	}
 	if (n != (ssize_t)sizeof(rep) || flags || rep.magic != BASH_SRV_REPLY || rep.seq != h.seq ||
-	    (rep.err == 0) != (nfds == 1)) {
+	    (rep.err == 0) != (nfds == (rep.warm ? 4u : 1u))) {
 		int e = n < 0 ? errno : 0;
 
 		/* SECURITY: a child it may have forked for us must not run
 		 * unwatched: it dies with the server */
 		server_kill(srv);
-		if (pidfd >= 0)
-			close(pidfd);
+		for (size_t i = 0; i < nfds && i < 4; i++)
+			close(got[i]);
 		snprintf(ret->error, sizeof(ret->error),
 			 "the bash fork server failed (%s) and was stopped, with anything it "
 			 "started for this call; later calls start their commands themselves",
@@ -1121,6 +1348,13 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, 
 		goto out;
 	}
 	*ret_pidfd = pidfd;
+	if (rep.warm) {
+		/* the runner started ahead writes to pipes of its own: ours go */
+		for (int i = 0; i < 3; i++) {
+			close(rd[i]);
+			rd[i] = got[i + 1];
+		}
+	}
 	r = 0;
 out:
 	pthread_mutex_unlock(&srv->lock);
@@ -1638,7 +1872,12 @@ int moat_tool_bash(const struct moat_tool_env *env, json_t *args, const struct m
 	r = 1;
 	br->start = now_ms();
 	if (srv && srv->cfg == env->cfg && srv->env == env->env) {
-		r = server_spawn(srv, &job, a.command, &pidfd, ret);
+		int rd[3] = {out_p[0], err_p[0], res_p[0]};
+
+		r = server_spawn(srv, &job, a.command, &pidfd, rd, ret);
+		out_p[0] = rd[0];
+		err_p[0] = rd[1];
+		res_p[0] = rd[2];
 		if (r < 0) {
 			ret->ok = false;
 			r = r == -ENOMEM ? r : 0;

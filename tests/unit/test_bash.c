@@ -1190,12 +1190,13 @@ static void check_tree(bool server, const char *tag, const char *json)
 		CHECKF(t.run_of_srv, "the runner of the call is the server's child");
 		CHECKF(!t.run_of_caller, "and not the caller's");
 		/* SECURITY: the server holds /dev/null as stdin and stdout, our
-		 * stderr, its socket, its signalfd, this call's result pipe (and
+		 * stderr, its socket, its signalfd, this call's result pipe, the
+		 * five pipe ends of the runner it started for the next call (and
 		 * for a moment the pidfd it sends): nothing else of ours (the
 		 * marker is open here, not close-on-exec) */
-		CHECKF(t.nul == 2 && t.pipes == 1 && t.other == 0,
-		       "the server holds /dev/null on 0 and 1 (%d), one pipe (%d) and nothing of "
-		       "the caller's (%d)",
+		CHECKF(t.nul == 2 && (t.pipes == 1 || t.pipes == 6) && t.other == 0,
+		       "the server holds /dev/null on 0 and 1 (%d), its own pipes (%d: this "
+		       "call's result, the next runner's) and nothing of the caller's (%d)",
 		       t.nul, t.pipes, t.other);
 	} else {
 		CHECKF(!t.srv_child, "no fork server runs");
@@ -1293,6 +1294,58 @@ static void test_server_killed(void)
 	result_clear(&r);
 }
 
+/* The server's runner started ahead (named moat-bash-warm, a child of the
+ * server): the next call goes to it, and a new one replaces it. */
+static pid_t warm_runner(pid_t not)
+{
+	struct pinfo kids[64];
+
+	for (int i = 0; i < 300; i++) {
+		int n = descendants(getpid(), kids, 64);
+		pid_t srv = 0;
+
+		for (int k = 0; k < n; k++)
+			if (!strcmp(kids[k].comm, "moat-bash-srv"))
+				srv = kids[k].pid;
+		for (int k = 0; k < n; k++)
+			if (srv && kids[k].ppid == srv && kids[k].pid != not &&
+			    !strcmp(kids[k].comm, "moat-bash-warm"))
+				return kids[k].pid;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static bool is_warm(pid_t pid)
+{
+	char p[64], c[32] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	if (!fgets(c, sizeof(c), f))
+		c[0] = '\0';
+	fclose(f);
+	return !strcmp(c, "moat-bash-warm\n");
+}
+
+static void test_warm(void)
+{
+	struct moat_tool_result r;
+	pid_t w = warm_runner(0), w2;
+
+	CHECKF(w > 0, "the server keeps a runner started ahead of the next call");
+	CHECK_INT(bash(&r, "echo warm; echo $$", NULL), 0);
+	CHECKF(r.ok && !strncmp(text(&r), "warm\n2\n", 8),
+	       "the call runs, as PID 2 under moat's init (%s)", text(&r));
+	result_clear(&r);
+	CHECKF(!is_warm(w), "the runner started ahead took the call");
+	w2 = warm_runner(w);
+	CHECKF(w2 > 0 && w2 != w, "a new one waits for the next call");
+}
+
 static void test_stop(void)
 {
 	struct pinfo kids[64];
@@ -1337,6 +1390,7 @@ int main(void)
 	test_network();
 	test_fallback();
 	test_concurrent();
+	test_warm();
 	test_dies_with_caller();
 	test_server_killed();
 	test_stop();
