@@ -1,7 +1,8 @@
 /* Fuzz the MCP server's request path: newline framing (split at a point the
  * input chooses, so lines cross reads), the strict parse and the
  * classification of every line, id keys, and the elicitation answer
- * mapping. It never crashes or reads out of bounds; a message it accepts
+ * mapping, and the fast path of tools/call (what it takes, the strict parser
+ * reads alike). It never crashes or reads out of bounds; a message it accepts
  * is well formed (its kind matches its members); every reply it would
  * write is one line of JSON that parses back. */
 #include <stdint.h>
@@ -37,7 +38,21 @@ static void one(const char *line, size_t len)
 	char key[MOAT_RPC_ID_KEY_MAX], *out;
 	json_t *empty;
 	size_t n = 0;
+	struct moat_rpc_call c;
 
+	/* the fast path of tools/call reads what the strict parser reads */
+	if (moat_rpc_parse_call(line, len, &c) == 0) {
+		json_t *args = NULL;
+
+		if (moat_rpc_parse(line, len, &m, &f) < 0 || m.kind != MOAT_RPC_REQUEST ||
+		    strcmp(m.method, "tools/call") || !json_equal(m.id, c.id) ||
+		    moat_json_parse_flat(c.args, c.args_len, MOAT_MCP_MAX_LINE, &args) < 0 ||
+		    !json_equal(args, json_object_get(m.params, "arguments")))
+			abort();
+		json_decref(args);
+		json_decref(c.id);
+		moat_rpc_msg_release(&m);
+	}
 	if (moat_rpc_parse(line, len, &m, &f) < 0) {
 		if (f.code >= 0)
 			abort();

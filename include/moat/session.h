@@ -106,6 +106,10 @@ struct moat_call_opts {
 	 * was recorded. The caller makes the same call again from a thread
 	 * that may wait (an event loop hands it to a worker). */
 	bool defer_ask;
+	/* The caller reads ret->json only when ret->output is NULL (the MCP
+	 * server writes output and data_json itself): ret->json is then left
+	 * NULL when there is an output. */
+	bool lean;
 };
 
 enum moat_call_status {
@@ -127,7 +131,8 @@ struct moat_call_result {
 	char approval_answer[24];	/* "", "approved", "denied", "approved_always" */
 	char call_id[48];
 	char *json;			/* the result object (heap): ok, output, error,
-					 * decision, data...; always set */
+					 * decision, data...; always set (but see
+					 * moat_call_opts.lean) */
 	char *output;			/* heap text for the model, may be NULL */
 	char error[512];		/* when not OK */
 	bool is_error;

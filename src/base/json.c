@@ -691,7 +691,8 @@ static size_t flat_object(const char *t, size_t len, size_t i, json_t *obj, bool
 		if (!ve)
 			return 0;
 		if (obj) {
-			if (!v || json_object_setn_new_nocheck(obj, t + ks + 1, ke - ks - 2, v) < 0) {
+			if (!v ||
+			    json_object_setn_new_nocheck(obj, t + ks + 1, ke - ks - 2, v) < 0) {
 				*oom = true;
 				return 0;
 			}

@@ -352,15 +352,46 @@ static int put_value(struct moat_buf *b, json_t *v, unsigned depth)
 	return -EINVAL;
 }
 
+/* The tool's data alone as compact JSON, into r->data_json (d: scratch). */
+static int data_json(struct moat_call_result *r, json_t *data, struct moat_buf *d)
+{
+	int r2 = put_value(d, data, 1);
+
+	if (r2 < 0 && r2 != -ENOMEM) {
+		/* deeper than any tool's data goes: jansson's dumper */
+		char *j = json_dumps(data, JSON_COMPACT);
+
+		moat_buf_reset(d);
+		r2 = j ? 0 : -ENOMEM;
+		if (j)
+			moat_buf_puts(d, j);
+		free(j);
+	}
+	if (r2 < 0 || d->oom) {
+		moat_buf_release(d);
+		return r2 < 0 ? r2 : -ENOMEM;
+	}
+	r->data_json = moat_buf_steal(d);
+	return r->data_json ? 0 : -ENOMEM;
+}
+
 /* The result object the CLI prints and the MCP server wraps, and the data
  * alone (r->data_json). Written by hand: the output can be large, and
- * jansson's escaper is the slowest part of a small read_file call. */
+ * jansson's escaper is the slowest part of a small read_file call. lean:
+ * the caller reads r->json only when there is no output (the MCP server),
+ * so with an output only data_json is made. */
 static int build_json(struct moat_call_result *r, const char *tool, const struct moat_approval *ap,
-		      json_t *data)
+		      json_t *data, bool lean)
 {
 	struct moat_buf b = MOAT_BUF_INIT;
-	size_t olen = r->output ? strlen(r->output) : 0;
+	size_t olen;
 
+	if (lean && r->output) {
+		struct moat_buf d = MOAT_BUF_INIT;
+
+		return data ? data_json(r, data, &d) : 0;
+	}
+	olen = r->output ? strlen(r->output) : 0;
 	moat_buf_reserve(&b, olen + olen / 8 + 512);
 	moat_buf_puts(&b, r->status == MOAT_CALL_OK ? "{\"ok\":true" : "{\"ok\":false");
 	put_key_str(&b, ",\"call_id\":", r->call_id);
@@ -395,26 +426,14 @@ static int build_json(struct moat_call_result *r, const char *tool, const struct
 	}
 	if (data) {
 		struct moat_buf d = MOAT_BUF_INIT;
-		int r2 = put_value(&d, data, 1);
+		int r2 = data_json(r, data, &d);
 
-		if (r2 < 0 && r2 != -ENOMEM) {
-			/* deeper than any tool's data goes: jansson's dumper */
-			char *j = json_dumps(data, JSON_COMPACT);
-
-			moat_buf_reset(&d);
-			r2 = j ? 0 : -ENOMEM;
-			if (j)
-				moat_buf_puts(&d, j);
-			free(j);
-		}
-		if (r2 < 0 || d.oom) {
-			moat_buf_release(&d);
+		if (r2 < 0) {
 			moat_buf_release(&b);
-			return r2 < 0 ? r2 : -ENOMEM;
+			return r2;
 		}
 		moat_buf_puts(&b, ",\"data\":");
-		moat_buf_append(&b, d.data, d.len);
-		r->data_json = moat_buf_steal(&d);
+		moat_buf_puts(&b, r->data_json);
 	}
 	moat_buf_putc(&b, '}');
 	if (b.oom) {
@@ -531,7 +550,7 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 		snprintf(ret->error, sizeof(ret->error), "deferred: %.300s (%.150s)", ap.reason,
 			 ret->decision.rule);
 		ret->is_error = true;
-		r = build_json(ret, tool, NULL, NULL);
+		r = build_json(ret, tool, NULL, NULL, false);
 		json_decref(args);
 		return r;
 	}
@@ -644,7 +663,7 @@ record:
 		}
 	}
 	ret->is_error = ret->status != MOAT_CALL_OK;
-	r = build_json(ret, tool, ap.by[0] ? &ap : NULL, tr.data);
+	r = build_json(ret, tool, ap.by[0] ? &ap : NULL, tr.data, o->lean);
 	if (tr.data) {
 		ret->structured = tr.data;
 		tr.data = NULL;

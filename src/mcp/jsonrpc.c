@@ -534,12 +534,13 @@ int moat_rpc_parse_call(const char *line, size_t len, struct moat_rpc_call *c)
 		return -EAGAIN;
 	i = moat_json_skip_ws(line, len, i + 1);
 	for (;;) {
-		size_t ke = moat_json_plain_string(line, len, i), ks = i, ve;
-		const char *k = line + ks + 1;
-		size_t kl = ke - ks - 2;
+		size_t ke = moat_json_plain_string(line, len, i), ks = i, ve, kl;
+		const char *k;
 
 		if (!ke)
 			return -EAGAIN;
+		k = line + ks + 1;
+		kl = ke - ks - 2;
 		i = moat_json_skip_ws(line, len, ke);
 		if (i >= len || line[i] != ':')
 			return -EAGAIN;
@@ -584,8 +585,7 @@ int moat_rpc_parse_call(const char *line, size_t len, struct moat_rpc_call *c)
 			break;
 		return -EAGAIN;
 	}
-	if (seen != (JSONRPC | ID | METHOD | PARAMS) ||
-	    moat_json_skip_ws(line, len, i + 1) != len)
+	if (seen != (JSONRPC | ID | METHOD | PARAMS) || moat_json_skip_ws(line, len, i + 1) != len)
 		return -EAGAIN;
 	c->id = id_str ? json_stringn_nocheck(line + id_off, id_len) : json_integer(id_int);
 	return c->id ? 0 : -ENOMEM;

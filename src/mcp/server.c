@@ -2,7 +2,9 @@
  * small pool of worker threads that run tools/call through the session
  * (policy, approval, sandbox, audit).
  *
- * The loop thread reads and parses every message and answers initialize,
+ * The loop thread reads and parses every message (the usual tools/call
+ * through a fast path without a JSON tree, moat_rpc_parse_call; anything
+ * else through the strict parser) and answers initialize,
  * ping, tools/list and logging/setLevel itself, at once. A file tool call
  * runs on the loop thread too unless the session defers it (it would have
  * to ask a human); deferred calls and every shell call are queued for a
@@ -566,6 +568,7 @@ static int run_job(struct server *s, struct job *j)
 	memset(&res, 0, sizeof(res));
 	memset(&o, 0, sizeof(o));
 	o.call_id = j->call_id[0] ? j->call_id : NULL;
+	o.lean = true; /* ret->json only without an output: see call_result */
 	o.cancel_fd = j->cancel_fd;
 	if (j->progress_token) {
 		o.progress = on_progress;
@@ -906,7 +909,8 @@ static void start_call(struct server *s, const json_t *id, const char *tool, con
 			sj.args_len = args_len;
 			memcpy(sj.key, key, sizeof(sj.key));
 			moat_strlcpy(sj.tool, tool, sizeof(sj.tool));
-			moat_strlcpy(sj.version, s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
+			moat_strlcpy(sj.version,
+				     s->version[0] ? s->version : MOAT_MCP_LATEST_VERSION,
 				     sizeof(sj.version));
 			sj.elicit = moat_mcp_elicit_enabled(s->elicit);
 			sj.inline_call = true;
@@ -917,9 +921,8 @@ static void start_call(struct server *s, const json_t *id, const char *tool, con
 			/* deferred: the same call again on a worker, under the
 			 * session's call id */
 			j = calloc(1, sizeof(*j));
-			if (j) {
+			if (j)
 				memcpy(j->call_id, sj.call_id, sizeof(j->call_id));
-			}
 			goto queue;
 		}
 	}

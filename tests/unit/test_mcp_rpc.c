@@ -8,6 +8,7 @@
  * calls answered by id, end of input. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <moat/moat.h>
 #include <moat/session.h>
 
+#include "base/json.h"
 #include "base/str.h"
 #include "mcp/mcp.h"
 #include "tap.h"
@@ -266,6 +268,261 @@ static void test_classify(void)
 }
 
 /* ---- serialization, ids, versions ---- */
+
+/* ---- the fast paths: what they accept, the strict parsers accept alike ---- */
+
+/* flat accepted => moat_json_parse_object accepts the same value, members
+ * in the same order. Returns whether flat accepted. */
+static bool flat_agrees(const char *t, size_t n, bool *agree)
+{
+	struct moat_error err;
+	json_t *a = NULL, *b = NULL;
+	int r = moat_json_parse_flat(t, n, 4096, &a), r2;
+
+	*agree = true;
+	if (r != 0) {
+		*agree = r == -EAGAIN && !a;
+		return false;
+	}
+	moat_error_clear(&err);
+	r2 = moat_json_parse_object(t, n, "args", 4096, &b, &err);
+	if (r2 != 0 || !json_equal(a, b)) {
+		*agree = false;
+	} else {
+		char *da = json_dumps(a, JSON_COMPACT), *db = json_dumps(b, JSON_COMPACT);
+
+		*agree = da && db && !strcmp(da, db);
+		free(da);
+		free(db);
+	}
+	/* check only: the same answer */
+	if (moat_json_parse_flat(t, n, 4096, NULL) != 0)
+		*agree = false;
+	json_decref(a);
+	json_decref(b);
+	return true;
+}
+
+/* parse_call accepted => moat_rpc_parse reads the same request. */
+static bool call_agrees(const char *t, size_t n, bool *agree)
+{
+	struct moat_rpc_call c;
+	struct moat_rpc_msg m;
+	struct moat_rpc_fault f;
+	struct moat_error err;
+	json_t *args = NULL, *name;
+	int r = moat_rpc_parse_call(t, n, &c);
+
+	*agree = true;
+	if (r != 0) {
+		*agree = r == -EAGAIN && !c.id;
+		return false;
+	}
+	if (moat_rpc_parse(t, n, &m, &f) != 0) {
+		*agree = false;
+		moat_rpc_fault_release(&f);
+		json_decref(c.id);
+		return true;
+	}
+	name = json_object_get(m.params, "name");
+	moat_error_clear(&err);
+	*agree = m.kind == MOAT_RPC_REQUEST && !strcmp(m.method, "tools/call") &&
+		 json_equal(m.id, c.id) && json_typeof(m.id) == json_typeof(c.id) &&
+		 json_object_size(m.params) == 2 && json_is_string(name) &&
+		 json_string_length(name) == c.name_len &&
+		 !memcmp(json_string_value(name), c.name, c.name_len) &&
+		 moat_json_parse_object(c.args, c.args_len, "args", 4096, &args, &err) == 0 &&
+		 json_equal(args, json_object_get(m.params, "arguments"));
+	json_decref(args);
+	moat_rpc_msg_release(&m);
+	json_decref(c.id);
+	return true;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* One random edit of t (n bytes, room for 8 more). */
+static size_t mutate(char *t, size_t n)
+{
+	static const char alpha[] = "\"\\{}[],: 0123456789-+.eEtrufalsn\x01\x1f\x7f\x80\xc3\xa9/_";
+	size_t at = n ? rng() % n : 0;
+	char c = alpha[rng() % (sizeof(alpha) - 1)];
+
+	switch (rng() % 4) {
+	case 0: /* replace */
+		if (n)
+			t[at] = c;
+		return n;
+	case 1: /* delete */
+		if (n) {
+			memmove(t + at, t + at + 1, n - at - 1);
+			n--;
+		}
+		return n;
+	case 2: /* insert */
+		memmove(t + at + 1, t + at, n - at);
+		t[at] = c;
+		return n + 1;
+	default: { /* repeat a short run: duplicate keys and members */
+		size_t k = 1 + rng() % 8;
+
+		if (at + k > n)
+			k = n - at;
+		memmove(t + at + k, t + at, n - at);
+		return n + k;
+	}
+	}
+}
+
+static void test_fast_paths(void)
+{
+	static const char *const flat_yes[] = {
+	    "{\"path\":\"a.txt\",\"raw\":true}",
+	    " { \"path\" : \"/x y\" , \"offset\" : 0 , \"limit\" : -12 , \"x\" : null } ",
+	    "{}",
+	    "{\"a\":false,\"b\":999999999999999999}",
+	};
+	static const char *const flat_no[] = {
+	    "{\"a\":1,\"a\":2}",	   /* duplicate: the strict parser says so */
+	    "{\"a\":\"x\\/y\"}",	   /* an escape */
+	    "{\"a\":\"\xc3\xa9\"}",	   /* not ASCII */
+	    "{\"a\":{}}",		   /* nesting */
+	    "{\"a\":[1]}",		   /* nesting */
+	    "{\"a\":1.5}",		   /* a real */
+	    "{\"a\":1e3}",		   /* a real */
+	    "{\"a\":-0}",		   /* "-0" */
+	    "{\"a\":01}",		   /* a leading zero */
+	    "{\"a\":1000000000000000000}", /* 19 digits */
+	    "{\"a\":tru}",		   /* a bad word */
+	    "{\"a\":truex}",		   /* a bad word */
+	    "{\"a\":1,}",		   /* a trailing comma */
+	    "{\"a\":1}x",		   /* trailing garbage */
+	    "\xef\xbb\xbf{}",		   /* a byte order mark */
+	    "[1]",			   /* not an object */
+	    "{\"a\":\"\x01\"}",		   /* a control character */
+	    "{\"a\":1",			   /* cut short */
+	};
+	static const char *const call_no[] = {
+	    /* a notification, other members, _meta, escapes, another method */
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\","
+	    "\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{},\"_meta\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}},\"x\":1}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.1\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\"}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"a\",\"path\":\"b\"}}}",
+	    "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{}}}]",
+	};
+	static const char *const call_base[] = {
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"/w/a.txt\",\"raw\":true}}}",
+	    "{\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{"
+	    "\"path\":\"a\",\"offset\":3,\"limit\":10}},\"jsonrpc\":\"2.0\",\"id\":\"k-1\"}",
+	    " {\"params\" : {\"arguments\":{}, \"name\":\"bash\"} ,\"id\":-5,\"jsonrpc\":\"2.0\","
+	    "\"method\":\"tools/call\"}\t",
+	};
+	char buf[512];
+	bool agree;
+	long accepted = 0, checked = 0, bad = 0;
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(flat_yes); i++) {
+		bool took = flat_agrees(flat_yes[i], strlen(flat_yes[i]), &agree);
+
+		CHECKF(took && agree, "flat fast path takes and agrees: %s", flat_yes[i]);
+	}
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(flat_no); i++) {
+		bool took = flat_agrees(flat_no[i], strlen(flat_no[i]), &agree);
+
+		CHECKF(!took && agree, "flat fast path leaves to the strict parser: %s",
+		       flat_no[i]);
+	}
+	{
+		char many[400];
+		size_t k = 0;
+
+		many[k++] = '{';
+		for (int i = 0; i <= MOAT_JSON_FLAT_MAX_MEMBERS; i++)
+			k += (size_t)snprintf(many + k, sizeof(many) - k, "%s\"k%d\":%d",
+					      i ? "," : "", i, i);
+		many[k++] = '}';
+		CHECKF(moat_json_parse_flat(many, k, 4096, NULL) == -EAGAIN,
+		       "flat fast path: more than %d members go to the strict parser",
+		       MOAT_JSON_FLAT_MAX_MEMBERS);
+		CHECKF(moat_json_parse_flat(flat_yes[0], strlen(flat_yes[0]), 5, NULL) == -EAGAIN,
+		       "flat fast path: over max_bytes goes to the strict parser");
+	}
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(call_base); i++) {
+		bool took = call_agrees(call_base[i], strlen(call_base[i]), &agree);
+
+		CHECKF(took && agree, "tools/call fast path takes and agrees: %s", call_base[i]);
+	}
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(call_no); i++) {
+		bool took = call_agrees(call_no[i], strlen(call_no[i]), &agree);
+
+		CHECKF(!took && agree, "tools/call fast path leaves to moat_rpc_parse: %s",
+		       call_no[i]);
+	}
+	/* random edits of the usual shapes: whatever a fast path takes, the
+	 * strict parser takes as the same value */
+	for (int round = 0; round < 30000; round++) {
+		const char *base = call_base[round % MOAT_ARRAY_SIZE(call_base)];
+		size_t n = strlen(base);
+		int edits = 1 + (int)(rng() % 3);
+		const char *args;
+		size_t an;
+
+		memcpy(buf, base, n);
+		for (int e = 0; e < edits && n + 8 < sizeof(buf); e++)
+			n = mutate(buf, n);
+		buf[n] = '\0';
+		checked++;
+		if (call_agrees(buf, n, &agree))
+			accepted++;
+		if (!agree && bad++ < 5)
+			CHECKF(0, "tools/call fast path disagrees with moat_rpc_parse: %.*s",
+			       (int)n, buf);
+		/* the arguments object alone, edited the same way */
+		args = strstr(base, "\"arguments\":") + 12;
+		an = (size_t)(strchr(args, '}') + 1 - args);
+		memcpy(buf, args, an);
+		for (int e = 0; e < edits; e++)
+			an = mutate(buf, an);
+		buf[an] = '\0';
+		if (flat_agrees(buf, an, &agree))
+			accepted++;
+		if (!agree && bad++ < 5)
+			CHECKF(0, "flat fast path disagrees with the strict parser: %.*s", (int)an,
+			       buf);
+	}
+	CHECKF(bad == 0 && accepted > 1000,
+	       "fast paths: %ld random edits, %ld taken, all read as the strict parsers read "
+	       "them (%ld disagreements)",
+	       checked * 2, accepted, bad);
+}
 
 static void test_serialize(void)
 {
@@ -764,14 +1021,151 @@ static void test_server(void)
 	}
 }
 
+/* The same calls written for the fast path and in forms that take the strict
+ * parser (an escape, a nested argument): the same replies, the same audit
+ * lines; malformed arguments still a -32700. */
+static void test_server_paths(void)
+{
+	static const char *const lines[] = {
+	    /* 1, 2: the same read */
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"a.txt\",\"raw\":true}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"a\\u002etxt\",\"raw\":true}}}",
+	    /* 3, 4: an unknown tool */
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"nope\",\"arguments\":{}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"no\\u0070e\",\"arguments\":{}}}",
+	    /* 5: a duplicate key in the arguments: -32700, nothing run */
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"a.txt\",\"path\":\".env\"}}}",
+	    /* 7, 8: a denied path */
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\".env\"}}}",
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"\\u002eenv\"}}}",
+	    /* 9: an argument the tool does not take, nested */
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"read_file\",\"arguments\":{\"path\":\"a.txt\",\"x\":{\"y\":1}}}}",
+	};
+	char ws[] = "/tmp/moat-mcp-unit-XXXXXX", path[300], audit[300], *out = NULL;
+	struct moat_session_opts so;
+	struct moat_error err;
+	struct served sv;
+	json_t *rep[10] = {NULL};
+	int to[2], from[2], audit_lines = 0;
+	pthread_t th;
+	FILE *wf, *rf;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (!mkdtemp(ws)) {
+		CHECKF(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/a.txt", ws);
+	wf = fopen(path, "w");
+	fputs("alpha\nbeta\n", wf);
+	fclose(wf);
+	snprintf(path, sizeof(path), "%s/.env", ws);
+	wf = fopen(path, "w");
+	fputs("SECRET=1\n", wf);
+	fclose(wf);
+	snprintf(audit, sizeof(audit), "%s.audit", ws);
+	memset(&so, 0, sizeof(so));
+	moat_error_clear(&err);
+	so.config_json = "{}";
+	so.cwd = ws;
+	so.audit_path = audit;
+	so.no_project_config = true;
+	so.source = "mcp";
+	memset(&sv, 0, sizeof(sv));
+	if (moat_session_new(&so, &sv.s, &err) < 0) {
+		CHECKF(0, "session: %s", err.msg);
+		return;
+	}
+	CHECK(pipe(to) == 0 && pipe(from) == 0);
+	sv.in = to[0];
+	sv.out = from[1];
+	pthread_create(&th, NULL, serve_main, &sv);
+	wf = fdopen(to[1], "w");
+	rf = fdopen(from[0], "r");
+	fprintf(wf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+		    "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{"
+		    "\"name\":\"unit\",\"version\":\"1\"}}}\n");
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(lines); i++)
+		fprintf(wf, "%s\n", lines[i]);
+	fclose(wf);
+	while ((len = getline(&out, &cap, rf)) > 0) {
+		json_t *j = json_loads(out, 0, NULL), *id = json_object_get(j, "id");
+
+		if (json_is_integer(id) && json_integer_value(id) >= 1 &&
+		    json_integer_value(id) < 10 && !rep[json_integer_value(id)]) {
+			rep[json_integer_value(id)] = json_incref(j);
+		} else if (json_is_null(id)) {
+			json_decref(rep[5]);
+			rep[5] = json_incref(j); /* the parse error */
+		}
+		json_decref(j);
+	}
+	pthread_join(th, NULL);
+	{
+		json_t *r1 = json_object_get(rep[1], "result"),
+		       *r2 = json_object_get(rep[2], "result");
+		json_t *e3 = json_object_get(rep[3], "error"),
+		       *e4 = json_object_get(rep[4], "error");
+		json_t *r7 = json_object_get(rep[7], "result"),
+		       *r8 = json_object_get(rep[8], "result");
+		json_t *r9 = json_object_get(rep[9], "result");
+		const char *t1 = json_string_value(
+		    json_object_get(json_array_get(json_object_get(r1, "content"), 0), "text"));
+
+		CHECKF(r1 && json_equal(r1, r2) && t1 && !strcmp(t1, "alpha\nbeta\n"),
+		       "server paths: a read answers the same through both parsers");
+		CHECKF(e3 && json_equal(e3, e4) &&
+			   json_integer_value(json_object_get(e3, "code")) == -32602,
+		       "server paths: an unknown tool, the same -32602 through both");
+		CHECKF(json_integer_value(
+			   json_object_get(json_object_get(rep[5], "error"), "code")) == -32700,
+		       "server paths: a duplicate key in the arguments is still -32700");
+		CHECKF(r7 && json_equal(r7, r8) && json_is_true(json_object_get(r7, "isError")),
+		       "server paths: a denied path, the same refusal through both");
+		CHECKF(r9 && json_is_true(json_object_get(r9, "isError")),
+		       "server paths: a nested unknown argument is a tool error");
+	}
+	rf = freopen(audit, "r", rf);
+	while (rf && (len = getline(&out, &cap, rf)) > 0)
+		audit_lines++;
+	CHECKF(audit_lines == 5, "server paths: one audit line per call run (%d, want 5)",
+	       audit_lines);
+	if (rf)
+		fclose(rf);
+	for (int i = 0; i < 10; i++)
+		json_decref(rep[i]);
+	free(out);
+	close(to[0]);
+	moat_session_free(sv.s);
+	if (strncmp(ws, "/tmp/moat-mcp-unit-", 19) == 0) {
+		snprintf(path, sizeof(path), "%s/a.txt", ws);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/.env", ws);
+		unlink(path);
+		rmdir(ws);
+		unlink(audit);
+	}
+}
+
 int main(void)
 {
 	test_reader();
 	test_classify();
+	test_fast_paths();
 	test_serialize();
 	test_elicit_form();
 	test_elicit_untrusted();
 	test_elicit_roundtrip();
 	test_server();
+	test_server_paths();
 	return tap_done();
 }

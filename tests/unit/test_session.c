@@ -289,6 +289,59 @@ int main(void)
 	n1 = count_lines(audit, &bad);
 	CHECK(n1 - n0 == 5);
 
+	/* the usual flat arguments (parsed without jansson's lexer) and the
+	 * same ones through the strict parser (an escape): the same result and
+	 * the same audit record; lean: no result object beside an output */
+	{
+		static const char flat[] = "{\"path\": \"hello.txt\", \"offset\": 1, \"raw\": true}";
+		static const char esc[] = "{\"path\": \"hell\\u006f.txt\", \"offset\": 1, \"raw\": true}";
+		struct moat_call_opts lo = {.cancel_fd = -1, .lean = true};
+		struct moat_call_result a, b;
+		char *line = NULL, *prev = NULL;
+		size_t cap = 0;
+		FILE *f;
+
+		CHECK(moat_session_call(s, "read_file", flat, strlen(flat), &lo, &a) == 0);
+		CHECK(moat_session_call(s, "read_file", esc, strlen(esc), NULL, &b) == 0);
+		CHECKF(a.status == MOAT_CALL_OK && b.status == MOAT_CALL_OK && !a.json && b.json &&
+			   a.output && b.output && !strcmp(a.output, "hello\n") &&
+			   !strcmp(a.output, b.output) && a.data_json && b.data_json &&
+			   !strcmp(a.data_json, b.data_json),
+		       "flat and escaped arguments: the same result; lean leaves out the object");
+		moat_call_result_release(&a);
+		moat_call_result_release(&b);
+		f = fopen(audit, "r");
+		while (f && getline(&line, &cap, f) > 0) {
+			free(prev);
+			prev = strdup(line);
+		}
+		if (f) {
+			/* the last two records: their "args" alike */
+			json_t *jb = json_loads(prev ? prev : "", 0, NULL), *ja = NULL;
+			char *l2 = NULL;
+			size_t c2 = 0;
+			long nlines = 0, k = 0;
+
+			rewind(f);
+			while (getline(&l2, &c2, f) > 0)
+				nlines++;
+			rewind(f);
+			while (getline(&l2, &c2, f) > 0)
+				if (++k == nlines - 1)
+					ja = json_loads(l2, 0, NULL);
+			CHECKF(ja && jb &&
+				   json_equal(json_object_get(ja, "args"), json_object_get(jb, "args")) &&
+				   json_is_true(json_object_get(json_object_get(ja, "args"), "raw")),
+			       "flat and escaped arguments: the same audit args");
+			json_decref(ja);
+			json_decref(jb);
+			free(l2);
+			fclose(f);
+		}
+		free(line);
+		free(prev);
+	}
+
 	/* concurrent calls on one session: all answered, one record each */
 	{
 		pthread_t t[8];
