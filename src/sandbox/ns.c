@@ -2614,15 +2614,6 @@ int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
 	return 0;
 }
 
-int moat_ns_child_netns(struct moat_child_report *rep)
-{
-	long r = moat_sys1(SYS_unshare, CLONE_NEWNET);
-
-	if (r < 0)
-		return child_fail(rep, MOAT_STEP_NETWORK, (int)-r, "unshare", NULL);
-	return 0;
-}
-
 int moat_ns_child_loopback(struct moat_child_report *rep)
 {
 	struct ifreq ifr;

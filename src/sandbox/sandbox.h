@@ -220,10 +220,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 /* After moat_ns_child_mounts: did the copy-on-write home view mount? */
 bool moat_ns_child_cow_ok(void);
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep);
-/* A new network namespace (unshare), and its loopback brought up. Both use
- * raw system calls (rawsys.h): they run beside the parent after an early
- * start. */
-int moat_ns_child_netns(struct moat_child_report *rep);
+/* The loopback of a new network namespace brought up. Raw system calls
+ * (rawsys.h): it runs beside the parent after an early start. */
 int moat_ns_child_loopback(struct moat_child_report *rep);
 /* The mounts as a JSON array (after prepare), for --print-plan. */
 int moat_mounts_to_json(const struct moat_mounts *m, struct moat_buf *out);
@@ -314,6 +312,8 @@ struct moat_spawn {
 	bool reaped;		      /* waited for */
 	bool ns_user, ns_net, ns_pid; /* the child's new namespaces (step 2, 3) */
 	int go;			      /* futex word the early child waits on: 0 wait, 1 go */
+	int net_ready;		      /* futex word: the network helper is done (early child) */
+	int net_fd;		      /* its network namespace (in the child's table), or -errno */
 	int pidfd;		      /* of the child */
 	int report_fd;		      /* read end of the child's report pipe */
 	int child_report_fd;	      /* the write end, as the child sees it */

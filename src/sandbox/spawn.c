@@ -55,9 +55,11 @@
 /* 256 KiB for the child's setup, which borrows our memory (only the pages
  * touched are ever backed); with a PID namespace the lowest 64 KiB are the
  * command's stack between its clone and its exec (the init above it is
- * suspended meanwhile, deep in its own part) */
+ * suspended meanwhile, deep in its own part), the next 64 KiB the network
+ * helper's (an early start) */
 #define CHILD_STACK_SIZE (256 * 1024)
 #define CMD_STACK_SIZE (64 * 1024)
+#define NET_STACK_TOP (128 * 1024)
 
 /* The child borrows the parent's memory (CLONE_VM | CLONE_VFORK: no page
  * table copy, the parent sleeps until exec). AddressSanitizer cannot follow
@@ -272,6 +274,44 @@ static void run_init(struct moat_spawn *s)
 	}
 }
 
+/* The network helper of an early child: it makes the network namespace
+ * (the costliest step of a start) and brings loopback up while the child
+ * waits for the parent and then makes its mounts, opens the namespace into
+ * the table it shares with the child, and exits; the child joins the
+ * namespace before Landlock and seccomp. Raw system calls only: it borrows
+ * our memory too. */
+static int net_helper_main(void *arg)
+{
+	struct moat_spawn *s = arg;
+	struct moat_child_report rep;
+	long r = moat_sys1(SYS_unshare, CLONE_NEWNET);
+
+	if (r == 0 && moat_ns_child_loopback(&rep) < 0)
+		r = -rep.err;
+	if (r == 0)
+		r = moat_sys4(SYS_openat, AT_FDCWD, "/proc/self/ns/net", O_RDONLY | O_CLOEXEC, 0);
+	s->net_fd = (int)r;
+	__atomic_store_n(&s->net_ready, 1, __ATOMIC_RELEASE);
+	moat_sys4(SYS_futex, &s->net_ready, FUTEX_WAKE_PRIVATE, 1, NULL);
+	moat_sys1(SYS_exit, 0);
+	return 0;
+}
+
+/* The helper's namespace joined (the early child, after its mounts). */
+static void join_helper_net(struct moat_spawn *s)
+{
+	long r;
+
+	while (__atomic_load_n(&s->net_ready, __ATOMIC_ACQUIRE) == 0)
+		moat_sys4(SYS_futex, &s->net_ready, FUTEX_WAIT_PRIVATE, 0, NULL);
+	if (s->net_fd < 0)
+		fail_step(s, MOAT_STEP_NETWORK, -s->net_fd, "network namespace");
+	r = moat_sys2(SYS_setns, s->net_fd, CLONE_NEWNET);
+	moat_sys1(SYS_close, s->net_fd);
+	if (r < 0)
+		fail_step(s, MOAT_STEP_NETWORK, (int)-r, "setns");
+}
+
 static int child_main(void *arg)
 {
 	struct moat_spawn *s = arg, *a = s;
@@ -322,11 +362,20 @@ static int child_main(void *arg)
 	/* 2 */
 	if (s->ns_user && moat_ns_child_userns(s->uid, s->gid, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	/* 3: the network namespace, unless the clone made it; lo up */
-	if (s->ns_net && a->early && moat_ns_child_netns(&rep) < 0)
+	/* 3: the network namespace, unless the clone made it; lo up. After an
+	 * early start a helper makes it, while we wait and mount (joined
+	 * after step 4) */
+	if (s->ns_net && a->early) {
+		long h;
+
+		s->net_ready = 0;
+		h = clone(net_helper_main, (char *)s->child_stack + NET_STACK_TOP,
+			  CLONE_VM | CLONE_FILES | SIGCHLD, s);
+		if (h < 0)
+			fail_step(a, MOAT_STEP_NETWORK, errno, "network helper");
+	} else if (s->ns_net && moat_ns_child_loopback(&rep) < 0) {
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	if (s->ns_net && moat_ns_child_loopback(&rep) < 0)
-		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	}
 	if (a->early)
 		wait_go(s); /* from here on the parent waits, as with vfork */
 	/* the plan: set before the clone, or (early) before go */
@@ -334,6 +383,8 @@ static int child_main(void *arg)
 	/* 4 */
 	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	if (s->ns_net && a->early)
+		join_helper_net(s);
 	/* 5 */
 	if (p->pids_mech == MOAT_LIMIT_PIDNS && moat_ns_child_pid_max(p->pids, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);

@@ -1338,8 +1338,8 @@ static void test_warm(void)
 
 	CHECKF(w > 0, "the server keeps a runner started ahead of the next call");
 	CHECK_INT(bash(&r, "echo warm; echo $$", NULL), 0);
-	CHECKF(r.ok && !strncmp(text(&r), "warm\n2\n", 8),
-	       "the call runs, as PID 2 under moat's init (%s)", text(&r));
+	CHECKF(r.ok && !strncmp(text(&r), "warm\n", 5) && atoi(text(&r) + 5) > 1,
+	       "the call runs, under moat's init (%s)", text(&r));
 	result_clear(&r);
 	CHECKF(!is_warm(w), "the runner started ahead took the call");
 	w2 = warm_runner(w);
