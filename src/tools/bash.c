@@ -1131,11 +1131,25 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	warm_start(&st);
 	for (;;) {
 		struct pollfd pf[2] = {{3, POLLIN, 0}, {sfd, POLLIN, 0}};
+		int wait_ms = -1, pr;
 
-		if (poll(pf, 2, -1) < 0) {
+		/* the runner started ahead is renewed while idle, so that one is
+		 * always ready and its child's copy of the mount table recent */
+		if (st.warm.pid > 0) {
+			double left = st.warm.since + WARM_MAX_AGE_MS - now_ms();
+
+			wait_ms = left > 0 ? (int)left + 1 : 0;
+		}
+		pr = poll(pf, 2, wait_ms);
+		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
+		}
+		if (pr == 0) {
+			warm_drop(&st, true);
+			warm_start(&st);
+			continue;
 		}
 		if (pf[1].revents) {
 			struct signalfd_siginfo si;
