@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/xattr.h>
+#include <linux/openat2.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -813,7 +814,10 @@ static void gitcfg_walk(int dfd, char *rel, size_t rlen, int depth, struct moat_
 			continue;
 		rel[rlen] = '/';
 		memcpy(rel + rlen + 1, e->d_name, n + 1);
-		if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "config")) {
+		/* a link (to a config or a git directory elsewhere) is judged
+		 * like a config: new or changed, it is set aside (unreadable
+		 * without following it counts as running code) */
+		if ((S_ISREG(st.st_mode) && !strcmp(e->d_name, "config")) || S_ISLNK(st.st_mode)) {
 			bg->configs--;
 			fn(m, rel, &st, dirfd(d), e->d_name, ud);
 		} else if (S_ISDIR(st.st_mode)) {
@@ -1833,6 +1837,7 @@ static bool link_text_is(int dfd, const char *leaf, const char *want)
 
 struct nested {
 	const struct moat_plan *p;
+	int wsfd;
 	long long since;
 	size_t entries;
 	bool cut;
@@ -1841,13 +1846,17 @@ struct nested {
 	char rel[PATH_MAX];
 };
 
-/* Is the "gitdir: X" file at rel/.git (read from dfd/leaf) git's redirect
- * into the workspace's own .git/modules? */
-static bool gitdir_into_modules(int dfd, const char *leaf, const char *rel)
+/* Is the "gitdir: X" file dfd/leaf git's redirect into the workspace's own
+ * .git/modules (wsfd: the workspace)? X is resolved as git resolves it,
+ * physically from the file's directory, with no symlink anywhere on the
+ * way (a link would let it lead elsewhere), and must land in a directory
+ * below .git/modules. */
+static bool gitdir_into_modules(int wsfd, int dfd, const char *leaf)
 {
-	char buf[4096], joined[2 * PATH_MAX], norm[PATH_MAX];
-	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char buf[4096], self[64], real[PATH_MAX], mods[PATH_MAX];
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), gd, md;
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1, rl, ml;
+	struct open_how how;
 	char *t, *end;
 
 	if (fd >= 0)
@@ -1861,13 +1870,70 @@ static bool gitdir_into_modules(int dfd, const char *leaf, const char *rel)
 	end = strchr(t, '\n');
 	if (end)
 		*end = '\0';
-	if (!*t || *t == '/' || strchr(t, '\\'))
+	if (!*t || *t == '/')
 		return false; /* git writes it relative */
-	/* rel is "a/b/.git": the link is relative to "a/b" */
-	snprintf(joined, sizeof(joined), "/w/%s/../%s", rel, t);
-	if (moat_path_normalize_posix(joined, strlen(joined), NULL, norm, sizeof(norm)) < 0)
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	gd = (int)syscall(SYS_openat2, dfd, t, &how, sizeof(how));
+	if (gd < 0)
 		return false;
-	return !strncmp(norm, "/w/.git/modules/", 16);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", gd);
+	rl = readlink(self, real, sizeof(real) - 1);
+	close(gd);
+	md = openat(wsfd, ".git/modules", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (md < 0 || rl <= 0) {
+		if (md >= 0)
+			close(md);
+		return false;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", md);
+	ml = readlink(self, mods, sizeof(mods) - 1);
+	close(md);
+	if (ml <= 0)
+		return false;
+	real[rl] = mods[ml] = '\0';
+	return moat_path_within(real, mods) && strcmp(real, mods);
+}
+
+/* A nested work tree's .git (the entry dfd/".git", rel its path) after the
+ * run: a config written during it that makes git run a program, redirect
+ * files (commondir, config.worktree) made during it, and a .git file or
+ * link made during it that sends git anywhere but .git/modules are set
+ * aside. */
+static void nested_git_check(struct nested *n, int dfd, const char *rel)
+{
+	static const char *const redirects[] = {"commondir", "config.worktree", NULL};
+	struct stat st;
+
+	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		int g = openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat cst;
+		char why[160];
+
+		if (g < 0)
+			return;
+		if (fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 && ctime_ns(&cst) >= n->since &&
+		    (!S_ISREG(cst.st_mode) || gitconfig_suspect(g, "config", why, sizeof(why))) &&
+		    set_aside(g, "config") == 0)
+			append_name(n->out, n->outsz, rel, "/.git/config (a nested repository's)");
+		for (size_t i = 0; redirects[i]; i++)
+			if (fstatat(g, redirects[i], &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    ctime_ns(&cst) >= n->since && set_aside(g, redirects[i]) == 0) {
+				char what[64];
+
+				snprintf(what, sizeof(what), "/.git/%s (a nested repository's)",
+					 redirects[i]);
+				append_name(n->out, n->outsz, rel, what);
+			}
+		close(g);
+	} else if (ctime_ns(&st) >= n->since &&
+		   !(S_ISREG(st.st_mode) && gitdir_into_modules(n->wsfd, dfd, ".git")) &&
+		   set_aside(dfd, ".git") == 0) {
+		append_name(n->out, n->outsz, rel, "/.git (a file or link sending git elsewhere)");
+	}
 }
 
 static void nested_walk(struct nested *n, int dfd, size_t rlen, int depth)
@@ -1895,29 +1961,9 @@ static void nested_walk(struct nested *n, int dfd, size_t rlen, int depth)
 			n->rel[rlen] = '/';
 		memcpy(n->rel + rlen + (rlen ? 1 : 0), e->d_name, nl + 1);
 		if (!strcmp(e->d_name, ".git")) {
-			if (depth > 0 && fstatat(dirfd(d), ".git", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-				if (S_ISDIR(st.st_mode)) {
-					int g = openat(dirfd(d), ".git",
-						       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-					struct stat cst;
-					char why[160];
-
-					if (g >= 0 &&
-					    fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
-					    ctime_ns(&cst) >= n->since &&
-					    gitconfig_suspect(g, "config", why, sizeof(why)) &&
-					    set_aside(g, "config") == 0)
-						append_name(n->out, n->outsz, n->rel,
-							    "/config (a nested repository's)");
-					if (g >= 0)
-						close(g);
-				} else if (ctime_ns(&st) >= n->since &&
-					   !(S_ISREG(st.st_mode) &&
-					     gitdir_into_modules(dirfd(d), ".git", n->rel)) &&
-					   set_aside(dirfd(d), ".git") == 0) {
-					append_name(n->out, n->outsz, n->rel,
-						    " (a file or link sending git elsewhere)");
-				}
+			if (depth > 0) {
+				n->rel[rlen] = '\0';
+				nested_git_check(n, dirfd(d), n->rel);
 			}
 		} else if ((e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) &&
 			   fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -1937,41 +1983,200 @@ static void nested_walk(struct nested *n, int dfd, size_t rlen, int depth)
 	closedir(d);
 }
 
+#define INDEX_MAX_BYTES (64u << 20)
+#define INDEX_MAX_GITLINKS 4096
+
+/* The gitlinks (mode 160000) of a git index (versions 2 to 4), with hashes
+ * of hlen bytes; fn gets each path. False when buf is not such an index. */
+static bool index_gitlinks(const unsigned char *buf, size_t n, size_t hlen,
+			   void (*fn)(const char *path, void *ud), void *ud)
+{
+	char prev[PATH_MAX] = "";
+	size_t off = 12, plen = 0;
+	uint32_t ver, count;
+
+	if (n < 12 || memcmp(buf, "DIRC", 4))
+		return false;
+	ver = (uint32_t)buf[4] << 24 | (uint32_t)buf[5] << 16 | (uint32_t)buf[6] << 8 | buf[7];
+	count = (uint32_t)buf[8] << 24 | (uint32_t)buf[9] << 16 | (uint32_t)buf[10] << 8 | buf[11];
+	if (ver < 2 || ver > 4)
+		return false;
+	for (uint32_t e = 0, links = 0; e < count; e++) {
+		size_t start = off, fixed = 40 + hlen + 2, flen;
+		uint32_t mode;
+		uint16_t flags;
+		const unsigned char *name;
+		const void *nul;
+
+		if (off + fixed > n)
+			return false;
+		mode = (uint32_t)buf[off + 24] << 24 | (uint32_t)buf[off + 25] << 16 |
+		       (uint32_t)buf[off + 26] << 8 | buf[off + 27];
+		flags = (uint16_t)(buf[off + 40 + hlen] << 8 | buf[off + 40 + hlen + 1]);
+		off += fixed;
+		if (flags & 0x4000) { /* extended flags (version 3 and up) */
+			if (ver < 3 || off + 2 > n)
+				return false;
+			off += 2;
+		}
+		if (ver == 4) {
+			size_t strip = 0;
+			int shift = 0;
+
+			/* git's offset varint: 7 bits a byte, +1 per continuation */
+			for (;;) {
+				if (off >= n || shift > 28)
+					return false;
+				strip = (strip << 7) | (buf[off] & 0x7f);
+				if (!(buf[off++] & 0x80))
+					break;
+				strip++;
+				shift += 7;
+			}
+			if (strip > plen)
+				return false;
+			plen -= strip;
+		} else {
+			plen = 0;
+		}
+		name = buf + off;
+		nul = memchr(name, 0, n - off);
+		if (!nul)
+			return false;
+		flen = (size_t)((const unsigned char *)nul - name);
+		if (plen + flen >= sizeof(prev))
+			return false;
+		memcpy(prev + plen, name, flen);
+		plen += flen;
+		prev[plen] = '\0';
+		off += flen + 1;
+		if (ver < 4) /* padded with NULs to a multiple of 8 */
+			off = start + ((off - start + 7) & ~(size_t)7);
+		if (off > n)
+			return false;
+		if ((mode & 0170000) == 0160000 && links++ < INDEX_MAX_GITLINKS)
+			fn(prev, ud);
+	}
+	return true;
+}
+
+struct gitlinks {
+	char **v;
+	size_t n;
+};
+
+static void gitlink_add(const char *path, void *ud)
+{
+	struct gitlinks *g = ud;
+	char **nv = realloc(g->v, (g->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return;
+	g->v = nv;
+	nv[g->n] = moat_strdup(path);
+	if (nv[g->n])
+		g->n++;
+}
+
+/* The workspace's index read whole (bounded); NULL when there is none. */
+static unsigned char *read_index(int wsfd, size_t *ret_n, bool *too_big)
+{
+	int fd = openat(wsfd, ".git/index", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	unsigned char *buf;
+	size_t got = 0;
+
+	*too_big = false;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		close(fd);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > INDEX_MAX_BYTES) {
+		*too_big = true;
+		close(fd);
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	*ret_n = got;
+	return buf;
+}
+
+/* Nested repositories git would recurse into: every gitlink of the index
+ * (after every run: a config changed in a later run than its gitlink's is
+ * caught too), and, when the run changed the index, a walk of the
+ * workspace for nested .git entries (an embedded repository is added as a
+ * gitlink; the walk also catches one the index parse could not read). */
 static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out,
 			 size_t outsz, char *created, size_t createdsz)
 {
 	struct nested *n;
 	struct stat st;
-	const char *leaf = NULL;
-	int pfd, dfd;
+	struct gitlinks gl = {NULL, 0};
+	unsigned char *idx;
+	size_t idxn = 0;
+	bool too_big, parsed = false, changed;
+	int wsfd, dfd;
 
-	pfd = open_parent_nofollow(m, p->workspace, ".git/index", &leaf);
-	if (pfd < 0)
+	wsfd = m->has_ws_fd ? openat(m->ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			    : open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (wsfd < 0)
 		return;
-	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    ctime_ns(&st) == m->index_ctime_ns) {
-		close(pfd);
-		return; /* the index did not change: git recurses nowhere new */
+	if (fstatat(wsfd, ".git/index", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(wsfd);
+		return; /* no index: git recurses nowhere */
 	}
-	close(pfd);
-	dfd = m->has_ws_fd ? openat(m->ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-			   : open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	changed = ctime_ns(&st) != m->index_ctime_ns;
 	n = calloc(1, sizeof(*n));
-	if (dfd < 0 || !n) {
-		if (dfd >= 0)
-			close(dfd);
-		free(n);
+	if (!n) {
+		close(wsfd);
 		return;
 	}
 	n->p = p;
+	n->wsfd = wsfd;
 	/* the clock's tick: a file changed in the same tick as the start counts */
 	n->since = m->run_start_ns - 20000000LL;
 	n->out = out;
 	n->outsz = outsz;
-	nested_walk(n, dfd, 0, 0);
+	idx = read_index(wsfd, &idxn, &too_big);
+	if (idx)
+		parsed = index_gitlinks(idx, idxn, 20, gitlink_add, &gl) ||
+			 index_gitlinks(idx, idxn, 32, gitlink_add, &gl);
+	free(idx);
+	for (size_t i = 0; i < gl.n; i++) {
+		const char *leaf = NULL;
+		char path[PATH_MAX];
+		int pfd;
+
+		/* the gitlink's work tree itself (its .git inside it) */
+		if ((size_t)snprintf(path, sizeof(path), "%s/.git", gl.v[i]) < sizeof(path) &&
+		    (pfd = open_parent_nofollow(m, p->workspace, path, &leaf)) >= 0) {
+			nested_git_check(n, pfd, gl.v[i]);
+			close(pfd);
+		}
+		free(gl.v[i]);
+	}
+	free(gl.v);
+	if (changed || (!parsed && (idx || too_big))) {
+		dfd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0)
+			nested_walk(n, dfd, 0, 0);
+	}
 	if (n->cut)
 		append_name(created, createdsz, "nested repositories",
 			    " (not all checked: the workspace is too large or too deep)");
+	close(wsfd);
 	free(n);
 }
 

@@ -353,6 +353,23 @@ EOF
 	git_outside
 	checke "$ID: a nested work tree's .git FILE sending git to a planted config is set aside" \
 		'! pwned nestedgitfile && [ -e "$WS/sub6b/.git.moat-quarantined" ]'
+	# the same split over two runs: a clean embedded repository added as a
+	# gitlink, then its config changed by a run that leaves the index alone
+	fresh_ws q6e
+	m -- sh -c "mkdir sub6e && cd sub6e && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+		cd .. && git add sub6e" >/dev/null 2>&1
+	m -- sh -c "git config -f sub6e/.git/config core.fsmonitor 'touch $OUT/PWN-tworuns; false'" >/dev/null 2>&1
+	git_outside
+	checke "$ID: a gitlinked repository's config changed in a later run (the index untouched) runs nothing" \
+		'! pwned tworuns && [ -e "$WS/sub6e/.git/config.moat-quarantined" ]'
+	# a symlinked .git/modules entry and a gitdir through it
+	fresh_ws q6f
+	m -- sh -c ". $G/mksub.sh; evilgit $OUT/PWN-modlink && mkdir sub6f && cd sub6f && git init -q &&
+		git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x && cd .. && git add sub6f &&
+		rm -rf sub6f/.git && mkdir -p .git/modules && ln -s ../../evilgit .git/modules/x &&
+		echo 'gitdir: ../.git/modules/x' > sub6f/.git" >/dev/null 2>&1
+	git_outside
+	checke "$ID: a .git/modules entry that is a link, and a gitdir through it, run nothing" '! pwned modlink'
 	# honest work: a nested repository with a plain config, and git's own
 	# redirect into .git/modules, stay as they are
 	fresh_ws q6c
