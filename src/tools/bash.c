@@ -744,6 +744,7 @@ struct srv_state {
 	struct srv_child *kids;
 	size_t nkids, akids;
 	struct srv_warm warm;
+	bool warm_ok; /* the shell's profile denies the network: a start ahead fits it */
 };
 
 static void warm_close(struct srv_warm *w)
@@ -844,7 +845,7 @@ static void warm_start(struct srv_state *st)
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, res[2] = {-1, -1}, job[2] = {-1, -1};
 	pid_t pid;
 
-	if (st->warm.pid > 0)
+	if (st->warm.pid > 0 || !st->warm_ok)
 		return;
 	warm_close(&st->warm);
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0 ||
@@ -1087,7 +1088,7 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	struct srv_state st;
 	struct sigaction sa;
 	sigset_t chld;
-	int hs, nul, sfd;
+	int hs, nul, sfd, mi;
 
 	/* no handler of the caller's runs here; the terminal's signals are
 	 * the caller's (the children reset all of this) */
@@ -1128,9 +1129,25 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	env.bash_server = NULL;
 	st.env = &env;
 	st.warm.job_w = st.warm.res_w = st.warm.rd[0] = st.warm.rd[1] = st.warm.rd[2] = -1;
+	/* only the child of a plan with the network denied is started ahead
+	 * (another plan would throw it away on every call) */
+	{
+		struct moat_profile prof;
+		struct moat_error perr;
+
+		moat_profile_init(&prof, "");
+		st.warm_ok = moat_config_sandbox_profile(env.cfg, shell_profile(env.cfg), &prof,
+							 &perr) == 0 &&
+			     prof.net == MOAT_NET_DENY;
+		moat_profile_release(&prof);
+	}
+	/* the host's mount table changing (a volume unmounted, a new mount)
+	 * renews it: its child's copy of the table must not be older than the
+	 * call's plan */
+	mi = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	warm_start(&st);
 	for (;;) {
-		struct pollfd pf[2] = {{3, POLLIN, 0}, {sfd, POLLIN, 0}};
+		struct pollfd pf[3] = {{3, POLLIN, 0}, {sfd, POLLIN, 0}, {mi, POLLPRI, 0}};
 		int wait_ms = -1, pr;
 
 		/* the runner started ahead is renewed while idle, so that one is
@@ -1140,16 +1157,19 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 
 			wait_ms = left > 0 ? (int)left + 1 : 0;
 		}
-		pr = poll(pf, 2, wait_ms);
+		pr = poll(pf, mi >= 0 ? 3 : 2, wait_ms);
 		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
 		}
-		if (pr == 0) {
-			warm_drop(&st, true);
-			warm_start(&st);
-			continue;
+		if (pr == 0 || (mi >= 0 && (pf[2].revents & (POLLPRI | POLLERR)))) {
+			if (st.warm.pid > 0) {
+				warm_drop(&st, true);
+				warm_start(&st);
+			}
+			if (pr == 0 || (pf[2].revents && pr == 1))
+				continue;
 		}
 		if (pf[1].revents) {
 			struct signalfd_siginfo si;

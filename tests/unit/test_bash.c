@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1117,7 +1118,9 @@ static void server_fds(pid_t srv, struct tree_seen *t)
 			t->pipes++;
 		else if (fd <= 2 ||
 			 (strncmp(l, "socket:", 7) && strcmp(l, "anon_inode:[signalfd]") &&
-			  strcmp(l, "anon_inode:[pidfd]")))
+			  strcmp(l, "anon_inode:[pidfd]") &&
+			  /* its own, watched for mount table changes */
+			  !(strncmp(l, "/proc/", 6) == 0 && strstr(l, "/mountinfo"))))
 			t->other++;
 	}
 	closedir(d);
@@ -1190,10 +1193,10 @@ static void check_tree(bool server, const char *tag, const char *json)
 		CHECKF(t.run_of_srv, "the runner of the call is the server's child");
 		CHECKF(!t.run_of_caller, "and not the caller's");
 		/* SECURITY: the server holds /dev/null as stdin and stdout, our
-		 * stderr, its socket, its signalfd, this call's result pipe, the
-		 * five pipe ends of the runner it started for the next call (and
-		 * for a moment the pidfd it sends): nothing else of ours (the
-		 * marker is open here, not close-on-exec) */
+		 * stderr, its socket, its signalfd, its /proc/self/mountinfo,
+		 * this call's result pipe, the five pipe ends of a runner started
+		 * for the next call (and for a moment the pidfd it sends): nothing
+		 * else of ours (the marker is open here, not close-on-exec) */
 		CHECKF(t.nul == 2 && (t.pipes == 1 || t.pipes == 6) && t.other == 0,
 		       "the server holds /dev/null on 0 and 1 (%d), its own pipes (%d: this "
 		       "call's result, the next runner's) and nothing of the caller's (%d)",
@@ -1294,23 +1297,22 @@ static void test_server_killed(void)
 	result_clear(&r);
 }
 
-/* The server's runner started ahead (named moat-bash-warm, a child of the
+/* The server's runner started ahead (named moat-bash-warm, a child of a
  * server): the next call goes to it, and a new one replaces it. */
-static pid_t warm_runner(pid_t not)
+static pid_t warm_runner(pid_t not, int tries)
 {
 	struct pinfo kids[64];
 
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < tries; i++) {
 		int n = descendants(getpid(), kids, 64);
-		pid_t srv = 0;
 
-		for (int k = 0; k < n; k++)
-			if (!strcmp(kids[k].comm, "moat-bash-srv"))
-				srv = kids[k].pid;
-		for (int k = 0; k < n; k++)
-			if (srv && kids[k].ppid == srv && kids[k].pid != not &&
-			    !strcmp(kids[k].comm, "moat-bash-warm"))
-				return kids[k].pid;
+		for (int k = 0; k < n; k++) {
+			if (kids[k].pid == not || strcmp(kids[k].comm, "moat-bash-warm"))
+				continue;
+			for (int j = 0; j < n; j++)
+				if (kids[j].pid == kids[k].ppid && !strcmp(kids[j].comm, "moat-bash-srv"))
+					return kids[k].pid;
+		}
 		usleep(10000);
 	}
 	return 0;
@@ -1333,17 +1335,48 @@ static bool is_warm(pid_t pid)
 
 static void test_warm(void)
 {
+	struct moat_config *nonet =
+	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
+		   "\"workspace-write-no-network\"}]}}");
+	struct moat_tool_env e;
 	struct moat_tool_result r;
-	pid_t w = warm_runner(0), w2;
+	struct moat_error err;
+	pid_t w, w2;
 
-	CHECKF(w > 0, "the server keeps a runner started ahead of the next call");
-	CHECK_INT(bash(&r, "echo warm; echo $$", NULL), 0);
-	CHECKF(r.ok && !strncmp(text(&r), "warm\n", 5) && atoi(text(&r) + 5) > 1,
-	       "the call runs, under moat's init (%s)", text(&r));
+	/* the default shell profile allows the network: nothing ahead */
+	CHECKF(warm_runner(0, 20) == 0, "no runner is started ahead for a profile with the network");
+	env_for(&e, nonet);
+	CHECK_INT(moat_bash_server_start(&e, &err), 0);
+	w = warm_runner(0, 300);
+	CHECKF(w > 0, "with the network denied the server keeps a runner started ahead");
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"echo warm; echo $$\"}"), 0);
+	/* PID 3: the early start's network helper was PID 2 */
+	CHECKF(r.ok && !strcmp(text(&r), "warm\n3\n"),
+	       "the call runs in the sandbox started ahead, under moat's init (%s)", text(&r));
 	result_clear(&r);
-	CHECKF(!is_warm(w), "the runner started ahead took the call");
-	w2 = warm_runner(w);
+	CHECKF(!is_warm(w) && kill(w, 0) < 0, "the runner started ahead took the call and is gone");
+	w2 = warm_runner(w, 300);
 	CHECKF(w2 > 0 && w2 != w, "a new one waits for the next call");
+	/* the host's mount table changes: the one waiting (its child holds a
+	 * copy of the old table) is replaced */
+	if (geteuid() == 0) {
+		char mnt[PATH_MAX + 8];
+		pid_t w3;
+
+		snprintf(mnt, sizeof(mnt), "%s/mnt", T);
+		mkdir(mnt, 0700);
+		if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") == 0) {
+			w3 = warm_runner(w2, 300);
+			CHECKF(w3 > 0 && w3 != w2 && !is_warm(w2),
+			       "a mount on the host renews the runner started ahead");
+			umount(mnt);
+		} else {
+			CHECKF(0, "mount a tmpfs for the test: %s", strerror(errno));
+		}
+		rmdir(mnt);
+	}
+	moat_bash_server_stop(&e);
+	moat_config_free(nonet);
 }
 
 static void test_stop(void)
