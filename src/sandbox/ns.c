@@ -94,6 +94,8 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	nv[m->n].nofollow = false;
 	nv[m->n].reveals = false;
 	nv[m->n].standin = false;
+	nv[m->n].dev = 0;
+	nv[m->n].ino = 0;
 	m->n++;
 	return 0;
 }
@@ -686,7 +688,7 @@ static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mount
 	if (!p->mntns)
 		return 0;
 	for (size_t i = 0; i < p->nfs; i++) {
-		const char *o = p->fs[i].origin, *path = p->fs[i].path;
+		const char *o = p->fs[i].origin, *path = p->fs[i].path, *masked_by = "";
 		bool found = false;
 		struct stat st;
 		int r;
@@ -709,15 +711,32 @@ static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mount
 			}
 			op->reveals = true;
 			found = true;
+			masked_by = op->target;
 		}
 		if (!found || op_exists(m, MOAT_MNT_REVEAL, path))
 			continue;
-		if (stat(path, &st) < 0)
+		if (lstat(path, &st) < 0)
 			continue; /* an optional path that does not exist: nothing to bring back */
+		/* SECURITY: brought back by its own path only: a link on the way
+		 * could lead to another masked tree (the clone is taken before
+		 * any mask covers it) */
+		{
+			char real[PATH_MAX];
+
+			if (!realpath(path, real) || strcmp(real, path)) {
+				moat_error_set(err,
+					       "%s path '%s' lies in the masked '%s' and passes "
+					       "through a symbolic link: name the real path",
+					       o, path, masked_by);
+				return -EACCES;
+			}
+		}
 		r = add_op(m, MOAT_MNT_REVEAL, path, -1, S_ISDIR(st.st_mode),
 			   !(p->fs[i].access & MOAT_FS_WRITE), NULL, 0);
 		if (r < 0)
 			return r;
+		m->ops[m->n - 1].dev = st.st_dev;
+		m->ops[m->n - 1].ino = st.st_ino;
 	}
 	return 0;
 }
@@ -2665,10 +2684,21 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		if (op->kind != MOAT_MNT_KEEP && op->kind != MOAT_MNT_REVEAL)
 			continue;
 		trees[i] = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
-					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE);
+					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE |
+					    (op->kind == MOAT_MNT_REVEAL ? AT_SYMLINK_NOFOLLOW : 0));
 		if (trees[i] < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
 					  op->target);
+		/* SECURITY: a path brought back into a mask is the one planned,
+		 * not one swapped in since */
+		if (op->kind == MOAT_MNT_REVEAL) {
+			struct stat tst;
+
+			if (fstat(trees[i], &tst) < 0 || tst.st_dev != op->dev ||
+			    tst.st_ino != op->ino)
+				return child_fail(rep, MOAT_STEP_MOUNT, EXDEV, "changed since planned: ",
+						  op->target);
+		}
 		if (op->readonly && (r = set_readonly(trees[i])) < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, -r, "read-only ", op->target);
 	}

@@ -143,6 +143,8 @@ struct moat_mount_op {
 			   * that it cannot be removed or replaced (EBUSY) */
 	bool standin;	  /* RO_BIND: a missing directory above a protected name,
 			   * made empty for the run like a protected directory */
+	dev_t dev;	  /* REVEAL: the path's device and inode when planned */
+	ino_t ino;
 	bool reveals;	  /* MASK_DIR: paths below are bound back (REVEAL): the mask
 			   * is an empty tmpfs holding their mount points, sealed
 			   * read-only after them */

@@ -227,8 +227,13 @@ static void run_init(struct moat_spawn *s)
 	unsigned long set = KSIG(SIGCHLD) | KSIG(SIGHUP) | KSIG(SIGINT) | KSIG(SIGQUIT) |
 			    KSIG(SIGTERM) | KSIG(SIGUSR1) | KSIG(SIGUSR2) | KSIG(SIGWINCH) |
 			    KSIG(SIGCONT);
+	unsigned long all = ~0UL;
 	int sfd = s->child_status_fd;
 	long cmd, r;
+
+	/* every signal blocked, the libc-reserved ones too (raw: sigfillset
+	 * leaves those out) */
+	(void)moat_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
 
 #if SPAWN_SHARE_VM
 	/* the command borrows the memory too, suspending us until its exec */
@@ -386,7 +391,10 @@ static int child_main(void *arg)
 	if (s->ns_net && a->early)
 		join_helper_net(s);
 	/* 5 */
-	if (p->pids_mech == MOAT_LIMIT_PIDNS && moat_ns_child_pid_max(p->pids, &rep) < 0)
+	/* (the network helper of an early start took PID 2, never reused
+	 * before the numbers wrap: one more) */
+	if (p->pids_mech == MOAT_LIMIT_PIDNS &&
+	    moat_ns_child_pid_max(p->pids + (s->ns_net && a->early ? 1 : 0), &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	if (s->cg.procs_fd >= 0 && !a->early && write(s->cg.procs_fd, "0", 1) != 1)
 		fail_step(a, MOAT_STEP_CGROUP, errno, s->cg.path);
@@ -480,8 +488,10 @@ static void close_status(struct moat_spawn *s)
 {
 	if (s->status_fd >= 0)
 		close(s->status_fd);
-	if (s->child_status_fd >= 0 && !s->started)
+	if (s->child_status_fd >= 0 && !s->started) {
 		close(s->child_status_fd);
+		s->child_status_fd = -1;
+	}
 	s->status_fd = -1;
 }
 
@@ -1156,6 +1166,19 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	s->elapsed_ms = now_ms() - s->start_ms;
 	/* leftovers: background jobs the command did not wait for */
 	kill_tree(s, main_alive);
+	if (main_alive) {
+		/* (poll failed): SIGKILLed above; reaped before anything looks
+		 * at the workspace, so nothing of the sandbox runs then */
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		while (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+			;
+		main_alive = false;
+		s->reaped = true;
+		if (!status)
+			status = SIGKILL; /* WIFSIGNALED form */
+	}
 	s->wait_status = status;
 	if (s->timed_out) {
 		moat_error_set(err,
