@@ -771,6 +771,46 @@ static void warm_drop(struct srv_state *st, bool kill_it)
 	warm_close(&st->warm);
 }
 
+/* A request's header (magic, timeout, string lengths) within bounds; the
+ * total length of its strings into *total. */
+static bool req_header_ok(const struct srv_req *h, size_t *total)
+{
+	*total = 0;
+	if (h->magic != BASH_SRV_REQ || h->timeout_s < 1 || h->timeout_s > MOAT_BASH_MAX_TIMEOUT_S)
+		return false;
+	for (int i = 0; i < SRV_NSTR; i++) {
+		uint32_t max = i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING;
+
+		if (h->len[i] > max || (i != SRV_PROFILE && h->len[i] < 2))
+			return false;
+		*total += h->len[i];
+	}
+	return true;
+}
+
+/* The request's strings in data, each ending at its NUL and holding no
+ * other; a job's strings from them. */
+static bool req_job(const struct srv_req *h, const char *data, struct bash_job *job)
+{
+	const char *str[SRV_NSTR] = {NULL};
+	size_t off = 0;
+
+	for (int i = 0; i < SRV_NSTR; i++) {
+		if (!h->len[i])
+			continue;
+		str[i] = data + off;
+		if (strnlen(str[i], h->len[i]) != h->len[i] - 1)
+			return false;
+		off += h->len[i];
+	}
+	job->profile = str[SRV_PROFILE];
+	job->workspace = str[SRV_WS];
+	job->cwd = str[SRV_CWD];
+	job->command = str[SRV_CMD];
+	job->timeout_s = (long)h->timeout_s;
+	return true;
+}
+
 /* The runner started ahead: its descriptors are in place (job on 4), it
  * starts the sandbox's child, then waits for its job, whose strings are
  * checked as the server checks a request's. */
@@ -780,8 +820,7 @@ __attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env,
 	struct moat_run_warm *w;
 	struct srv_req h;
 	struct bash_job job;
-	const char *str[SRV_NSTR] = {NULL};
-	size_t total = 0, got = 0, off = 0;
+	size_t total = 0, got = 0;
 	char *data;
 
 	bash_child_begin(parent);
@@ -797,15 +836,8 @@ __attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env,
 			_exit(0); /* never used */
 		got += (size_t)n;
 	}
-	if (h.magic != BASH_SRV_REQ || h.timeout_s < 1 || h.timeout_s > MOAT_BASH_MAX_TIMEOUT_S)
+	if (!req_header_ok(&h, &total))
 		_exit(2);
-	for (int i = 0; i < SRV_NSTR; i++) {
-		uint32_t max = i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING;
-
-		if (h.len[i] > max || (i != SRV_PROFILE && h.len[i] < 2))
-			_exit(2);
-		total += h.len[i];
-	}
 	data = malloc(total ? total : 1);
 	if (!data)
 		_exit(2);
@@ -819,21 +851,10 @@ __attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env,
 		got += (size_t)n;
 	}
 	close(4);
-	for (int i = 0; i < SRV_NSTR; i++) {
-		if (!h.len[i])
-			continue;
-		str[i] = data + off;
-		if (strnlen(str[i], h.len[i]) != h.len[i] - 1)
-			_exit(2);
-		off += h.len[i];
-	}
 	memset(&job, 0, sizeof(job));
+	if (!req_job(&h, data, &job))
+		_exit(2);
 	job.env = env;
-	job.profile = str[SRV_PROFILE];
-	job.workspace = str[SRV_WS];
-	job.cwd = str[SRV_CWD];
-	job.command = str[SRV_CMD];
-	job.timeout_s = (long)h.timeout_s;
 	job.parent = parent;
 	prctl(PR_SET_NAME, "moat-bash-run", 0, 0, 0);
 	bash_child_run(&job, w);
@@ -950,11 +971,10 @@ static void srv_request(struct srv_state *st)
 	struct srv_req h;
 	char first[BASH_SRV_CHUNK];
 	struct iovec iov[2] = {{&h, sizeof(h)}, {first, sizeof(first)}};
-	const char *str[SRV_NSTR] = {NULL};
 	struct srv_reply rep;
 	struct bash_job job;
 	int fds[3] = {-1, -1, -1}, pidfd = -1, flags;
-	size_t nfds, total = 0, got, off = 0;
+	size_t nfds, total = 0, got;
 	char *data;
 	ssize_t n;
 
@@ -963,16 +983,8 @@ static void srv_request(struct srv_state *st)
 		return;
 	if (n <= 0)
 		_exit(0); /* the caller closed its end, or is gone */
-	if ((size_t)n < sizeof(h) || h.magic != BASH_SRV_REQ || nfds != 3 || flags ||
-	    h.timeout_s < 1 || h.timeout_s > MOAT_BASH_MAX_TIMEOUT_S)
+	if ((size_t)n < sizeof(h) || nfds != 3 || flags || !req_header_ok(&h, &total))
 		_exit(2);
-	for (int i = 0; i < SRV_NSTR; i++) {
-		uint32_t max = i == SRV_CMD ? MOAT_BASH_MAX_COMMAND + 1 : BASH_SRV_MAX_STRING;
-
-		if (h.len[i] > max || (i != SRV_PROFILE && h.len[i] < 2))
-			_exit(2);
-		total += h.len[i];
-	}
 	got = (size_t)n - sizeof(h);
 	data = malloc(total);
 	if (got > total || !data)
@@ -986,22 +998,10 @@ static void srv_request(struct srv_state *st)
 			_exit(n == 0 ? 0 : 2);
 		got += (size_t)n;
 	}
-	/* each string ends at its NUL and holds no other */
-	for (int i = 0; i < SRV_NSTR; i++) {
-		if (!h.len[i])
-			continue;
-		str[i] = data + off;
-		if (strnlen(str[i], h.len[i]) != h.len[i] - 1)
-			_exit(2);
-		off += h.len[i];
-	}
-
 	memset(&job, 0, sizeof(job));
+	if (!req_job(&h, data, &job))
+		_exit(2);
 	job.env = st->env;
-	job.profile = str[SRV_PROFILE];
-	job.workspace = str[SRV_WS];
-	job.cwd = str[SRV_CWD];
-	job.timeout_s = (long)h.timeout_s;
 	job.parent = getpid();
 	job.out_w = fds[0];
 	job.err_w = fds[1];
@@ -1018,7 +1018,6 @@ static void srv_request(struct srv_state *st)
 			st->akids = a;
 		}
 	}
-	job.command = str[SRV_CMD];
 	if (st->nkids == st->akids) {
 		rep.err = ENOMEM;
 	} else if (warm_take(st, &h, data, total, &pidfd)) {
