@@ -139,7 +139,7 @@ row() { printf '  %-52s %s\n' "$1" "$2"; }
 [ -s "$ws/project/leak.txt" ] && row "read ~/.ssh/id_ed25519" "NOT BLOCKED" || row "read ~/.ssh/id_ed25519" "blocked (masked)"
 [ -s "$ws/listener.log" ] && row "connect to a listener on the host's loopback" "NOT BLOCKED" || row "connect to a listener on the host's loopback" "blocked (own network namespace)"
 n=$(grep -vc PID "$ws/project/procs.txt" 2>/dev/null || echo 0)
-row "processes visible to the command" "$n: its shell and ps (own PID namespace)"
+row "processes visible to the command" "$n: moat's init, its shell and ps (own PID namespace)"
 echo
 echo "'$moat status' shows what this kernel enforces."
 echo
