@@ -2068,6 +2068,10 @@ static bool index_gitlinks(const unsigned char *buf, size_t n, size_t hlen,
 		memcpy(prev + plen, name, flen);
 		plen += flen;
 		prev[plen] = '\0';
+		/* the entry's own length field (capped at 0xfff) must agree: a
+		 * wrong hash length misreads it */
+		if ((flags & 0xfff) != 0xfff ? (size_t)(flags & 0xfff) != plen : plen < 0xfff)
+			return false;
 		off += flen + 1;
 		if (ver < 4) /* padded with NULs to a multiple of 8 */
 			off = start + ((off - start + 7) & ~(size_t)7);
@@ -2076,7 +2080,19 @@ static bool index_gitlinks(const unsigned char *buf, size_t n, size_t hlen,
 		if ((mode & 0170000) == 0160000 && links++ < INDEX_MAX_GITLINKS)
 			fn(prev, ud);
 	}
-	return true;
+	/* then the extensions (signature, length) up to the trailing hash */
+	while (off + hlen < n) {
+		uint32_t len;
+
+		if (off + 8 + hlen > n)
+			return false;
+		len = (uint32_t)buf[off + 4] << 24 | (uint32_t)buf[off + 5] << 16 |
+		      (uint32_t)buf[off + 6] << 8 | buf[off + 7];
+		if (len > n - off - 8 - hlen)
+			return false;
+		off += 8 + (size_t)len;
+	}
+	return off + hlen == n;
 }
 
 struct gitlinks {
@@ -2169,9 +2185,15 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	n->out = out;
 	n->outsz = outsz;
 	idx = read_index(wsfd, &idxn, &too_big);
-	if (idx)
-		parsed = index_gitlinks(idx, idxn, 20, gitlink_add, &gl) ||
-			 index_gitlinks(idx, idxn, 32, gitlink_add, &gl);
+	if (idx) {
+		parsed = index_gitlinks(idx, idxn, 20, gitlink_add, &gl);
+		if (!parsed) { /* a SHA-256 repository: what the first pass found goes */
+			for (size_t i = 0; i < gl.n; i++)
+				free(gl.v[i]);
+			gl.n = 0;
+			parsed = index_gitlinks(idx, idxn, 32, gitlink_add, &gl);
+		}
+	}
 	free(idx);
 	for (size_t i = 0; i < gl.n; i++) {
 		const char *leaf = NULL;

@@ -362,6 +362,23 @@ EOF
 	git_outside
 	checke "$ID: a gitlinked repository's config changed in a later run (the index untouched) runs nothing" \
 		'! pwned tworuns && [ -e "$WS/sub6e/.git/config.moat-quarantined" ]'
+	# the same with an index in git's version 4 (prefix-compressed paths),
+	# and in a SHA-256 repository, among ordinary entries
+	for kind in v4 sha256; do
+		fresh_ws "q6e$kind" plain
+		fmt=
+		[ $kind = sha256 ] && fmt=--object-format=sha256
+		(cd "$WS" && asid env HOME="$H" sh -c "git init -q $fmt . && echo 0 >f0 && git add f0 &&
+			git -c user.name=t -c user.email=t@t commit -q -m init &&
+			{ [ $kind != v4 ] || git update-index --index-version 4; }") || bail "git init ($kind)"
+		m -- sh -c "mkdir -p a/b && echo x > a/b/file1 && echo y > a/b/file2 && git add a &&
+			mkdir -p a/b/sub && cd a/b/sub && git init -q $fmt && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+			cd ../../.. && git add a/b/sub && echo z > a/b/zz && git add a/b/zz" >/dev/null 2>&1
+		m -- sh -c "git config -f a/b/sub/.git/config core.fsmonitor 'touch $OUT/PWN-tworuns$kind; false'" >/dev/null 2>&1
+		git_outside
+		checke "$ID: ... also with an index of version 4 / a SHA-256 repository ($kind)" \
+			'! pwned tworuns$kind && [ -e "$WS/a/b/sub/.git/config.moat-quarantined" ]'
+	done
 	# a symlinked .git/modules entry and a gitdir through it
 	fresh_ws q6f
 	m -- sh -c ". $G/mksub.sh; evilgit $OUT/PWN-modlink && mkdir sub6f && cd sub6f && git init -q &&
