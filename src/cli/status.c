@@ -147,7 +147,10 @@ int cmd_status(int argc, char **argv)
 		if (kf.landlock_abi)
 			printf("landlock abi %d\n", kf.landlock_abi);
 		if (!kf.userns)
-			printf("user namespaces: %s\n", kf.userns_why);
+			printf("user namespaces: %s%s\n", kf.userns_why,
+			       kf.ns_admin ? "; as root, the mount, PID, IPC and network namespaces "
+					     "are made without one"
+					   : "");
 		if (!kf.cgroup)
 			printf("cgroup: %s (limits fall back to rlimits)\n", kf.cgroup_why);
 		printf("profile %s (network %s), running as %s\n\n", plan->profile,

@@ -1590,7 +1590,7 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 	p->nports = pr->nports;
 	switch (pr->net) {
 	case MOAT_NET_DENY:
-		p->netns = p->userns;
+		p->netns = p->mntns;
 		/* SECURITY: TCP is also denied by Landlock where it can be, so a
 		 * namespace bug alone does not open the network */
 		if (ll_net)
@@ -1771,7 +1771,9 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	p->landlock = kf->landlock_abi > 0;
 	moat_landlock_masks(kf->landlock_abi, &p->ll);
 	p->userns = kf->userns;
-	p->mntns = p->pidns = p->ipcns = p->userns;
+	/* root (CAP_SYS_ADMIN in its own user namespace) makes the others
+	 * without a new user namespace where those are disabled */
+	p->mntns = p->pidns = p->ipcns = p->userns || kf->ns_admin;
 	p->fresh_proc = p->pidns && p->mntns;
 	p->seccomp = kf->seccomp;
 	p->seccomp_no_ns = p->seccomp && (!p->pidns || !p->ipcns);
@@ -1793,7 +1795,7 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 		hint(p, MOAT_FEAT_PIDNS,
 		     "needs user namespaces; without them host processes are visible in /proc "
 		     "(but Landlock still blocks ptrace and, with ABI 6, signals)");
-	if (!p->userns && kf->userns_why[0]) {
+	if (!p->mntns && kf->userns_why[0]) {
 		/* say why namespaces are missing on each namespace-backed gap */
 		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
 			if (p->feat[f].requested && !p->feat[f].enforced &&
@@ -1913,11 +1915,11 @@ int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *b)
 	moat_buf_printf(b,
 			"{\"kernel\": \"%u.%u\", \"landlock_abi\": %d, \"user_namespaces\": %s, "
 			"\"seccomp\": %s, \"cgroup_v2_delegated\": %s, \"pidns_pid_max\": %s, "
-			"\"root\": %s",
+			"\"root\": %s, \"namespaces_without_userns\": %s",
 			kf->kernel_major, kf->kernel_minor, kf->landlock_abi,
 			kf->userns ? "true" : "false", kf->seccomp ? "true" : "false",
 			kf->cgroup ? "true" : "false", kf->pidns_pid_max ? "true" : "false",
-			kf->is_root ? "true" : "false");
+			kf->is_root ? "true" : "false", kf->ns_admin ? "true" : "false");
 	if (!kf->userns) {
 		moat_buf_puts(b, ", \"user_namespaces_why\": ");
 		js(b, kf->userns_why);

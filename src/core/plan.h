@@ -82,6 +82,8 @@ struct moat_kfeatures {
 	int landlock_abi;     /* 0: none */
 	int landlock_errno;   /* why none: ENOSYS (not built), EOPNOTSUPP (disabled at boot) */
 	bool userns;	      /* a user namespace (and with it mount/pid/net) can be created */
+	bool ns_admin;	      /* mount, PID, IPC and network namespaces can be made without one:
+			       * CAP_SYS_ADMIN in our own user namespace (root) */
 	char userns_why[160]; /* when false: the reason ("sysctl user.max_user_namespaces is 0") */
 	bool seccomp;	      /* seccomp filters with SECCOMP_RET_ERRNO */
 	bool cgroup;	      /* a delegated cgroup v2 subtree with memory and pids */

@@ -9,6 +9,7 @@
  * the system: probing is read-only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -97,6 +98,23 @@ static void probe_userns_sysctls(struct moat_kfeatures *kf)
 			     "(kernel.apparmor_restrict_unprivileged_userns=1)",
 			     sizeof(kf->userns_why));
 	}
+}
+
+/* CAP_SYS_ADMIN in our own user namespace (root): mount, PID, IPC and
+ * network namespaces need no new user namespace. MOAT_FAKE_NO_USERNS=1 and
+ * MOAT_FAKE_NO_NS_ADMIN=1 (tests) say no. */
+static void probe_ns_admin(struct moat_kfeatures *kf)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	const char *f1 = secure_getenv("MOAT_FAKE_NO_USERNS"), *f2 = secure_getenv("MOAT_FAKE_NO_NS_ADMIN");
+
+	kf->ns_admin = false;
+	if ((f1 && !strcmp(f1, "1")) || (f2 && !strcmp(f2, "1")))
+		return;
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) == 0)
+		kf->ns_admin = (d[0].effective >> CAP_SYS_ADMIN) & 1;
 }
 
 static void probe_seccomp(struct moat_kfeatures *kf)
@@ -196,6 +214,7 @@ int moat_probe_start(struct moat_kfeatures *kf)
 	}
 	kf->landlock_abi = moat_landlock_abi(&kf->landlock_errno);
 	probe_userns_sysctls(kf);
+	probe_ns_admin(kf);
 	return 0;
 }
 

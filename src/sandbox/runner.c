@@ -254,6 +254,7 @@ static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p)
 static void replan_without_userns(struct moat_kfeatures *kf, const char *why)
 {
 	kf->userns = false;
+	kf->ns_admin = false;
 	moat_strlcpy(kf->userns_why, why, sizeof(kf->userns_why));
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -385,7 +386,10 @@ static int child_main(void *arg)
 		wait_go(s); /* from here on the parent waits, as with vfork */
 	/* the plan: set before the clone, or (early) before go */
 	p = s->plan;
-	/* 4 */
+	/* 4 (without a user namespace of its own the mount namespace would
+	 * share the host's propagation: nothing mounted here may reach it) */
+	if (p->mntns && !s->ns_user && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		fail_step(a, MOAT_STEP_MOUNT, errno, "making / a slave");
 	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	if (s->ns_net && a->early)
@@ -422,7 +426,7 @@ static int child_main(void *arg)
 	if (!s->ns_pid && sigprocmask(SIG_SETMASK, &a->child_mask, NULL) < 0)
 		fail_step(a, MOAT_STEP_SIGNALS, errno, NULL);
 	/* 9 */
-	if (p->drop_caps && (p->userns || s->kf->is_root)) {
+	if (p->drop_caps && (p->userns || s->kf->is_root || s->kf->ns_admin)) {
 		if (prctl(PR_SET_SECUREBITS,
 			  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 			      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
@@ -579,9 +583,10 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		s->pid = 0;
 		if (!s->ns_pid)
 			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-		if (s->ns_user &&
+		if ((nsflags & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET)) &&
 		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES)) {
-			moat_error_set(err, "cannot create a user namespace: %s", strerror(e));
+			moat_error_set(err, "cannot create %s: %s",
+				       s->ns_user ? "a user namespace" : "namespaces", strerror(e));
 			return -EPERM; /* the caller re-plans without namespaces */
 		}
 		moat_error_set(err, "cannot start the command: clone: %s", strerror(e));

@@ -10,13 +10,19 @@
 #   MOAT_TEST_NOUSERNS=1    user namespaces unavailable: for real inside a
 #                           user namespace whose user.max_user_namespaces is 0
 #                           (needs root or unprivileged userns), else faked with
-#                           MOAT_FAKE_NO_USERNS=1
+#                           MOAT_FAKE_NO_USERNS=1; the Landlock + seccomp
+#                           only mode (MOAT_FAKE_NO_NS_ADMIN=1 there: root
+#                           would still make the other namespaces)
+#   MOAT_TEST_ROOTNS=1      the same user namespace, as root: the mount, PID,
+#                           IPC and network namespaces are made without a user
+#                           namespace, and everything of the full mode holds
 # A missing kernel feature skips, unless MOAT_MUST_WORK=1 (CI): then it fails.
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
 AS=${MOAT_TEST_AS:-}
 NOUSERNS=${MOAT_TEST_NOUSERNS:-0}
+ROOTNS=${MOAT_TEST_ROOTNS:-0}
 MUST=${MOAT_MUST_WORK:-0}
 n=0
 failed=0
@@ -93,11 +99,17 @@ fi
 
 NSWRAP=()
 FAKE=()
-if [ "$NOUSERNS" = 1 ]; then
+if [ "$NOUSERNS" = 1 ] || [ "$ROOTNS" = 1 ]; then
 	# for real: a user namespace in which no further one may be created
 	# (as nobody the real way would make the command root in that namespace)
 	if [ -z "$AS" ] && unshare --user --map-root-user sh -c 'echo 0 >/proc/sys/user/max_user_namespaces' 2>/dev/null; then
 		NSWRAP=(unshare --user --map-root-user --keep-caps sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh)
+		# root there still makes mount/PID/net namespaces without a user
+		# namespace (MOAT_TEST_ROOTNS=1 tests that); the Landlock +
+		# seccomp only mode is what is tested here
+		[ "$NOUSERNS" = 1 ] && FAKE=(MOAT_FAKE_NO_NS_ADMIN=1)
+	elif [ "$ROOTNS" = 1 ]; then
+		bail "MOAT_TEST_ROOTNS: cannot make a user namespace without further ones here"
 	else
 		FAKE=(MOAT_FAKE_NO_USERNS=1)
 	fi
@@ -118,7 +130,8 @@ feature() { # feature NAME -> true/false (enforced)
 	python3 -c 'import json,sys; print(str(json.loads(sys.argv[1])["features"][sys.argv[2]]["enforced"]).lower())' "$status_json" "$1" 2>/dev/null
 }
 LANDLOCK=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["kernel"]["landlock_abi"])' "$status_json" 2>/dev/null || echo 0)
-USERNS=$(python3 -c 'import json,sys; print(str(json.loads(sys.argv[1])["kernel"]["user_namespaces"]).lower())' "$status_json" 2>/dev/null || echo false)
+# (namespaces: a user namespace, or root making the others without one)
+USERNS=$(python3 -c 'import json,sys; k = json.loads(sys.argv[1])["kernel"]; print(str(k["user_namespaces"] or k.get("namespaces_without_userns", False)).lower())' "$status_json" 2>/dev/null || echo false)
 
 if [ "${LANDLOCK:-0}" = 0 ]; then
 	if [ "$MUST" = 1 ]; then bail "Landlock unavailable but MOAT_MUST_WORK=1"; fi
@@ -138,7 +151,7 @@ if [ "$NOUSERNS" = 1 ]; then
 		grep -q "cannot enforce private-tmp.*hint:" <<<"$out"
 	MODE=(--fallback warn)
 else
-	check "status reports user namespaces available" [ "$USERNS" = true ]
+	check "status reports namespaces available (user namespaces, or root without them)" [ "$USERNS" = true ]
 	MODE=()
 fi
 # mr ARGS...: run with the mode's fallback (its warnings filtered out)
