@@ -1103,6 +1103,13 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		s->reaped = true;
 		kill_tree(s, false);
 		ret = setup_error(s, err);
+		/* namespaces made without a user namespace, whose first mount a
+		 * security module refuses (a container's profile): re-planned
+		 * without namespaces, like a refused clone */
+		if (!s->ns_user && p->mntns && s->report.step == MOAT_STEP_MOUNT &&
+		    (s->report.err == EPERM || s->report.err == EACCES) &&
+		    !strcmp(s->report.detail, "making / a slave"))
+			ret = -EPERM;
 		goto out;
 	}
 
