@@ -1922,7 +1922,6 @@ static bool gitdir_into_modules(int wsfd, int dfd, const char *leaf)
  * aside. */
 static void nested_git_check(struct nested *n, int dfd, const char *rel)
 {
-	static const char *const redirects[] = {"commondir", "config.worktree", NULL};
 	struct stat st;
 
 	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -1938,15 +1937,19 @@ static void nested_git_check(struct nested *n, int dfd, const char *rel)
 		    (!S_ISREG(cst.st_mode) || gitconfig_suspect(g, "config", why, sizeof(why))) &&
 		    set_aside(g, "config") == 0)
 			append_name(n->out, n->outsz, rel, "/.git/config (a nested repository's)");
-		for (size_t i = 0; redirects[i]; i++)
-			if (fstatat(g, redirects[i], &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    ctime_ns(&cst) >= n->since && set_aside(g, redirects[i]) == 0) {
+		/* the same redirect files as the workspace's own (".git/NAME") */
+		for (size_t i = 0; git_redirects[i]; i++) {
+			const char *leaf = git_redirects[i] + 5;
+
+			if (fstatat(g, leaf, &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    ctime_ns(&cst) >= n->since && set_aside(g, leaf) == 0) {
 				char what[64];
 
-				snprintf(what, sizeof(what), "/.git/%s (a nested repository's)",
-					 redirects[i]);
+				snprintf(what, sizeof(what), "/%s (a nested repository's)",
+					 git_redirects[i]);
 				append_name(n->out, n->outsz, rel, what);
 			}
+		}
 		close(g);
 	} else if (ctime_ns(&st) >= n->since &&
 		   !(S_ISREG(st.st_mode) && gitdir_into_modules(n->wsfd, dfd, ".git")) &&

@@ -382,6 +382,30 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
 		     sp->protected_created);
 }
 
+/* Probe the kernel and, for a plan with the network denied (early), start
+ * the child now (moat_spawn_start). User namespaces refused at the clone:
+ * *refused, and on without them, as the plan will be. */
+static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, bool early,
+			   bool *refused, struct moat_error *e)
+{
+	int r = 0;
+
+	moat_probe_start(kf);
+	moat_spawn_init(sp, kf);
+	if (early && kf->userns) {
+		r = moat_spawn_start(sp, e);
+		if (r == -EPERM) {
+			*refused = true;
+			replan_without_userns(kf, e->msg);
+			moat_spawn_release(sp);
+			moat_spawn_init(sp, kf);
+			r = 0;
+		}
+	}
+	moat_probe_finish(kf);
+	return r;
+}
+
 int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
 		    struct moat_error *err)
 {
@@ -459,25 +483,20 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		if (warm->start_failed)
 			attempts++;
 	} else {
-		moat_probe_start(kf);
-		moat_spawn_init(sp, kf);
-		spawned = true;
+		bool refused = false;
+
 		/* with the network denied, the child starts now and creates its
 		 * namespaces (the network namespace is the costliest step) while
 		 * we probe, plan and prepare the rest */
-		if (!rq->print_plan && prof.net == MOAT_NET_DENY && kf->userns) {
-			r = moat_spawn_start(sp, &e);
-			if (r == -EPERM) {
-				attempts++;
-				replan_without_userns(kf, e.msg);
-				moat_spawn_release(sp);
-				moat_spawn_init(sp, kf);
-			} else if (r) {
-				fail(&st, NULL, "%s", e.msg);
-				goto out;
-			}
+		r = probe_and_start(kf, sp, !rq->print_plan && prof.net == MOAT_NET_DENY, &refused,
+				    &e);
+		spawned = true;
+		if (refused)
+			attempts++;
+		if (r) {
+			fail(&st, NULL, "%s", e.msg);
+			goto out;
 		}
-		moat_probe_finish(kf);
 	}
 replan:
 	plan = moat_plan_free(plan);
@@ -553,16 +572,9 @@ struct moat_run_warm *moat_runner_warm_start(void)
 
 	if (!w)
 		return NULL;
-	moat_probe_start(&w->kf);
-	moat_spawn_init(&w->sp, &w->kf);
-	if (w->kf.userns && moat_spawn_start(&w->sp, &e) == -EPERM) {
-		/* as the call itself would: on without user namespaces */
-		replan_without_userns(&w->kf, e.msg);
-		moat_spawn_release(&w->sp);
-		moat_spawn_init(&w->sp, &w->kf);
-		w->start_failed = true;
-	}
-	moat_probe_finish(&w->kf);
+	/* (another failure to start leaves it unstarted: the call starts its
+	 * own child then) */
+	(void)probe_and_start(&w->kf, &w->sp, true, &w->start_failed, &e);
 	return w;
 }
 
@@ -570,7 +582,6 @@ void moat_runner_warm_free(struct moat_run_warm *w)
 {
 	if (!w)
 		return;
-	if (w->sp.started && !w->sp.reaped)
-		moat_spawn_release(&w->sp);
+	moat_spawn_release(&w->sp); /* (a second release does nothing) */
 	free(w);
 }

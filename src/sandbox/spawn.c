@@ -323,6 +323,8 @@ static int child_main(void *arg)
 	struct moat_spawn *s = arg, *a = s;
 	const struct moat_plan *p;
 	struct moat_child_report rep;
+	/* after an early start a helper makes the network namespace */
+	bool net_helper = s->ns_net && a->early;
 	int r;
 
 	memset(&rep, 0, sizeof(rep));
@@ -371,7 +373,7 @@ static int child_main(void *arg)
 	/* 3: the network namespace, unless the clone made it; lo up. After an
 	 * early start a helper makes it, while we wait and mount (joined
 	 * after step 4) */
-	if (s->ns_net && a->early) {
+	if (net_helper) {
 		long h;
 
 		s->net_ready = 0;
@@ -392,13 +394,13 @@ static int child_main(void *arg)
 		fail_step(a, MOAT_STEP_MOUNT, errno, "making / a slave");
 	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
-	if (s->ns_net && a->early)
+	if (net_helper)
 		join_helper_net(s);
 	/* 5 */
 	/* (the network helper of an early start took PID 2, never reused
 	 * before the numbers wrap: one more) */
 	if (p->pids_mech == MOAT_LIMIT_PIDNS &&
-	    moat_ns_child_pid_max(p->pids + (s->ns_net && a->early ? 1 : 0), &rep) < 0)
+	    moat_ns_child_pid_max(p->pids + (net_helper ? 1 : 0), &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	if (s->cg.procs_fd >= 0 && !a->early && write(s->cg.procs_fd, "0", 1) != 1)
 		fail_step(a, MOAT_STEP_CGROUP, errno, s->cg.path);
@@ -512,14 +514,14 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	}
 	s->report_fd = rp[0];
 	s->child_report_fd = rp[1]; /* the child's copy; never changed while it runs */
-	if ((nsflags & CLONE_NEWPID) && pipe2(sp, O_CLOEXEC) < 0) {
-		moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
-		close(rp[0]);
-		close(rp[1]);
-		s->report_fd = -1;
-		return MOAT_RUN_EXIT_SETUP;
-	}
 	if (nsflags & CLONE_NEWPID) {
+		if (pipe2(sp, O_CLOEXEC) < 0) {
+			moat_error_set(err, "cannot create a pipe: %s", strerror(errno));
+			close(rp[0]);
+			close(rp[1]);
+			s->report_fd = -1;
+			return MOAT_RUN_EXIT_SETUP;
+		}
 		s->status_fd = sp[0];
 		s->child_status_fd = sp[1];
 	}

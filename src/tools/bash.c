@@ -973,8 +973,8 @@ static void srv_request(struct srv_state *st)
 	struct iovec iov[2] = {{&h, sizeof(h)}, {first, sizeof(first)}};
 	struct srv_reply rep;
 	struct bash_job job;
-	int fds[3] = {-1, -1, -1}, pidfd = -1, flags;
-	size_t nfds, total = 0, got;
+	int fds[3] = {-1, -1, -1}, pidfd = -1, flags, send[4] = {-1, -1, -1, -1};
+	size_t nfds, total = 0, got, nsend = 0;
 	char *data;
 	ssize_t n;
 
@@ -1021,26 +1021,18 @@ static void srv_request(struct srv_state *st)
 	if (st->nkids == st->akids) {
 		rep.err = ENOMEM;
 	} else if (warm_take(st, &h, data, total, &pidfd)) {
-		int wfds[4] = {pidfd, st->warm.rd[0], st->warm.rd[1], st->warm.rd[2]};
-
+		/* its pidfd and the read ends of its own pipes go back; the
+		 * caller's pipes are not used */
 		rep.pid = st->warm.pid;
 		rep.warm = 1;
 		st->kids[st->nkids].pid = st->warm.pid;
 		st->kids[st->nkids++].res_w = st->warm.res_w;
 		st->warm.res_w = -1;
 		st->warm.pid = 0;
-		free(data);
+		send[0] = pidfd;
 		for (int i = 0; i < 3; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		iov[0].iov_base = &rep;
-		iov[0].iov_len = sizeof(rep);
-		if (send_fds(st->sock, iov, 1, wfds, 4) != (ssize_t)sizeof(rep))
-			_exit(0); /* the caller is gone: the children die with us */
-		close(pidfd);
-		warm_close(&st->warm);
-		warm_start(st); /* for the next call, after this one's reply */
-		return;
+			send[1 + i] = st->warm.rd[i];
+		nsend = 4;
 	} else {
 		/* single-threaded: the child may allocate, read the passwd
 		 * database, anything */
@@ -1063,6 +1055,8 @@ static void srv_request(struct srv_state *st)
 				st->kids[st->nkids].pid = pid;
 				st->kids[st->nkids++].res_w = fds[2];
 				fds[2] = -1;
+				send[0] = pidfd;
+				nsend = 1;
 			}
 		}
 	}
@@ -1072,11 +1066,13 @@ static void srv_request(struct srv_state *st)
 			close(fds[i]);
 	iov[0].iov_base = &rep;
 	iov[0].iov_len = sizeof(rep);
-	if (send_fds(st->sock, iov, 1, &pidfd, pidfd >= 0 ? 1 : 0) != (ssize_t)sizeof(rep))
+	if (send_fds(st->sock, iov, 1, send, nsend) != (ssize_t)sizeof(rep))
 		_exit(0); /* the caller is gone: the children die with us */
 	if (pidfd >= 0)
 		close(pidfd);
-	warm_start(st);
+	if (rep.warm)
+		warm_close(&st->warm); /* its read ends went with the reply */
+	warm_start(st); /* for the next call, after this one's reply */
 }
 
 __attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,
