@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +111,25 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 64; i++)
 			fprintf(f, "line %02d: the quick brown fox jumps over the lazy dog .....\n", i);
 		fclose(f);
+	}
+	/* BENCH_TREE_DIRS=N: a project of N directories of 10 files each
+	 * (the masks' workspace scan reads them all) */
+	if (getenv("BENCH_TREE_DIRS")) {
+		long nd = strtol(getenv("BENCH_TREE_DIRS"), NULL, 10);
+		char path[256];
+
+		for (long d = 0; d < nd; d++) {
+			snprintf(path, sizeof(path), "%s/m%ld", ws, d / 20);
+			mkdir(path, 0755);
+			snprintf(path, sizeof(path), "%s/m%ld/sub%ld", ws, d / 20, d);
+			mkdir(path, 0755);
+			for (int f = 0; f < 10; f++) {
+				snprintf(path, sizeof(path), "%s/m%ld/sub%ld/f%d.c", ws, d / 20, d, f);
+				close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+			}
+		}
+		/* old enough for the scan ahead to trust */
+		sleep(3);
 	}
 	snprintf(cfg, sizeof(cfg),
 		 "{\"allowed_paths\": [\"%s/**\"], \"sandbox\": {\"mode\": \"linux\", \"rules\": [{\"tool\": \"bash\", "
@@ -228,6 +248,21 @@ int main(int argc, char **argv)
 		       m50 / b50, m50 / w50);
 	}
 	moat_session_free(s);
+	if (getenv("BENCH_TREE_DIRS")) {
+		long nd = strtol(getenv("BENCH_TREE_DIRS"), NULL, 10);
+		char path[256];
+
+		for (long d = 0; d < nd; d++) {
+			for (int f = 0; f < 10; f++) {
+				snprintf(path, sizeof(path), "%s/m%ld/sub%ld/f%d.c", ws, d / 20, d, f);
+				unlink(path);
+			}
+			snprintf(path, sizeof(path), "%s/m%ld/sub%ld", ws, d / 20, d);
+			rmdir(path);
+			snprintf(path, sizeof(path), "%s/m%ld", ws, d / 20);
+			rmdir(path);
+		}
+	}
 	unlink(file);
 	unlink(audit);
 	rmdir(ws);

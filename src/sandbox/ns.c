@@ -30,6 +30,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -323,17 +324,109 @@ static int cmp_keep(const void *a, const void *b)
  * (most of the defaults: ".env", "*.pem", ".ssh" followed by a globstar):
  * matched against the entry's name without a compiled glob. The others are
  * compiled when the first entry needs them. */
+/* What a name with '*' and '?' only must start and end with: the literal
+ * text before its first wildcard and after its last (a wildcard matches at
+ * least nothing, so a matching name is at least as long as both together).
+ * Checked before the costlier match, it turns most names away. */
+struct name_cut {
+	const char *pre, *suf;
+	size_t npre, nsuf;
+};
+
+static void name_cut_of(const char *l, size_t n, struct name_cut *c)
+{
+	size_t first = n, last = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (l[i] == '*' || l[i] == '?') {
+			if (first == n)
+				first = i;
+			last = i + 1;
+		}
+	c->pre = l;
+	c->npre = first;
+	c->suf = l + last;
+	c->nsuf = first == n ? 0 : n - last; /* (no wildcard: all of it is pre) */
+}
+
+static bool name_cut_fits(const struct name_cut *c, const char *name, size_t nl)
+{
+	return nl >= c->npre + c->nsuf && !memcmp(name, c->pre, c->npre) &&
+	       !memcmp(name + nl - c->nsuf, c->suf, c->nsuf);
+}
+
 struct scan_name {
 	const char *name; /* in the pattern */
 	size_t len;
 	bool literal;
 	bool dir_only; /* NAME then a globstar: only a directory NAME (a file has nothing under it) */
+	struct name_cut cut;
 };
+
+/* A compiled mask glob's quick test: the pattern's last component (before
+ * a trailing globstar) must fit the entry's name, or with a trailing
+ * globstar some component of the path (X followed by a globstar matches X
+ * and what is below it). '*' and '?' never match '/', so the last
+ * component of a match is the name. Off for classes, braces and escapes
+ * anywhere in the pattern, and for a globstar as that component. */
+struct glob_cut {
+	bool on, any;
+	bool exact; /* no wildcard in the component */
+	size_t nexact;
+	struct name_cut cut;
+};
+
+static void glob_cut_of(const char *pat, struct glob_cut *g)
+{
+	size_t n = strlen(pat), k;
+	bool stars = true;
+
+	memset(g, 0, sizeof(*g));
+	if (strpbrk(pat, "{}[]\\"))
+		return;
+	if (n > 3 && !strcmp(pat + n - 3, "/**")) {
+		n -= 3;
+		g->any = true;
+	}
+	for (k = n; k > 0 && pat[k - 1] != '/'; k--)
+		;
+	if (k == n)
+		return;
+	for (size_t i = k; i < n; i++)
+		stars = stars && pat[i] == '*';
+	if (stars && n - k >= 2)
+		return; /* a globstar */
+	name_cut_of(pat + k, n - k, &g->cut);
+	g->exact = !memchr(pat + k, '*', n - k) && !memchr(pat + k, '?', n - k);
+	g->nexact = n - k;
+	g->on = true;
+}
+
+static bool glob_cut_fits(const struct glob_cut *g, const char *rel, size_t len, const char *name,
+			  size_t nl)
+{
+	if (!g->on)
+		return true;
+	if (!g->any)
+		return g->exact ? nl == g->nexact && !memcmp(name, g->cut.pre, nl)
+				: name_cut_fits(&g->cut, name, nl);
+	for (size_t i = 0; i < len;) {
+		const char *c = rel + i, *slash = memchr(c, '/', len - i);
+		size_t cl = slash ? (size_t)(slash - c) : len - i;
+
+		if (g->exact ? cl == g->nexact && !memcmp(c, g->cut.pre, cl)
+			     : name_cut_fits(&g->cut, c, cl))
+			return true;
+		i += cl + 1;
+	}
+	return false;
+}
 
 struct scan {
 	struct moat_mounts *m;
 	const char **pats;	  /* the other "**" patterns */
 	struct moat_glob **globs; /* compiled from pats on first use */
+	struct glob_cut *cuts;	  /* of pats */
 	size_t nglobs;
 	bool compiled;
 	struct scan_name *names;
@@ -345,6 +438,8 @@ struct scan {
 	const struct moat_plan *plan;
 	const struct hidden *hid;
 	struct moat_error *err;
+	struct scan_cache *rec;		 /* the scan ahead being made, or NULL */
+	const struct scan_cache *ahead; /* one made before, or NULL */
 };
 
 static bool is_exempt(const struct moat_plan *p, const char *path)
@@ -405,21 +500,187 @@ static bool ends_globstar(const char *pat)
 }
 
 /* A directory, or a link to one (what mask_one would mask as one)? */
-static bool is_dir_at(int dfd, const struct dirent *e)
+static bool is_dir_at(int dfd, const char *name, unsigned char type)
 {
 	struct stat st;
 
-	if (e->d_type == DT_DIR)
+	if (type == DT_DIR)
 		return true;
-	if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+	if (type != DT_LNK && type != DT_UNKNOWN)
 		return false;
-	return fstatat(dfd, e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+	return fstatat(dfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* ---- the scan ahead (a session's next shell call) ----
+ *
+ * A runner started ahead of a session's next shell call scans the
+ * workspace while the agent thinks, and keeps, for each directory, its
+ * identity and change times and what of it matters to the masks: the
+ * entries a mask pattern names (matched, or matched if a directory) and
+ * the directories to descend. The call's own scan then reads again only
+ * the directories that changed since: any entry added, removed or renamed
+ * changes a directory's ctime (which no one can set back: utimes sets it
+ * to now), a directory replaced or mounted over has another identity.
+ * Directories changed within SCAN_TRUST_SLACK_S of the scan ahead are
+ * read again anyway (a change in the same clock tick would leave the time
+ * as it was), and only on local filesystems (a server's clock is not
+ * ours). What a matched entry is (a link to a directory or not) is looked
+ * at again every time, and every mask is resolved afresh. */
+#define SCAN_TRUST_SLACK_S 2
+#define SCAN_AHEAD_MAX_DIRS 20000
+
+enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4 };
+
+struct scan_cent {
+	char *name;
+	unsigned char type, what;
+};
+
+struct scan_cdir {
+	char *rel;
+	dev_t dev;
+	ino_t ino;
+	struct timespec ct, mt;
+	size_t entries; /* all of them, as the scan counts */
+	struct scan_cent *ents;
+	size_t nents;
+};
+
+struct scan_cache {
+	char *ws, *key; /* the workspace; its scan patterns, one per line */
+	struct scan_cdir *dirs;
+	size_t n, cap;
+	time_t trust_before;
+	bool failed;
+};
+
+static struct scan_cache *scan_ahead;
+
+static void scan_cache_free(struct scan_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		for (size_t k = 0; k < c->dirs[i].nents; k++)
+			free(c->dirs[i].ents[k].name);
+		free(c->dirs[i].ents);
+		free(c->dirs[i].rel);
+	}
+	free(c->dirs);
+	free(c->ws);
+	free(c->key);
+	free(c);
+}
+
+static int cdir_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct scan_cdir *)a)->rel, ((const struct scan_cdir *)b)->rel);
+}
+
+static const struct scan_cdir *scan_cache_find(const struct scan_cache *c, const char *rel,
+					       const struct stat *st)
+{
+	struct scan_cdir key;
+	const struct scan_cdir *d;
+
+	key.rel = (char *)rel;
+	d = bsearch(&key, c->dirs, c->n, sizeof(*d), cdir_cmp);
+	if (!d || d->dev != st->st_dev || d->ino != st->st_ino ||
+	    d->ct.tv_sec != st->st_ctim.tv_sec || d->ct.tv_nsec != st->st_ctim.tv_nsec ||
+	    d->mt.tv_sec != st->st_mtim.tv_sec || d->mt.tv_nsec != st->st_mtim.tv_nsec ||
+	    d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before)
+		return NULL;
+	return d;
+}
+
+/* What the patterns say of one entry by its path alone: SCAN_PLAIN when a
+ * pattern matches it, else SCAN_DIRONLY when one matches it if it is a
+ * directory (NAME followed by a globstar); -1 on a glob that does not
+ * compile. */
+static int scan_what(struct scan *s, const char *name, size_t nl, size_t len)
+{
+	int what = 0;
+
+	for (size_t i = 0; i < s->nnames && what != SCAN_PLAIN; i++)
+		if (s->names[i].literal
+			? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
+			: name_cut_fits(&s->names[i].cut, name, nl) &&
+			      fnmatch(s->names[i].name, name, 0) == 0)
+			what = s->names[i].dir_only ? SCAN_DIRONLY : SCAN_PLAIN;
+	if (what != SCAN_PLAIN && s->nglobs && !s->compiled) {
+		s->compiled = true;
+		for (size_t i = 0; i < s->nglobs; i++)
+			if (moat_glob_compile(s->pats[i], MOAT_GLOB_PATH, &s->globs[i], s->err) < 0)
+				return -1;
+	}
+	for (size_t i = 0; i < s->nglobs && what != SCAN_PLAIN; i++)
+		if (glob_cut_fits(&s->cuts[i], s->rel, len, name, nl) &&
+		    moat_glob_match(s->globs[i], s->rel, len))
+			what = ends_globstar(s->pats[i]) ? SCAN_DIRONLY : SCAN_PLAIN;
+	return what;
+}
+
+static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth);
+
+/* One entry of the directory dfd (at s->rel[..rel_len]) whose path alone
+ * gave what: masked, or descended, or nothing. */
+static int scan_act(struct scan *s, int dfd, const char *name, size_t nl, unsigned char type,
+		    int what, size_t rel_len, int depth)
+{
+	size_t len = rel_len;
+	int r = 0;
+
+	if (rel_len + 1 + nl + 1 > sizeof(s->rel))
+		return 0;
+	if (len)
+		s->rel[len++] = '/';
+	memcpy(s->rel + len, name, nl + 1);
+	len += nl;
+	if ((what & SCAN_PLAIN) || ((what & SCAN_DIRONLY) && is_dir_at(dfd, name, type))) {
+		char full[PATH_MAX];
+
+		if ((size_t)snprintf(full, sizeof(full), "%s/%s", s->ws, s->rel) < sizeof(full))
+			r = mask_one(s->plan, s->m, s->hid, full, s->err);
+	} else if (what & SCAN_SUB) {
+		const struct scan_cdir *c = NULL;
+		struct stat st;
+		int cfd;
+
+		/* a directory unchanged since the scan ahead with nothing in it
+		 * that matters (most of them) is not even opened */
+		if (s->ahead && depth + 1 <= MOAT_MASK_SCAN_MAX_DEPTH &&
+		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+			c = scan_cache_find(s->ahead, s->rel, &st);
+		if (c && !c->nents && s->entries + c->entries <= MOAT_MASK_SCAN_MAX_ENTRIES) {
+			s->entries += c->entries;
+		} else {
+			cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (cfd >= 0)
+				r = scan_dir(s, cfd, len, depth + 1);
+		}
+	}
+	s->rel[rel_len] = '\0';
+	return r;
+}
+
+/* Whether the scan descends into an entry it does not mask: directories
+ * (an unknown type without a dot: opened as one, which fails for others),
+ * but not version control data and dependency trees (docs/sandbox.md:
+ * masks). */
+static bool scan_descends(const char *name, unsigned char type)
+{
+	return (type == DT_DIR || (type == DT_UNKNOWN && !strchr(name, '.'))) &&
+	       strcmp(name, ".git") && strcmp(name, "node_modules");
 }
 
 static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 {
+	const struct scan_cdir *c = NULL;
+	struct scan_cdir rec;
+	struct stat st;
 	DIR *d;
 	struct dirent *e;
+	bool recording = s->rec && !s->rec->failed, whole = true;
 	int r = 0;
 
 	if (depth > MOAT_MASK_SCAN_MAX_DEPTH) {
@@ -427,68 +688,106 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		close(dfd);
 		return 0;
 	}
+	if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
+		close(dfd);
+		return 0;
+	}
+	if (s->ahead)
+		c = scan_cache_find(s->ahead, s->rel, &st);
+	if (c) {
+		/* unchanged since the scan ahead */
+		if (s->entries + c->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
+			s->entries = MOAT_MASK_SCAN_MAX_ENTRIES + 1;
+			s->incomplete = true;
+			close(dfd);
+			return 0;
+		}
+		s->entries += c->entries;
+		for (size_t i = 0; i < c->nents && r == 0; i++)
+			r = scan_act(s, dfd, c->ents[i].name, strlen(c->ents[i].name),
+				     c->ents[i].type, c->ents[i].what, rel_len, depth);
+		close(dfd);
+		return r;
+	}
 	d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
 		return 0;
 	}
+	memset(&rec, 0, sizeof(rec));
 	while ((e = readdir(d)) && r == 0) {
-		size_t nl = strlen(e->d_name), len;
-		bool matched = false;
+		size_t nl = strlen(e->d_name), len = rel_len;
+		int what;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (++s->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
 			s->incomplete = true;
+			whole = false;
 			break;
 		}
+		rec.entries++;
 		if (rel_len + 1 + nl + 1 > sizeof(s->rel))
 			continue;
-		len = rel_len;
 		if (len)
 			s->rel[len++] = '/';
 		memcpy(s->rel + len, e->d_name, nl + 1);
 		len += nl;
-		for (size_t i = 0; i < s->nnames && !matched; i++)
-			matched =
-			    (s->names[i].literal
-				 ? nl == s->names[i].len && !memcmp(s->names[i].name, e->d_name, nl)
-				 : fnmatch(s->names[i].name, e->d_name, 0) == 0) &&
-			    (!s->names[i].dir_only || is_dir_at(dirfd(d), e));
-		if (!matched && s->nglobs && !s->compiled) {
-			s->compiled = true;
-			for (size_t i = 0; i < s->nglobs && r == 0; i++)
-				r = moat_glob_compile(s->pats[i], MOAT_GLOB_PATH, &s->globs[i],
-						      s->err);
-			if (r < 0)
-				break;
-		}
-		for (size_t i = 0; i < s->nglobs && !matched; i++)
-			matched = moat_glob_match(s->globs[i], s->rel, len) &&
-				  (!ends_globstar(s->pats[i]) || is_dir_at(dirfd(d), e));
-		if (matched) {
-			char full[PATH_MAX];
-
-			if ((size_t)snprintf(full, sizeof(full), "%s/%s", s->ws, s->rel) <
-			    sizeof(full))
-				r = mask_one(s->plan, s->m, s->hid, full, s->err);
-			continue;
-		}
-		if (e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN && !strchr(e->d_name, '.'))) {
-			int cfd;
-
-			/* version control data and dependency trees are not
-			 * scanned (docs/sandbox.md: masks) */
-			if (!strcmp(e->d_name, ".git") || !strcmp(e->d_name, "node_modules"))
-				continue;
-			cfd = openat(dirfd(d), e->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd >= 0)
-				r = scan_dir(s, cfd, len, depth + 1);
-		}
+		what = scan_what(s, e->d_name, nl, len);
 		s->rel[rel_len] = '\0';
+		if (what < 0) {
+			r = -EINVAL;
+			break;
+		}
+		if (!(what & SCAN_PLAIN) && scan_descends(e->d_name, e->d_type))
+			what |= SCAN_SUB;
+		if (!what)
+			continue;
+		if (recording) {
+			struct scan_cent *v = realloc(rec.ents, (rec.nents + 1) * sizeof(*v));
+			char *name = v ? moat_strdup(e->d_name) : NULL;
+
+			if (v)
+				rec.ents = v;
+			if (!name) {
+				s->rec->failed = true;
+				recording = false;
+			} else {
+				v[rec.nents].name = name;
+				v[rec.nents].type = e->d_type;
+				v[rec.nents++].what = (unsigned char)what;
+			}
+		}
+		r = scan_act(s, dirfd(d), e->d_name, nl, e->d_type, what, rel_len, depth);
 	}
 	closedir(d);
+	if (recording && whole && r == 0 && s->rec->n < SCAN_AHEAD_MAX_DIRS) {
+		struct scan_cache *k = s->rec;
+
+		rec.rel = moat_strdup(s->rel);
+		rec.dev = st.st_dev;
+		rec.ino = st.st_ino;
+		rec.ct = st.st_ctim;
+		rec.mt = st.st_mtim;
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 64;
+			struct scan_cdir *v = realloc(k->dirs, cap * sizeof(*v));
+
+			if (v) {
+				k->dirs = v;
+				k->cap = cap;
+			}
+		}
+		if (rec.rel && k->n < k->cap) {
+			k->dirs[k->n++] = rec;
+			return r;
+		}
+		free(rec.rel);
+	}
+	/* not kept: the call's scan reads this directory again */
+	for (size_t i = 0; i < rec.nents; i++)
+		free(rec.ents[i].name);
+	free(rec.ents);
 	return r;
 }
 
@@ -515,15 +814,50 @@ static bool scan_name_of(const char *pattern, struct scan_name *ret)
 	ret->len = n;
 	ret->literal = !wild;
 	ret->dir_only = globstar;
+	name_cut_of(t, n, &ret->cut);
 	return true;
 }
 
+/* The scan patterns, one per line: a scan ahead serves a plan with the
+ * same ones only. */
+static char *scan_key(const struct moat_plan *p)
+{
+	struct moat_buf b;
+
+	moat_buf_init(&b);
+	for (size_t i = 0; i < p->nmasks; i++)
+		if (p->masks[i].kind == MOAT_MASK_WORKSPACE_NAME) {
+			moat_buf_puts(&b, p->masks[i].pattern);
+			moat_buf_putc(&b, '\n');
+		}
+	if (b.oom || !b.len) {
+		moat_buf_release(&b);
+		return NULL;
+	}
+	return moat_buf_steal(&b);
+}
+
+/* The scan ahead for this plan, when there is one. */
+static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
+{
+	char *key;
+	bool same;
+
+	if (!scan_ahead || strcmp(scan_ahead->ws, p->workspace))
+		return NULL;
+	key = scan_key(p);
+	same = key && !strcmp(key, scan_ahead->key);
+	free(key);
+	return same ? scan_ahead : NULL;
+}
+
 static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
-			  const struct hidden *hid, struct moat_error *err)
+			  const struct hidden *hid, struct scan_cache *rec, struct moat_error *err)
 {
 	struct scan s;
 	struct moat_glob *globs[MOAT_PLAN_MAX_PATHS];
 	const char *pats[MOAT_PLAN_MAX_PATHS];
+	struct glob_cut cuts[MOAT_PLAN_MAX_PATHS];
 	struct scan_name names[MOAT_PLAN_MAX_PATHS];
 	int fd, r = 0;
 
@@ -535,8 +869,10 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 		if (!strncmp(p->masks[i].pattern, "**/", 3) &&
 		    scan_name_of(p->masks[i].pattern, &names[s.nnames]))
 			s.nnames++;
-		else
+		else {
+			glob_cut_of(p->masks[i].pattern, &cuts[s.nglobs]);
 			pats[s.nglobs++] = p->masks[i].pattern;
+		}
 	}
 	if (s.nglobs + s.nnames == 0)
 		goto out;
@@ -545,13 +881,18 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 		goto out;
 	s.m = m;
 	s.pats = pats;
+	s.cuts = cuts;
 	s.globs = globs;
 	s.names = names;
 	s.ws = p->workspace;
 	s.plan = p;
 	s.hid = hid;
 	s.err = err;
+	s.rec = rec;
+	s.ahead = rec ? NULL : scan_ahead_for(p);
 	r = scan_dir(&s, fd, 0, 0);
+	if (rec && s.incomplete)
+		rec->failed = true; /* (the call's scan stops where this one did) */
 	if (s.incomplete) {
 		char note[256];
 
@@ -566,6 +907,58 @@ out:
 	for (size_t i = 0; s.compiled && i < s.nglobs; i++)
 		moat_glob_free(globs[i]);
 	return r;
+}
+
+void moat_ns_scan_ahead(const struct moat_plan *p)
+{
+	struct scan_cache *c = calloc(1, sizeof(*c));
+	struct moat_mounts scratch;
+	struct moat_error e;
+	struct statfs sf;
+	int fd;
+
+	scan_cache_free(scan_ahead);
+	scan_ahead = NULL;
+	if (!c || !p || !p->mntns)
+		goto fail;
+	c->ws = moat_strdup(p->workspace);
+	c->key = scan_key(p);
+	if (!c->ws || !c->key)
+		goto fail;
+	/* local filesystems only: change times from another machine's clock
+	 * cannot be judged by ours */
+	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fstatfs(fd, &sf) < 0) {
+		close(fd);
+		goto fail;
+	}
+	close(fd);
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53UL:	   /* ext2/3/4 */
+	case 0x58465342UL: /* xfs */
+	case 0x9123683EUL: /* btrfs */
+	case 0x01021994UL: /* tmpfs */
+	case 0xF2F52010UL: /* f2fs */
+		break;
+	default:
+		goto fail;
+	}
+	c->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
+	memset(&scratch, 0, sizeof(scratch));
+	moat_error_clear(&e);
+	/* (what it would mask goes: the call resolves every mask again) */
+	if (scan_workspace(p, &scratch, NULL, c, &e) < 0)
+		c->failed = true;
+	moat_mounts_release(&scratch);
+	if (c->failed)
+		goto fail;
+	qsort(c->dirs, c->n, sizeof(*c->dirs), cdir_cmp);
+	scan_ahead = c;
+	return;
+fail:
+	scan_cache_free(c);
 }
 
 /* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
@@ -1484,7 +1877,7 @@ masks:
 	if (r == 0)
 		r = mask_globs(p, m, &hid, err);
 	if (r == 0)
-		r = scan_workspace(p, m, &hid, err);
+		r = scan_workspace(p, m, &hid, NULL, err);
 	if (r < 0)
 		goto fail;
 	r = reveal_rules_under_masks(p, m, mask_start, err);

@@ -423,7 +423,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	bool spawned = false;
 	int r, attempts = 0;
 
-	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0]))) {
+	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
+	    (rq->scan_only && rq->warm)) {
 		moat_error_set(err, "invalid run request: no configuration or no command");
 		return -EINVAL;
 	}
@@ -488,8 +489,9 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		/* with the network denied, the child starts now and creates its
 		 * namespaces (the network namespace is the costliest step) while
 		 * we probe, plan and prepare the rest */
-		r = probe_and_start(kf, sp, !rq->print_plan && prof.net == MOAT_NET_DENY, &refused,
-				    &e);
+		r = probe_and_start(kf, sp,
+				    !rq->print_plan && !rq->scan_only && prof.net == MOAT_NET_DENY,
+				    &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -507,6 +509,10 @@ replan:
 		goto out;
 	}
 	sandbox_json(ret, plan);
+	if (rq->scan_only) {
+		moat_ns_scan_ahead(plan);
+		goto out;
+	}
 	/* a child started ahead for another plan (the network allowed, say)
 	 * is not this call's: it goes, and this call starts its own */
 	if (sp->started && !moat_spawn_agrees(sp, plan)) {

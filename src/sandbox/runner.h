@@ -52,6 +52,9 @@ struct moat_run_request {
 	void *ask_ud;
 	/* print the plan as JSON to stdout instead of running (--print-plan) */
 	bool print_plan;
+	/* run nothing: scan the plan's workspace ahead of a call to come in
+	 * this process (moat_ns_scan_ahead) */
+	bool scan_only;
 	/* Each line moat has to tell the user, when it arises: the gaps and
 	 * warnings before the command runs, the error or warning after it
 	 * (`moat run` prints "moat run: LINE"). May be NULL: the gist stays in

@@ -194,6 +194,10 @@ struct moat_mounts {
 /* Resolve masks, protected paths and hidden-but-kept paths into an ordered
  * list of mount operations (parent side: lstat, scan, open O_PATH). */
 int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct moat_error *err);
+/* A session's runner started ahead scans the workspace of its predicted
+ * plan while the agent thinks; moat_ns_prepare in this process then reads
+ * again only the directories changed since (ns.c: the scan ahead). */
+void moat_ns_scan_ahead(const struct moat_plan *p);
 void moat_mounts_release(struct moat_mounts *m);
 /* Parent side, right before the sandbox starts (never for --print-plan):
  * create the placeholder directories (protected names that did not exist,

@@ -467,23 +467,17 @@ static void bash_child_fds(int out_w, int err_w, int res_w, int keep)
 			close(fd);
 }
 
-/* The rest of a call's child, its descriptors in place: the runner, the
- * result on 3. warm: started ahead (moat_runner_warm_start), or NULL. */
-__attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
-						     struct moat_run_warm *warm)
+/* The runner's request for a job (in a child of the single-threaded
+ * server or caller: it may allocate). -1: out of memory. */
+static int job_request(const struct bash_job *j, char **argv, struct moat_strv *denied,
+		       struct moat_run_request *rq)
 {
 	const struct moat_config *cfg = j->env->cfg;
-	struct moat_run_request rq;
-	struct moat_run_result res;
-	struct moat_error err;
-	struct moat_strv denied = {NULL, 0, false};
 	long timeout = j->timeout_s;
-	char **argv = j->argv;
 
 	/* a timeout of the profile caps the call's */
 	{
 		struct moat_profile p;
-
 		struct moat_error perr;
 
 		moat_profile_init(&p, "");
@@ -493,39 +487,53 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 		moat_profile_release(&p);
 	}
 	/* the configuration's denied paths, borrowed (the runner only reads them) */
+	memset(denied, 0, sizeof(*denied));
 	if (cfg) {
-		denied.v = cfg->denied_paths.v;
-		denied.n = cfg->denied_paths.n;
+		denied->v = cfg->denied_paths.v;
+		denied->n = cfg->denied_paths.n;
 	}
 	/* SECURITY: a project file's denied paths are masked as well (it may
 	 * only tighten; the policy already refuses tool calls naming them) */
 	if (j->env->project_cfg && j->env->project_cfg->denied_paths.n) {
 		const struct moat_strlist *pl = &j->env->project_cfg->denied_paths;
-		char **v = calloc(denied.n + pl->n + 1, sizeof(*v));
+		char **v = calloc(denied->n + pl->n + 1, sizeof(*v));
 
 		if (!v)
-			_exit(125);
-		if (denied.n)
-			memcpy(v, denied.v, denied.n * sizeof(*v));
-		memcpy(v + denied.n, pl->v, pl->n * sizeof(*v));
-		denied.v = v;
-		denied.n += pl->n;
+			return -1;
+		if (denied->n)
+			memcpy(v, denied->v, denied->n * sizeof(*v));
+		memcpy(v + denied->n, pl->v, pl->n * sizeof(*v));
+		denied->v = v;
+		denied->n += pl->n;
 	}
+	memset(rq, 0, sizeof(*rq));
+	rq->cfg = cfg;
+	rq->profile = j->profile;
+	rq->workspace = j->workspace;
+	rq->cwd = j->cwd;
+	rq->argv = argv;
+	rq->env = j->env->env ? j->env->env : environ;
+	rq->timeout_s = timeout;
+	rq->denied_extra = denied;
+	rq->ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
+	return 0;
+}
 
-	/* (only in a child of the single-threaded server: it may allocate) */
+/* The rest of a call's child, its descriptors in place: the runner, the
+ * result on 3. warm: started ahead (moat_runner_warm_start), or NULL. */
+__attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
+						     struct moat_run_warm *warm)
+{
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	struct moat_error err;
+	struct moat_strv denied;
+	char **argv = j->argv;
+
 	if (!argv && make_argv(j->command, &argv) < 0)
 		_exit(125);
-
-	memset(&rq, 0, sizeof(rq));
-	rq.cfg = cfg;
-	rq.profile = j->profile;
-	rq.workspace = j->workspace;
-	rq.cwd = j->cwd;
-	rq.argv = argv;
-	rq.env = j->env->env ? j->env->env : environ;
-	rq.timeout_s = timeout;
-	rq.denied_extra = &denied;
-	rq.ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
+	if (job_request(j, argv, &denied, &rq) < 0)
+		_exit(125);
 	rq.warm = warm;
 	memset(&res, 0, sizeof(res));
 	moat_error_clear(&err);
@@ -538,6 +546,33 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	/* every process of the sandbox is gone when the runner returns */
 	write_all(3, &res, sizeof(res));
 	_exit(0);
+}
+
+/* A runner started ahead, while it waits for its call: the workspace of
+ * the last call scanned ahead, for the masks (moat_ns_scan_ahead). Quiet,
+ * and harmless when it fails: the call scans as usual. */
+static void scan_ahead(const struct moat_tool_env *env, const char *profile, const char *ws)
+{
+	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
+	struct bash_job j;
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	struct moat_error err;
+	struct moat_strv denied;
+
+	memset(&j, 0, sizeof(j));
+	j.env = env;
+	j.profile = profile;
+	j.workspace = ws;
+	j.cwd = ws;
+	j.timeout_s = MOAT_BASH_MAX_TIMEOUT_S;
+	if (job_request(&j, (char **)argv, &denied, &rq) < 0)
+		return;
+	rq.scan_only = true;
+	moat_error_clear(&err);
+	(void)moat_runner_run(&rq, &res, &err);
+	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
+		free(denied.v);
 }
 
 __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
@@ -745,6 +780,7 @@ struct srv_state {
 	size_t nkids, akids;
 	struct srv_warm warm;
 	bool warm_ok; /* the shell's profile denies the network: a start ahead fits it */
+	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
 };
 
 static void warm_close(struct srv_warm *w)
@@ -814,9 +850,10 @@ static bool req_job(const struct srv_req *h, const char *data, struct bash_job *
 /* The runner started ahead: its descriptors are in place (job on 4), it
  * starts the sandbox's child, then waits for its job, whose strings are
  * checked as the server checks a request's. */
-__attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env, pid_t parent,
+__attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_t parent,
 						const int wr[3], int job_r)
 {
+	const struct moat_tool_env *env = st->env;
 	struct moat_run_warm *w;
 	struct srv_req h;
 	struct bash_job job;
@@ -827,6 +864,8 @@ __attribute__((noreturn)) static void warm_main(const struct moat_tool_env *env,
 	prctl(PR_SET_NAME, "moat-bash-warm", 0, 0, 0);
 	bash_child_fds(wr[0], wr[1], wr[2], job_r);
 	w = moat_runner_warm_start();
+	if (st->next_ws)
+		scan_ahead(env, st->next_profile, st->next_ws);
 	while (got < sizeof(h)) {
 		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);
 
@@ -876,7 +915,7 @@ static void warm_start(struct srv_state *st)
 	if (pid == 0) {
 		int wr[3] = {out[1], err[1], res[1]};
 
-		warm_main(st->env, getppid(), wr, job[0]);
+		warm_main(st, getppid(), wr, job[0]);
 	}
 	if (pid < 0)
 		goto fail;
@@ -930,9 +969,13 @@ static bool warm_take(struct srv_state *st, const struct srv_req *h, const char 
 }
 
 /* Reap every child that has exited, and end its result pipe with its wait
- * status. */
+ * status. With the last call done, a runner is started ahead of the next
+ * one: not earlier, where its start (the network namespace is the costliest
+ * step) would take a core from the calls still running. */
 static void srv_reap(struct srv_state *st)
 {
+	bool call_done = false;
+
 	for (;;) {
 		int status;
 		pid_t w = waitpid(-1, &status, WNOHANG);
@@ -940,7 +983,7 @@ static void srv_reap(struct srv_state *st)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
+			break;
 		if (w == st->warm.pid) {
 			warm_drop(st, false); /* it died unused */
 			continue;
@@ -958,9 +1001,12 @@ static void srv_reap(struct srv_state *st)
 			(void)ignored;
 			close(fd);
 			st->kids[i] = st->kids[--st->nkids];
+			call_done = true;
 			break;
 		}
 	}
+	if (call_done && st->nkids == 0)
+		warm_start(st);
 }
 
 /* One request: read it, fork its child, reply. The caller is this
@@ -1003,6 +1049,15 @@ static void srv_request(struct srv_state *st)
 		_exit(2);
 	job.env = st->env;
 	job.parent = getpid();
+	/* (out of memory: no scan ahead) */
+	free(st->next_profile);
+	free(st->next_ws);
+	st->next_profile = job.profile ? moat_strdup(job.profile) : NULL;
+	st->next_ws = moat_strdup(job.workspace);
+	if (job.profile && !st->next_profile) {
+		free(st->next_ws);
+		st->next_ws = NULL;
+	}
 	job.out_w = fds[0];
 	job.err_w = fds[1];
 	job.res_w = fds[2];
@@ -1072,7 +1127,8 @@ static void srv_request(struct srv_state *st)
 		close(pidfd);
 	if (rep.warm)
 		warm_close(&st->warm); /* its read ends went with the reply */
-	warm_start(st); /* for the next call, after this one's reply */
+	if (st->nkids == 0)
+		warm_start(st); /* (this call did not start: the next one's) */
 }
 
 __attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,

@@ -137,6 +137,30 @@ static bool file_exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
+static void mkdirs(const char *p)
+{
+	char b[PATH_MAX];
+
+	snprintf(b, sizeof(b), "%s", p);
+	for (char *c = b + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(b, 0755);
+			*c = '/';
+		}
+	mkdir(b, 0755);
+}
+
+static void write_file(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 static char *slurp(const char *p)
 {
 	static char buf[4096];
@@ -1383,6 +1407,62 @@ static void test_warm(void)
 	moat_config_free(nonet);
 }
 
+/* The runner started ahead scans the workspace for the masks while the
+ * agent thinks, and the call reads again only what changed since: secrets
+ * made between the two are masked all the same (a file added to a
+ * directory the scan ahead read, one in a new directory, one whose
+ * directory had its time set back), while other new files stay readable. */
+static void test_scan_ahead(void)
+{
+	struct moat_config *nonet =
+	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
+		   "\"workspace-write-no-network\"}]}}");
+	struct moat_tool_env e;
+	struct moat_tool_result r;
+	struct moat_error err;
+	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+	char p[PATH_MAX + 64];
+	pid_t w;
+
+	snprintf(p, sizeof(p), "%s/proj/a/b", WS);
+	mkdirs(p);
+	snprintf(p, sizeof(p), "%s/proj/c", WS);
+	mkdirs(p);
+	sleep(3); /* older than the scan ahead's slack: its reading is trusted */
+	env_for(&e, nonet);
+	CHECK_INT(moat_bash_server_start(&e, &err), 0);
+	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"true\"}"), 0);
+	result_clear(&r);
+	w = warm_runner(0, 300);
+	CHECKF(w > 0, "a runner is started ahead after the call");
+	usleep(500000); /* its scan ahead is done */
+	snprintf(p, sizeof(p), "%s/proj/a/b/.env", WS);
+	write_file(p, "SECRET1\n");
+	snprintf(p, sizeof(p), "%s/proj/a/b/plain.txt", WS);
+	write_file(p, "plain\n");
+	snprintf(p, sizeof(p), "%s/proj/c/new", WS);
+	mkdirs(p);
+	snprintf(p, sizeof(p), "%s/proj/c/new/.env.local", WS);
+	write_file(p, "SECRET2\n");
+	snprintf(p, sizeof(p), "%s/proj/c/x.pem", WS);
+	write_file(p, "SECRET3\n");
+	snprintf(p, sizeof(p), "%s/proj/c", WS);
+	CHECK_INT(utimensat(AT_FDCWD, p, old, 0), 0); /* its mtime as before (not its ctime) */
+	CHECK_INT(bash_env(&e, NULL, &r,
+			   "{\"command\": \"for f in proj/a/b/.env proj/c/new/.env.local "
+			   "proj/c/x.pem proj/a/b/plain.txt; do cat $f 2>/dev/null; done; true\"}"),
+		  0);
+	CHECKF(r.ok && !strcmp(text(&r), "plain\n"),
+	       "secrets made after the scan ahead are masked, a new plain file is read (%s)",
+	       text(&r));
+	result_clear(&r);
+	for (int i = 0; i < 200 && kill(w, 0) == 0; i++)
+		usleep(10000);
+	CHECKF(kill(w, 0) < 0, "the runner started ahead took the call");
+	moat_bash_server_stop(&e);
+	moat_config_free(nonet);
+}
+
 static void test_stop(void)
 {
 	struct pinfo kids[64];
@@ -1428,6 +1508,7 @@ int main(void)
 	test_fallback();
 	test_concurrent();
 	test_warm();
+	test_scan_ahead();
 	test_dies_with_caller();
 	test_server_killed();
 	test_stop();
