@@ -17,6 +17,7 @@
 #ifndef MOAT_SANDBOX_H
 #define MOAT_SANDBOX_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <signal.h>
@@ -315,6 +316,11 @@ struct moat_spawn {
 	/* the child */
 	bool started;		      /* cloned (early by moat_spawn_start, or by moat_spawn_run) */
 	bool early;		      /* started early: it runs beside the parent until go */
+	/* an early child runs on another CPU than the parent until go (the
+	 * scheduler tends to queue it behind the parent on the same one),
+	 * then on all of the parent's again */
+	bool aff_set;
+	cpu_set_t aff_all, aff_other;
 	bool reaped;		      /* waited for */
 	bool ns_user, ns_net, ns_pid; /* the child's new namespaces (step 2, 3) */
 	int go;			      /* futex word the early child waits on: 0 wait, 1 go */

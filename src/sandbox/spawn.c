@@ -360,6 +360,7 @@ static int child_main(void *arg)
 		fail_step(a, MOAT_STEP_PARENT, -r, "PR_SET_PDEATHSIG");
 	if (s->own_pgrp)
 		(void)moat_sys2(SYS_setpgid, 0, 0);
+
 	if (s->parent_pidfd >= 0) {
 		struct pollfd pf = {s->parent_pidfd, POLLIN, 0};
 		struct timespec zero = {0, 0};
@@ -381,11 +382,19 @@ static int child_main(void *arg)
 			  CLONE_VM | CLONE_FILES | SIGCHLD, s);
 		if (h < 0)
 			fail_step(a, MOAT_STEP_NETWORK, errno, "network helper");
+		/* the helper keeps the CPU beside the parent; we may run
+		 * anywhere once go comes (the parent's CPU is then free) */
+		if (s->aff_set)
+			(void)moat_sys3(SYS_sched_setaffinity, 0, sizeof(s->aff_all), &s->aff_all);
 	} else if (s->ns_net && moat_ns_child_loopback(&rep) < 0) {
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	}
-	if (a->early)
+	if (a->early) {
 		wait_go(s); /* from here on the parent waits, as with vfork */
+		/* every CPU the parent may use, for the command too */
+		if (s->aff_set)
+			(void)moat_sys3(SYS_sched_setaffinity, 0, sizeof(s->aff_all), &s->aff_all);
+	}
 	/* the plan: set before the clone, or (early) before go */
 	p = s->plan;
 	/* 4 (without a user namespace of its own the mount namespace would
@@ -557,6 +566,18 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	s->ns_user = nsflags & CLONE_NEWUSER;
 	s->ns_net = s->ns_net || (nsflags & CLONE_NEWNET);
 	s->early = early;
+	s->aff_set = false;
+	if (early) {
+		int cpu = sched_getcpu();
+
+		if (cpu >= 0 && cpu < CPU_SETSIZE &&
+		    sched_getaffinity(0, sizeof(s->aff_all), &s->aff_all) == 0 &&
+		    CPU_ISSET(cpu, &s->aff_all) && CPU_COUNT(&s->aff_all) >= 2) {
+			s->aff_other = s->aff_all;
+			CPU_CLR(cpu, &s->aff_other);
+			s->aff_set = true;
+		}
+	}
 
 	/* no signal handler may run in the child while it borrows our memory:
 	 * it starts with every signal blocked and restores our mask before
@@ -595,6 +616,11 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		return MOAT_RUN_EXIT_SETUP;
 	}
 	s->started = true;
+	/* an early child runs beside us, not queued behind us on this CPU
+	 * until we sleep (where the scheduler puts a new task); moved before
+	 * it first runs. A hint: a failure costs only time */
+	if (s->aff_set)
+		(void)sched_setaffinity(s->pid, sizeof(s->aff_other), &s->aff_other);
 	close(rp[1]);
 	if (s->child_status_fd >= 0)
 		close(s->child_status_fd); /* ours; the child's copy stays its own */

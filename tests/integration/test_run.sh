@@ -437,6 +437,11 @@ if command -v java >/dev/null; then
 fi
 out=$(mr -- sh -c 'TZ=UTC date +%Z; LANG=C.UTF-8 printf "%s" "é"' 2>&1)
 check "locale and timezone" [ "$out" = "$(printf 'UTC\né')" ] || echo "# $out"
+# the child started early runs beside moat on another CPU until the go; the
+# command gets every CPU moat may use again
+out=$(mr -- grep Cpus_allowed_list /proc/self/status 2>&1)
+check "the command may use every CPU moat may" [ "$out" = "$(grep Cpus_allowed_list /proc/self/status)" ] || echo "# $out"
+
 
 # ---- environment ----
 EXTRA_ENV=(OPENAI_API_KEY=sk-test-0123456789abcdefghijkl GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123 DATABASE_URL=postgres://u:pw@h/db HARMLESS=1)
