@@ -359,7 +359,8 @@ struct scan_name {
 	const char *name; /* in the pattern */
 	size_t len;
 	bool literal;
-	bool dir_only; /* NAME then a globstar: only a directory NAME (a file has nothing under it) */
+	/* NAME then a globstar: only a directory NAME (a file has nothing under it) */
+	bool dir_only;
 	struct name_cut cut;
 };
 
@@ -438,7 +439,7 @@ struct scan {
 	const struct moat_plan *plan;
 	const struct hidden *hid;
 	struct moat_error *err;
-	struct scan_cache *rec;		 /* the scan ahead being made, or NULL */
+	struct scan_cache *rec;		/* the scan ahead being made, or NULL */
 	const struct scan_cache *ahead; /* one made before, or NULL */
 };
 
@@ -678,9 +679,9 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 	const struct scan_cdir *c = NULL;
 	struct scan_cdir rec;
 	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	bool recording = s->rec && !s->rec->failed, whole = true;
+	char buf[8192] __attribute__((aligned(8)));
+	struct dirent64 *e;
+	bool recording = s->rec && !s->rec->failed, whole = true, ended = false;
 	int r = 0;
 
 	if (depth > MOAT_MASK_SCAN_MAX_DEPTH) {
@@ -709,58 +710,70 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		close(dfd);
 		return r;
 	}
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
 	memset(&rec, 0, sizeof(rec));
-	while ((e = readdir(d)) && r == 0) {
-		size_t nl = strlen(e->d_name), len = rel_len;
-		int what;
+	/* getdents64 into a buffer of our own: no fstat, fcntl and buffer
+	 * allocation per directory as with fdopendir */
+	for (;;) {
+		ssize_t got = 0;
 
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (++s->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
-			s->incomplete = true;
-			whole = false;
+		if (!ended && r == 0)
+			got = getdents64(dfd, buf, sizeof(buf));
+		if (got < 0)
+			whole = false; /* (never kept as read whole) */
+		if (got <= 0)
 			break;
-		}
-		rec.entries++;
-		if (rel_len + 1 + nl + 1 > sizeof(s->rel))
-			continue;
-		if (len)
-			s->rel[len++] = '/';
-		memcpy(s->rel + len, e->d_name, nl + 1);
-		len += nl;
-		what = scan_what(s, e->d_name, nl, len);
-		s->rel[rel_len] = '\0';
-		if (what < 0) {
-			r = -EINVAL;
-			break;
-		}
-		if (!(what & SCAN_PLAIN) && scan_descends(e->d_name, e->d_type))
-			what |= SCAN_SUB;
-		if (!what)
-			continue;
-		if (recording) {
-			struct scan_cent *v = realloc(rec.ents, (rec.nents + 1) * sizeof(*v));
-			char *name = v ? moat_strdup(e->d_name) : NULL;
+		for (ssize_t off = 0; off < got && r == 0; off += e->d_reclen) {
+			size_t nl, len = rel_len;
+			int what;
 
-			if (v)
-				rec.ents = v;
-			if (!name) {
-				s->rec->failed = true;
-				recording = false;
-			} else {
-				v[rec.nents].name = name;
-				v[rec.nents].type = e->d_type;
-				v[rec.nents++].what = (unsigned char)what;
+			e = (struct dirent64 *)(void *)(buf + off);
+			nl = strlen(e->d_name);
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			if (++s->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
+				s->incomplete = true;
+				whole = false;
+				ended = true;
+				break;
 			}
+			rec.entries++;
+			if (rel_len + 1 + nl + 1 > sizeof(s->rel))
+				continue;
+			if (len)
+				s->rel[len++] = '/';
+			memcpy(s->rel + len, e->d_name, nl + 1);
+			len += nl;
+			what = scan_what(s, e->d_name, nl, len);
+			s->rel[rel_len] = '\0';
+			if (what < 0) {
+				r = -EINVAL;
+				break;
+			}
+			if (!(what & SCAN_PLAIN) && scan_descends(e->d_name, e->d_type))
+				what |= SCAN_SUB;
+			if (!what)
+				continue;
+			if (recording) {
+				struct scan_cent *v =
+				    realloc(rec.ents, (rec.nents + 1) * sizeof(*v));
+				char *name = v ? moat_strdup(e->d_name) : NULL;
+
+				if (v)
+					rec.ents = v;
+				if (!name) {
+					s->rec->failed = true;
+					recording = false;
+				} else {
+					v[rec.nents].name = name;
+					v[rec.nents].type = e->d_type;
+					v[rec.nents++].what = (unsigned char)what;
+				}
+			}
+			r = scan_act(s, dfd, e->d_name, nl, e->d_type, what, rel_len, depth);
 		}
-		r = scan_act(s, dirfd(d), e->d_name, nl, e->d_type, what, rel_len, depth);
 	}
-	closedir(d);
+	close(dfd);
 	if (recording && whole && r == 0 && s->rec->n < SCAN_AHEAD_MAX_DIRS) {
 		struct scan_cache *k = s->rec;
 
@@ -1143,7 +1156,8 @@ static void masks_after_reveals(struct moat_mounts *m, size_t from)
 	if (!later)
 		return; /* prune kept them; order is best effort only without memory */
 	for (size_t i = from; i < n; i++) {
-		bool mask = m->ops[i].kind == MOAT_MNT_MASK_DIR || m->ops[i].kind == MOAT_MNT_MASK_FILE;
+		bool mask =
+		    m->ops[i].kind == MOAT_MNT_MASK_DIR || m->ops[i].kind == MOAT_MNT_MASK_FILE;
 
 		if (mask && within_reveal(m, m->ops[i].target))
 			later[k++] = m->ops[i];
@@ -1163,8 +1177,8 @@ static void masks_after_reveals(struct moat_mounts *m, size_t from)
  * a git hook). Names of files cannot get an empty stand-in (an empty
  * .mcp.json or .bashrc is not harmless): they are checked after the run. */
 #define STANDIN_XATTR "user.moat.standin"
-static const char *const protect_dirs[] = {".git/hooks", ".vscode", ".idea", ".moat", ".claude",
-					   ".cursor", NULL};
+static const char *const protect_dirs[] = {".git/hooks", ".vscode", ".idea", ".moat",
+					   ".claude",	 ".cursor", NULL};
 
 static const char *const git_redirects[] = {".git/commondir", ".git/config.worktree", NULL};
 
@@ -1178,12 +1192,12 @@ static const char *const git_redirects[] = {".git/commondir", ".git/config.workt
  * core.fsmonitor runs code at the user's next `git status` outside. Their
  * ctimes (which no one can set) are noted before the run; after it, a new
  * or changed one that makes git run a program is set aside. */
-#define GITCFG_MAX 4096	   /* configs looked at */
-#define GITCFG_DEPTH 32	   /* directories below .git/modules */
+#define GITCFG_MAX 4096	      /* configs looked at */
+#define GITCFG_DEPTH 32	      /* directories below .git/modules */
 #define GITCFG_ENTRIES 200000 /* directory entries read in all */
 
-typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct stat *st,
-			  int dfd, const char *leaf, void *ud);
+typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
+			  const char *leaf, void *ud);
 static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, const char *name,
 				const char **leaf);
 
@@ -1234,9 +1248,9 @@ static void gitcfg_walk(int dfd, char *rel, size_t rlen, int depth, struct moat_
 			fn(m, rel, &st, dirfd(d), e->d_name, ud);
 		} else if (S_ISDIR(st.st_mode)) {
 			int sub = depth < GITCFG_DEPTH
-					  ? openat(dirfd(d), e->d_name,
-						   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-					  : -1;
+				      ? openat(dirfd(d), e->d_name,
+					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+				      : -1;
 
 			if (depth >= GITCFG_DEPTH)
 				bg->cut = true;
@@ -1306,7 +1320,7 @@ static int set_aside(int dfd, const char *leaf)
 		int n;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		n = i == 1  ? snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf)
+		n = i == 1   ? snprintf(aside, sizeof(aside), "%s.moat-quarantined", leaf)
 		    : i <= 9 ? snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d", leaf, i)
 			     : snprintf(aside, sizeof(aside), "%s.moat-quarantined.%d.%ld", leaf,
 					(int)getpid(), (long)ts.tv_nsec);
@@ -1660,7 +1674,8 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				    !op_exists(m, MOAT_MNT_RO_BIND, path)) {
 					bool exists = lstat(path, &st) == 0;
 
-					r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL, 0);
+					r = add_op(m, MOAT_MNT_RO_BIND, path, -1, true, true, NULL,
+						   0);
 					if (r < 0)
 						return r;
 					m->ops[m->n - 1].placeholder = !exists;
@@ -1669,7 +1684,7 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				continue;
 			}
 			nv = realloc(m->protected_missing,
-					    (m->nprotected_missing + 1) * sizeof(*nv));
+				     (m->nprotected_missing + 1) * sizeof(*nv));
 
 			if (!nv)
 				return -ENOMEM;
@@ -2111,10 +2126,11 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 		if (r < 0) {
 			/* SECURITY: without it the name could be created inside:
 			 * the run does not start */
-			moat_error_set(err,
-				       "cannot create the protected directory '%s' empty for the run "
-				       "(so it stays read-only): %s",
-				       op->target, strerror(-r));
+			moat_error_set(
+			    err,
+			    "cannot create the protected directory '%s' empty for the run "
+			    "(so it stays read-only): %s",
+			    op->target, strerror(-r));
 			moat_ns_remove_placeholders(p, m);
 			return r;
 		}
@@ -2211,7 +2227,8 @@ static void new_hooks_check(int pfd, const char *leaf, char *out, size_t outsz)
 			/* too many to look at: the whole directory goes */
 			closedir(d);
 			if (set_aside(pfd, leaf) == 0)
-				append_name(out, outsz, ".git/hooks", " (too many entries to check)");
+				append_name(out, outsz, ".git/hooks",
+					    " (too many entries to check)");
 			return;
 		}
 
@@ -2224,7 +2241,6 @@ static void new_hooks_check(int pfd, const char *leaf, char *out, size_t outsz)
 	}
 	closedir(d);
 }
-
 
 static bool link_text_is(int dfd, const char *leaf, const char *want)
 {
@@ -2326,7 +2342,8 @@ static void nested_git_check(struct nested *n, int dfd, const char *rel)
 
 		if (g < 0)
 			return;
-		if (fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 && ctime_ns(&cst) >= n->since &&
+		if (fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    ctime_ns(&cst) >= n->since &&
 		    (!S_ISREG(cst.st_mode) || gitconfig_suspect(g, "config", why, sizeof(why))) &&
 		    set_aside(g, "config") == 0)
 			append_name(n->out, n->outsz, rel, "/.git/config (a nested repository's)");
@@ -2549,8 +2566,8 @@ static unsigned char *read_index(int wsfd, size_t *ret_n, bool *too_big)
  * caught too), and, when the run changed the index, a walk of the
  * workspace for nested .git entries (an embedded repository is added as a
  * gitlink; the walk also catches one the index parse could not read). */
-static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out,
-			 size_t outsz, char *created, size_t createdsz)
+static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
+			 char *created, size_t createdsz)
 {
 	struct nested *n;
 	struct stat st;
@@ -2646,9 +2663,10 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		int dfd = open_parent_nofollow(m, p->workspace, ".git", &leaf);
 
 		if (dfd >= 0) {
-			if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-			    set_aside(dfd, leaf) == 0)
-				append_name(out, outsz, ".git", " (a file or link sending git elsewhere)");
+			if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    !S_ISDIR(st.st_mode) && set_aside(dfd, leaf) == 0)
+				append_name(out, outsz, ".git",
+					    " (a file or link sending git elsewhere)");
 			close(dfd);
 		}
 	}
@@ -2677,7 +2695,8 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 			continue;
 		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (symlinkat(l->target, dfd, leaf) == 0)
-				append_name(out, outsz, l->name, " (removed; the link was put back)");
+				append_name(out, outsz, l->name,
+					    " (removed; the link was put back)");
 		} else if (st.st_dev != l->dev || st.st_ino != l->ino || !S_ISLNK(st.st_mode) ||
 			   !link_text_is(dfd, leaf, l->target)) {
 			/* (an inode number is reused at once: the type and text
@@ -2686,7 +2705,8 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 				append_name(out, outsz, l->name, " (replaced)");
 				(void)symlinkat(l->target, dfd, leaf);
 			}
-		} else if (l->dangling && fstatat(dfd, leaf, &st, 0) == 0 && set_aside(dfd, leaf) == 0) {
+		} else if (l->dangling && fstatat(dfd, leaf, &st, 0) == 0 &&
+			   set_aside(dfd, leaf) == 0) {
 			append_name(out, outsz, l->name, " (a link whose target was created)");
 		}
 		close(dfd);
@@ -2713,8 +2733,9 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		struct stat st;
 		int dfd;
 
-		if (now.ok && (size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, name) <
-				      sizeof(full) &&
+		if (now.ok &&
+		    (size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, name) <
+			sizeof(full) &&
 		    listing_absent(&now, 1, full))
 			continue;
 		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
@@ -2736,7 +2757,8 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
 			new_hooks_check(dfd, leaf, out, outsz);
 			append_name(created, createdsz, name, NULL);
-		} else if (!strcmp(name, ".git/config") && !gitconfig_suspect(dfd, leaf, why, sizeof(why))) {
+		} else if (!strcmp(name, ".git/config") &&
+			   !gitconfig_suspect(dfd, leaf, why, sizeof(why))) {
 			append_name(created, createdsz, name, NULL);
 		} else if (set_aside(dfd, leaf) == 0) {
 			append_name(out, outsz, name, NULL);
@@ -3101,9 +3123,10 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		trees[i] = -1;
 		if (op->kind != MOAT_MNT_KEEP && op->kind != MOAT_MNT_REVEAL)
 			continue;
-		trees[i] = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
-					X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE |
-					    (op->kind == MOAT_MNT_REVEAL ? AT_SYMLINK_NOFOLLOW : 0));
+		trees[i] =
+		    (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
+				 X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE |
+				     (op->kind == MOAT_MNT_REVEAL ? AT_SYMLINK_NOFOLLOW : 0));
 		if (trees[i] < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
 					  op->target);
@@ -3114,8 +3137,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 
 			if (fstat(trees[i], &tst) < 0 || tst.st_dev != op->dev ||
 			    tst.st_ino != op->ino)
-				return child_fail(rep, MOAT_STEP_MOUNT, EXDEV, "changed since planned: ",
-						  op->target);
+				return child_fail(rep, MOAT_STEP_MOUNT, EXDEV,
+						  "changed since planned: ", op->target);
 		}
 		if (op->readonly && (r = set_readonly(trees[i])) < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, -r, "read-only ", op->target);
@@ -3164,7 +3187,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			if (op->reveals) {
 				/* an empty tmpfs to hold the mount points of the
 				 * paths bound back; sealed read-only after them */
-				if (mount("tmpfs", op->target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				if (mount("tmpfs", op->target, "tmpfs",
+					  MS_NOSUID | MS_NODEV | MS_NOEXEC,
 					  "mode=0111,size=64k,nr_inodes=256") < 0)
 					return child_fail(rep, MOAT_STEP_MOUNT, errno, "masking ",
 							  op->target);
