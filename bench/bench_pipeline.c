@@ -131,6 +131,16 @@ int main(int argc, char **argv)
 		/* old enough for the scan ahead to trust */
 		sleep(3);
 	}
+	/* BENCH_GIT=1: the workspace is a git repository (protected names get
+	 * read-only stand-ins) */
+	if (getenv("BENCH_GIT") && !strcmp(getenv("BENCH_GIT"), "1")) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/.git", ws);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/.git/hooks", ws);
+		mkdir(path, 0755);
+	}
 	snprintf(cfg, sizeof(cfg),
 		 "{\"allowed_paths\": [\"%s/**\"], \"sandbox\": {\"mode\": \"linux\", \"rules\": [{\"tool\": \"bash\", "
 		 "\"profile\": \"workspace-write-no-network\"}]}}",
@@ -262,6 +272,14 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s/m%ld", ws, d / 20);
 			rmdir(path);
 		}
+	}
+	if (getenv("BENCH_GIT") && !strcmp(getenv("BENCH_GIT"), "1")) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/.git/hooks", ws);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%s/.git", ws);
+		rmdir(path);
 	}
 	unlink(file);
 	unlink(audit);

@@ -424,7 +424,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	int r, attempts = 0;
 
 	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
-	    (rq->scan_only && rq->warm)) {
+	    ((rq->scan_only || rq->sweep_only) && rq->warm)) {
 		moat_error_set(err, "invalid run request: no configuration or no command");
 		return -EINVAL;
 	}
@@ -490,7 +490,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		 * namespaces (the network namespace is the costliest step) while
 		 * we probe, plan and prepare the rest */
 		r = probe_and_start(kf, sp,
-				    !rq->print_plan && !rq->scan_only && prof.net == MOAT_NET_DENY,
+				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
+					prof.net == MOAT_NET_DENY,
 				    &refused, &e);
 		spawned = true;
 		if (refused)
@@ -509,8 +510,11 @@ replan:
 		goto out;
 	}
 	sandbox_json(ret, plan);
-	if (rq->scan_only) {
-		moat_ns_scan_ahead(plan);
+	if (rq->scan_only || rq->sweep_only) {
+		if (rq->scan_only)
+			moat_ns_scan_ahead(plan);
+		else
+			moat_ns_standins_sweep(plan);
 		goto out;
 	}
 	/* a child started ahead for another plan (the network allowed, say)

@@ -55,6 +55,9 @@ struct moat_run_request {
 	/* run nothing: scan the plan's workspace ahead of a call to come in
 	 * this process (moat_ns_scan_ahead) */
 	bool scan_only;
+	/* run nothing: remove the workspace's empty stand-ins a session kept
+	 * (moat_ns_standins_sweep) */
+	bool sweep_only;
 	/* Each line moat has to tell the user, when it arises: the gaps and
 	 * warnings before the command runs, the error or warning after it
 	 * (`moat run` prints "moat run: LINE"). May be NULL: the gist stays in

@@ -199,6 +199,11 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct m
  * plan while the agent thinks; moat_ns_prepare in this process then reads
  * again only the directories changed since (ns.c: the scan ahead). */
 void moat_ns_scan_ahead(const struct moat_plan *p);
+/* A session's hold on the workspace's stand-ins (ns.c): a descriptor
+ * holding its shared lock, or -1; and the sweep of the stand-ins when the
+ * session has ended (nothing when runs still hold the lock). */
+int moat_ns_standins_hold(const char *ws);
+void moat_ns_standins_sweep(const struct moat_plan *p);
 void moat_mounts_release(struct moat_mounts *m);
 /* Parent side, right before the sandbox starts (never for --print-plan):
  * create the placeholder directories (protected names that did not exist,

@@ -548,10 +548,14 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	_exit(0);
 }
 
-/* A runner started ahead, while it waits for its call: the workspace of
- * the last call scanned ahead, for the masks (moat_ns_scan_ahead). Quiet,
- * and harmless when it fails: the call scans as usual. */
-static void scan_ahead(const struct moat_tool_env *env, const char *profile, const char *ws)
+/* Plan a job of the profile in the workspace and do one of the runner's
+ * chores with it: scan_only (a runner started ahead, while it waits: the
+ * masks' workspace scan, moat_ns_scan_ahead) or sweep_only (the server, at
+ * its end: the stand-ins its calls kept, moat_ns_standins_sweep). Quiet,
+ * and harmless when it fails: a call scans as usual, a later run removes
+ * stand-ins. */
+static void runner_chore(const struct moat_tool_env *env, const char *profile, const char *ws,
+			 bool sweep)
 {
 	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
 	struct bash_job j;
@@ -568,7 +572,8 @@ static void scan_ahead(const struct moat_tool_env *env, const char *profile, con
 	j.timeout_s = MOAT_BASH_MAX_TIMEOUT_S;
 	if (job_request(&j, (char **)argv, &denied, &rq) < 0)
 		return;
-	rq.scan_only = true;
+	rq.scan_only = !sweep;
+	rq.sweep_only = sweep;
 	moat_error_clear(&err);
 	(void)moat_runner_run(&rq, &res, &err);
 	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
@@ -781,7 +786,13 @@ struct srv_state {
 	struct srv_warm warm;
 	bool warm_ok; /* the shell's profile denies the network: a start ahead fits it */
 	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
+	/* the workspace's shared lock, held while the server lives: the empty
+	 * stand-ins of its calls stay from one call to the next, and go at the
+	 * end (moat_ns_standins_hold) */
+	int hold;
+	char *hold_ws, *hold_profile;
 };
+
 
 static void warm_close(struct srv_warm *w)
 {
@@ -805,6 +816,20 @@ static void warm_drop(struct srv_state *st, bool kill_it)
 			;
 	}
 	warm_close(&st->warm);
+}
+
+/* The server's end: the runner started ahead goes, the stand-ins its
+ * calls kept are swept (unless calls still run: the last of them removes
+ * them). */
+__attribute__((noreturn)) static void srv_exit(struct srv_state *st, int code)
+{
+	warm_drop(st, true);
+	if (st->hold >= 0) {
+		close(st->hold);
+		st->hold = -1;
+		runner_chore(st->env, st->hold_profile, st->hold_ws, true);
+	}
+	_exit(code);
 }
 
 /* A request's header (magic, timeout, string lengths) within bounds; the
@@ -865,7 +890,7 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 	bash_child_fds(wr[0], wr[1], wr[2], job_r);
 	w = moat_runner_warm_start();
 	if (st->next_ws)
-		scan_ahead(env, st->next_profile, st->next_ws);
+		runner_chore(env, st->next_profile, st->next_ws, false);
 	while (got < sizeof(h)) {
 		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);
 
@@ -1028,7 +1053,7 @@ static void srv_request(struct srv_state *st)
 	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0)
-		_exit(0); /* the caller closed its end, or is gone */
+		srv_exit(st, 0); /* the caller closed its end, or is gone */
 	if ((size_t)n < sizeof(h) || nfds != 3 || flags || !req_header_ok(&h, &total))
 		_exit(2);
 	got = (size_t)n - sizeof(h);
@@ -1049,6 +1074,12 @@ static void srv_request(struct srv_state *st)
 		_exit(2);
 	job.env = st->env;
 	job.parent = getpid();
+	/* the first call's workspace is held for the server's life */
+	if (st->hold < 0 && !st->hold_ws && (st->hold_ws = moat_strdup(job.workspace))) {
+		st->hold_profile = job.profile ? moat_strdup(job.profile) : NULL;
+		if (!job.profile || st->hold_profile)
+			st->hold = moat_ns_standins_hold(job.workspace);
+	}
 	/* (out of memory: no scan ahead) */
 	free(st->next_profile);
 	free(st->next_ws);
@@ -1180,6 +1211,7 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 	env.bash_server = NULL;
 	st.env = &env;
 	st.warm.job_w = st.warm.res_w = st.warm.rd[0] = st.warm.rd[1] = st.warm.rd[2] = -1;
+	st.hold = -1;
 	/* only the child of a plan with the network denied is started ahead
 	 * (another plan would throw it away on every call) */
 	{

@@ -1144,7 +1144,9 @@ static void server_fds(pid_t srv, struct tree_seen *t)
 			 (strncmp(l, "socket:", 7) && strcmp(l, "anon_inode:[signalfd]") &&
 			  strcmp(l, "anon_inode:[pidfd]") &&
 			  /* its own, watched for mount table changes */
-			  !(strncmp(l, "/proc/", 6) == 0 && strstr(l, "/mountinfo"))))
+			  !(strncmp(l, "/proc/", 6) == 0 && strstr(l, "/mountinfo")) &&
+			  /* the workspace, whose lock it holds (its stand-ins) */
+			  strcmp(l, WS)))
 			t->other++;
 	}
 	closedir(d);
@@ -1218,7 +1220,8 @@ static void check_tree(bool server, const char *tag, const char *json)
 		CHECKF(!t.run_of_caller, "and not the caller's");
 		/* SECURITY: the server holds /dev/null as stdin and stdout, our
 		 * stderr, its socket, its signalfd, its /proc/self/mountinfo,
-		 * this call's result pipe, the five pipe ends of a runner started
+		 * the workspace (the lock on its stand-ins), this call's result
+		 * pipe, the five pipe ends of a runner started
 		 * for the next call (and for a moment the pidfd it sends): nothing
 		 * else of ours (the marker is open here, not close-on-exec) */
 		CHECKF(t.nul == 2 && (t.pipes == 1 || t.pipes == 6) && t.other == 0,
@@ -1463,6 +1466,49 @@ static void test_scan_ahead(void)
 	moat_config_free(nonet);
 }
 
+/* In a repository missing protected directories get empty read-only
+ * stand-ins; a session keeps them from one shell call to the next (made
+ * once, not per call) and removes them when it ends. */
+static void test_standins_kept(void)
+{
+	struct moat_tool_env e;
+	struct moat_tool_result r;
+	struct moat_error err;
+	char ws2[PATH_MAX + 16], p[PATH_MAX + 64];
+	struct stat st;
+	ino_t ino = 0;
+
+	snprintf(ws2, sizeof(ws2), "%s/repo", T);
+	snprintf(p, sizeof(p), "%s/.git", ws2);
+	mkdirs(p);
+	env_for(&e, cfg_default);
+	e.bash_server = NULL;
+	e.workspace = ws2;
+	CHECK_INT(moat_bash_server_start(&e, &err), 0);
+	for (int call = 0; call < 2; call++) {
+		CHECK_INT(bash_env(&e, NULL, &r,
+				   "{\"command\": \"test -d .vscode && echo there; mkdir -p "
+				   ".vscode/x 2>/dev/null; touch .vscode/tasks.json 2>/dev/null; "
+				   "ls -A .vscode | wc -l\"}"),
+			  0);
+		CHECKF(r.ok && !strcmp(text(&r), "there\n0\n"),
+		       "call %d: .vscode is an empty stand-in nothing can be written in (%s)", call,
+		       text(&r));
+		result_clear(&r);
+		snprintf(p, sizeof(p), "%s/.vscode", ws2);
+		CHECKF(lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && (call == 0 || st.st_ino == ino),
+		       "call %d: the session keeps the same stand-in between calls", call);
+		ino = st.st_ino;
+		snprintf(p, sizeof(p), "%s/.vscode/tasks.json", ws2);
+		CHECKF(!file_exists(p), "call %d: nothing was written into it", call);
+	}
+	moat_bash_server_stop(&e);
+	snprintf(p, sizeof(p), "%s/.vscode", ws2);
+	CHECKF(!file_exists(p), "the session's end removes its stand-ins (.vscode)");
+	snprintf(p, sizeof(p), "%s/.claude", ws2);
+	CHECKF(!file_exists(p), "the session's end removes its stand-ins (.claude)");
+}
+
 static void test_stop(void)
 {
 	struct pinfo kids[64];
@@ -1509,6 +1555,7 @@ int main(void)
 	test_concurrent();
 	test_warm();
 	test_scan_ahead();
+	test_standins_kept();
 	test_dies_with_caller();
 	test_server_killed();
 	test_stop();
