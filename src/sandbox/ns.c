@@ -524,9 +524,12 @@ static bool is_dir_at(int dfd, const char *name, unsigned char type)
  * to now), a directory replaced or mounted over has another identity.
  * Directories changed within SCAN_TRUST_SLACK_S of the scan ahead are
  * read again anyway (a change in the same clock tick would leave the time
- * as it was), and only on local filesystems (a server's clock is not
- * ours). What a matched entry is (a link to a directory or not) is looked
- * at again every time, and every mask is resolved afresh. */
+ * as it was), and so are those with whole-second times; nothing is kept
+ * of a directory on a filesystem that is not local (a file server's or a
+ * FUSE server's times are not this kernel's), and the scan ahead is not
+ * used after the wall clock has stepped. What a matched entry is (a link
+ * to a directory or not) is looked at again every time, and every mask is
+ * resolved afresh. */
 #define SCAN_TRUST_SLACK_S 2
 #define SCAN_AHEAD_MAX_DIRS 20000
 
@@ -547,15 +550,70 @@ struct scan_cdir {
 	size_t nents;
 };
 
+#define SCAN_AHEAD_MAX_DEVS 16
+/* the wall clock stepped (date -s, NTP, a resumed VM) by more than this
+ * between the scan ahead and the call: the scan ahead is not used */
+#define SCAN_CLOCK_STEP_NS 10000000LL
+
 struct scan_cache {
 	char *ws, *key; /* the workspace; its scan patterns, one per line */
 	struct scan_cdir *dirs;
 	size_t n, cap;
 	time_t trust_before;
+	long long clock_off; /* CLOCK_REALTIME - CLOCK_BOOTTIME, ns */
+	struct {
+		dev_t dev;
+		bool local;
+	} devs[SCAN_AHEAD_MAX_DEVS]; /* each filesystem met, judged once */
+	size_t ndevs;
 	bool failed;
 };
 
 static struct scan_cache *scan_ahead;
+
+static long long realtime_off(void)
+{
+	struct timespec rt, bt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	return (rt.tv_sec - bt.tv_sec) * 1000000000LL + (rt.tv_nsec - bt.tv_nsec);
+}
+
+/* A filesystem whose change times are this kernel's own (not a file
+ * server's, nor FUSE's, which a process sets at will). */
+static bool local_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53UL:	   /* ext2/3/4 */
+	case 0x58465342UL: /* xfs */
+	case 0x9123683EUL: /* btrfs */
+	case 0x01021994UL: /* tmpfs */
+	case 0xF2F52010UL: /* f2fs */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether directories of dev (fd one of them) may be kept: every device
+ * met in the workspace (a mount inside it, a btrfs subvolume) is judged,
+ * not only the workspace's own. */
+static bool scan_dev_local(struct scan_cache *c, int fd, dev_t dev)
+{
+	for (size_t i = 0; i < c->ndevs; i++)
+		if (c->devs[i].dev == dev)
+			return c->devs[i].local;
+	if (c->ndevs == SCAN_AHEAD_MAX_DEVS)
+		return false;
+	c->devs[c->ndevs].dev = dev;
+	c->devs[c->ndevs].local = local_fs(fd);
+	return c->devs[c->ndevs++].local;
+}
 
 static void scan_cache_free(struct scan_cache *c)
 {
@@ -589,7 +647,9 @@ static const struct scan_cdir *scan_cache_find(const struct scan_cache *c, const
 	if (!d || d->dev != st->st_dev || d->ino != st->st_ino ||
 	    d->ct.tv_sec != st->st_ctim.tv_sec || d->ct.tv_nsec != st->st_ctim.tv_nsec ||
 	    d->mt.tv_sec != st->st_mtim.tv_sec || d->mt.tv_nsec != st->st_mtim.tv_nsec ||
-	    d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before)
+	    d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before ||
+	    /* whole seconds only (ext4 with small inodes, ext2/3): never */
+	    d->ct.tv_nsec == 0 || d->mt.tv_nsec == 0)
 		return NULL;
 	return d;
 }
@@ -693,16 +753,17 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		close(dfd);
 		return 0;
 	}
+	/* (its subdirectories are judged on their own) */
+	if (recording && !scan_dev_local(s->rec, dfd, st.st_dev))
+		recording = false;
 	if (s->ahead)
 		c = scan_cache_find(s->ahead, s->rel, &st);
+	/* one that would cross the bound is read, to stop where a scan
+	 * without the scan ahead stops */
+	if (c && s->entries + c->entries > MOAT_MASK_SCAN_MAX_ENTRIES)
+		c = NULL;
 	if (c) {
 		/* unchanged since the scan ahead */
-		if (s->entries + c->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
-			s->entries = MOAT_MASK_SCAN_MAX_ENTRIES + 1;
-			s->incomplete = true;
-			close(dfd);
-			return 0;
-		}
 		s->entries += c->entries;
 		for (size_t i = 0; i < c->nents && r == 0; i++)
 			r = scan_act(s, dfd, c->ents[i].name, strlen(c->ents[i].name),
@@ -749,6 +810,16 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 			if (what < 0) {
 				r = -EINVAL;
 				break;
+			}
+			/* a filesystem that does not say (xfs without ftype,
+			 * some network ones): one lstat tells */
+			if (e->d_type == DT_UNKNOWN) {
+				struct stat est;
+
+				if (fstatat(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
+					e->d_type = S_ISDIR(est.st_mode)   ? DT_DIR
+						    : S_ISLNK(est.st_mode) ? DT_LNK
+									   : DT_REG;
 			}
 			if (!(what & SCAN_PLAIN) && scan_descends(e->d_name, e->d_type))
 				what |= SCAN_SUB;
@@ -858,6 +929,13 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
 
 	if (!scan_ahead || strcmp(scan_ahead->ws, p->workspace))
 		return NULL;
+	/* SECURITY: a clock set back could give a later change the times
+	 * kept: a step since the scan ahead throws it away */
+	if (llabs(realtime_off() - scan_ahead->clock_off) > SCAN_CLOCK_STEP_NS) {
+		scan_cache_free(scan_ahead);
+		scan_ahead = NULL;
+		return NULL;
+	}
 	key = scan_key(p);
 	same = key && !strcmp(key, scan_ahead->key);
 	free(key);
@@ -927,7 +1005,7 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	struct scan_cache *c = calloc(1, sizeof(*c));
 	struct moat_mounts scratch;
 	struct moat_error e;
-	struct statfs sf;
+	struct stat st;
 	int fd;
 
 	scan_cache_free(scan_ahead);
@@ -938,26 +1016,18 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	c->key = scan_key(p);
 	if (!c->ws || !c->key)
 		goto fail;
-	/* local filesystems only: change times from another machine's clock
-	 * cannot be judged by ours */
+	/* local filesystems only (each directory's, scan_dev_local): change
+	 * times from another machine's clock, or set by a FUSE server, cannot
+	 * be judged by ours */
 	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
-	if (fstatfs(fd, &sf) < 0) {
+	if (fstat(fd, &st) < 0 || !scan_dev_local(c, fd, st.st_dev)) {
 		close(fd);
 		goto fail;
 	}
 	close(fd);
-	switch ((unsigned long)sf.f_type) {
-	case 0xEF53UL:	   /* ext2/3/4 */
-	case 0x58465342UL: /* xfs */
-	case 0x9123683EUL: /* btrfs */
-	case 0x01021994UL: /* tmpfs */
-	case 0xF2F52010UL: /* f2fs */
-		break;
-	default:
-		goto fail;
-	}
+	c->clock_off = realtime_off();
 	c->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
 	memset(&scratch, 0, sizeof(scratch));
 	moat_error_clear(&e);

@@ -382,19 +382,11 @@ static int child_main(void *arg)
 			  CLONE_VM | CLONE_FILES | SIGCHLD, s);
 		if (h < 0)
 			fail_step(a, MOAT_STEP_NETWORK, errno, "network helper");
-		/* the helper keeps the CPU beside the parent; we may run
-		 * anywhere once go comes (the parent's CPU is then free) */
-		if (s->aff_set)
-			(void)moat_sys3(SYS_sched_setaffinity, 0, sizeof(s->aff_all), &s->aff_all);
 	} else if (s->ns_net && moat_ns_child_loopback(&rep) < 0) {
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	}
-	if (a->early) {
+	if (a->early)
 		wait_go(s); /* from here on the parent waits, as with vfork */
-		/* every CPU the parent may use, for the command too */
-		if (s->aff_set)
-			(void)moat_sys3(SYS_sched_setaffinity, 0, sizeof(s->aff_all), &s->aff_all);
-	}
 	/* the plan: set before the clone, or (early) before go */
 	p = s->plan;
 	/* 4 (without a user namespace of its own the mount namespace would
@@ -617,10 +609,13 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	}
 	s->started = true;
 	/* an early child runs beside us, not queued behind us on this CPU
-	 * until we sleep (where the scheduler puts a new task); moved before
-	 * it first runs. A hint: a failure costs only time */
-	if (s->aff_set)
-		(void)sched_setaffinity(s->pid, sizeof(s->aff_other), &s->aff_other);
+	 * until we sleep (where the scheduler puts a new task): we move to
+	 * another one until it has run (moat_spawn_run puts us back). Not the
+	 * child: a mask set on it would be its and its descendants' for good
+	 * (Linux >= 6.2 keeps a mask once set: CPUs a cpuset adds later would
+	 * never reach the command). A hint: a failure costs only time */
+	if (s->aff_set && sched_setaffinity(0, sizeof(s->aff_other), &s->aff_other) < 0)
+		s->aff_set = false;
 	close(rp[1]);
 	if (s->child_status_fd >= 0)
 		close(s->child_status_fd); /* ours; the child's copy stays its own */
@@ -826,8 +821,17 @@ void moat_rmtree(const char *path)
 	(void)rmdir(path);
 }
 
+/* Back on every CPU we may use, after an early child's start. */
+static void aff_restore(struct moat_spawn *s)
+{
+	if (s->aff_set)
+		(void)sched_setaffinity(0, sizeof(s->aff_all), &s->aff_all);
+	s->aff_set = false;
+}
+
 void moat_spawn_release(struct moat_spawn *s)
 {
+	aff_restore(s);
 	/* a child started early that never ran: it waits for go, or failed */
 	if (s->started && !s->reaped) {
 		siginfo_t si;
@@ -1245,6 +1249,7 @@ out:
 			   s->protected_created, sizeof(s->protected_created));
 	if (sfd >= 0)
 		close(sfd);
+	aff_restore(s);
 	sigprocmask(SIG_SETMASK, &s->child_mask, NULL);
 	if (!p->pidns)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);

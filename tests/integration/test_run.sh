@@ -437,8 +437,8 @@ if command -v java >/dev/null; then
 fi
 out=$(mr -- sh -c 'TZ=UTC date +%Z; LANG=C.UTF-8 printf "%s" "é"' 2>&1)
 check "locale and timezone" [ "$out" = "$(printf 'UTC\né')" ] || echo "# $out"
-# the child started early runs beside moat on another CPU until the go; the
-# command gets every CPU moat may use again
+# moat moves itself to another CPU while the child started early runs; the
+# child's CPU set (the command's) is never touched
 out=$(mr -- grep Cpus_allowed_list /proc/self/status 2>&1)
 check "the command may use every CPU moat may" [ "$out" = "$(grep Cpus_allowed_list /proc/self/status)" ] || echo "# $out"
 
