@@ -42,6 +42,9 @@
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
 
+struct scan_cache;
+static void scan_cache_free(struct scan_cache *c);
+
 /* the new mount API, by number (unified across architectures since 5.1) */
 #define X_NR_open_tree 428
 #define X_NR_move_mount 429
@@ -132,6 +135,8 @@ void moat_mounts_release(struct moat_mounts *m)
 		free(m->gitcfg[i].rel);
 	free(m->gitcfg);
 	free(m->scan_note);
+	scan_cache_free(m->scan_save);
+	m->scan_save = NULL;
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
 	if (m->has_ws_fd)
@@ -423,6 +428,17 @@ static bool glob_cut_fits(const struct glob_cut *g, const char *rel, size_t len,
 	return false;
 }
 
+#define SCAN_AHEAD_MAX_DEVS 16
+
+/* each filesystem met, judged once */
+struct scan_devs {
+	struct {
+		dev_t dev;
+		bool local;
+	} v[SCAN_AHEAD_MAX_DEVS];
+	size_t n;
+};
+
 struct scan {
 	struct moat_mounts *m;
 	const char **pats;	  /* the other "**" patterns */
@@ -439,8 +455,9 @@ struct scan {
 	const struct moat_plan *plan;
 	const struct hidden *hid;
 	struct moat_error *err;
-	struct scan_cache *rec;		/* the scan ahead being made, or NULL */
+	struct scan_cache *rec;		/* the record being made, or NULL */
 	const struct scan_cache *ahead; /* one made before, or NULL */
+	struct scan_devs use_devs;	/* the filesystems met, as ahead is used */
 };
 
 static bool is_exempt(const struct moat_plan *p, const char *path)
@@ -550,7 +567,6 @@ struct scan_cdir {
 	size_t nents;
 };
 
-#define SCAN_AHEAD_MAX_DEVS 16
 /* the wall clock stepped (date -s, NTP, a resumed VM) by more than this
  * between the scan ahead and the call: the scan ahead is not used */
 #define SCAN_CLOCK_STEP_NS 10000000LL
@@ -561,12 +577,9 @@ struct scan_cache {
 	size_t n, cap;
 	time_t trust_before;
 	long long clock_off; /* CLOCK_REALTIME - CLOCK_BOOTTIME, ns */
-	struct {
-		dev_t dev;
-		bool local;
-	} devs[SCAN_AHEAD_MAX_DEVS]; /* each filesystem met, judged once */
-	size_t ndevs;
+	struct scan_devs devs;
 	bool failed;
+	bool dirty; /* something was read, not taken from an earlier record */
 };
 
 static struct scan_cache *scan_ahead;
@@ -603,28 +616,80 @@ static bool local_fs(int fd)
 /* Whether directories of dev (fd one of them) may be kept: every device
  * met in the workspace (a mount inside it, a btrfs subvolume) is judged,
  * not only the workspace's own. */
-static bool scan_dev_local(struct scan_cache *c, int fd, dev_t dev)
+static bool scan_dev_local(struct scan_devs *t, int fd, dev_t dev)
 {
-	for (size_t i = 0; i < c->ndevs; i++)
-		if (c->devs[i].dev == dev)
-			return c->devs[i].local;
-	if (c->ndevs == SCAN_AHEAD_MAX_DEVS)
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].dev == dev)
+			return t->v[i].local;
+	if (t->n == SCAN_AHEAD_MAX_DEVS)
 		return false;
-	c->devs[c->ndevs].dev = dev;
-	c->devs[c->ndevs].local = local_fs(fd);
-	return c->devs[c->ndevs++].local;
+	t->v[t->n].dev = dev;
+	t->v[t->n].local = local_fs(fd);
+	return t->v[t->n++].local;
 }
+
+static void scan_cdir_release(struct scan_cdir *d)
+{
+	for (size_t k = 0; k < d->nents; k++)
+		free(d->ents[k].name);
+	free(d->ents);
+	free(d->rel);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Keep rec (taken over: released when it cannot be kept). */
+static void scan_rec_push(struct scan_cache *k, struct scan_cdir *rec)
+{
+	if (k->n == k->cap && k->n < SCAN_AHEAD_MAX_DIRS) {
+		size_t cap = k->cap ? k->cap * 2 : 64;
+		struct scan_cdir *v = realloc(k->dirs, cap * sizeof(*v));
+
+		if (v) {
+			k->dirs = v;
+			k->cap = cap;
+		}
+	}
+	if (rec->rel && k->n < k->cap) {
+		k->dirs[k->n++] = *rec;
+		memset(rec, 0, sizeof(*rec));
+		return;
+	}
+	scan_cdir_release(rec); /* (not kept: read again next time) */
+}
+
+/* A record taken unchanged from an earlier one, kept again. */
+static void scan_rec_copy(struct scan_cache *k, const struct scan_cdir *c)
+{
+	struct scan_cdir d = *c;
+
+	d.rel = moat_strdup(c->rel);
+	d.ents = c->nents ? calloc(c->nents, sizeof(*d.ents)) : NULL;
+	d.nents = 0;
+	if (!d.rel || (c->nents && !d.ents)) {
+		scan_cdir_release(&d);
+		k->failed = true;
+		return;
+	}
+	for (; d.nents < c->nents; d.nents++) {
+		d.ents[d.nents] = c->ents[d.nents];
+		d.ents[d.nents].name = moat_strdup(c->ents[d.nents].name);
+		if (!d.ents[d.nents].name) {
+			scan_cdir_release(&d);
+			k->failed = true;
+			return;
+		}
+	}
+	scan_rec_push(k, &d);
+}
+
+static void scan_cdir_release(struct scan_cdir *d);
 
 static void scan_cache_free(struct scan_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
-		for (size_t k = 0; k < c->dirs[i].nents; k++)
-			free(c->dirs[i].ents[k].name);
-		free(c->dirs[i].ents);
-		free(c->dirs[i].rel);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		scan_cdir_release(&c->dirs[i]);
 	free(c->dirs);
 	free(c->ws);
 	free(c->key);
@@ -683,10 +748,33 @@ static int scan_what(struct scan *s, const char *name, size_t nl, size_t len)
 
 static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth);
 
+/* Does the record c hold the directory rec as it is (the same entries
+ * that matter, the same count), whatever its times? */
+static bool scan_cdir_same(const struct scan_cache *c, const struct scan_cdir *rec)
+{
+	struct scan_cdir key;
+	const struct scan_cdir *d;
+
+	if (!c)
+		return false;
+	key.rel = rec->rel;
+	d = bsearch(&key, c->dirs, c->n, sizeof(*d), cdir_cmp);
+	/* (a record that was too recent to trust is written again: with a
+	 * later record time it is trusted next time) */
+	if (!d || d->entries != rec->entries || d->nents != rec->nents || d->dev != rec->dev ||
+	    d->ino != rec->ino || d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before)
+		return false;
+	for (size_t i = 0; i < d->nents; i++)
+		if (d->ents[i].type != rec->ents[i].type || d->ents[i].what != rec->ents[i].what ||
+		    strcmp(d->ents[i].name, rec->ents[i].name))
+			return false;
+	return true;
+}
+
 /* One entry of the directory dfd (at s->rel[..rel_len]) whose path alone
  * gave what: masked, or descended, or nothing. */
-static int scan_act(struct scan *s, int dfd, const char *name, size_t nl, unsigned char type,
-		    int what, size_t rel_len, int depth)
+static int scan_act(struct scan *s, int dfd, dev_t ddev, const char *name, size_t nl,
+		    unsigned char type, int what, size_t rel_len, int depth)
 {
 	size_t len = rel_len;
 	int r = 0;
@@ -707,13 +795,18 @@ static int scan_act(struct scan *s, int dfd, const char *name, size_t nl, unsign
 		struct stat st;
 		int cfd;
 
-		/* a directory unchanged since the scan ahead with nothing in it
-		 * that matters (most of them) is not even opened */
+		/* a directory unchanged since the record with nothing in it
+		 * that matters (most of them) is not even opened; only on the
+		 * filesystem of its parent, judged local (another is a mount
+		 * point: opened, and judged on its own) */
 		if (s->ahead && depth + 1 <= MOAT_MASK_SCAN_MAX_DEPTH &&
-		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    st.st_dev == ddev)
 			c = scan_cache_find(s->ahead, s->rel, &st);
 		if (c && !c->nents && s->entries + c->entries <= MOAT_MASK_SCAN_MAX_ENTRIES) {
 			s->entries += c->entries;
+			if (s->rec && !s->rec->failed)
+				scan_rec_copy(s->rec, c);
 		} else {
 			cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd >= 0)
@@ -754,23 +847,26 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		return 0;
 	}
 	/* (its subdirectories are judged on their own) */
-	if (recording && !scan_dev_local(s->rec, dfd, st.st_dev))
+	if (recording && !scan_dev_local(&s->rec->devs, dfd, st.st_dev))
 		recording = false;
-	if (s->ahead)
+	if (s->ahead && scan_dev_local(&s->use_devs, dfd, st.st_dev))
 		c = scan_cache_find(s->ahead, s->rel, &st);
 	/* one that would cross the bound is read, to stop where a scan
-	 * without the scan ahead stops */
+	 * without the record stops */
 	if (c && s->entries + c->entries > MOAT_MASK_SCAN_MAX_ENTRIES)
 		c = NULL;
 	if (c) {
-		/* unchanged since the scan ahead */
+		/* unchanged since the record */
 		s->entries += c->entries;
+		if (recording)
+			scan_rec_copy(s->rec, c);
 		for (size_t i = 0; i < c->nents && r == 0; i++)
-			r = scan_act(s, dfd, c->ents[i].name, strlen(c->ents[i].name),
+			r = scan_act(s, dfd, st.st_dev, c->ents[i].name, strlen(c->ents[i].name),
 				     c->ents[i].type, c->ents[i].what, rel_len, depth);
 		close(dfd);
 		return r;
 	}
+
 	memset(&rec, 0, sizeof(rec));
 	/* getdents64 into a buffer of our own: no fstat, fcntl and buffer
 	 * allocation per directory as with fdopendir */
@@ -841,37 +937,28 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 					v[rec.nents++].what = (unsigned char)what;
 				}
 			}
-			r = scan_act(s, dfd, e->d_name, nl, e->d_type, what, rel_len, depth);
+			r = scan_act(s, dfd, st.st_dev, e->d_name, nl, e->d_type, what, rel_len,
+				     depth);
 		}
 	}
 	close(dfd);
-	if (recording && whole && r == 0 && s->rec->n < SCAN_AHEAD_MAX_DIRS) {
-		struct scan_cache *k = s->rec;
-
+	if (recording && whole && r == 0) {
 		rec.rel = moat_strdup(s->rel);
 		rec.dev = st.st_dev;
 		rec.ino = st.st_ino;
 		rec.ct = st.st_ctim;
 		rec.mt = st.st_mtim;
-		if (k->n == k->cap) {
-			size_t cap = k->cap ? k->cap * 2 : 64;
-			struct scan_cdir *v = realloc(k->dirs, cap * sizeof(*v));
-
-			if (v) {
-				k->dirs = v;
-				k->cap = cap;
-			}
-		}
-		if (rec.rel && k->n < k->cap) {
-			k->dirs[k->n++] = rec;
-			return r;
-		}
-		free(rec.rel);
+		/* only a change of what matters is worth writing down: a
+		 * directory whose times alone changed is read again next time */
+		if (!rec.rel || !scan_cdir_same(s->ahead, &rec))
+			s->rec->dirty = true;
+		scan_rec_push(s->rec, &rec);
+		return r;
 	}
-	/* not kept: the call's scan reads this directory again */
-	for (size_t i = 0; i < rec.nents; i++)
-		free(rec.ents[i].name);
-	free(rec.ents);
+	if (s->rec)
+		s->rec->dirty = true;
+	/* not kept: the next scan reads this directory again */
+	scan_cdir_release(&rec);
 	return r;
 }
 
@@ -942,6 +1029,323 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
 	return same ? scan_ahead : NULL;
 }
 
+/* ---- the scan record on disk ----
+ *
+ * One-shot runs (`moat run`) keep the scan's record between runs in the
+ * user's cache directory ($XDG_CACHE_HOME/moat, else ~/.cache/moat), one
+ * file per workspace and pattern set, judged exactly as a scan ahead (the
+ * record's time, the wall clock's offset, local filesystems, each
+ * directory's identity and times). SECURITY: never where the sandbox can
+ * write (inside the workspace or a writable path of the plan: a command
+ * could plant a record that hides a secret from the next run); only a
+ * regular file of ours that no one else may write; every field checked
+ * as it is read (a damaged file is ignored). */
+#define SCAN_FILE_MAGIC "MOATSCN1"
+#define SCAN_FILE_MAX (32u << 20)
+
+static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* The record's file for this plan's workspace and patterns (key), or false
+ * when there is none or it would be within the sandbox's reach. */
+static bool scan_file_path(const struct moat_plan *p, const char *key, char *out, size_t outsz)
+{
+	const char *xdg = secure_getenv("XDG_CACHE_HOME");
+	char dir[PATH_MAX];
+	unsigned long long h = 1469598103934665603ULL;
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/moat", xdg);
+	else if (p->home && p->home[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/.cache/moat", p->home);
+	else
+		return false;
+	/* (a workspace made for the call is never seen again) */
+	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir) ||
+	    moat_path_within(dir, p->workspace))
+		return false;
+	for (size_t i = 0; i < p->nfs; i++)
+		if ((p->fs[i].access & MOAT_FS_WRITE) && moat_path_within(dir, p->fs[i].path))
+			return false;
+	h = fnv1a(h, p->workspace, strlen(p->workspace) + 1);
+	h = fnv1a(h, key, strlen(key));
+	n = snprintf(out, outsz, "%s/scan-%016llx", dir, h);
+	return n > 0 && (size_t)n < outsz;
+}
+
+struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static const void *rd_take(struct rd *r, size_t n)
+{
+	const void *v = r->p;
+
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return NULL;
+	}
+	r->p += n;
+	return v;
+}
+
+static unsigned long long rd_u(struct rd *r, size_t n)
+{
+	const unsigned char *v = rd_take(r, n);
+	unsigned long long x = 0;
+
+	for (size_t i = 0; v && i < n; i++)
+		x |= (unsigned long long)v[i] << (8 * i);
+	return x;
+}
+
+static char *rd_str(struct rd *r, size_t n)
+{
+	const char *v = rd_take(r, n);
+
+	if (!v || memchr(v, '\0', n))
+		return r->bad = true, NULL;
+	return moat_strndup(v, n);
+}
+
+static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char *key)
+{
+	char path[PATH_MAX], *buf = NULL, *ws = NULL, *k = NULL;
+	struct scan_cache *c = NULL;
+	struct stat st;
+	struct rd r;
+	size_t ndirs;
+	int fd;
+
+	if (!scan_file_path(p, key, path, sizeof(path)))
+		return NULL;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < 8 || (unsigned long long)st.st_size > SCAN_FILE_MAX ||
+	    !(buf = malloc((size_t)st.st_size)) ||
+	    read(fd, buf, (size_t)st.st_size) != (ssize_t)st.st_size) {
+		close(fd);
+		free(buf);
+		return NULL;
+	}
+	close(fd);
+	r.p = (const unsigned char *)buf;
+	r.end = r.p + st.st_size;
+	r.bad = false;
+	if (memcmp(rd_take(&r, 8), SCAN_FILE_MAGIC, 8) || !(c = calloc(1, sizeof(*c))))
+		goto bad;
+	c->clock_off = (long long)rd_u(&r, 8);
+	c->trust_before = (time_t)rd_u(&r, 8);
+	ndirs = (size_t)rd_u(&r, 4);
+	ws = rd_str(&r, (size_t)rd_u(&r, 4));
+	k = rd_str(&r, (size_t)rd_u(&r, 4));
+	if (r.bad || ndirs > SCAN_AHEAD_MAX_DIRS || strcmp(ws, p->workspace) || strcmp(k, key) ||
+	    llabs(realtime_off() - c->clock_off) > SCAN_CLOCK_STEP_NS)
+		goto bad;
+	c->ws = ws;
+	c->key = k;
+	ws = k = NULL;
+	c->dirs = calloc(ndirs ? ndirs : 1, sizeof(*c->dirs));
+	if (!c->dirs)
+		goto bad;
+	c->cap = ndirs;
+	for (; c->n < ndirs; c->n++) {
+		struct scan_cdir *d = &c->dirs[c->n];
+
+		d->rel = rd_str(&r, (size_t)rd_u(&r, 4));
+		d->dev = (dev_t)rd_u(&r, 8);
+		d->ino = (ino_t)rd_u(&r, 8);
+		d->ct.tv_sec = (time_t)rd_u(&r, 8);
+		d->ct.tv_nsec = (long)rd_u(&r, 4);
+		d->mt.tv_sec = (time_t)rd_u(&r, 8);
+		d->mt.tv_nsec = (long)rd_u(&r, 4);
+		d->entries = (size_t)rd_u(&r, 4);
+		d->nents = (size_t)rd_u(&r, 4);
+		if (r.bad || d->nents > d->entries || d->entries > MOAT_MASK_SCAN_MAX_ENTRIES ||
+		    (c->n && strcmp(c->dirs[c->n - 1].rel, d->rel) >= 0)) {
+			c->n++;
+			goto bad;
+		}
+		d->ents = d->nents ? calloc(d->nents, sizeof(*d->ents)) : NULL;
+		if (d->nents && !d->ents) {
+			c->n++;
+			goto bad;
+		}
+		for (size_t i = 0; i < d->nents; i++) {
+			struct scan_cent *e = &d->ents[i];
+
+			e->type = (unsigned char)rd_u(&r, 1);
+			e->what = (unsigned char)rd_u(&r, 1);
+			e->name = rd_str(&r, (size_t)rd_u(&r, 2));
+			if (r.bad || !e->what || (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
+			    strchr(e->name, '/') || !strcmp(e->name, ".") || !strcmp(e->name, "..")) {
+				c->n++;
+				goto bad;
+			}
+		}
+	}
+	if (r.p != r.end)
+		goto bad;
+	free(buf);
+	return c;
+bad:
+	free(buf);
+	free(ws);
+	free(k);
+	scan_cache_free(c);
+	return NULL;
+}
+
+static void wr_u(struct moat_buf *b, unsigned long long x, size_t n)
+{
+	unsigned char v[8];
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (unsigned char)(x >> (8 * i));
+	moat_buf_append(b, v, n);
+}
+
+/* At most SCAN_FILES_KEEP records (one per workspace): past it, the
+ * least recently written go, and so do leftovers of writes that died. */
+#define SCAN_FILES_KEEP 128
+
+struct aged {
+	struct timespec t;
+	char name[NAME_MAX + 1];
+};
+
+static int aged_cmp(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	if (x->t.tv_sec != y->t.tv_sec)
+		return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
+	if (x->t.tv_nsec != y->t.tv_nsec)
+		return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void scan_files_prune(const char *dir)
+{
+	struct aged *v;
+	size_t n = 0, max = SCAN_FILES_KEEP * 4;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	v = malloc(max * sizeof(*v));
+	while (v && (e = readdir(d)) && n < max)
+		if (!strncmp(e->d_name, "scan-", 5) &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			v[n].t = st.st_mtim;
+			moat_strlcpy(v[n++].name, e->d_name, sizeof(v[0].name));
+		}
+	/* past the bound, the newest half stays */
+	if (v && n >= SCAN_FILES_KEEP) {
+		qsort(v, n, sizeof(*v), aged_cmp);
+		for (size_t i = 0; i + SCAN_FILES_KEEP / 2 < n; i++)
+			(void)unlinkat(dirfd(d), v[i].name, 0);
+	}
+	free(v);
+	closedir(d);
+}
+
+static void scan_cache_write(const struct moat_plan *p, const struct scan_cache *c)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32], *slash;
+	struct moat_buf b;
+	int fd;
+
+	if (!c->dirty || c->failed || !scan_file_path(p, c->key, path, sizeof(path)))
+		return;
+	moat_buf_init(&b);
+	moat_buf_append(&b, SCAN_FILE_MAGIC, 8);
+	wr_u(&b, (unsigned long long)c->clock_off, 8);
+	wr_u(&b, (unsigned long long)c->trust_before, 8);
+	wr_u(&b, c->n, 4);
+	wr_u(&b, strlen(c->ws), 4);
+	moat_buf_puts(&b, c->ws);
+	wr_u(&b, strlen(c->key), 4);
+	moat_buf_puts(&b, c->key);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct scan_cdir *d = &c->dirs[i];
+
+		wr_u(&b, strlen(d->rel), 4);
+		moat_buf_puts(&b, d->rel);
+		wr_u(&b, (unsigned long long)d->dev, 8);
+		wr_u(&b, (unsigned long long)d->ino, 8);
+		wr_u(&b, (unsigned long long)d->ct.tv_sec, 8);
+		wr_u(&b, (unsigned long long)d->ct.tv_nsec, 4);
+		wr_u(&b, (unsigned long long)d->mt.tv_sec, 8);
+		wr_u(&b, (unsigned long long)d->mt.tv_nsec, 4);
+		wr_u(&b, d->entries, 4);
+		wr_u(&b, d->nents, 4);
+		for (size_t k = 0; k < d->nents; k++) {
+			wr_u(&b, d->ents[k].type, 1);
+			wr_u(&b, d->ents[k].what, 1);
+			wr_u(&b, strlen(d->ents[k].name), 2);
+			moat_buf_puts(&b, d->ents[k].name);
+		}
+	}
+	if (b.oom || b.len > SCAN_FILE_MAX) {
+		moat_buf_release(&b);
+		return;
+	}
+	/* the directories (ours, private), a file of our own, renamed over */
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	if (mkdir(path, 0700) < 0 && errno == ENOENT) {
+		char *up = strrchr(path, '/');
+
+		if (up && up != path) {
+			*up = '\0';
+			(void)mkdir(path, 0700);
+			*up = '/';
+		}
+		(void)mkdir(path, 0700);
+	}
+	scan_files_prune(path);
+	*slash = '/';
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		bool ok = write(fd, b.data, b.len) == (ssize_t)b.len;
+
+		close(fd);
+		if (!ok || rename(tmp, path) < 0)
+			(void)unlink(tmp);
+	}
+	moat_buf_release(&b);
+}
+
+void moat_ns_scan_save(const struct moat_plan *p, struct moat_mounts *m)
+{
+	struct scan_cache *c = m->scan_save;
+
+	m->scan_save = NULL;
+	if (!c)
+		return;
+	scan_cache_write(p, c);
+	scan_cache_free(c);
+}
+
 static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 			  const struct hidden *hid, struct scan_cache *rec, struct moat_error *err)
 {
@@ -950,6 +1354,7 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 	const char *pats[MOAT_PLAN_MAX_PATHS];
 	struct glob_cut cuts[MOAT_PLAN_MAX_PATHS];
 	struct scan_name names[MOAT_PLAN_MAX_PATHS];
+	struct scan_cache *disk = NULL, *own = NULL;
 	int fd, r = 0;
 
 	memset(&s, 0, sizeof(s));
@@ -979,11 +1384,43 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 	s.plan = p;
 	s.hid = hid;
 	s.err = err;
-	s.rec = rec;
+	/* the scan ahead of this process (a session's runner started ahead),
+	 * else the record on disk; a record is made for the next run unless
+	 * the caller makes one (the scan ahead) */
 	s.ahead = rec ? NULL : scan_ahead_for(p);
+	if (!s.ahead) {
+		char *key = scan_key(p);
+
+		if (key) {
+			s.ahead = disk = scan_cache_load(p, key);
+			if (!rec && (own = calloc(1, sizeof(*own)))) {
+				own->ws = moat_strdup(p->workspace);
+				own->key = key;
+				key = NULL;
+				own->clock_off = realtime_off();
+				own->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
+				if (!own->ws) {
+					scan_cache_free(own);
+					own = NULL;
+				}
+			}
+			free(key);
+		}
+	}
+	s.rec = rec ? rec : own;
 	r = scan_dir(&s, fd, 0, 0);
-	if (rec && s.incomplete)
-		rec->failed = true; /* (the call's scan stops where this one did) */
+	if (s.rec && s.incomplete)
+		s.rec->failed = true; /* (the next scan stops where this one did) */
+	if (own) {
+		if (r == 0 && !own->failed && (own->dirty || !disk || own->n != disk->n)) {
+			own->dirty = true;
+			qsort(own->dirs, own->n, sizeof(*own->dirs), cdir_cmp);
+			m->scan_save = own;
+		} else {
+			scan_cache_free(own);
+		}
+	}
+	scan_cache_free(disk);
 	if (s.incomplete) {
 		char note[256];
 
@@ -1022,7 +1459,7 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
-	if (fstat(fd, &st) < 0 || !scan_dev_local(c, fd, st.st_dev)) {
+	if (fstat(fd, &st) < 0 || !scan_dev_local(&c->devs, fd, st.st_dev)) {
 		close(fd);
 		goto fail;
 	}
@@ -1038,6 +1475,7 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	if (c->failed)
 		goto fail;
 	qsort(c->dirs, c->n, sizeof(*c->dirs), cdir_cmp);
+	scan_cache_write(p, c); /* for the next run, when anything changed */
 	scan_ahead = c;
 	return;
 fail:

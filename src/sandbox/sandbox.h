@@ -160,6 +160,7 @@ struct moat_mounts {
 	size_t nprotected_missing;
 	char **protected_missing; /* protected names that did not exist (checked after the run) */
 	char *scan_note;	  /* set when the workspace scan was cut short */
+	void *scan_save;	  /* the scan's record, to be kept on disk (ns.c) */
 	size_t nquarantine;
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
 	bool gitcfg_watch;	    /* submodule configs are compared after the run */
@@ -199,6 +200,9 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct m
  * plan while the agent thinks; moat_ns_prepare in this process then reads
  * again only the directories changed since (ns.c: the scan ahead). */
 void moat_ns_scan_ahead(const struct moat_plan *p);
+/* Keep the workspace scan's record on disk for the next run in this
+ * workspace (ns.c: the scan record); after go, off the critical path. */
+void moat_ns_scan_save(const struct moat_plan *p, struct moat_mounts *m);
 /* A session's hold on the workspace's stand-ins (ns.c): a descriptor
  * holding its shared lock, or -1; and the sweep of the stand-ins when the
  * session has ended (nothing when runs still hold the lock). */

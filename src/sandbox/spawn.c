@@ -1110,6 +1110,9 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	while (n < 0 && errno == EINTR);
 	close(s->report_fd);
 	s->report_fd = -1;
+	/* the child has exec'd (or failed): our memory is ours alone again,
+	 * and the command runs while the scan's record goes to disk */
+	moat_ns_scan_save(p, &s->mounts);
 
 	/* cancellation signals arrive through a signalfd; the rest as before */
 	sigemptyset(&cancel);
