@@ -1068,12 +1068,39 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 	else
 		return false;
 	/* (a workspace made for the call is never seen again) */
-	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir) ||
-	    moat_path_within(dir, p->workspace))
+	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir))
 		return false;
-	for (size_t i = 0; i < p->nfs; i++)
-		if ((p->fs[i].access & MOAT_FS_WRITE) && moat_path_within(dir, p->fs[i].path))
+	/* where it really is: links resolved (~/.cache may lead into the
+	 * workspace), the part that does not exist yet as written */
+	{
+		char head[PATH_MAX], real[PATH_MAX], *cut = NULL;
+
+		moat_strlcpy(head, dir, sizeof(head));
+		while (!realpath(head, real)) {
+			char *sl = strrchr(head, '/');
+
+			if (errno != ENOENT || !sl || sl == head)
+				return false;
+			if (cut)
+				*cut = '/';
+			*sl = '\0';
+			cut = sl;
+		}
+		n = snprintf(dir, sizeof(dir), "%s%s%s", real, cut ? "/" : "", cut ? cut + 1 : "");
+		if (n < 0 || (size_t)n >= sizeof(dir))
 			return false;
+	}
+	if (moat_path_within(dir, p->workspace))
+		return false;
+	for (size_t i = 0; i < p->nfs; i++) {
+		char real[PATH_MAX];
+
+		if (!(p->fs[i].access & MOAT_FS_WRITE))
+			continue;
+		if (moat_path_within(dir, p->fs[i].path) ||
+		    (realpath(p->fs[i].path, real) && moat_path_within(dir, real)))
+			return false;
+	}
 	h = fnv1a(h, p->workspace, strlen(p->workspace) + 1);
 	h = fnv1a(h, key, strlen(key));
 	n = snprintf(out, outsz, "%s/scan-%016llx", dir, h);

@@ -546,7 +546,8 @@ for top in sys.argv[1:]:
     print(one(top))
     if os.path.isdir(top) and not os.path.islink(top):
         for root, dirs, files in os.walk(top):
-            dirs.sort()
+            # moat's own scan records (written by moat, outside the sandbox)
+            dirs[:] = sorted(d for d in dirs if not os.path.join(root, d).endswith("/.cache/moat"))
             for n in sorted(dirs + files):
                 print(one(os.path.join(root, n)))
 EOF
@@ -653,7 +654,9 @@ suite() {
 	# outside /tmp on purpose: the sandbox replaces /tmp, so a canary there
 	# would be invisible inside and every write to it would fail for free
 	WS=$T/ws OUT=$T/out H=$T/home
-	mkdir -p "$WS/sub" "$H/.ssh" "$H/.aws" "$H/.config" "$H/.local/bin"
+	# (.cache/moat: moat's own scan records, written from outside the
+	# sandbox; the fingerprints leave them out)
+	mkdir -p "$WS/sub" "$H/.ssh" "$H/.aws" "$H/.config" "$H/.local/bin" "$H/.cache/moat"
 	echo "ssh-SECRET-1" >"$H/.ssh/id_rsa"
 	echo "aws-SECRET-2" >"$H/.aws/credentials"
 	echo "# host bashrc" >"$H/.bashrc"
