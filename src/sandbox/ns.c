@@ -31,7 +31,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <linux/keyctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -801,7 +803,7 @@ static int scan_act(struct scan *s, int dfd, dev_t ddev, const char *name, size_
 		 * point: opened, and judged on its own) */
 		if (s->ahead && depth + 1 <= MOAT_MASK_SCAN_MAX_DEPTH &&
 		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-		    st.st_dev == ddev)
+		    st.st_dev == ddev && scan_dev_local(&s->use_devs, dfd, ddev))
 			c = scan_cache_find(s->ahead, s->rel, &st);
 		if (c && !c->nents && s->entries + c->entries <= MOAT_MASK_SCAN_MAX_ENTRIES) {
 			s->entries += c->entries;
@@ -1089,6 +1091,15 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 		n = snprintf(dir, sizeof(dir), "%s%s%s", real, cut ? "/" : "", cut ? cut + 1 : "");
 		if (n < 0 || (size_t)n >= sizeof(dir))
 			return false;
+		/* SECURITY: only a directory of ours no one else may write (root
+		 * with another user's HOME would follow that user's links) */
+		{
+			struct stat st;
+
+			if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+			    (st.st_mode & 022))
+				return false;
+		}
 	}
 	if (moat_path_within(dir, p->workspace))
 		return false;
@@ -1105,6 +1116,83 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 	h = fnv1a(h, key, strlen(key));
 	n = snprintf(out, outsz, "%s/scan-%016llx", dir, h);
 	return n > 0 && (size_t)n < outsz;
+}
+
+/* SipHash-2-4 (Aumasson and Bernstein): a keyed hash with a 128-bit key,
+ * the record's tag. */
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND(v0, v1, v2, v3)                                                                   \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = ROTL(v1, 13) ^ v0;                                                            \
+		v0 = ROTL(v0, 32);                                                                 \
+		v2 += v3;                                                                          \
+		v3 = ROTL(v3, 16) ^ v2;                                                            \
+		v0 += v3;                                                                          \
+		v3 = ROTL(v3, 21) ^ v0;                                                            \
+		v2 += v1;                                                                          \
+		v1 = ROTL(v1, 17) ^ v2;                                                            \
+		v2 = ROTL(v2, 32);                                                                 \
+	} while (0)
+
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t x = 0;
+
+	for (int i = 7; i >= 0; i--)
+		x = (x << 8) | p[i];
+	return x;
+}
+
+static uint64_t siphash24(const unsigned char key[16], const unsigned char *m, size_t n)
+{
+	uint64_t k0 = le64(key), k1 = le64(key + 8), b = (uint64_t)n << 56, mi;
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		mi = le64(m + i);
+		v3 ^= mi;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= mi;
+	}
+	for (size_t k = 0; i + k < n; k++)
+		b |= (uint64_t)m[i + k] << (8 * k);
+	v3 ^= b;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (int r = 0; r < 4; r++)
+		SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The key the records are tagged with: a random one in the user's kernel
+ * keyring, made by the first run that needs it. SECURITY: no sandbox can
+ * read it (seccomp refuses keyctl, add_key and request_key), so none can
+ * forge a record that a later run would believe, even where it can write
+ * the cache directory (--rw ~/.cache). Without a keyring: no records. */
+#define SCAN_KEY_DESC "moat:scan-record-key"
+
+static bool scan_mac_key(unsigned char key[16])
+{
+	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", SCAN_KEY_DESC,
+			  0);
+
+	if (id < 0) {
+		unsigned char fresh[16];
+
+		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
+			return false;
+		id = syscall(SYS_add_key, "user", SCAN_KEY_DESC, fresh, sizeof(fresh),
+			     KEY_SPEC_USER_KEYRING);
+		if (id < 0)
+			return false;
+	}
+	return syscall(SYS_keyctl, KEYCTL_READ, id, key, 16) == 16;
 }
 
 struct rd {
@@ -1146,10 +1234,12 @@ static char *rd_str(struct rd *r, size_t n)
 static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char *key)
 {
 	char path[PATH_MAX], *buf = NULL, *ws = NULL, *k = NULL;
+	unsigned char mac[16];
 	struct scan_cache *c = NULL;
 	struct stat st;
 	struct rd r;
-	size_t ndirs;
+	size_t ndirs, total = 0;
+	long long off;
 	int fd;
 
 	if (!scan_file_path(p, key, path, sizeof(path)))
@@ -1158,7 +1248,8 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < 8 || (unsigned long long)st.st_size > SCAN_FILE_MAX ||
+	    (st.st_mode & 022) || st.st_size < 16 ||
+	    (unsigned long long)st.st_size > SCAN_FILE_MAX || !scan_mac_key(mac) ||
 	    !(buf = malloc((size_t)st.st_size)) ||
 	    read(fd, buf, (size_t)st.st_size) != (ssize_t)st.st_size) {
 		close(fd);
@@ -1166,8 +1257,14 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 		return NULL;
 	}
 	close(fd);
+	/* SECURITY: the tag first: nothing is believed that moat did not write */
+	if (siphash24(mac, (const unsigned char *)buf, (size_t)st.st_size - 8) !=
+	    le64((const unsigned char *)buf + st.st_size - 8)) {
+		free(buf);
+		return NULL;
+	}
 	r.p = (const unsigned char *)buf;
-	r.end = r.p + st.st_size;
+	r.end = r.p + st.st_size - 8;
 	r.bad = false;
 	if (memcmp(rd_take(&r, 8), SCAN_FILE_MAGIC, 8) || !(c = calloc(1, sizeof(*c))))
 		goto bad;
@@ -1176,8 +1273,9 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 	ndirs = (size_t)rd_u(&r, 4);
 	ws = rd_str(&r, (size_t)rd_u(&r, 4));
 	k = rd_str(&r, (size_t)rd_u(&r, 4));
+	off = realtime_off();
 	if (r.bad || ndirs > SCAN_AHEAD_MAX_DIRS || strcmp(ws, p->workspace) || strcmp(k, key) ||
-	    llabs(realtime_off() - c->clock_off) > SCAN_CLOCK_STEP_NS)
+	    c->clock_off < off - SCAN_CLOCK_STEP_NS || c->clock_off > off + SCAN_CLOCK_STEP_NS)
 		goto bad;
 	c->ws = ws;
 	c->key = k;
@@ -1186,8 +1284,9 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 	if (!c->dirs)
 		goto bad;
 	c->cap = ndirs;
-	for (; c->n < ndirs; c->n++) {
+	while (c->n < ndirs) {
 		struct scan_cdir *d = &c->dirs[c->n];
+		size_t nents;
 
 		d->rel = rd_str(&r, (size_t)rd_u(&r, 4));
 		d->dev = (dev_t)rd_u(&r, 8);
@@ -1197,26 +1296,27 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 		d->mt.tv_sec = (time_t)rd_u(&r, 8);
 		d->mt.tv_nsec = (long)rd_u(&r, 4);
 		d->entries = (size_t)rd_u(&r, 4);
-		d->nents = (size_t)rd_u(&r, 4);
-		if (r.bad || d->nents > d->entries || d->entries > MOAT_MASK_SCAN_MAX_ENTRIES ||
-		    (c->n && strcmp(c->dirs[c->n - 1].rel, d->rel) >= 0)) {
-			c->n++;
+		nents = (size_t)rd_u(&r, 4);
+		c->n++; /* (from here on released with the rest) */
+		total += nents;
+		if (r.bad || nents > d->entries || d->entries > MOAT_MASK_SCAN_MAX_ENTRIES ||
+		    total > MOAT_MASK_SCAN_MAX_ENTRIES || d->ct.tv_nsec >= 1000000000L ||
+		    d->mt.tv_nsec >= 1000000000L ||
+		    (c->n > 1 && strcmp(c->dirs[c->n - 2].rel, d->rel) >= 0))
 			goto bad;
-		}
-		d->ents = d->nents ? calloc(d->nents, sizeof(*d->ents)) : NULL;
-		if (d->nents && !d->ents) {
-			c->n++;
+		d->ents = nents ? calloc(nents, sizeof(*d->ents)) : NULL;
+		if (nents && !d->ents)
 			goto bad;
-		}
-		for (size_t i = 0; i < d->nents; i++) {
-			struct scan_cent *e = &d->ents[i];
+		for (; d->nents < nents; d->nents++) {
+			struct scan_cent *e = &d->ents[d->nents];
 
 			e->type = (unsigned char)rd_u(&r, 1);
 			e->what = (unsigned char)rd_u(&r, 1);
 			e->name = rd_str(&r, (size_t)rd_u(&r, 2));
-			if (r.bad || !e->what || (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
+			if (r.bad || !e->name || !e->name[0] || !e->what ||
+			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
 			    strchr(e->name, '/') || !strcmp(e->name, ".") || !strcmp(e->name, "..")) {
-				c->n++;
+				d->nents++;
 				goto bad;
 			}
 		}
@@ -1297,6 +1397,7 @@ static void scan_files_prune(const char *dir)
 static void scan_cache_write(const struct moat_plan *p, const struct scan_cache *c)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 32], *slash;
+	unsigned char mac[16];
 	struct moat_buf b;
 	int fd;
 
@@ -1331,6 +1432,11 @@ static void scan_cache_write(const struct moat_plan *p, const struct scan_cache 
 			moat_buf_puts(&b, d->ents[k].name);
 		}
 	}
+	if (!scan_mac_key(mac)) {
+		moat_buf_release(&b);
+		return;
+	}
+	wr_u(&b, siphash24(mac, (const unsigned char *)b.data, b.len), 8);
 	if (b.oom || b.len > SCAN_FILE_MAX) {
 		moat_buf_release(&b);
 		return;

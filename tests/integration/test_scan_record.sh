@@ -4,10 +4,11 @@
 # to mask, the next reads again only those that changed. Secrets made
 # after the record are masked all the same (in a directory it read, in a
 # new directory, in one whose mtime was set back); a record where the
-# sandbox could write it (inside the workspace), one anybody may write, or
-# a damaged one is never used, while a record forged by the user themself
-# is (the control: it shows the forging below works, so the refusals are
-# real). TAP output.
+# sandbox could write it (inside the workspace), one without moat's tag,
+# one anybody may write, or a damaged one is never used, while a forgery
+# with moat's tag is (the control: it shows the forging below works, so the
+# refusals are real); a sandboxed run that may write the cache directory
+# cannot plant one (it cannot read the key). TAP output.
 #
 #   MOAT=path/to/moat bash tests/integration/test_scan_record.sh
 #
@@ -68,11 +69,13 @@ check "secrets made after the record are masked, a new plain file is read ($got)
 
 # 2. forged records: a/b/c recorded as holding nothing to mask, with its
 # current identity and times (what a planted record would claim)
-forge() { # forge SRC DST WS REL: a copy of record SRC with REL holding nothing
+forge() { # forge SRC DST WS REL [sign]: a copy of record SRC with REL holding
+	# nothing; tagged with moat's key from the user's keyring when "sign"
 	python3 - "$@" <<'EOF'
-import os, struct, sys
+import ctypes, os, struct, sys
 src, dst, ws, target = sys.argv[1:5]
-b = open(src, 'rb').read()
+sign = len(sys.argv) > 5 and sys.argv[5] == 'sign'
+b = open(src, 'rb').read()[:-8]  # (the tag)
 p = 8 + 8 + 8
 ndirs, = struct.unpack_from('<I', b, p); p += 4
 wl, = struct.unpack_from('<I', b, p); p += 4 + wl
@@ -90,19 +93,52 @@ for _ in range(ndirs):
         ents = []
     out += struct.pack('<I', rl) + rel.encode() + struct.pack('<QQqIqIII', dev, ino, cs, cn, ms, mn, ent, len(ents)) + b''.join(ents)
     p = q
+M = (1 << 64) - 1
+def rotl(x, b): return ((x << b) | (x >> (64 - b))) & M
+def siphash(k, m):
+    k0, k1 = struct.unpack('<QQ', k)
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d, k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+    def rnd():
+        v[0] = (v[0] + v[1]) & M; v[1] = rotl(v[1], 13) ^ v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & M; v[3] = rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & M; v[3] = rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & M; v[1] = rotl(v[1], 17) ^ v[2]; v[2] = rotl(v[2], 32)
+    n = len(m); i = 0
+    while i + 8 <= n:
+        mi, = struct.unpack_from('<Q', m, i); v[3] ^= mi; rnd(); rnd(); v[0] ^= mi; i += 8
+    last = (n & 0xff) << 56
+    for k in range(n - i): last |= m[i + k] << (8 * k)
+    v[3] ^= last; rnd(); rnd(); v[0] ^= last; v[2] ^= 0xff
+    for _ in range(4): rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+tag = 0
+if sign:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    kid = libc.syscall(250, 10, ctypes.c_long(-4), b"user", b"moat:scan-record-key", 0)  # KEYCTL_SEARCH
+    key = ctypes.create_string_buffer(16)
+    if kid < 0 or libc.syscall(250, 11, ctypes.c_long(kid), key, 16) != 16:  # KEYCTL_READ
+        sys.exit("no key")
+    tag = siphash(key.raw, bytes(out))
+out += struct.pack('<Q', tag)
 open(dst, 'wb').write(out)
 EOF
 }
 sleep 3 # a/b/c's new times are old enough to be trusted
 run true >/dev/null 2>&1
 cp "$rec" "$T/good"
-forge "$rec" "$T/forged" "$WS" a/b/c || bail "cannot forge a record"
-# the control: a record of the user's own is believed (the user could read
-# the secret anyway); this shows the forgery would hide it
+forge "$rec" "$T/forged" "$WS" a/b/c sign || bail "cannot forge a record"
+forge "$rec" "$T/unsigned" "$WS" a/b/c || bail "cannot forge a record"
+# the control: a forgery tagged with moat's key (read here from the user's
+# keyring, which no sandbox can read) is believed; this shows the forgery
+# would hide the secret, so the refusals below are real
 cp "$T/forged" "$rec" && chmod 600 "$rec"
 got=$(readable a/b/c/.env)
-check "control: a record forged by the user themself is used (.env: ${got:-masked})" \
+check "control: a forged record with moat's tag is used (.env: ${got:-masked})" \
 	[ "$got" = a/b/c/.env ]
+cp "$T/unsigned" "$rec" && chmod 600 "$rec"
+got=$(readable a/b/c/.env)
+check "a forged record without moat's tag is not used (.env: ${got:-masked})" [ -z "$got" ]
 cp "$T/forged" "$rec" && chmod 666 "$rec"
 got=$(readable a/b/c/.env)
 check "a record anybody may write is not used (.env: ${got:-masked})" [ -z "$got" ]
@@ -112,6 +148,19 @@ check "a damaged record is not used (.env: ${got:-masked})" [ -z "$got" ]
 head -c 4096 /dev/urandom >"$rec"
 got=$(readable a/b/c/.env)
 check "a record of random bytes is not used (.env: ${got:-masked})" [ -z "$got" ]
+# a sandboxed run that may write the cache directory (--rw ~/.cache) plants
+# a forgery: it cannot read moat's key (keyctl is refused inside), so the
+# next run does not believe it
+sleep 3
+run true >/dev/null 2>&1
+cp "$rec" "$T/honest"
+declare -f forge >"$T/forge.sh"
+out=$(cd "$WS" && "$MOAT" run --profile workspace-write-no-network --workspace "$WS" --rw "$HOME/.cache" -- \
+	bash -c ". $T/forge.sh; forge $T/honest $rec $WS a/b/c sign 2>&1; forge $T/honest $rec $WS a/b/c; echo planted" 2>&1)
+check "inside, moat's key cannot be read ($out)" grep -q 'no key' <<<"$out"
+got=$(readable a/b/c/.env)
+check "a record planted by a sandboxed run is not used (.env: ${got:-masked})" \
+	[ -z "$got" ] && grep -q planted <<<"$out"
 
 # 3. where the sandbox can write, nothing is kept or read: the home
 # directory inside the workspace. A record of that workspace is made with
@@ -132,7 +181,7 @@ for f in "$HOME"/.cache/moat/scan-*; do
 	case " $before " in *" ${f##*/} "*) ;; *) rec2=$f ;; esac
 done
 [ -n "$rec2" ] || bail "no record of the second workspace"
-forge "$rec2" "$T/forged2" "$WS2" sub || bail "cannot forge the second record"
+forge "$rec2" "$T/forged2" "$WS2" sub sign || bail "cannot forge the second record"
 cp "$T/forged2" "$rec2"
 got=$(run2 "$HOME")
 check "control: the forged record hides sub/.env when it is the user's ($got)" [ "$got" = SECRET4 ]
