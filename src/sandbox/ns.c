@@ -1043,6 +1043,7 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
  * regular file of ours that no one else may write; every field checked
  * as it is read (a damaged file is ignored). */
 #define SCAN_FILE_MAGIC "MOATSCN1"
+#define SCAN_KEY_DESC "moat:scan-record-key"
 #define SCAN_FILE_MAX (32u << 20)
 
 static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n)
@@ -1056,6 +1057,14 @@ static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n)
 
 /* The record's file for this plan's workspace and patterns (key), or false
  * when there is none or it would be within the sandbox's reach. */
+void moat_ns_scan_key_drop(void)
+{
+	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", SCAN_KEY_DESC, 0);
+
+	if (id >= 0)
+		(void)syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
+}
+
 static bool scan_file_path(const struct moat_plan *p, const char *key, char *out, size_t outsz)
 {
 	const char *xdg = secure_getenv("XDG_CACHE_HOME");
@@ -1072,6 +1081,14 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 	/* (a workspace made for the call is never seen again) */
 	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir))
 		return false;
+	/* SECURITY: a command without the seccomp filter could read the key
+	 * and forge records for later runs: the key goes before it runs (the
+	 * next run with the filter makes a new one; every record until then
+	 * is refused) */
+	if (!p->seccomp) {
+		moat_ns_scan_key_drop();
+		return false;
+	}
 	/* where it really is: links resolved (~/.cache may lead into the
 	 * workspace), the part that does not exist yet as written */
 	{
@@ -1175,8 +1192,6 @@ static uint64_t siphash24(const unsigned char key[16], const unsigned char *m, s
  * read it (seccomp refuses keyctl, add_key and request_key), so none can
  * forge a record that a later run would believe, even where it can write
  * the cache directory (--rw ~/.cache). Without a keyring: no records. */
-#define SCAN_KEY_DESC "moat:scan-record-key"
-
 static bool scan_mac_key(unsigned char key[16])
 {
 	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", SCAN_KEY_DESC,

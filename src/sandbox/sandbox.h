@@ -203,6 +203,9 @@ void moat_ns_scan_ahead(const struct moat_plan *p);
 /* Keep the workspace scan's record on disk for the next run in this
  * workspace (ns.c: the scan record); after go, off the critical path. */
 void moat_ns_scan_save(const struct moat_plan *p, struct moat_mounts *m);
+/* The scan records' key goes (a command about to run without the seccomp
+ * filter could read it). */
+void moat_ns_scan_key_drop(void);
 /* A session's hold on the workspace's stand-ins (ns.c): a descriptor
  * holding its shared lock, or -1; and the sweep of the stand-ins when the
  * session has ended (nothing when runs still hold the lock). */

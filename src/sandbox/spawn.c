@@ -684,6 +684,10 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *co
 		return -EINVAL;
 	}
 	s->plan = p;
+	/* SECURITY: without the filter the command could read the key of
+	 * moat's scan records (ns.c) and forge them for later runs */
+	if (!p->seccomp)
+		moat_ns_scan_key_drop();
 
 	if (p->scratch_tmp) {
 		/* a tmpfs when there is one we own (creating a directory there is
