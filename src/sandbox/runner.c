@@ -106,13 +106,25 @@ static const char *env_lookup(char *const *env, const char *name)
 
 /* The home directory, for ~ in the masked paths: $HOME of the command's
  * environment, else the password database. */
+/* The home directory where it really is: a HOME that is (or passes
+ * through) a symbolic link would put the copy-on-write overlay on the
+ * link's target while the plan compares the link's path (a workspace under
+ * the real home lost its writes into the overlay). */
 static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 {
 	const char *h = env_lookup(env, "HOME");
+	char real[PATH_MAX];
 
-	if (h && h[0] == '/')
-		return h;
-	return moat_passwd_home(getuid(), buf, bufsz) == 0 ? buf : NULL;
+	if (!h || h[0] != '/') {
+		if (moat_passwd_home(getuid(), buf, bufsz) != 0)
+			return NULL;
+		h = buf;
+	}
+	if (realpath(h, real) && strlen(real) < bufsz) {
+		memcpy(buf, real, strlen(real) + 1);
+		return buf;
+	}
+	return h;
 }
 
 static void tell_gaps(struct runner *st, const struct moat_plan *p, const char *verb)
