@@ -1043,6 +1043,7 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
  * regular file of ours that no one else may write; every field checked
  * as it is read (a damaged file is ignored). */
 #define SCAN_FILE_MAGIC "MOATSCN1"
+#define SCAN_RECORD_MIN_DIRS 32
 #define SCAN_KEY_DESC "moat:scan-record-key"
 #define SCAN_FILE_MAX (32u << 20)
 
@@ -1065,7 +1066,8 @@ void moat_ns_scan_key_drop(void)
 		(void)syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
 }
 
-static bool scan_file_path(const struct moat_plan *p, const char *key, char *out, size_t outsz)
+static bool scan_file_path(const struct moat_plan *p, const char *key, char *out, size_t outsz,
+			   bool judge)
 {
 	const char *xdg = secure_getenv("XDG_CACHE_HOME");
 	char dir[PATH_MAX];
@@ -1090,8 +1092,9 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 		return false;
 	}
 	/* where it really is: links resolved (~/.cache may lead into the
-	 * workspace), the part that does not exist yet as written */
-	{
+	 * workspace), the part that does not exist yet as written (only its
+	 * name: to see whether there is a record at all, one open) */
+	if (judge) {
 		char head[PATH_MAX], real[PATH_MAX], *cut = NULL;
 
 		moat_strlcpy(head, dir, sizeof(head));
@@ -1118,9 +1121,9 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 				return false;
 		}
 	}
-	if (moat_path_within(dir, p->workspace))
+	if (judge && moat_path_within(dir, p->workspace))
 		return false;
-	for (size_t i = 0; i < p->nfs; i++) {
+	for (size_t i = 0; judge && i < p->nfs; i++) {
 		char real[PATH_MAX];
 
 		if (!(p->fs[i].access & MOAT_FS_WRITE))
@@ -1257,11 +1260,15 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 	long long off;
 	int fd;
 
-	if (!scan_file_path(p, key, path, sizeof(path)))
+	if (!scan_file_path(p, key, path, sizeof(path), false))
 		return NULL;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
+		return NULL; /* (most runs in a small workspace: none) */
+	if (!scan_file_path(p, key, path, sizeof(path), true)) {
+		close(fd);
 		return NULL;
+	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_size < 16 ||
 	    (unsigned long long)st.st_size > SCAN_FILE_MAX || !scan_mac_key(mac) ||
@@ -1416,7 +1423,10 @@ static void scan_cache_write(const struct moat_plan *p, const struct scan_cache 
 	struct moat_buf b;
 	int fd;
 
-	if (!c->dirty || c->failed || !scan_file_path(p, c->key, path, sizeof(path)))
+	/* a small workspace is read as fast as a record (and the record
+	 * costs its key and its checks): none below SCAN_RECORD_MIN_DIRS */
+	if (!c->dirty || c->failed || c->n < SCAN_RECORD_MIN_DIRS ||
+	    !scan_file_path(p, c->key, path, sizeof(path), true))
 		return;
 	moat_buf_init(&b);
 	moat_buf_append(&b, SCAN_FILE_MAGIC, 8);

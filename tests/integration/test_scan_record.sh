@@ -38,7 +38,10 @@ trap 'rm -rf "$T"' EXIT
 WS=$T/ws
 export HOME=$T/home XDG_CACHE_HOME=
 unset XDG_CACHE_HOME
+# (records are kept for workspaces of 32 directories or more)
+pad() { for i in $(seq 1 40); do mkdir -p "$1/pad/p$i"; done; }
 mkdir -p "$WS/a/b/c" "$WS/d" "$HOME"
+pad "$WS"
 for i in 1 2 3 4 5; do : >"$WS/a/b/c/f$i.txt"; done
 run() { (cd "$WS" && "$MOAT" run --profile workspace-write-no-network --workspace "$WS" -- "$@"); }
 # can the command read each of these? prints the names it could
@@ -168,6 +171,7 @@ check "a record planted by a sandboxed run is not used (.env: ${got:-masked})" \
 # a record of a home directory inside the workspace would be.
 WS2=$T/ws2
 mkdir -p "$WS2/sub"
+pad "$WS2"
 echo SECRET4 >"$WS2/sub/.env"
 run2() { (cd "$WS2" && HOME=$1 "$MOAT" run --profile workspace-write-no-network --workspace "$WS2" -- sh -c 'cat sub/.env 2>/dev/null; true'); }
 run2 "$WS2" >/dev/null 2>&1
@@ -196,6 +200,7 @@ for i in $(seq 1 140); do : >"$HOME/.cache/moat/scan-old$i"; done
 touch -d '2020-01-01' "$HOME"/.cache/moat/scan-old*
 WS3=$T/ws3
 mkdir -p "$WS3"
+pad "$WS3"
 (cd "$WS3" && "$MOAT" run --profile workspace-write-no-network --workspace "$WS3" -- true) >/dev/null 2>&1
 left=$(records)
 check "past 128 records the oldest are removed ($left left), the new one is kept" \
@@ -203,6 +208,10 @@ check "past 128 records the oldest are removed ($left left), the new one is kept
 : >"$WS3/x"
 (cd "$WS3" && "$MOAT" run --profile workspace-write-no-network --tmp-workspace -- true) >/dev/null 2>&1
 check "a temporary workspace leaves no record" [ "$(records)" = "$left" ]
+WS4=$T/ws4
+mkdir -p "$WS4/a/b"
+(cd "$WS4" && "$MOAT" run --profile workspace-write-no-network --workspace "$WS4" -- true) >/dev/null 2>&1
+check "a small workspace (under 32 directories) leaves no record" [ "$(records)" = "$left" ]
 
 echo "1..$n"
 [ "$failed" = 0 ]
