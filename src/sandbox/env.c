@@ -77,6 +77,8 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 		n++;
 		bytes += sizeof(tmpdir) + strlen(scratch);
 	}
+	if (p->home)
+		bytes += sizeof("HOME=") + strlen(p->home);
 	v = malloc((n + 1) * sizeof(*v) + bytes);
 	if (!v)
 		return -ENOMEM;
@@ -86,6 +88,17 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 
 		if (!keep(p, parent_env[i]))
 			continue;
+		/* HOME where it really is (the plan's, links resolved): a link
+		 * under /tmp or a masked path would not be there inside */
+		if (p->home && !strncmp(parent_env[i], "HOME=", 5) &&
+		    strcmp(parent_env[i] + 5, p->home)) {
+			l = strlen(p->home) + 1;
+			memcpy(s, "HOME=", 5);
+			memcpy(s + 5, p->home, l);
+			v[kept++] = s;
+			s += 5 + l;
+			continue;
+		}
 		l = strlen(parent_env[i]) + 1;
 		memcpy(s, parent_env[i], l);
 		v[kept++] = s;

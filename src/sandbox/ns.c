@@ -1265,9 +1265,16 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL; /* (most runs in a small workspace: none) */
-	if (!scan_file_path(p, key, path, sizeof(path), true)) {
-		close(fd);
-		return NULL;
+	/* SECURITY: the file opened is the one the checks judged (a link on
+	 * the way could have changed in between) */
+	{
+		struct stat a, b;
+
+		if (!scan_file_path(p, key, path, sizeof(path), true) || fstat(fd, &a) < 0 ||
+		    stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+			close(fd);
+			return NULL;
+		}
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || st.st_size < 16 ||

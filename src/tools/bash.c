@@ -824,6 +824,13 @@ static void warm_drop(struct srv_state *st, bool kill_it)
 __attribute__((noreturn)) static void srv_exit(struct srv_state *st, int code)
 {
 	warm_drop(st, true);
+	/* calls still running die with us anyway (their runners' parent
+	 * death signal): first, so that their stand-ins go too */
+	for (size_t i = 0; i < st->nkids; i++)
+		kill(st->kids[i].pid, SIGKILL);
+	for (size_t i = 0; i < st->nkids; i++)
+		while (waitpid(st->kids[i].pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	if (st->hold >= 0) {
 		close(st->hold);
 		st->hold = -1;

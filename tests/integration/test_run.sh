@@ -284,14 +284,18 @@ else
 	check "home: secrets stay masked through the copy-on-write view" bash -c '! grep -q SECRET8 <<<"$1"' _ "$out"
 	# HOME a symbolic link to the real home (a /home -> /data/home system):
 	# the workspace under the real path keeps its writes, the home's vanish
-	ln -s "$H2" "$H2.link"
+	# (the link under /tmp, which is private inside: HOME must still lead
+	# to the home there)
+	hl=/tmp/moat-it-homelink.$$
+	ln -s "$H2" "$hl"
 	rm -f "$H2/proj/kept"
-	out=$(cd "$H2/proj" && env -i PATH=/usr/bin:/bin HOME="$H2.link" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
-		'echo evil >> ~/.bashrc; echo w > kept; cat ~/.ssh/id_ed25519' 2>&1)
+	out=$(cd "$H2/proj" && env -i PATH=/usr/bin:/bin HOME="$hl" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
+		'echo evil >> ~/.bashrc; echo w > kept; cat ~/.ssh/id_ed25519; test -f "$HOME/.bashrc" && echo home-there' 2>&1)
 	check "home through a symlink: the workspace keeps its writes, the home's vanish" \
 		cond '[ "$(cat "$H2/proj/kept" 2>/dev/null)" = w ] && [ "$(cat "$H2/.bashrc")" = "# rc" ]' || echo "# $out"
 	check "home through a symlink: secrets stay masked" bash -c '! grep -q SECRET8 <<<"$1"' _ "$out"
-	rm -f "$H2.link"
+	check "home through a symlink: HOME leads to the home inside" grep -q home-there <<<"$out"
+	rm -f "$hl"
 	if command -v npm >/dev/null; then
 		mkdir -p "$H2/pkg"
 		printf '{"name":"localpkg","version":"1.0.0","main":"index.js"}' >"$H2/pkg/package.json"
