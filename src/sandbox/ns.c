@@ -2723,6 +2723,26 @@ void moat_ns_standins_sweep(const struct moat_plan *p)
 				break;
 		}
 	}
+	/* and marked stand-ins of other runs that could not remove theirs
+	 * while the session held the lock (another profile's --protect), at
+	 * the top of the workspace and of .git */
+	for (int pass = 0; pass < 2; pass++) {
+		int dfd = pass == 0 ? openat(lfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				    : openat(lfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *e;
+
+		if (!d) {
+			if (dfd >= 0)
+				close(dfd);
+			continue;
+		}
+		while ((e = readdir(d)))
+			if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    is_standin(dirfd(d), e->d_name))
+				(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		closedir(d);
+	}
 	close(lfd); /* (the lock with it) */
 }
 
