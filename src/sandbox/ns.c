@@ -539,7 +539,7 @@ static bool is_dir_at(int dfd, const char *name, unsigned char type)
  * entries a mask pattern names (matched, or matched if a directory) and
  * the directories to descend. The call's own scan then reads again only
  * the directories that changed since: any entry added, removed or renamed
- * changes a directory's ctime (which no one can set back: utimes sets it
+ * changes a directory's ctime, which no one can set back (utimes sets it
  * to now), a directory replaced or mounted over has another identity.
  * Directories changed within SCAN_TRUST_SLACK_S of the scan ahead are
  * read again anyway (a change in the same clock tick would leave the time

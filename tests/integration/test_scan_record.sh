@@ -160,7 +160,7 @@ cp "$rec" "$T/honest"
 declare -f forge >"$T/forge.sh"
 out=$(cd "$WS" && "$MOAT" run --profile workspace-write-no-network --workspace "$WS" --rw "$HOME/.cache" -- \
 	bash -c ". $T/forge.sh; forge $T/honest $rec $WS a/b/c sign 2>&1; forge $T/honest $rec $WS a/b/c; echo planted" 2>&1)
-check "inside, moat's key cannot be read ($out)" grep -q 'no key' <<<"$out"
+check "inside, moat's key cannot be read ($(tr '\n' ' ' <<<"$out"))" grep -q 'no key' <<<"$out"
 got=$(readable a/b/c/.env)
 check "a record planted by a sandboxed run is not used (.env: ${got:-masked})" \
 	[ -z "$got" ] && grep -q planted <<<"$out"
