@@ -2173,15 +2173,49 @@ static bool missing_ancestor(const char *ws, const char *name, char *out, size_t
 	return false;
 }
 
-/* A shared flock of the workspace directory. Another moat holds it
+static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n);
+
+/* The lock of a workspace's stand-ins: a file of ours in a directory no
+ * sandbox sees ($XDG_RUNTIME_DIR/moat under /run, else /dev/shm/moat-UID:
+ * every built-in profile covers both with a tmpfs of its own), so that no
+ * command inside can take it. SECURITY: the workspace directory itself
+ * (the fallback) can be flocked from inside: a command holding it would
+ * make a later run go on unlocked, and another run could then remove that
+ * run's stand-in under it (a removed mount point's mount goes with it). */
+static int ws_lock_open(const char *ws)
+{
+	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct stat st;
+	int n, fd;
+
+	if (rt && rt[0] == '/')
+		n = snprintf(dir, sizeof(dir), "%s/moat", rt);
+	else
+		n = snprintf(dir, sizeof(dir), "/dev/shm/moat-%u", (unsigned)geteuid());
+	if (n > 0 && (size_t)n < sizeof(dir) && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+	    lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    !(st.st_mode & 077)) {
+		/* 256 files at most: workspaces that share one only wait for
+		 * each other's removals */
+		snprintf(path, sizeof(path), "%s/lock-%02llx", dir,
+			 fnv1a(1469598103934665603ULL, ws, strlen(ws)) & 0xff);
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+	}
+	return open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* A shared flock of the workspace's stand-in lock. Another moat holds it
  * exclusively only for the microseconds of removing its stand-ins: a few
- * tries. A lock held longer is not moat's (a command inside a sandbox can
- * flock the workspace too): then we go on unlocked, which only means our
- * own stand-ins stay (nothing but a moat that holds the lock removes one;
- * inside every sandbox they are read-only mount points). */
+ * tries. A lock held longer is not moat's: then we go on unlocked, which
+ * only means our own stand-ins stay (nothing but a moat that holds the
+ * lock removes one; inside every sandbox they are read-only mount
+ * points). */
 static void ws_lock_shared(const char *ws, struct moat_mounts *m)
 {
-	int lfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int lfd = ws_lock_open(ws);
 
 	if (lfd < 0)
 		return;
@@ -2685,7 +2719,7 @@ void moat_ns_standins_sweep(const struct moat_plan *p)
 
 	if (!p || !p->protect.n)
 		return;
-	lfd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lfd = ws_lock_open(p->workspace);
 	if (lfd < 0)
 		return;
 	/* runs still going hold it shared: the last of them removes them */
@@ -2694,8 +2728,12 @@ void moat_ns_standins_sweep(const struct moat_plan *p)
 		return;
 	}
 	memset(&m, 0, sizeof(m));
-	m.ws_fd = lfd;
-	m.has_ws_fd = true;
+	m.ws_fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	m.has_ws_fd = m.ws_fd >= 0;
+	if (!m.has_ws_fd) {
+		close(lfd);
+		return;
+	}
 	/* a protected name's stand-in is the name itself or the first of its
 	 * directories that was missing: every prefix that is a marked stand-in
 	 * goes, if still empty */
@@ -2727,8 +2765,8 @@ void moat_ns_standins_sweep(const struct moat_plan *p)
 	 * while the session held the lock (another profile's --protect), at
 	 * the top of the workspace and of .git */
 	for (int pass = 0; pass < 2; pass++) {
-		int dfd = pass == 0 ? openat(lfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-				    : openat(lfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int dfd = pass == 0 ? openat(m.ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				    : openat(m.ws_fd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 		struct dirent *e;
 
@@ -2743,6 +2781,7 @@ void moat_ns_standins_sweep(const struct moat_plan *p)
 				(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 		closedir(d);
 	}
+	close(m.ws_fd);
 	close(lfd); /* (the lock with it) */
 }
 

@@ -346,6 +346,33 @@ else
 	check "a run ending first does not remove a stand-in another run uses" cond '[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]'
 	check "the last run removes it" [ ! -e "$WS/.vscode" ]
 	rm -rf "$WS/go1" "$WS/go2" "$WS/started2" "$WS/.vscode"
+	# a command that holds a flock on the workspace (once the stand-ins'
+	# lock) while another run starts cannot make that run go on unlocked,
+	# so a third run cannot remove the stand-in under it
+	if command -v flock >/dev/null; then
+		# (a run of the parent directory: its moat does not lock this
+		# workspace, so its command can)
+		(m --workspace "$(dirname "$WS")" -- timeout 20 sh -c 'flock -x "$1" sh -c "touch \"\$1/held\"; while [ ! -e \"\$1/go3\" ]; do sleep 0.05; done" sh "$1"' sh "$WS" >/dev/null 2>&1) &
+		runc=$!
+		for _ in $(seq 100); do [ -e "$WS/held" ] && break; sleep 0.05; done
+		(mr -- timeout 20 sh -c 'touch started4; while [ ! -e go4 ]; do sleep 0.05; done;
+			mkdir -p .vscode/x; echo "{}" > .vscode/tasks.json; touch wrote4;
+			while [ ! -e go5 ]; do sleep 0.05; done' >/dev/null 2>&1) &
+		runa=$!
+		for _ in $(seq 100); do [ -e "$WS/started4" ] && break; sleep 0.05; done
+		touch "$WS/go3"
+		wait $runc
+		mr -- true >/dev/null 2>&1
+		touch "$WS/go4"
+		for _ in $(seq 60); do [ -e "$WS/wrote4" ] && break; sleep 0.05; done
+		# (seen while that run still runs: after it, the set-aside would hide it)
+		check "a command holding a flock on the workspace cannot get a stand-in removed under another run" \
+			cond '[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]'
+		touch "$WS/go5"
+		wait $runa
+		rm -rf "$WS/held" "$WS/go3" "$WS/go4" "$WS/go5" "$WS/started4" "$WS/wrote4" "$WS/.vscode" \
+			"$WS"/.vscode.moat-quarantined*
+	fi
 	mv "$WS/.git/hooks" "$T/hooks.saved"
 	mr -- sh -c 'mkdir -p .git/hooks; echo "rm -rf ~" > .git/hooks/pre-commit' 2>/dev/null
 	check "a missing .git/hooks cannot be created with a hook in it" cond '[ ! -e "$WS/.git/hooks/pre-commit" ] && [ ! -e "$WS/.git/hooks" ]'

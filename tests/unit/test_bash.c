@@ -1145,8 +1145,8 @@ static void server_fds(pid_t srv, struct tree_seen *t)
 			  strcmp(l, "anon_inode:[pidfd]") &&
 			  /* its own, watched for mount table changes */
 			  !(strncmp(l, "/proc/", 6) == 0 && strstr(l, "/mountinfo")) &&
-			  /* the workspace, whose lock it holds (its stand-ins) */
-			  strcmp(l, WS)))
+			  /* the lock of the workspace's stand-ins it holds */
+			  !strstr(l, "/lock-") && strcmp(l, WS)))
 			t->other++;
 	}
 	closedir(d);
