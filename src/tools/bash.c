@@ -770,6 +770,9 @@ struct srv_child {
  * reaches it through job_w. Replaced after WARM_MAX_AGE_MS, so that the
  * mount table its child copied is a recent one. */
 #define WARM_MAX_AGE_MS 30000.0
+/* A call this soon after the last one's end is part of a burst: the
+ * runner for the next is started at once, not when this one has ended. */
+#define BASH_BURST_MS 5.0
 struct srv_warm {
 	pid_t pid; /* 0: none */
 	int job_w;
@@ -786,6 +789,8 @@ struct srv_state {
 	struct srv_warm warm;
 	bool warm_ok; /* the shell's profile denies the network: a start ahead fits it */
 	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
+	double last_done; /* when the last call ended (ms) */
+	bool burst;	  /* this call came within BASH_BURST_MS of the last one's end */
 	/* the workspace's shared lock, held while the server lives: the empty
 	 * stand-ins of its calls stay from one call to the next, and go at the
 	 * end (moat_ns_standins_hold) */
@@ -1037,6 +1042,8 @@ static void srv_reap(struct srv_state *st)
 			break;
 		}
 	}
+	if (call_done)
+		st->last_done = now_ms();
 	if (call_done && st->nkids == 0)
 		warm_start(st);
 }
@@ -1081,6 +1088,7 @@ static void srv_request(struct srv_state *st)
 		_exit(2);
 	job.env = st->env;
 	job.parent = getpid();
+	st->burst = st->last_done > 0 && now_ms() - st->last_done < BASH_BURST_MS;
 	/* the first call's workspace is held for the server's life */
 	if (st->hold < 0 && !st->hold_ws && (st->hold_ws = moat_strdup(job.workspace))) {
 		st->hold_profile = job.profile ? moat_strdup(job.profile) : NULL;
@@ -1165,8 +1173,11 @@ static void srv_request(struct srv_state *st)
 		close(pidfd);
 	if (rep.warm)
 		warm_close(&st->warm); /* its read ends went with the reply */
-	if (st->nkids == 0)
-		warm_start(st); /* (this call did not start: the next one's) */
+	/* calls back to back (a script, not an agent that thinks between
+	 * them): the next one's runner now, beside this call, or it would
+	 * not be ready in time */
+	if (st->nkids == 0 || st->burst)
+		warm_start(st);
 }
 
 __attribute__((noreturn)) static void server_main(int sock, const struct moat_tool_env *cenv,
