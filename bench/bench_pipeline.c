@@ -6,6 +6,7 @@
  * a real file (fsync off, the default). Usage: bench_pipeline [N_READ [N_BASH [MOAT]]]
  * (with MOAT, `moat run` of the same command is timed too, for scale). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
 	int nread = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20000;
 	int nbash = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 200;
 	long gap_ms = getenv("BENCH_GAP_MS") ? strtol(getenv("BENCH_GAP_MS"), NULL, 10) : 0;
+	long tree_dirs = getenv("BENCH_TREE_DIRS") ? strtol(getenv("BENCH_TREE_DIRS"), NULL, 10) : 0;
+	bool git_ws = getenv("BENCH_GIT") && !strcmp(getenv("BENCH_GIT"), "1");
 	const char *moat = argc > 3 ? argv[3] : NULL; /* the moat binary, for scale */
 	char ws[64] = "/var/tmp/moat-bench-XXXXXX", file[128], audit[128], cfg[512];
 	struct moat_session_opts o;
@@ -114,11 +117,10 @@ int main(int argc, char **argv)
 	}
 	/* BENCH_TREE_DIRS=N: a project of N directories of 10 files each
 	 * (the masks' workspace scan reads them all) */
-	if (getenv("BENCH_TREE_DIRS")) {
-		long nd = strtol(getenv("BENCH_TREE_DIRS"), NULL, 10);
+	if (tree_dirs > 0) {
 		char path[256];
 
-		for (long d = 0; d < nd; d++) {
+		for (long d = 0; d < tree_dirs; d++) {
 			snprintf(path, sizeof(path), "%s/m%ld", ws, d / 20);
 			mkdir(path, 0755);
 			snprintf(path, sizeof(path), "%s/m%ld/sub%ld", ws, d / 20, d);
@@ -133,7 +135,7 @@ int main(int argc, char **argv)
 	}
 	/* BENCH_GIT=1: the workspace is a git repository (protected names get
 	 * read-only stand-ins) */
-	if (getenv("BENCH_GIT") && !strcmp(getenv("BENCH_GIT"), "1")) {
+	if (git_ws) {
 		char path[256];
 
 		snprintf(path, sizeof(path), "%s/.git", ws);
@@ -258,11 +260,10 @@ int main(int argc, char **argv)
 		       m50 / b50, m50 / w50);
 	}
 	moat_session_free(s);
-	if (getenv("BENCH_TREE_DIRS")) {
-		long nd = strtol(getenv("BENCH_TREE_DIRS"), NULL, 10);
+	if (tree_dirs > 0) {
 		char path[256];
 
-		for (long d = 0; d < nd; d++) {
+		for (long d = 0; d < tree_dirs; d++) {
 			for (int f = 0; f < 10; f++) {
 				snprintf(path, sizeof(path), "%s/m%ld/sub%ld/f%d.c", ws, d / 20, d, f);
 				unlink(path);
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
 			rmdir(path);
 		}
 	}
-	if (getenv("BENCH_GIT") && !strcmp(getenv("BENCH_GIT"), "1")) {
+	if (git_ws) {
 		char path[256];
 
 		snprintf(path, sizeof(path), "%s/.git/hooks", ws);

@@ -703,14 +703,22 @@ static int cdir_cmp(const void *a, const void *b)
 	return strcmp(((const struct scan_cdir *)a)->rel, ((const struct scan_cdir *)b)->rel);
 }
 
+/* The record of the directory rel, whatever it says, or NULL. */
+static const struct scan_cdir *scan_cache_get(const struct scan_cache *c, const char *rel)
+{
+	struct scan_cdir key;
+
+	key.rel = (char *)rel;
+	return bsearch(&key, c->dirs, c->n, sizeof(key), cdir_cmp);
+}
+
+/* The record of the directory rel when it still holds: same identity and
+ * times, old enough to be trusted. */
 static const struct scan_cdir *scan_cache_find(const struct scan_cache *c, const char *rel,
 					       const struct stat *st)
 {
-	struct scan_cdir key;
-	const struct scan_cdir *d;
+	const struct scan_cdir *d = scan_cache_get(c, rel);
 
-	key.rel = (char *)rel;
-	d = bsearch(&key, c->dirs, c->n, sizeof(*d), cdir_cmp);
 	if (!d || d->dev != st->st_dev || d->ino != st->st_ino ||
 	    d->ct.tv_sec != st->st_ctim.tv_sec || d->ct.tv_nsec != st->st_ctim.tv_nsec ||
 	    d->mt.tv_sec != st->st_mtim.tv_sec || d->mt.tv_nsec != st->st_mtim.tv_nsec ||
@@ -754,13 +762,11 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth);
  * that matter, the same count), whatever its times? */
 static bool scan_cdir_same(const struct scan_cache *c, const struct scan_cdir *rec)
 {
-	struct scan_cdir key;
 	const struct scan_cdir *d;
 
 	if (!c)
 		return false;
-	key.rel = rec->rel;
-	d = bsearch(&key, c->dirs, c->n, sizeof(*d), cdir_cmp);
+	d = scan_cache_get(c, rec->rel);
 	/* (a record that was too recent to trust is written again: with a
 	 * later record time it is trusted next time) */
 	if (!d || d->entries != rec->entries || d->nents != rec->nents || d->dev != rec->dev ||
@@ -1083,14 +1089,11 @@ static bool scan_file_path(const struct moat_plan *p, const char *key, char *out
 	/* (a workspace made for the call is never seen again) */
 	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir))
 		return false;
-	/* SECURITY: a command without the seccomp filter could read the key
-	 * and forge records for later runs: the key goes before it runs (the
-	 * next run with the filter makes a new one; every record until then
-	 * is refused) */
-	if (!p->seccomp) {
-		moat_ns_scan_key_drop();
+	/* a command without the seccomp filter could read the key: no
+	 * records for such a run (moat_spawn_prepare drops the key before it
+	 * runs) */
+	if (!p->seccomp)
 		return false;
-	}
 	/* where it really is: links resolved (~/.cache may lead into the
 	 * workspace), the part that does not exist yet as written (only its
 	 * name: to see whether there is a record at all, one open) */

@@ -267,6 +267,14 @@ static struct moat_config *config(const char *json)
 	return c;
 }
 
+/* The shell tool under the network-denied profile (a runner is started
+ * ahead of its calls). */
+static struct moat_config *nonet_config(void)
+{
+	return config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
+		      "\"workspace-write-no-network\"}]}}");
+}
+
 static void test_basics(void)
 {
 	struct moat_tool_result r;
@@ -744,9 +752,7 @@ static int accepted(int s)
 
 static void test_network(void)
 {
-	struct moat_config *nonet =
-	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
-		   "\"workspace-write-no-network\"}]}}");
+	struct moat_config *nonet = nonet_config();
 	struct moat_config *alias =
 	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"run_shell_command\", \"profile\": "
 		   "\"workspace-write-no-network\"}]}}");
@@ -1362,9 +1368,7 @@ static bool is_warm(pid_t pid)
 
 static void test_warm(void)
 {
-	struct moat_config *nonet =
-	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
-		   "\"workspace-write-no-network\"}]}}");
+	struct moat_config *nonet = nonet_config();
 	struct moat_tool_env e;
 	struct moat_tool_result r;
 	struct moat_error err;
@@ -1417,9 +1421,7 @@ static void test_warm(void)
  * directory had its time set back), while other new files stay readable. */
 static void test_scan_ahead(void)
 {
-	struct moat_config *nonet =
-	    config("{\"sandbox\": {\"rules\": [{\"tool\": \"bash\", \"profile\": "
-		   "\"workspace-write-no-network\"}]}}");
+	struct moat_config *nonet = nonet_config();
 	struct moat_tool_env e;
 	struct moat_tool_result r;
 	struct moat_error err;
