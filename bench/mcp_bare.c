@@ -9,7 +9,10 @@
  * the reference server, to show what the client and this machine allow.
  *
  * Like `moat mcp`, it reads stdin in chunks and writes the replies to all
- * the complete lines of one chunk with one write(2).
+ * the complete lines of one chunk with one write(2), and after replying it
+ * polls stdin for up to 50 us (yielding the CPU on each turn) before it
+ * sleeps in read(2), while requests come back to back (the spin of
+ * src/mcp/server.c: waking an idle CPU costs a whole call on a VM).
  *
  * It must never be used as a real server: it reads any path it is given.
  * It is not part of libmoat and includes no moat header. Requests are
@@ -18,11 +21,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BARE_READ_CHUNK (64u << 10) /* bytes read from stdin at once */
@@ -31,6 +37,8 @@
 #define BARE_MAX_PATH 4096	    /* the path argument, bytes once unescaped */
 #define BARE_MAX_DEPTH 64	    /* nesting of one message */
 #define BARE_LATEST_VERSION "2025-11-25"
+#define BARE_SPIN_NS 50000u	    /* as MCP_SPIN_NS of src/mcp/server.c */
+#define BARE_SPIN_GAP_NS 150000u    /* as MCP_SPIN_GAP_NS */
 
 static const char *const versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
@@ -521,9 +529,40 @@ static void handle_line(const char *line, size_t n, struct buf *out)
 		reply_error(out, id, -32601, "method not found");
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Wait until stdin is readable: first a short spin when requests have been
+ * coming back to back, as `moat mcp` does. */
+static void wait_input(uint64_t *replied_ns, bool *spin)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	int n = 0;
+
+	if (*spin && *replied_ns) {
+		uint64_t t0 = mono_ns();
+
+		while ((n = poll(&p, 1, 0)) == 0 && mono_ns() - t0 < BARE_SPIN_NS)
+			sched_yield();
+	}
+	if (n == 0)
+		n = poll(&p, 1, -1);
+	if (n > 0 && *replied_ns) {
+		*spin = mono_ns() - *replied_ns <= BARE_SPIN_GAP_NS;
+		*replied_ns = 0;
+	}
+}
+
 int main(void)
 {
 	struct buf in = { 0 }, out = { 0 };
+	uint64_t replied_ns = 0;
+	bool spin = false;
 
 	for (;;) {
 		size_t off = 0;
@@ -531,6 +570,7 @@ int main(void)
 		ssize_t r;
 
 		buf_reserve(&in, BARE_READ_CHUNK);
+		wait_input(&replied_ns, &spin);
 		r = read(0, in.p + in.len, BARE_READ_CHUNK);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -553,6 +593,7 @@ int main(void)
 		if (out.len) {
 			write_all(1, out.p, out.len);
 			out.len = 0;
+			replied_ns = mono_ns();
 		}
 	}
 	if (in.len)

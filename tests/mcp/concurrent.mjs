@@ -4,7 +4,7 @@
 // Then the same pipelined over a raw connection: ids echoed exactly.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, text, auditRecords, raw } from './lib.mjs';
+import { main, ok, note, world, connect, text, auditRecords, raw, sleep } from './lib.mjs';
 
 const N = 200;
 // The bash calls run under ASan too: the server's worker threads never
@@ -37,10 +37,25 @@ await main(async () => {
 	if (!BASH_MIX)
 		note('ASan build: no bash calls in the concurrent mix (see the comment at the top)');
 	ok(right === N, `${N} concurrent calls all answered correctly`, wrong.slice(0, 5));
+
+	// After calls back to back the loop polls a moment for the next one
+	// (the spin of src/mcp/server.c); idle, it must sleep. Its CPU time,
+	// read from /proc, must not grow over a second without requests.
+	for (let i = 0; i < 300; i++)
+		await c.client.callTool({ name: 'read_file', arguments: { path: 'f1.txt', raw: true } });
+	await sleep(200);
+	const ticks = () => {
+		const f = fs.readFileSync(`/proc/${c.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+		return Number(f[11]) + Number(f[12]);
+	};
+	const t0 = ticks();
+	await sleep(1000);
+	const used = ticks() - t0;
+	ok(used <= 2, 'an idle server sleeps after calls back to back (CPU time over 1 s idle: at most 2 clock ticks)', { ticks: used });
 	await c.close();
 	const recs = auditRecords(w);
-	ok(recs.length === N, `the audit log holds ${N} lines`, recs.length);
-	ok(new Set(recs.map((r) => r.call_id)).size === N, 'with distinct call ids');
+	ok(recs.length === N + 300, `the audit log holds ${N + 300} lines`, recs.length);
+	ok(new Set(recs.map((r) => r.call_id)).size === N + 300, 'with distinct call ids');
 
 	// raw pipelining: every request written before any reply is read
 	const x = raw(w);
