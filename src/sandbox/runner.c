@@ -398,12 +398,13 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
  * the child now (moat_spawn_start). User namespaces refused at the clone:
  * *refused, and on without them, as the plan will be. */
 static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, bool early,
-			   bool *refused, struct moat_error *e)
+			   bool hold_mntns, bool *refused, struct moat_error *e)
 {
 	int r = 0;
 
 	moat_probe_start(kf);
 	moat_spawn_init(sp, kf);
+	sp->hold_mntns = hold_mntns;
 	if (early && kf->userns) {
 		r = moat_spawn_start(sp, e);
 		if (r == -EPERM) {
@@ -411,6 +412,7 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 			replan_without_userns(kf, e->msg);
 			moat_spawn_release(sp);
 			moat_spawn_init(sp, kf);
+			sp->hold_mntns = hold_mntns;
 			r = 0;
 		}
 	}
@@ -504,7 +506,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
 					prof.net == MOAT_NET_DENY,
-				    &refused, &e);
+				    rq->exit_after, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -534,6 +536,7 @@ replan:
 	if (sp->started && !moat_spawn_agrees(sp, plan)) {
 		moat_spawn_release(sp);
 		moat_spawn_init(sp, kf);
+		sp->hold_mntns = rq->exit_after;
 	}
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (r < 0) {
@@ -568,6 +571,7 @@ replan:
 		replan_without_userns(kf, e.msg);
 		moat_spawn_release(sp);
 		moat_spawn_init(sp, kf);
+		sp->hold_mntns = rq->exit_after;
 		goto replan;
 	}
 	if (r < 0)
@@ -596,7 +600,7 @@ struct moat_run_warm *moat_runner_warm_start(void)
 		return NULL;
 	/* (another failure to start leaves it unstarted: the call starts its
 	 * own child then) */
-	(void)probe_and_start(&w->kf, &w->sp, true, &w->start_failed, &e);
+	(void)probe_and_start(&w->kf, &w->sp, true, true, &w->start_failed, &e);
 	return w;
 }
 

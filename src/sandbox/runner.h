@@ -33,6 +33,8 @@ struct moat_run_warm *moat_runner_warm_start(void);
 /* Release one never handed to moat_runner_run (which frees its own). */
 void moat_runner_warm_free(struct moat_run_warm *w);
 
+struct moat_run_result;
+
 struct moat_run_request {
 	const struct moat_config *cfg;	 /* profiles, fallback, workspace default */
 	const char *profile;		 /* NULL: the configuration's default */
@@ -64,6 +66,15 @@ struct moat_run_request {
 	 * ret->error, ret->hint and ret->warning either way. */
 	void (*say)(const char *line, void *ud);
 	void *say_ud;
+	/* The caller exits as soon as this returns (the bash tool's runner,
+	 * a process of its own): what is costly to release and harmless to
+	 * keep, the sandbox's mount namespace (held open so that its teardown
+	 * is not in the exit of the sandbox's last process, which moat waits
+	 * for) and the Landlock ruleset, is left to that exit, which nobody
+	 * waits for. Everything that must be done is still done before the
+	 * return: no process of the sandbox is left, the workspace's
+	 * stand-ins are removed, scratch directories too. */
+	bool exit_after;
 };
 
 #define MOAT_RUN_SANDBOX_JSON_MAX 2048

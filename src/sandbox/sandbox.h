@@ -311,6 +311,13 @@ struct moat_spawn {
 			* process group, so one kill(-pgid) reaches the whole tree */
 	const struct moat_kfeatures *kf;
 	int ll_fd;
+	/* hold_mntns: the caller exits right after the run: the child's mount
+	 * namespace is kept open (mntns_fd) so that its teardown (every mount
+	 * unmounted, an RCU grace period) happens in that exit, not in the
+	 * exit of the sandbox's last process, which moat waits for; release
+	 * leaves it and the Landlock ruleset (slow to free) to the exit too */
+	bool hold_mntns;
+	int mntns_fd;
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];
 	int nll_late;
 	struct moat_bpf bpf;

@@ -478,6 +478,7 @@ void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf)
 	memset(s, 0, sizeof(*s));
 	s->kf = kf;
 	s->ll_fd = -1;
+	s->mntns_fd = -1;
 	s->cg.dir_fd = s->cg.procs_fd = -1;
 	s->parent_pidfd = -1;
 	s->pidfd = -1;
@@ -608,6 +609,13 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		return MOAT_RUN_EXIT_SETUP;
 	}
 	s->started = true;
+	if (s->hold_mntns && (nsflags & CLONE_NEWNS)) {
+		char ns[40];
+
+		/* (a failure only costs time) */
+		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)s->pid);
+		s->mntns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+	}
 	/* an early child runs beside us, not queued behind us on this CPU
 	 * until we sleep (where the scheduler puts a new task): we move to
 	 * another one until it has run (moat_spawn_run puts us back). Not the
@@ -836,6 +844,10 @@ static void aff_restore(struct moat_spawn *s)
 void moat_spawn_release(struct moat_spawn *s)
 {
 	aff_restore(s);
+	/* (hold_mntns: left open for the caller's exit, see sandbox.h) */
+	if (s->mntns_fd >= 0 && !s->hold_mntns)
+		close(s->mntns_fd);
+	s->mntns_fd = -1;
 	/* a child started early that never ran: it waits for go, or failed */
 	if (s->started && !s->reaped) {
 		siginfo_t si;
@@ -860,7 +872,7 @@ void moat_spawn_release(struct moat_spawn *s)
 	if (s->child_stack)
 		munmap(s->child_stack, CHILD_STACK_SIZE);
 	s->child_stack = NULL;
-	if (s->ll_fd >= 0)
+	if (s->ll_fd >= 0 && !s->hold_mntns)
 		close(s->ll_fd);
 	s->ll_fd = -1;
 	if (s->parent_pidfd >= 0)

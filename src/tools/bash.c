@@ -529,12 +529,14 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	struct moat_error err;
 	struct moat_strv denied;
 	char **argv = j->argv;
+	int null_fd;
 
 	if (!argv && make_argv(j->command, &argv) < 0)
 		_exit(125);
 	if (job_request(j, argv, &denied, &rq) < 0)
 		_exit(125);
 	rq.warm = warm;
+	rq.exit_after = true;
 	memset(&res, 0, sizeof(res));
 	moat_error_clear(&err);
 	if (moat_runner_run(&rq, &res, &err) < 0) {
@@ -543,7 +545,17 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 		moat_strlcpy(res.error, err.msg[0] ? err.msg : "the sandbox runner failed",
 			     sizeof(res.error));
 	}
-	/* every process of the sandbox is gone when the runner returns */
+	/* every process of the sandbox is gone when the runner returns: the
+	 * command's stdout and stderr end here (with ours closed the caller
+	 * reads end of file), then the result, and the caller is done: our
+	 * exit, with the teardown left to it (exit_after), is not on its
+	 * clock (the server reaps us) */
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null_fd >= 0) {
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+		close(null_fd);
+	}
 	write_all(3, &res, sizeof(res));
 	_exit(0);
 }
@@ -1627,9 +1639,13 @@ static void supervise(const struct moat_tool_call *call, long timeout_s, pid_t p
 		double t = now_ms(), until = next_progress;
 
 		/* through the server, a whole result makes the trailer (the
-		 * status) needless: no waiting for the server to reap */
-		if (br->via_server && br->reaped && br->rgot == sizeof(br->res))
+		 * status) needless, and the runner's exit too: it writes its
+		 * result when every process of the sandbox is gone, then only
+		 * exits (the server reaps it) */
+		if (br->via_server && !br->rover && br->rgot == sizeof(br->res)) {
 			res_open = false;
+			br->reaped = true;
+		}
 		if (br->reaped && !out_open && !err_open && !res_open)
 			break;
 
