@@ -382,6 +382,7 @@ int cmd_run(int argc, char **argv)
 	rq.ask = ask_tty;
 	rq.print_plan = o.print_plan;
 	rq.say = say_line;
+	rq.exit_after = true; /* cmd_run's caller exits with its status */
 	/* nothing of ours may sit in a stdio buffer while the command writes */
 	fflush(NULL);
 	r = moat_runner_run(&rq, &res, &err);

@@ -2931,7 +2931,7 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			    "cannot create the protected directory '%s' empty for the run "
 			    "(so it stays read-only): %s",
 			    op->target, strerror(-r));
-			moat_ns_remove_placeholders(p, m);
+			moat_ns_remove_placeholders(p, m, NULL);
 			return r;
 		}
 	}
@@ -2952,7 +2952,7 @@ static bool is_standin(int dfd, const char *leaf)
 	return yes;
 }
 
-void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m)
+void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m, int *ns_hold)
 {
 	bool any = false;
 
@@ -2982,6 +2982,13 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 		for (size_t i = 0; i < m->n; i++)
 			m->ops[i].created = false;
 		return;
+	}
+	/* a directory removed while it is a mount point in the sandbox's
+	 * namespace, held open, would be unmounted there (an RCU grace period
+	 * each): the namespace goes first */
+	if (ns_hold && *ns_hold >= 0) {
+		close(*ns_hold);
+		*ns_hold = -1;
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct moat_mount_op *op = &m->ops[i];

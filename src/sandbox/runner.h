@@ -66,14 +66,16 @@ struct moat_run_request {
 	 * ret->error, ret->hint and ret->warning either way. */
 	void (*say)(const char *line, void *ud);
 	void *say_ud;
-	/* The caller exits as soon as this returns (the bash tool's runner,
-	 * a process of its own): what is costly to release and harmless to
-	 * keep, the sandbox's mount namespace (held open so that its teardown
-	 * is not in the exit of the sandbox's last process, which moat waits
-	 * for) and the Landlock ruleset, is left to that exit, which nobody
-	 * waits for. Everything that must be done is still done before the
+	/* The caller exits as soon as this returns (`moat run`, the bash
+	 * tool's runner): what is costly to release and harmless to keep, the
+	 * sandbox's mount namespace (held open so that its teardown is not in
+	 * the exit of the sandbox's last process, which moat waits for) and
+	 * the Landlock ruleset, goes to a short-lived process of its own that
+	 * closes them and exits, which nobody waits for (sandbox.h,
+	 * hold_mntns). Everything that must be done is still done before the
 	 * return: no process of the sandbox is left, the workspace's
-	 * stand-ins are removed, scratch directories too. */
+	 * stand-ins are removed (the namespace then goes first), scratch
+	 * directories too. */
 	bool exit_after;
 };
 

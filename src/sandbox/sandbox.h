@@ -222,7 +222,9 @@ void moat_mounts_release(struct moat_mounts *m);
  * made, if they are still empty. */
 int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			      struct moat_error *err);
-void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m);
+/* ns_hold: a descriptor holding the sandbox's mount namespace open, or
+ * NULL; closed (and set to -1) before the first removal. */
+void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *m, int *ns_hold);
 /* After the run (every process of the sandbox gone): git files that point
  * git elsewhere (.git/commondir, .git/config.worktree) and did not exist
  * before, submodule configs changed to run code, and protected names that
@@ -313,9 +315,11 @@ struct moat_spawn {
 	int ll_fd;
 	/* hold_mntns: the caller exits right after the run: the child's mount
 	 * namespace is kept open (mntns_fd) so that its teardown (every mount
-	 * unmounted, an RCU grace period) happens in that exit, not in the
-	 * exit of the sandbox's last process, which moat waits for; release
-	 * leaves it and the Landlock ruleset (slow to free) to the exit too */
+	 * unmounted, an RCU grace period) is not in the exit of the sandbox's
+	 * last process, which moat waits for; release hands it and the
+	 * Landlock ruleset (slow to free) to a process of their own that
+	 * closes them and exits, which nobody waits for (or, in sanitizer
+	 * builds, leaves them to the caller's exit) */
 	bool hold_mntns;
 	int mntns_fd;
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];

@@ -834,6 +834,68 @@ void moat_rmtree(const char *path)
 }
 
 /* Back on every CPU we may use, after an early child's start. */
+#if SPAWN_SHARE_VM
+/* The teardown helper (hold_mntns): it borrows our memory, on a stack of
+ * its own, and makes only raw system calls; it closes every descriptor but
+ * the two it was handed (our stdout may be a pipe someone reads to its
+ * end), then those two, which frees the mount namespace and the ruleset,
+ * and exits. Its exit signal is none: nobody waits for it (our caller
+ * exits right after; a reparented child is reaped by whoever takes it). */
+static char teardown_stack[16384] __attribute__((aligned(64)));
+
+static int teardown_main(void *arg)
+{
+	const int *fds = arg; /* ascending, -1 for none */
+	unsigned lo = 0;
+
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if ((unsigned)fds[i] > lo)
+			(void)moat_sys3(X_NR_close_range, lo, (unsigned)fds[i] - 1, 0);
+		lo = (unsigned)fds[i] + 1;
+	}
+	(void)moat_sys3(X_NR_close_range, lo, ~0U, 0);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			(void)moat_sys1(SYS_close, fds[i]);
+	moat_sys1(SYS_exit, 0);
+	return 0;
+}
+#endif
+
+/* hold_mntns: the held namespace and the ruleset go in a process of their
+ * own (see sandbox.h); without one, at our exit. */
+static void teardown_detached(struct moat_spawn *s)
+{
+#if SPAWN_SHARE_VM
+	/* one helper per process: a second (a run re-planned) would share
+	 * the first one's stack, so its descriptors are left to our exit */
+	static int fds[2];
+	static bool used;
+	long pid;
+
+	if (used) {
+		s->mntns_fd = -1;
+		s->ll_fd = -1;
+		return;
+	}
+	used = true;
+	fds[0] = s->mntns_fd < s->ll_fd ? s->mntns_fd : s->ll_fd;
+	fds[1] = s->mntns_fd < s->ll_fd ? s->ll_fd : s->mntns_fd;
+	pid = clone(teardown_main, teardown_stack + sizeof(teardown_stack), CLONE_VM, fds);
+	if (pid > 0) {
+		/* the helper's copies are the last: ours go now */
+		if (s->mntns_fd >= 0)
+			close(s->mntns_fd);
+		if (s->ll_fd >= 0)
+			close(s->ll_fd);
+	}
+#endif
+	s->mntns_fd = -1;
+	s->ll_fd = -1;
+}
+
 static void aff_restore(struct moat_spawn *s)
 {
 	if (s->aff_set)
@@ -844,10 +906,6 @@ static void aff_restore(struct moat_spawn *s)
 void moat_spawn_release(struct moat_spawn *s)
 {
 	aff_restore(s);
-	/* (hold_mntns: left open for the caller's exit, see sandbox.h) */
-	if (s->mntns_fd >= 0 && !s->hold_mntns)
-		close(s->mntns_fd);
-	s->mntns_fd = -1;
 	/* a child started early that never ran: it waits for go, or failed */
 	if (s->started && !s->reaped) {
 		siginfo_t si;
@@ -872,7 +930,12 @@ void moat_spawn_release(struct moat_spawn *s)
 	if (s->child_stack)
 		munmap(s->child_stack, CHILD_STACK_SIZE);
 	s->child_stack = NULL;
-	if (s->ll_fd >= 0 && !s->hold_mntns)
+	if (s->hold_mntns && s->mntns_fd >= 0)
+		teardown_detached(s);
+	if (s->mntns_fd >= 0)
+		close(s->mntns_fd);
+	s->mntns_fd = -1;
+	if (s->ll_fd >= 0)
 		close(s->ll_fd);
 	s->ll_fd = -1;
 	if (s->parent_pidfd >= 0)
@@ -1109,7 +1172,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 
 		r = spawn_clone(s, false, nsflags, err);
 		if (r) {
-			moat_ns_remove_placeholders(p, &s->mounts);
+			moat_ns_remove_placeholders(p, &s->mounts, NULL);
 			return r;
 		}
 	} else {
@@ -1261,7 +1324,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 out:
 	/* every process of the sandbox is gone: the empty stand-ins go too,
 	 * and git redirect files it created are set aside */
-	moat_ns_remove_placeholders(p, &s->mounts);
+	moat_ns_remove_placeholders(p, &s->mounts, &s->mntns_fd);
 	s->quarantined[0] = '\0';
 	s->protected_created[0] = '\0';
 	moat_ns_quarantine(p, &s->mounts, s->quarantined, sizeof(s->quarantined),

@@ -768,6 +768,24 @@ mr -- sh -c "(sleep 388.${U}5 &) ; echo left" >/dev/null 2>&1
 sleep 0.3
 check "background processes left behind are killed when the command exits" [ "$(pgrep -fc "sleep 388\\.$U" || true)" = 0 ]
 
+# the sandbox's mount namespace and ruleset go in a helper of moat's own
+# (exit_after): it must let go of moat's output at once and exit soon
+# (a helper holding the output would hang this read: the suite's timeout).
+# Not in the repository: a run that removes stand-ins lets go of the
+# namespace first, and no helper is needed
+mkdir -p "$T/plain"
+[ -n "$AS" ] && chown "$AS" "$T/plain"
+out=$(mr --workspace "$T/plain" -- echo "teardown-$U" 2>/dev/null)
+rc=$?
+left=1
+for _ in $(seq 100); do
+	left=$(pgrep -fc "teardown-$U" || true)
+	[ "$left" = 0 ] && break
+	sleep 0.02
+done
+check "moat run's output read to its end ends with moat (rc $rc)" cond '[ $rc = 0 ] && [ "$out" = "teardown-$U" ]'
+check "no process of moat's is left soon after a run (the teardown helper exits)" [ "$left" = 0 ]
+
 # cancel: SIGTERM to moat kills the whole tree
 (cd "$WS" && exec env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
 	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c "sleep 399.${U}5 & sleep 399.${U}6" 2>/dev/null) &
