@@ -382,7 +382,9 @@ int cmd_run(int argc, char **argv)
 	rq.ask = ask_tty;
 	rq.print_plan = o.print_plan;
 	rq.say = say_line;
-	rq.exit_after = true; /* cmd_run's caller exits with its status */
+	/* cmd_run's caller exits with its status, and our shell waits for that */
+	rq.exit_after = true;
+	rq.detach_teardown = true;
 	/* nothing of ours may sit in a stdio buffer while the command writes */
 	fflush(NULL);
 	r = moat_runner_run(&rq, &res, &err);

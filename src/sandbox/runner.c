@@ -398,13 +398,14 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
  * the child now (moat_spawn_start). User namespaces refused at the clone:
  * *refused, and on without them, as the plan will be. */
 static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, bool early,
-			   bool hold_mntns, bool *refused, struct moat_error *e)
+			   bool hold_mntns, bool detach, bool *refused, struct moat_error *e)
 {
 	int r = 0;
 
 	moat_probe_start(kf);
 	moat_spawn_init(sp, kf);
 	sp->hold_mntns = hold_mntns;
+	sp->detach_teardown = detach;
 	if (early && kf->userns) {
 		r = moat_spawn_start(sp, e);
 		if (r == -EPERM) {
@@ -413,6 +414,7 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 			moat_spawn_release(sp);
 			moat_spawn_init(sp, kf);
 			sp->hold_mntns = hold_mntns;
+			sp->detach_teardown = detach;
 			r = 0;
 		}
 	}
@@ -506,7 +508,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
 					prof.net == MOAT_NET_DENY,
-				    rq->exit_after, &refused, &e);
+				    rq->exit_after, rq->exit_after && rq->detach_teardown, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -537,6 +539,7 @@ replan:
 		moat_spawn_release(sp);
 		moat_spawn_init(sp, kf);
 		sp->hold_mntns = rq->exit_after;
+		sp->detach_teardown = rq->detach_teardown;
 	}
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (r < 0) {
@@ -572,6 +575,7 @@ replan:
 		moat_spawn_release(sp);
 		moat_spawn_init(sp, kf);
 		sp->hold_mntns = rq->exit_after;
+		sp->detach_teardown = rq->detach_teardown;
 		goto replan;
 	}
 	if (r < 0)
@@ -600,7 +604,7 @@ struct moat_run_warm *moat_runner_warm_start(void)
 		return NULL;
 	/* (another failure to start leaves it unstarted: the call starts its
 	 * own child then) */
-	(void)probe_and_start(&w->kf, &w->sp, true, true, &w->start_failed, &e);
+	(void)probe_and_start(&w->kf, &w->sp, true, true, false, &w->start_failed, &e);
 	return w;
 }
 

@@ -70,13 +70,15 @@ struct moat_run_request {
 	 * tool's runner): what is costly to release and harmless to keep, the
 	 * sandbox's mount namespace (held open so that its teardown is not in
 	 * the exit of the sandbox's last process, which moat waits for) and
-	 * the Landlock ruleset, goes to a short-lived process of its own that
-	 * closes them and exits, which nobody waits for (sandbox.h,
-	 * hold_mntns). Everything that must be done is still done before the
-	 * return: no process of the sandbox is left, the workspace's
-	 * stand-ins are removed (the namespace then goes first), scratch
-	 * directories too. */
+	 * the Landlock ruleset, is left to that exit, or with detach_teardown
+	 * (the caller's exit is waited for, as `moat run`'s is by its shell)
+	 * goes to a short-lived process of its own that closes them and exits,
+	 * which nobody waits for (sandbox.h, hold_mntns). Everything that
+	 * must be done is still done before the return: no process of the
+	 * sandbox is left, the workspace's stand-ins are removed (the
+	 * namespace then goes first), scratch directories too. */
 	bool exit_after;
+	bool detach_teardown;
 };
 
 #define MOAT_RUN_SANDBOX_JSON_MAX 2048

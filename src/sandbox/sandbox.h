@@ -318,9 +318,12 @@ struct moat_spawn {
 	 * unmounted, an RCU grace period) is not in the exit of the sandbox's
 	 * last process, which moat waits for; release hands it and the
 	 * Landlock ruleset (slow to free) to a process of their own that
-	 * closes them and exits, which nobody waits for (or, in sanitizer
-	 * builds, leaves them to the caller's exit) */
+	 * closes them and exits, which nobody waits for (detach_teardown:
+	 * the caller's own exit is waited for, as `moat run`'s is by its
+	 * shell), or leaves them to the caller's exit (the bash tool's
+	 * runner, whose exit nobody waits for; sanitizer builds) */
 	bool hold_mntns;
+	bool detach_teardown;
 	int mntns_fd;
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];
 	int nll_late;

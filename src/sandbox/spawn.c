@@ -873,6 +873,7 @@ static void teardown_detached(struct moat_spawn *s)
 	 * the first one's stack, so its descriptors are left to our exit */
 	static int fds[2];
 	static bool used;
+	sigset_t all, old;
 	long pid;
 
 	if (used) {
@@ -883,7 +884,12 @@ static void teardown_detached(struct moat_spawn *s)
 	used = true;
 	fds[0] = s->mntns_fd < s->ll_fd ? s->mntns_fd : s->ll_fd;
 	fds[1] = s->mntns_fd < s->ll_fd ? s->ll_fd : s->mntns_fd;
+	/* it starts with every signal blocked: no handler of ours may run
+	 * there (a terminal's Ctrl-C reaches our whole process group) */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = clone(teardown_main, teardown_stack + sizeof(teardown_stack), CLONE_VM, fds);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid > 0) {
 		/* the helper's copies are the last: ours go now */
 		if (s->mntns_fd >= 0)
@@ -930,12 +936,13 @@ void moat_spawn_release(struct moat_spawn *s)
 	if (s->child_stack)
 		munmap(s->child_stack, CHILD_STACK_SIZE);
 	s->child_stack = NULL;
-	if (s->hold_mntns && s->mntns_fd >= 0)
+	if (s->hold_mntns && s->detach_teardown && s->mntns_fd >= 0)
 		teardown_detached(s);
-	if (s->mntns_fd >= 0)
+	/* (hold_mntns otherwise: left to the caller's exit) */
+	if (s->mntns_fd >= 0 && !s->hold_mntns)
 		close(s->mntns_fd);
 	s->mntns_fd = -1;
-	if (s->ll_fd >= 0)
+	if (s->ll_fd >= 0 && !s->hold_mntns)
 		close(s->ll_fd);
 	s->ll_fd = -1;
 	if (s->parent_pidfd >= 0)
