@@ -1106,6 +1106,16 @@ static void kill_tree(struct moat_spawn *s, bool main_alive)
 		kill(s->pid, SIGKILL);
 	if (s->plan->pidns && s->cg.dir_fd < 0)
 		return; /* the kernel kills the namespace when its init dies */
+	if (!main_alive) {
+		/* the command is reaped: every process it left is now our child
+		 * (we are the subreaper) or a descendant of one, so with no child
+		 * at all nothing of the sandbox is left (the common case: no
+		 * walk, no freeze) */
+		pid_t kids[1];
+
+		if (list_children(kids, 1) == 0)
+			return;
+	}
 	/* the command's process group first: one call stops every process
 	 * that did not leave it (a plain fork bomb), before moat, starved of
 	 * CPU by it, walks the tree */
