@@ -3444,6 +3444,15 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			char *created, size_t createdsz)
 {
+	/* one listing of the workspace answers for the names still absent
+	 * (most of them: .git/commondir in a workspace without .git, a
+	 * missing .mcp.json), instead of a descriptor walk each. Every
+	 * process of the sandbox is gone: nothing of it can create one now */
+	struct listing now;
+
+	memset(&now, 0, sizeof(now));
+	if ((m->nquarantine || m->nprotected_missing) && m->has_ws_fd)
+		listing_read_at(&now, p->workspace, m->ws_fd);
 	if (m->nested_watch)
 		nested_check(p, m, out, outsz, created, createdsz);
 	if (m->gitcfg_watch) {
@@ -3479,9 +3488,16 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	}
 	for (size_t i = 0; i < m->nquarantine; i++) {
 		const char *leaf = NULL;
+		char full[PATH_MAX];
 		struct stat st;
-		int dfd = open_parent_nofollow(m, p->workspace, m->quarantine[i], &leaf);
+		int dfd;
 
+		if (now.ok &&
+		    (size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, m->quarantine[i]) <
+			sizeof(full) &&
+		    listing_absent(&now, 1, full))
+			continue;
+		dfd = open_parent_nofollow(m, p->workspace, m->quarantine[i], &leaf);
 		if (dfd < 0)
 			continue;
 		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && set_aside(dfd, leaf) == 0)
@@ -3527,13 +3543,6 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	 * a new .git/config and .git/hooks (git init inside) are judged by what
 	 * they hold. Every step works on directory entries opened without
 	 * following symlinks. */
-	/* one listing of the workspace answers for the names still absent
-	 * (most of them), instead of a descriptor walk each */
-	struct listing now;
-
-	memset(&now, 0, sizeof(now));
-	if (m->nprotected_missing && m->has_ws_fd)
-		listing_read_at(&now, p->workspace, m->ws_fd);
 	for (size_t i = 0; i < m->nprotected_missing; i++) {
 		const char *name = m->protected_missing[i], *leaf = NULL;
 		char why[160], full[PATH_MAX];
