@@ -394,6 +394,16 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
 		     sp->protected_created);
 }
 
+/* A release before the run's last attempt: what it holds goes now, not to
+ * a teardown helper (one per process, and a zombie of ours until the end
+ * that a later attempt's reaping would trip over) */
+static void spawn_release_midway(struct moat_spawn *sp)
+{
+	sp->hold_mntns = false;
+	sp->detach_teardown = false;
+	moat_spawn_release(sp);
+}
+
 /* Probe the kernel and, for a plan with the network denied (early), start
  * the child now (moat_spawn_start). User namespaces refused at the clone:
  * *refused, and on without them, as the plan will be. */
@@ -411,7 +421,7 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 		if (r == -EPERM) {
 			*refused = true;
 			replan_without_userns(kf, e->msg);
-			moat_spawn_release(sp);
+			spawn_release_midway(sp);
 			moat_spawn_init(sp, kf);
 			sp->hold_mntns = hold_mntns;
 			sp->detach_teardown = detach;
@@ -536,7 +546,7 @@ replan:
 	/* a child started ahead for another plan (the network allowed, say)
 	 * is not this call's: it goes, and this call starts its own */
 	if (sp->started && !moat_spawn_agrees(sp, plan)) {
-		moat_spawn_release(sp);
+		spawn_release_midway(sp);
 		moat_spawn_init(sp, kf);
 		sp->hold_mntns = rq->exit_after;
 		sp->detach_teardown = rq->detach_teardown;
@@ -572,7 +582,7 @@ replan:
 	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);
-		moat_spawn_release(sp);
+		spawn_release_midway(sp);
 		moat_spawn_init(sp, kf);
 		sp->hold_mntns = rq->exit_after;
 		sp->detach_teardown = rq->detach_teardown;

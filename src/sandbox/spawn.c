@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -49,6 +50,8 @@
 #endif
 #define X_NR_pidfd_open 434
 #define X_NR_close_range 436
+/* <linux/pidfd.h> of Linux 6.11, which Debian 12's headers predate */
+#define X_PIDFD_GET_MNT_NAMESPACE _IO(0xFF, 3)
 #define X_NR_pidfd_send_signal 424
 #define X_CLOSE_RANGE_CLOEXEC (1U << 2)
 #define CANCEL_GRACE_MS 2000
@@ -609,12 +612,16 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		return MOAT_RUN_EXIT_SETUP;
 	}
 	s->started = true;
-	if (s->hold_mntns && (nsflags & CLONE_NEWNS)) {
-		char ns[40];
+	if (s->hold_mntns && (nsflags & CLONE_NEWNS) && s->pidfd >= 0) {
+		/* through the child's pidfd (Linux >= 6.11), never by its pid
+		 * under /proc, which may be another PID namespace's; before
+		 * 6.11 nothing is held, and a failure only costs time */
+		int fd = ioctl(s->pidfd, X_PIDFD_GET_MNT_NAMESPACE, 0);
 
-		/* (a failure only costs time) */
-		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)s->pid);
-		s->mntns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0)
+			s->mntns_fd = fd;
+		else if (fd >= 0)
+			close(fd);
 	}
 	/* an early child runs beside us, not queued behind us on this CPU
 	 * until we sleep (where the scheduler puts a new task): we move to
@@ -834,7 +841,13 @@ void moat_rmtree(const char *path)
 }
 
 /* Back on every CPU we may use, after an early child's start. */
-#if SPAWN_SHARE_VM
+#if SPAWN_SHARE_VM && MOAT_RAW_SYSCALLS
+#define SPAWN_TEARDOWN_HELPER 1
+#else
+#define SPAWN_TEARDOWN_HELPER 0
+#endif
+
+#if SPAWN_TEARDOWN_HELPER
 /* The teardown helper (hold_mntns): it borrows our memory, on a stack of
  * its own, and makes only raw system calls; it closes every descriptor but
  * the two it was handed (our stdout may be a pipe someone reads to its
@@ -868,7 +881,7 @@ static int teardown_main(void *arg)
  * own (see sandbox.h); without one, at our exit. */
 static void teardown_detached(struct moat_spawn *s)
 {
-#if SPAWN_SHARE_VM
+#if SPAWN_TEARDOWN_HELPER
 	/* one helper per process: a second (a run re-planned) would share
 	 * the first one's stack, so its descriptors are left to our exit */
 	static int fds[2];
@@ -1137,7 +1150,7 @@ static void kill_tree(struct moat_spawn *s, bool main_alive)
 		}
 		for (size_t i = 0; i < n; i++)
 			if (kids[i] != s->pid || !main_alive)
-				waitpid(kids[i], NULL, 0);
+				waitpid(kids[i], NULL, __WALL);
 		if (!others)
 			break;
 	}
