@@ -9,21 +9,14 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() {
 	n=$((n + 1))
 	failed=$((failed + 1))
 	echo "not ok $n - $1"
 	shift
 	for l in "$@"; do echo "#   $l"; done
-}
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
 }
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"

@@ -14,34 +14,11 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-MUST=${MOAT_MUST_WORK:-0}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 # a tag unique to this run: the process checks must not count the sleeps of
 # another run on the same machine
 U=$(($$ % 100000))
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { # check DESC CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
-skip() {
-	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
-		n=$((n + 1))
-		echo "ok $n - # SKIP $*"
-	fi
-}
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
-}
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
 command -v python3 >/dev/null || bail "python3 is needed to read the result JSON"

@@ -20,40 +20,8 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-MUST=${MOAT_MUST_WORK:-0}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-checke() { # checke DESC 'SHELL EXPRESSION' (evaluated here: && and || work)
-	local d=$1
-	if eval "$2"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
-check() { # check DESC CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
-skip() {
-	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
-		n=$((n + 1))
-		echo "ok $n - # SKIP $*"
-	fi
-}
-todo() { n=$((n + 1)); echo "not ok $n - $* # TODO not provable here"; }
-na() { ok "$* (does not apply in this mode)"; }
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
-}
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
 PY=/usr/bin/python3

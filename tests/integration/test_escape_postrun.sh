@@ -23,26 +23,8 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-MUST=${MOAT_MUST_WORK:-0}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-checke() { # checke DESC 'SHELL EXPRESSION' (evaluated here: && and || work)
-	local d=$1
-	if eval "$2"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
-skip() {
-	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
-		n=$((n + 1))
-		echo "ok $n - # SKIP $*"
-	fi
-}
-na() { ok "$* (does not apply in this mode)"; }
 # known DESC 'DEFENSE EXPRESSION': an attack that succeeded when this file was
 # written: `ok` when the defense holds, else `not ok # TODO` (reported)
 known() {
@@ -52,11 +34,6 @@ known() {
 		echo "not ok $n - $ID: $d # TODO attack succeeds (red team round 3)"
 		return 1
 	fi
-}
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
 }
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"

@@ -23,33 +23,15 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-MUST=${MOAT_MUST_WORK:-0}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 U=$(($$ % 100000))
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { # check DESC CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
 checke() { # checke DESC 'SHELL EXPRESSION' (evaluated here: && and || work; $? is
 	# the status of the command before the call)
 	local rc_=$? d=$1
 	if (exit $rc_); eval "$2"; then ok "$d"; else
 		nok "$d"
 		return 1
-	fi
-}
-skip() {
-	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
-		n=$((n + 1))
-		echo "ok $n - # SKIP $*"
 	fi
 }
 differs() { # a deliberate difference from the peer: never a failure
@@ -59,12 +41,6 @@ differs() { # a deliberate difference from the peer: never a failure
 todoe() { # todoe DESC WHY 'SHELL EXPRESSION': a known gap of moat
 	n=$((n + 1))
 	if eval "$3"; then echo "ok $n - $1 # TODO $2"; else echo "not ok $n - $1 # TODO $2"; fi
-}
-na() { ok "$* (does not apply in this mode)"; }
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
 }
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"

@@ -23,36 +23,11 @@ MOAT=${MOAT:-$(command -v moat)}
 AS=${MOAT_TEST_AS:-}
 NOUSERNS=${MOAT_TEST_NOUSERNS:-0}
 ROOTNS=${MOAT_TEST_ROOTNS:-0}
-MUST=${MOAT_MUST_WORK:-0}
-n=0
-failed=0
+. "$(dirname "$0")/../lib/tap.sh"
 # a tag unique to this run: the process checks below must not count the
 # sleeps of another run of these tests on the same machine
 U=$(($$ % 100000))
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-cond() { eval "$1"; } # check DESC cond 'A && B': every part counts
-check() { # check DESC CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else
-		nok "$d"
-		return 1
-	fi
-}
-skip() {
-	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
-		n=$((n + 1))
-		echo "ok $n - # SKIP $*"
-	fi
-}
-na() { ok "$* (does not apply in this mode)"; } # inherent to the mode, not a missing feature
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
-}
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
 if [ -n "$AS" ] && [ "$(id -u)" != 0 ]; then

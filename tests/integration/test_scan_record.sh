@@ -16,19 +16,11 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/../lib/tap.sh"
 check() { # check DESC CMD...
 	local d=$1
 	shift
 	if "$@"; then ok "$d"; else nok "$d"; fi
-}
-bail() {
-	echo "1..$((n + 1))"
-	echo "not ok $((n + 1)) - $*"
-	exit 1
 }
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
 command -v python3 >/dev/null || bail "python3 is needed to forge a record"

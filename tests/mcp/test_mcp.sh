@@ -14,13 +14,9 @@ set -u
 MOAT=${MOAT:-$(command -v moat)}
 SRC=${MOAT_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 DIR=$SRC/tests/mcp
-MUST=${MOAT_MUST_WORK:-0}
+. "$(dirname "$0")/../lib/tap.sh"
 [ "${CI:-}" = true ] && MUST=1
-n=0
-failed=0
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 skip_all() {
 	if [ "$MUST" = 1 ]; then
 		echo "1..1"

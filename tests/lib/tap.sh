@@ -1,0 +1,42 @@
+# TAP helpers for the shell test suites, sourced (never run):
+#   . "$(dirname "$0")/../lib/tap.sh"
+# They count in n and failed (set to 0 here) and read MUST (1: a skip is a
+# failure, as in CI; set here from MOAT_MUST_WORK, else 0; a script may
+# raise it after sourcing). The script prints the plan ("1..$n") and exits
+# with failed > 0 itself.
+# shellcheck shell=bash
+n=0
+failed=0
+MUST=${MOAT_MUST_WORK:-0}
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { # check DESC CMD...
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else
+		nok "$d"
+		return 1
+	fi
+}
+checke() { # checke DESC 'SHELL EXPRESSION' (evaluated here: && and || work)
+	local d=$1
+	if eval "$2"; then ok "$d"; else
+		nok "$d"
+		return 1
+	fi
+}
+cond() { eval "$1"; } # check DESC cond 'A && B': every part counts
+skip() {
+	if [ "$MUST" = 1 ]; then nok "$* (MOAT_MUST_WORK=1: a skip is a failure)"; else
+		n=$((n + 1))
+		echo "ok $n - # SKIP $*"
+	fi
+}
+na() { ok "$* (does not apply in this mode)"; } # inherent to the mode, not a missing feature
+todo() { n=$((n + 1)); echo "not ok $n - $* # TODO not provable here"; }
+bail() {
+	echo "1..$((n + 1))"
+	echo "not ok $((n + 1)) - $*"
+	exit 1
+}
