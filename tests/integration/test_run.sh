@@ -779,6 +779,51 @@ tws=$(head -1 <<<"$out")
 check "--tmp-workspace runs in a fresh directory" cond '[ "$(tail -1 <<<"$out")" = t ] && case "$tws" in /tmp/moat-ws-*) true ;; *) false ;; esac'
 check "--tmp-workspace is removed afterwards" [ ! -e "$tws" ]
 
+# ---- a container that refuses the first mount (a security module: making
+# / a slave): root without a user namespace re-plans without namespaces,
+# says what is missing, and runs under Landlock and seccomp only ----
+if [ "$ROOTNS" = 1 ]; then
+	cat >"$T/nomslave.c" <<'C'
+#include <errno.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
+
+	if (argc < 2 || !c ||
+	    seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mount), 1,
+			     SCMP_A3(SCMP_CMP_EQ, MS_REC | MS_SLAVE)) ||
+	    seccomp_load(c))
+		return 126;
+	execv(argv[1], argv + 1);
+	return 127;
+}
+C
+	if gcc -O1 -o "$T/nomslave" "$T/nomslave.c" -lseccomp 2>"$T/cc.err"; then
+		mkdir -p "$T/plain"
+		out=$(cd "$T/plain" && env -i PATH=/usr/bin:/bin HOME="$H" "${NSWRAP[@]}" "$T/nomslave" \
+			"$MOAT" run --fallback warn -- sh -c "echo replanned-$U; (echo x >$OUT/escaped) 2>/dev/null; true" 2>"$T/err")
+		rc=$?
+		left=1
+		for _ in $(seq 100); do
+			left=$(pgrep -fc "replanned-$U" || true)
+			[ "$left" = 0 ] && break
+			sleep 0.02
+		done
+		check "a refused first mount: moat re-plans without namespaces and runs the command (rc $rc)" \
+			cond '[ $rc = 0 ] && [ "$out" = "replanned-$U" ]'
+		check "... says the mount namespace is missing and why" \
+			grep -q "making / a slave" "$T/err"
+		check "... and Landlock still confines it (nothing written outside)" canary_ok
+		check "... and leaves no process behind" [ "$left" = 0 ]
+	else
+		skip "cannot build the test's seccomp wrapper: $(head -1 "$T/cc.err")"
+	fi
+fi
+
 # ---- the workspace scan's bound: beyond it, moat says so and fails closed ----
 deep="$WS/deep"
 for i in $(seq 1 26); do deep="$deep/d$i"; done
