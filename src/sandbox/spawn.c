@@ -840,7 +840,6 @@ void moat_rmtree(const char *path)
 	(void)rmdir(path);
 }
 
-/* Back on every CPU we may use, after an early child's start. */
 #if SPAWN_SHARE_VM && MOAT_RAW_SYSCALLS
 #define SPAWN_TEARDOWN_HELPER 1
 #else
@@ -915,6 +914,7 @@ static void teardown_detached(struct moat_spawn *s)
 	s->ll_fd = -1;
 }
 
+/* Back on every CPU we may use, after an early child's start. */
 static void aff_restore(struct moat_spawn *s)
 {
 	if (s->aff_set)
