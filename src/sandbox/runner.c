@@ -394,14 +394,28 @@ static void record_outcome(struct runner *st, const struct moat_spawn *sp, int s
 		     sp->protected_created);
 }
 
-/* A release before the run's last attempt: what it holds goes now, not to
- * a teardown helper (one per process, and a zombie of ours until the end
- * that a later attempt's reaping would trip over) */
-static void spawn_release_midway(struct moat_spawn *sp)
+/* A spawn set up afresh, holding the namespace for the caller's exit
+ * (exit_after) and handing it to a teardown helper (detach_teardown) as the
+ * request asks. */
+static void spawn_fresh(struct moat_spawn *sp, const struct moat_kfeatures *kf, bool hold,
+			bool detach)
 {
+	moat_spawn_init(sp, kf);
+	sp->hold_mntns = hold;
+	sp->detach_teardown = detach;
+}
+
+/* Another attempt of the run: what the last one holds goes now, not to a
+ * teardown helper (one per process, and a zombie of ours until the end
+ * that a later attempt's reaping would trip over), and a fresh spawn. */
+static void spawn_again(struct moat_spawn *sp, const struct moat_kfeatures *kf)
+{
+	bool hold = sp->hold_mntns, detach = sp->detach_teardown;
+
 	sp->hold_mntns = false;
 	sp->detach_teardown = false;
 	moat_spawn_release(sp);
+	spawn_fresh(sp, kf, hold, detach);
 }
 
 /* Probe the kernel and, for a plan with the network denied (early), start
@@ -413,18 +427,13 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 	int r = 0;
 
 	moat_probe_start(kf);
-	moat_spawn_init(sp, kf);
-	sp->hold_mntns = hold_mntns;
-	sp->detach_teardown = detach;
+	spawn_fresh(sp, kf, hold_mntns, detach);
 	if (early && kf->userns) {
 		r = moat_spawn_start(sp, e);
 		if (r == -EPERM) {
 			*refused = true;
 			replan_without_userns(kf, e->msg);
-			spawn_release_midway(sp);
-			moat_spawn_init(sp, kf);
-			sp->hold_mntns = hold_mntns;
-			sp->detach_teardown = detach;
+			spawn_again(sp, kf);
 			r = 0;
 		}
 	}
@@ -518,7 +527,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
 					prof.net == MOAT_NET_DENY,
-				    rq->exit_after, rq->exit_after && rq->detach_teardown, &refused, &e);
+				    rq->exit_after, rq->detach_teardown, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -545,12 +554,8 @@ replan:
 	}
 	/* a child started ahead for another plan (the network allowed, say)
 	 * is not this call's: it goes, and this call starts its own */
-	if (sp->started && !moat_spawn_agrees(sp, plan)) {
-		spawn_release_midway(sp);
-		moat_spawn_init(sp, kf);
-		sp->hold_mntns = rq->exit_after;
-		sp->detach_teardown = rq->detach_teardown;
-	}
+	if (sp->started && !moat_spawn_agrees(sp, plan))
+		spawn_again(sp, kf);
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (r < 0) {
 		fail(&st, "check the paths given with --ro, --rw and --workspace",
@@ -582,10 +587,7 @@ replan:
 	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);
-		spawn_release_midway(sp);
-		moat_spawn_init(sp, kf);
-		sp->hold_mntns = rq->exit_after;
-		sp->detach_teardown = rq->detach_teardown;
+		spawn_again(sp, kf);
 		goto replan;
 	}
 	if (r < 0)

@@ -98,6 +98,17 @@ m() {
 }
 EXTRA_ENV=()
 canary_ok() { [ "$(cat "$OUT/canary")" = canary-content ] && [ "$(ls "$OUT")" = canary ]; }
+# left_after PATTERN: how many processes still match, once none do or after
+# 2 s (moat's own helpers exit soon after it, not necessarily at once)
+left_after() {
+	local left=1
+	for _ in $(seq 100); do
+		left=$(pgrep -fc "$1" || true)
+		[ "$left" = 0 ] && break
+		sleep 0.02
+	done
+	echo "$left"
+}
 
 # What does this system give us?
 status_json=$(cd "$WS" && env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "$MOAT" status --json 2>/dev/null)
@@ -752,12 +763,7 @@ mkdir -p "$T/plain"
 [ -n "$AS" ] && chown "$AS" "$T/plain"
 out=$(mr --workspace "$T/plain" -- echo "teardown-$U" 2>/dev/null)
 rc=$?
-left=1
-for _ in $(seq 100); do
-	left=$(pgrep -fc "teardown-$U" || true)
-	[ "$left" = 0 ] && break
-	sleep 0.02
-done
+left=$(left_after "teardown-$U")
 check "moat run's output read to its end ends with moat (rc $rc)" cond '[ $rc = 0 ] && [ "$out" = "teardown-$U" ]'
 check "no process of moat's is left soon after a run (the teardown helper exits)" [ "$left" = 0 ]
 
@@ -807,12 +813,7 @@ C
 		out=$(cd "$T/plain" && env -i PATH=/usr/bin:/bin HOME="$H" "${NSWRAP[@]}" "$T/nomslave" \
 			"$MOAT" run --fallback warn -- sh -c "echo replanned-$U; (echo x >$OUT/escaped) 2>/dev/null; true" 2>"$T/err")
 		rc=$?
-		left=1
-		for _ in $(seq 100); do
-			left=$(pgrep -fc "replanned-$U" || true)
-			[ "$left" = 0 ] && break
-			sleep 0.02
-		done
+		left=$(left_after "replanned-$U")
 		check "a refused first mount: moat re-plans without namespaces and runs the command (rc $rc)" \
 			cond '[ $rc = 0 ] && [ "$out" = "replanned-$U" ]'
 		check "... says the mount namespace is missing and why" \
