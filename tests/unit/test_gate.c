@@ -458,6 +458,38 @@ static void test_approver(void)
 	CHECK_STR(f.summary, "/w/a.txt");
 	CHECK(!f.had_prefix);
 
+	/* SECURITY: a span redacted for the approver never hides shell syntax;
+	 * such a command is shown whole (the audit log still redacts it) */
+	{
+		static const char *const hidden[] = {
+		    "make test SECRET=\\\"$(touch pwn1)\\\"",
+		    "TOKEN=$(touch pwn2) echo hi",
+		    "curl -H 'Authorization: Bearer abcdefghijklmnop1234$(id)567890' https://x",
+		};
+
+		for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+			char json[512];
+
+			snprintf(json, sizeof(json), "{\"command\": \"%s\"}", hidden[i]);
+			a = decide(g, "bash", json, &f);
+			CHECK(strstr(f.summary, "pwn") || strstr(f.summary, "$(id)"));
+			CHECK(strstr(f.summary, "[REDACTED]") == NULL);
+			CHECK(strstr(f.args_json, "[REDACTED]") == NULL);
+		}
+		/* a secret next to code: the secret hidden, the code shown */
+		a = decide(g, "bash",
+			   "{\"command\": \"TOKEN=abcdefghijklmnop1234567890`touch pwn3` echo hi\"}",
+			   &f);
+		CHECK(strstr(f.summary, "`touch pwn3` echo hi") != NULL);
+		CHECK(strstr(f.summary, "abcdefghijklmnop1234567890") == NULL);
+		/* a plain secret stays hidden */
+		a = decide(g, "bash",
+			   "{\"command\": \"gh auth login --with-token ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}",
+			   &f);
+		CHECK(strstr(f.summary, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") == NULL);
+		CHECK(strstr(f.summary, "[REDACTED]") != NULL);
+	}
+
 	/* the prefix offered for bash: the first plain word after NAME=value */
 	static const struct {
 		const char *cmd;
