@@ -950,7 +950,53 @@ static const struct {
 	{".cursor/", ".cursor"},
 	{".cursor", ".cursor"},
 	{".moat/", ".moat"},
-	{".moat", ".moat"},
+	{".moat", ".moat"},	/* more hook managers, editors and agents, logout files, environment
+	 * and package managers that run code from the project */
+	{"lefthook.yml", "lefthook.yml"},
+	{".lefthook.yml", ".lefthook.yml"},
+	{"lefthook-local.yml", "lefthook-local.yml"},
+	{".lefthook-local.yml", ".lefthook-local.yml"},
+	{"lefthook.yaml", "lefthook.yaml"},
+	{".lefthook.yaml", ".lefthook.yaml"},
+	{"lefthook-local.yaml", "lefthook-local.yaml"},
+	{".lefthook-local.yaml", ".lefthook-local.yaml"},
+	{"lefthook.json", "lefthook.json"},
+	{".lefthook.json", ".lefthook.json"},
+	{"lefthook.toml", "lefthook.toml"},
+	{".lefthook.toml", ".lefthook.toml"},
+	{".lefthook/", ".lefthook"},
+	{".lefthook", ".lefthook"},
+	{".zed/", ".zed"},
+	{".zed", ".zed"},
+	{".gemini/", ".gemini"},
+	{".gemini", ".gemini"},
+	{".kiro/", ".kiro"},
+	{".kiro", ".kiro"},
+	{".roo/", ".roo"},
+	{".roo", ".roo"},
+	{".amazonq/", ".amazonq"},
+	{".amazonq", ".amazonq"},
+	{".continue/", ".continue"},
+	{".continue", ".continue"},
+	{".windsurf/", ".windsurf"},
+	{".windsurf", ".windsurf"},
+	{".devcontainer/", ".devcontainer"},
+	{".devcontainer", ".devcontainer"},
+	{".cargo/", ".cargo"},
+	{".cargo", ".cargo"},
+	{".exrc", ".exrc"},
+	{".nvimrc", ".nvimrc"},
+	{".nvim.lua", ".nvim.lua"},
+	{".bash_logout", ".bash_logout"},
+	{".zlogout", ".zlogout"},
+	{"mise.toml", "mise.toml"},
+	{".mise.toml", ".mise.toml"},
+	{"mise.local.toml", "mise.local.toml"},
+	{".mise.local.toml", ".mise.local.toml"},
+	{".npmrc", ".npmrc"},
+	{".yarnrc", ".yarnrc"},
+	{".yarnrc.yml", ".yarnrc.yml"},
+	{".pnpmfile.cjs", ".pnpmfile.cjs"},
 };
 
 /* dst = a + b, truncated */
@@ -999,7 +1045,9 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 			}
 		}
 	}
-	for (const char *c = strstr(buf, "/."); c; c = strstr(c + 1, "/.")) {
+	/* (every component: most names start with a dot, lefthook's and
+	 * mise's need not) */
+	for (const char *c = strchr(buf, '/'); c; c = strchr(c + 1, '/')) {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_any); k++) {
 			const char *e = startup_any[k].tail;
 			size_t l = strlen(e);

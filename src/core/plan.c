@@ -250,6 +250,23 @@ static const char *const default_protect[] = {
      * (a repository's .gitconfig is read by tools that include it),
      * ripgrep's (RIPGREP_CONFIG_PATH), Codex's project settings */
     ".gitconfig", ".ripgreprc", ".codex",
+    /* more hook managers: lefthook's configurations (committed or local,
+     * any of its formats) and its script directory */
+    "lefthook.yml", ".lefthook.yml", "lefthook-local.yml", ".lefthook-local.yml",
+    "lefthook.yaml", ".lefthook.yaml", "lefthook-local.yaml", ".lefthook-local.yaml",
+    "lefthook.json", ".lefthook.json", "lefthook.toml", ".lefthook.toml", ".lefthook",
+    /* editors and agents that start MCP servers, language servers or
+     * tasks from the project (a dev container's initializeCommand runs on
+     * the host), and vim's project files */
+    ".zed", ".gemini", ".kiro", ".roo", ".amazonq", ".continue", ".windsurf",
+    ".devcontainer", ".exrc", ".nvimrc", ".nvim.lua",
+    /* shell logout files, and environment managers that run code on cd */
+    ".bash_logout", ".zlogout", "mise.toml", ".mise.toml", "mise.local.toml",
+    ".mise.local.toml",
+    /* package managers' project settings that run code on the next
+     * install or run (npm's node-options and script-shell, yarn's
+     * yarnPath, pnpm's hooks, cargo's rustc-wrapper and runners) */
+    ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".cargo",
     NULL,
 };
 

@@ -388,6 +388,18 @@ else
 	mr -- sh -c 'echo second > .mcp.json' 2>/dev/null
 	check "a second one does not replace the first" cond 'grep -q mcpServers "$WS/.mcp.json.moat-quarantined" && grep -q second "$WS/.mcp.json.moat-quarantined.2"'
 	rm -f "$WS"/.mcp.json* "$WS"/.envrc*
+	# more code that runs later: a hook manager's local file (git-ignored,
+	# runs at the next commit), an editor's MCP servers, a dev container's
+	# host command, npm's node-options
+	mr -- sh -c 'echo "pre-commit: {commands: {x: {run: id}}}" > lefthook-local.yml; mkdir -p .zed .devcontainer; echo "{\"context_servers\": {}}" > .zed/settings.json; echo "{\"initializeCommand\": \"id\"}" > .devcontainer/devcontainer.json; echo "node-options=--require ./x.js" > .npmrc' 2>"$T/err"
+	check "a lefthook-local.yml created inside is set aside" cond '[ ! -e "$WS/lefthook-local.yml" ] && grep -q commands "$WS/lefthook-local.yml.moat-quarantined"'
+	check "a .zed and a .devcontainer created inside are set aside" cond '[ ! -e "$WS/.zed" ] && [ ! -e "$WS/.devcontainer" ] && [ -e "$WS/.zed.moat-quarantined/settings.json" ] && [ -e "$WS/.devcontainer.moat-quarantined/devcontainer.json" ]'
+	check "a .npmrc created inside is set aside" cond '[ ! -e "$WS/.npmrc" ] && grep -q node-options "$WS/.npmrc.moat-quarantined"'
+	rm -rf "$WS"/lefthook-local.yml* "$WS"/.zed* "$WS"/.devcontainer* "$WS"/.npmrc*
+	echo "registry=https://r" > "$WS/.npmrc"
+	mr -- sh -c 'echo "node-options=--require ./x.js" >> .npmrc' 2>/dev/null
+	check "an existing .npmrc stays read-only inside" cond '[ "$(cat "$WS/.npmrc")" = "registry=https://r" ]'
+	rm -f "$WS/.npmrc"
 	# protected names that are symlinks (kept in a dotfiles directory): the
 	# run starts, the target is read-only through the link and by its own
 	# name, the link is pinned (bound onto itself), and a dangling one whose
