@@ -397,6 +397,7 @@ enum pk {
 	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
 	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_FAKEROOT, PK_LDSO,
 	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_GDB,
+	PK_SSHAGENT, PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV,
 	/* builtins that change what the shell knows */
 	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
@@ -446,6 +447,11 @@ static const struct {
 	{"ld.so", PK_LDSO},	  {"perf", PK_PERF},	  {"firejail", PK_FIREJAIL},
 	{"bwrap", PK_BWRAP},	  {"proot", PK_PROOT},	  {"cpulimit", PK_CPULIMIT},
 	{"catchsegv", PK_CATCHSEGV},
+	/* more programs that run the command after their options */
+	{"ssh-agent", PK_SSHAGENT}, {"dbus-run-session", PK_DBUSRUN},
+	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
+	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
+	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
 	{"python", PK_INTERP},	  {"python2", PK_INTERP}, {"python3", PK_INTERP},
 	{"perl", PK_INTERP},	  {"ruby", PK_INTERP},	  {"node", PK_INTERP},
 	{"nodejs", PK_INTERP},	  {"php", PK_INTERP},	  {"lua", PK_INTERP},
@@ -6098,7 +6104,11 @@ static int find_dash_c(struct an *an, size_t v, const struct wctx *cx, bool *fou
 
 		if (strcmp(a, "--") == 0)
 			break;
-		if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0) {
+		/* -c, or a cluster of flags ending in it (script -qc, su -lc) */
+		if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
+		    (a[0] == '-' && a[1] != '-' && a[1] && a[strlen(a) - 1] == 'c' &&
+		     strspn(a + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
+			 strlen(a + 1))) {
 			if (i + 1 < view->argc) {
 				body = view->argv[i + 1];
 				bw = vw[i + 1];
@@ -6897,6 +6907,33 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	}
 	case PK_CATCHSEGV:
 		return suffix(an, v, 1, 0, cx, chain);
+	case PK_SSHAGENT: {
+		/* ssh-agent [-a SOCK] [-E HASH] [-P LIST] [-O OPT] [-t LIFE] CMD... */
+		static const struct optspec sp = {"aEPOt", "k", NULL, NULL, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_DBUSRUN: {
+		static const char *const larg[] = {"config-file", "dbus-daemon", NULL};
+		static const char *const lstop[] = {"help", "version", NULL};
+		static const struct optspec sp = {"", "", larg, lstop, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_PLAINWRAP:
+	case PK_PROXYCHAINS:
+	case PK_SETPRIV: {
+		/* chronic, eatmydata, nocache, torsocks: flags only; proxychains
+		 * -f FILE; setpriv's options take their values as --opt=VALUE */
+		static const char *const lstop[] = {"help", "version", "dump", NULL};
+		static const struct optspec sp = {"", "", NULL, lstop, false};
+		static const struct optspec spp = {"f", "", NULL, lstop, false};
+
+		i = skip_opts(view, 1, kind == PK_PROXYCHAINS ? &spp : &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
 	case PK_GDB:
 		for (i = 1; i < view->argc; i++)
 			if (strcmp(view->argv[i], "--args") == 0 || strcmp(view->argv[i], "-args") == 0)
@@ -7229,6 +7266,69 @@ static void lower_into(char *dst, size_t dsz, const char *s, size_t n)
 	for (; i < n && i + 1 < dsz; i++)
 		dst[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
 	dst[i] = '\0';
+}
+
+bool moat_gitconfig_worktree(const char *text, size_t len, char *out, size_t outsz)
+{
+	bool in_core = false, found = false;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t e = i, s, k;
+
+		while (e < len && text[e] != '\n')
+			e++;
+		s = i;
+		i = e + 1;
+		while (s < e && (text[s] == ' ' || text[s] == '\t' || text[s] == '\r'))
+			s++;
+		if (s < e && text[s] == '[') {
+			/* only [core] itself: "[core \"x\"]" or "[core.x]" is another */
+			k = s + 1;
+			while (k < e && text[k] != ']')
+				k++;
+			in_core = k - s - 1 == 4 && !strncasecmp(text + s + 1, "core", 4);
+			s = k < e ? k + 1 : e;
+			while (s < e && (text[s] == ' ' || text[s] == '\t'))
+				s++;
+		}
+		if (!in_core || e - s < 8 || strncasecmp(text + s, "worktree", 8))
+			continue;
+		k = s + 8;
+		while (k < e && (text[k] == ' ' || text[k] == '\t'))
+			k++;
+		if (k >= e || text[k] != '=')
+			continue;
+		k++;
+		while (k < e && (text[k] == ' ' || text[k] == '\t'))
+			k++;
+		/* the value: quotes dropped, the rest up to a comment or the end */
+		{
+			size_t o = 0;
+			bool q = false;
+
+			for (; k < e; k++) {
+				char c = text[k];
+
+				if (c == '"') {
+					q = !q;
+					continue;
+				}
+				if (!q && (c == '#' || c == ';'))
+					break;
+				if (c == '\\' && k + 1 < e)
+					c = text[++k];
+				if (o + 1 >= outsz)
+					return false;
+				out[o++] = c;
+			}
+			while (o && (out[o - 1] == ' ' || out[o - 1] == '\t' || out[o - 1] == '\r'))
+				o--;
+			out[o] = '\0';
+			found = true;
+		}
+	}
+	return found;
 }
 
 bool moat_gitconfig_runs_code(const char *text, size_t len, char *why, size_t whysz)

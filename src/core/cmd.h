@@ -170,6 +170,10 @@ bool moat_cmd_startup_name(const char *home, const char *path, char *out, size_t
  * why gets "section.key". Pure. */
 bool moat_gitconfig_runs_code(const char *text, size_t len, char *why, size_t whysz);
 
+/* The value core.worktree is given in this git config text (the last one;
+ * quotes removed) into out. False when none is, or it does not fit. Pure. */
+bool moat_gitconfig_worktree(const char *text, size_t len, char *out, size_t outsz);
+
 /* True for the names of POSIX-family shells (sh, bash, zsh, dash, ksh, ash, mksh, ...). */
 bool moat_cmd_is_shell(const char *prog);
 

@@ -711,7 +711,7 @@ static bool keyword_tail(const char *p, size_t n)
 	    W("access_key"), W("access-key"),	 W("accesskey"),   W("secret_key"),
 	    W("secret-key"), W("secretkey"),	 W("private_key"), W("private-key"),
 	    W("privatekey"), W("authorization"), W("auth"),	   W("bearer"),
-	    W("cookie"),
+	    W("cookie"),     W("sshpass"),
 	};
 	/* short words only as the last part of a compound: DB_PASS, --pwd */
 	static const struct word compound[] = {W("pwd"), W("pass")};

@@ -2035,9 +2035,39 @@ static void append_name(char *out, size_t outsz, const char *a, const char *b)
  * git init): does it hold keys git does not write there (why names one)?
  * SECURITY: unreadable, not a file, or too large to judge counts as
  * running code. */
-static bool gitconfig_suspect(int dfd, const char *leaf, char *why, size_t whysz)
+/* core.worktree (value wt) of the git directory gitdir: where git would
+ * check files out and run its work-tree commands. Only a directory inside
+ * the workspace ws, reached from the git directory with no symbolic link on
+ * the way (as git writes it for a submodule: ../../../sub), is harmless; a
+ * worktree elsewhere (core.worktree = /home/u) makes a later checkout,
+ * reset or stash write files there. */
+static bool worktree_outside(int gitdir, const char *wt, const char *ws)
 {
-	char buf[65536];
+	char self[64], real[PATH_MAX];
+	struct open_how how;
+	ssize_t n;
+	int fd;
+
+	if (!ws || !*wt || *wt == '/' || *wt == '~')
+		return true;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, gitdir, wt, &how, sizeof(how));
+	if (fd < 0)
+		return true;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, real, sizeof(real) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	real[n] = '\0';
+	return !moat_path_within(real, ws);
+}
+
+static bool gitconfig_suspect(int dfd, const char *leaf, const char *ws, char *why, size_t whysz)
+{
+	char buf[65536], wt[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -2049,7 +2079,13 @@ static bool gitconfig_suspect(int dfd, const char *leaf, char *why, size_t whysz
 		snprintf(why, whysz, "unreadable");
 		return true;
 	}
-	return moat_gitconfig_runs_code(buf, (size_t)n, why, whysz);
+	if (moat_gitconfig_runs_code(buf, (size_t)n, why, whysz))
+		return true;
+	if (moat_gitconfig_worktree(buf, (size_t)n, wt, sizeof(wt)) && worktree_outside(dfd, wt, ws)) {
+		snprintf(why, whysz, "core.worktree outside the workspace");
+		return true;
+	}
+	return false;
 }
 
 static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct stat *st, int dfd,
@@ -2061,7 +2097,9 @@ static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct st
 	for (size_t i = 0; i < m->ngitcfg; i++)
 		if (!strcmp(m->gitcfg[i].rel, rel) && m->gitcfg[i].ctime_ns == ctime_ns(st))
 			return; /* as it was before the run */
-	if (gitconfig_suspect(dfd, leaf, why, sizeof(why)) && set_aside(dfd, leaf) == 0 && a->out) {
+	if (gitconfig_suspect(dfd, leaf, a->p->workspace, why, sizeof(why)) &&
+	    set_aside(dfd, leaf) == 0 &&
+	    a->out) {
 		struct moat_buf w = MOAT_BUF_INIT;
 		const char *reason = why;
 		char suffix[200];
@@ -2079,6 +2117,17 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 	char path[PATH_MAX];
 	struct stat st;
 
+	/* nested repositories are looked for after every run (nested_check):
+	 * whatever the run wrote is judged from its start */
+	{
+		struct timespec now;
+
+		snprintf(path, sizeof(path), "%s/.git/index", p->workspace);
+		m->index_ctime_ns = lstat(path, &st) == 0 ? ctime_ns(&st) : 0;
+		clock_gettime(CLOCK_REALTIME, &now);
+		m->run_start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+		m->nested_watch = true;
+	}
 	snprintf(path, sizeof(path), "%s/.git", p->workspace);
 	if (lstat(path, &st) < 0) {
 		/* no repository yet: one the command creates (git init) gets the
@@ -2092,18 +2141,9 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 	}
 	m->gitcfg_watch = true;
 	gitcfg_each(p, m, gitcfg_note, NULL);
-	/* nested repositories: git recurses into a gitlink of the index (its
-	 * work tree's .git/config, core.fsmonitor included) at the user's next
-	 * `git status`; the index's ctime says whether the run changed it */
-	{
-		struct timespec now;
-
-		snprintf(path, sizeof(path), "%s/.git/index", p->workspace);
-		m->index_ctime_ns = lstat(path, &st) == 0 ? ctime_ns(&st) : 0;
-		clock_gettime(CLOCK_REALTIME, &now);
-		m->run_start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-		m->nested_watch = true;
-	}
+	/* (nested repositories: git recurses into a gitlink of the index at
+	 * the user's next `git status`; the index's ctime, taken above, says
+	 * whether the run changed it) */
 	for (size_t i = 0; git_redirects[i]; i++) {
 		char **nv;
 
@@ -3131,6 +3171,48 @@ static bool gitdir_into_modules(int wsfd, int dfd, const char *leaf)
 	return moat_path_within(real, mods) && strcmp(real, mods);
 }
 
+/* A nested repository's hooks (g: its .git) written during the run: git
+ * runs them at the next commit, checkout or merge there, and an editor that
+ * opens the repository runs git in it. Each hook file (git ignores the
+ * *.sample ones `git init` writes) is set aside, and a hooks directory that
+ * is not a plain directory made during the run goes whole. */
+static void nested_hooks_check(struct nested *n, int g, const char *rel)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int h;
+
+	if (fstatat(g, "hooks", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		if (ctime_ns(&st) >= n->since && set_aside(g, "hooks") == 0)
+			append_name(n->out, n->outsz, rel, "/.git/hooks (a nested repository's)");
+		return;
+	}
+	h = openat(g, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (h < 0 || !(d = fdopendir(h))) {
+		if (h >= 0)
+			close(h);
+		return;
+	}
+	while ((e = readdir(d))) {
+		size_t nl = strlen(e->d_name);
+		char what[NAME_MAX + 64];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (nl > 7 && !strcmp(e->d_name + nl - 7, ".sample")) ||
+		    strstr(e->d_name, ".moat-quarantined"))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    ctime_ns(&st) < n->since || set_aside(dirfd(d), e->d_name) < 0)
+			continue;
+		snprintf(what, sizeof(what), "/.git/hooks/%s (a nested repository's)", e->d_name);
+		append_name(n->out, n->outsz, rel, what);
+	}
+	closedir(d);
+}
+
 /* A nested work tree's .git (the entry dfd/".git", rel its path) after the
  * run: a config written during it that makes git run a program, redirect
  * files (commondir, config.worktree) made during it, and a .git file or
@@ -3151,9 +3233,11 @@ static void nested_git_check(struct nested *n, int dfd, const char *rel)
 			return;
 		if (fstatat(g, "config", &cst, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    ctime_ns(&cst) >= n->since &&
-		    (!S_ISREG(cst.st_mode) || gitconfig_suspect(g, "config", why, sizeof(why))) &&
+		    (!S_ISREG(cst.st_mode) ||
+		     gitconfig_suspect(g, "config", n->p->workspace, why, sizeof(why))) &&
 		    set_aside(g, "config") == 0)
 			append_name(n->out, n->outsz, rel, "/.git/config (a nested repository's)");
+		nested_hooks_check(n, g, rel);
 		/* the same redirect files as the workspace's own (".git/NAME") */
 		for (size_t i = 0; git_redirects[i]; i++) {
 			const char *leaf = git_redirects[i] + 5;
@@ -3373,6 +3457,47 @@ static unsigned char *read_index(int wsfd, size_t *ret_n, bool *too_big)
  * caught too), and, when the run changed the index, a walk of the
  * workspace for nested .git entries (an embedded repository is added as a
  * gitlink; the walk also catches one the index parse could not read). */
+/* The directories right below the workspace that hold a .git: each is
+ * checked as a nested repository (nested_git_check). */
+static void nested_top_check(struct nested *n)
+{
+	int dfd = openat(n->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char path[NAME_MAX + 8];
+		struct stat st;
+		int sub;
+
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git")))
+			continue;
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (++n->entries > NESTED_ENTRIES) {
+			n->cut = true;
+			break;
+		}
+		/* a cheap look first; then the directory itself, never through
+		 * a link */
+		snprintf(path, sizeof(path), "%s/.git", e->d_name);
+		if (fstatat(dirfd(d), path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		nested_git_check(n, sub, e->d_name);
+		close(sub);
+	}
+	closedir(d);
+}
+
 static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			 char *created, size_t createdsz)
 {
@@ -3381,18 +3506,17 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	struct gitlinks gl = {NULL, 0};
 	unsigned char *idx;
 	size_t idxn = 0;
-	bool too_big, parsed = false, changed;
+	bool too_big, parsed = false, changed, has_index, walked = false;
 	int wsfd, dfd;
 
 	wsfd = m->has_ws_fd ? openat(m->ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 			    : open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (wsfd < 0)
 		return;
-	if (fstatat(wsfd, ".git/index", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		close(wsfd);
-		return; /* no index: git recurses nowhere */
-	}
-	changed = ctime_ns(&st) != m->index_ctime_ns;
+	/* without an index git recurses nowhere, but an editor opening the
+	 * workspace still finds the repositories right below it */
+	has_index = fstatat(wsfd, ".git/index", &st, AT_SYMLINK_NOFOLLOW) == 0;
+	changed = has_index && ctime_ns(&st) != m->index_ctime_ns;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
 		close(wsfd);
@@ -3404,7 +3528,8 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	n->since = m->run_start_ns - 20000000LL;
 	n->out = out;
 	n->outsz = outsz;
-	idx = read_index(wsfd, &idxn, &too_big);
+	idx = has_index ? read_index(wsfd, &idxn, &too_big) : NULL;
+	too_big = has_index && too_big;
 	if (idx) {
 		parsed = index_gitlinks(idx, idxn, 20, gitlink_add, &gl);
 		if (!parsed) { /* a SHA-256 repository: what the first pass found goes */
@@ -3433,7 +3558,13 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 		dfd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0)
 			nested_walk(n, dfd, 0, 0);
+		walked = true;
 	}
+	/* the repositories right below the workspace, every run: editors
+	 * (VS Code's git.repositoryScanMaxDepth is 1) open them and run git
+	 * there on their own, a gitlink or not */
+	if (!walked)
+		nested_top_check(n);
 	if (n->cut)
 		append_name(created, createdsz, "nested repositories",
 			    " (not all checked: the workspace is too large or too deep)");
@@ -3574,7 +3705,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 			new_hooks_check(dfd, leaf, out, outsz);
 			append_name(created, createdsz, name, NULL);
 		} else if (!strcmp(name, ".git/config") &&
-			   !gitconfig_suspect(dfd, leaf, why, sizeof(why))) {
+			   !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
 			append_name(created, createdsz, name, NULL);
 		} else if (set_aside(dfd, leaf) == 0) {
 			append_name(out, outsz, name, NULL);

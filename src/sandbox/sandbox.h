@@ -165,7 +165,7 @@ struct moat_mounts {
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
 	bool gitcfg_watch;	    /* submodule configs are compared after the run */
 	bool git_was_missing;	    /* no .git before the run: a .git file made inside is set aside */
-	bool nested_watch;	    /* nested repositories are checked when the index changed */
+	bool nested_watch;	    /* nested repositories are checked after the run */
 	long long index_ctime_ns;   /* .git/index before the run (0: none) */
 	long long run_start_ns;	    /* CLOCK_REALTIME when the run was prepared */
 	size_t ngitcfg;

@@ -372,6 +372,29 @@ EOF
 	checke "$ID: honest nested repositories are left alone (a plain config, a redirect into .git/modules)" \
 		'[ -f "$WS/sub6c/.git/config" ] && [ -f "$WS/sub6d/.git" ]'
 
+	# a repository right below the workspace that is no gitlink (an editor
+	# opens it and runs git there on its own; so does the user who cds in):
+	# its config and hooks written during the run are set aside, in a
+	# repository and in a plain workspace alike
+	for kind in repo plain; do
+		if [ $kind = repo ]; then fresh_ws "q6g$kind"; else fresh_ws "q6g$kind" plain; fi
+		m -- sh -c "mkdir sub6g && cd sub6g && git init -q &&
+			git config core.fsmonitor 'touch $OUT/PWN-untracked$kind; false' &&
+			for d in \$(ls -d .g*); do printf '#!/bin/sh\ntouch $OUT/PWN-nhook$kind\n' > \$d/hooks/pre-commit; chmod +x \$d/hooks/pre-commit; done" \
+			>/dev/null 2>&1
+		(cd "$WS/sub6g" && asid env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" sh -c \
+			'git status; git -c user.name=t -c user.email=t@t commit -q --allow-empty -m y') >/dev/null 2>&1
+		checke "$ID: a nested repository (no gitlink) written inside runs nothing at git status or commit there ($kind)" \
+			'! pwned untracked$kind && ! pwned nhook$kind && [ -e "$WS/sub6g/.git/config.moat-quarantined" ] && [ -e "$WS/sub6g/.git/hooks/pre-commit.moat-quarantined" ]'
+	done
+	# honest work: a repository cloned or made right below the workspace
+	# keeps its config and git's sample hooks
+	fresh_ws q6h plain
+	m -- sh -c "mkdir sub6h && cd sub6h && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x &&
+		git config user.name t && git remote add origin https://example.invalid/x.git" >/dev/null 2>&1
+	checke "$ID: an honest nested repository keeps its config and sample hooks" \
+		'[ -f "$WS/sub6h/.git/config" ] && [ -f "$WS/sub6h/.git/hooks/pre-commit.sample" ] && ! ls "$WS/sub6h/.git" "$WS/sub6h/.git/hooks" | grep -q quarantined'
+
 	# a workspace that is not a repository: git init inside, then what a
 	# repository that existed before would have had checked
 	fresh_ws q7 plain

@@ -379,6 +379,29 @@ else
 	check "a submodule config with core.fsmonitor written inside is set aside" cond '[ ! -e "$WS/.git/modules/evil/config" ] && [ -e "$WS/.git/modules/evil/config.moat-quarantined" ]'
 	check "a submodule config as git writes it is kept" [ -e "$WS/.git/modules/fine/config" ]
 	rm -rf "$WS/.git/modules"
+	# core.worktree: a submodule's as git writes it (into the workspace)
+	# stays; one sending git's checkouts outside the workspace, or through
+	# a link, is set aside
+	mkdir -p "$T/wtout"
+	mr -- sh -c 'mkdir -p lib .git/modules/lib .git/modules/out .git/modules/lnk; ln -s '"$T/wtout"' lnk
+		printf "[core]
+	bare = false
+	worktree = ../../../lib
+" > .git/modules/lib/config
+		printf "[core]
+	bare = false
+	worktree = '"$T/wtout"'
+" > .git/modules/out/config
+		printf "[core]
+	bare = false
+	worktree = ../../../lnk
+" > .git/modules/lnk/config' 2>/dev/null
+	check "a submodule config with core.worktree inside the workspace is kept" [ -e "$WS/.git/modules/lib/config" ]
+	check "a submodule config with core.worktree outside the workspace is set aside" \
+		cond '[ ! -e "$WS/.git/modules/out/config" ] && [ -e "$WS/.git/modules/out/config.moat-quarantined" ]'
+	check "a submodule config with core.worktree through a link is set aside" \
+		cond '[ ! -e "$WS/.git/modules/lnk/config" ] && [ -e "$WS/.git/modules/lnk/config.moat-quarantined" ]'
+	rm -rf "$WS/.git/modules" "$WS/lib" "$WS/lnk" "$T/wtout"
 	# files cannot get an empty stand-in: one created inside is set aside
 	# after the run (renamed, nothing lost), never over an earlier one
 	mr -- sh -c 'echo "{\"mcpServers\": 1}" > .mcp.json; echo "rm -rf ~" > .envrc' 2>"$T/err"

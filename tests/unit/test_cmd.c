@@ -1583,6 +1583,29 @@ static void test_gitconfig(void)
 		CHECKF(moat_gitconfig_runs_code(gcrows[i].text, strlen(gcrows[i].text), why,
 						sizeof(why)) == gcrows[i].runs,
 		       "git config row %zu runs code: %s (%s)", i, gcrows[i].runs ? "yes" : "no", why);
+
+	/* core.worktree's value, for the caller to place */
+	static const struct {
+		const char *text;
+		const char *wt; /* NULL: none */
+	} wtrows[] = {
+	    {"[core]\n\tworktree = ../../../lib\n", "../../../lib"},
+	    {"[core]\n\tbare = false\n[remote \"o\"]\n\turl = /x\n", NULL},
+	    {"[CORE]\n\tWorkTree=\"/home/u\" # planted\n", "/home/u"},
+	    {"[core]\n\tworktree = a\n\tworktree = /root\n", "/root"},
+	    {"[core \"x\"]\n\tworktree = /root\n", NULL},
+	    {"[remote \"o\"]\n\tworktree = /root\n", NULL},
+	    {"[core] worktree = /srv\n", "/srv"},
+	    {"[core]\n\tworktreex = /root\n", NULL},
+	};
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(wtrows); i++) {
+		char wt[256];
+		bool got = moat_gitconfig_worktree(wtrows[i].text, strlen(wtrows[i].text), wt,
+						   sizeof(wt));
+
+		CHECKF(got == (wtrows[i].wt != NULL) && (!got || !strcmp(wt, wtrows[i].wt)),
+		       "core.worktree row %zu: %s", i, got ? wt : "(none)");
+	}
 }
 
 int main(void)

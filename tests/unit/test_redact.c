@@ -35,6 +35,7 @@ static const struct row rows[] = {
     {"private_key=pk", "private_key=" R},
     {"secret_key=sk", "secret_key=" R},
     {"DB_PASS=abc", "DB_PASS=" R},
+    {"SSHPASS=hunter2 sshpass -e ssh x", "SSHPASS=" R " sshpass -e ssh x"},
     {"MYSQL_PWD=abc", "MYSQL_PWD=" R},
     {"spring.datasource.password=x", "spring.datasource.password=" R},
     {"export GITHUB_TOKEN=abc", "export GITHUB_TOKEN=" R},
