@@ -3478,18 +3478,35 @@ static void nested_top_check(struct nested *n)
 		if (e->d_name[0] == '.' &&
 		    (!e->d_name[1] || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git")))
 			continue;
-		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
 			continue;
 		if (++n->entries > NESTED_ENTRIES) {
 			n->cut = true;
 			break;
 		}
-		/* a cheap look first; then the directory itself, never through
-		 * a link */
+		/* a cheap look first; then the directory itself. A link is
+		 * followed only to a directory inside the workspace (an editor
+		 * opening the link's name runs git in its target) */
 		snprintf(path, sizeof(path), "%s/.git", e->d_name);
 		if (fstatat(dirfd(d), path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (e->d_type == DT_LNK) {
+			char self[64], real[PATH_MAX];
+			ssize_t rl;
+
+			sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", sub);
+			rl = sub >= 0 ? readlink(self, real, sizeof(real) - 1) : -1;
+			if (rl > 0)
+				real[rl] = '\0';
+			if (sub >= 0 && (rl <= 0 || !moat_path_within(real, n->p->workspace))) {
+				close(sub);
+				sub = -1;
+			}
+		} else {
+			sub = openat(dirfd(d), e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
 		if (sub < 0)
 			continue;
 		nested_git_check(n, sub, e->d_name);

@@ -387,6 +387,14 @@ EOF
 		checke "$ID: a nested repository (no gitlink) written inside runs nothing at git status or commit there ($kind)" \
 			'! pwned untracked$kind && ! pwned nhook$kind && [ -e "$WS/sub6g/.git/config.moat-quarantined" ] && [ -e "$WS/sub6g/.git/hooks/pre-commit.moat-quarantined" ]'
 	done
+	# the same behind a link right below the workspace (the editor opens
+	# the link's name)
+	fresh_ws q6l plain
+	m -- sh -c "mkdir -p .x/r && cd .x/r && git init -q && git config core.fsmonitor 'touch $OUT/PWN-linked; false' &&
+		cd ../.. && ln -s $WS/.x/r abs" >/dev/null 2>&1
+	(cd "$WS/abs" && asid env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" git status) >/dev/null 2>&1
+	checke "$ID: a nested repository behind a link right below the workspace runs nothing at git status" \
+		'! pwned linked && [ -e "$WS/.x/r/.git/config.moat-quarantined" ]'
 	# honest work: a repository cloned or made right below the workspace
 	# keeps its config and git's sample hooks
 	fresh_ws q6h plain
