@@ -3452,11 +3452,6 @@ static unsigned char *read_index(int wsfd, size_t *ret_n, bool *too_big)
 	return buf;
 }
 
-/* Nested repositories git would recurse into: every gitlink of the index
- * (after every run: a config changed in a later run than its gitlink's is
- * caught too), and, when the run changed the index, a walk of the
- * workspace for nested .git entries (an embedded repository is added as a
- * gitlink; the walk also catches one the index parse could not read). */
 /* The directories right below the workspace that hold a .git: each is
  * checked as a nested repository (nested_git_check). */
 static void nested_top_check(struct nested *n)
@@ -3515,6 +3510,11 @@ static void nested_top_check(struct nested *n)
 	closedir(d);
 }
 
+/* Nested repositories git would recurse into: every gitlink of the index
+ * (after every run: a config changed in a later run than its gitlink's is
+ * caught too), and, when the run changed the index, a walk of the
+ * workspace for nested .git entries (an embedded repository is added as a
+ * gitlink; the walk also catches one the index parse could not read). */
 static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			 char *created, size_t createdsz)
 {
@@ -3523,7 +3523,7 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	struct gitlinks gl = {NULL, 0};
 	unsigned char *idx;
 	size_t idxn = 0;
-	bool too_big, parsed = false, changed, has_index, walked = false;
+	bool too_big, parsed = false, changed, has_index;
 	int wsfd, dfd;
 
 	wsfd = m->has_ws_fd ? openat(m->ws_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -3575,13 +3575,12 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 		dfd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0)
 			nested_walk(n, dfd, 0, 0);
-		walked = true;
 	}
 	/* the repositories right below the workspace, every run: editors
 	 * (VS Code's git.repositoryScanMaxDepth is 1) open them and run git
-	 * there on their own, a gitlink or not */
-	if (!walked)
-		nested_top_check(n);
+	 * there on their own, a gitlink or not (and through a link there,
+	 * which the walk does not follow) */
+	nested_top_check(n);
 	if (n->cut)
 		append_name(created, createdsz, "nested repositories",
 			    " (not all checked: the workspace is too large or too deep)");
