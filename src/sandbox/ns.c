@@ -2448,6 +2448,9 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 		r = add_op(m, MOAT_MNT_RO_BIND, path, -1, S_ISDIR(st.st_mode), true, NULL, 0);
 		if (r < 0)
 			return r;
+		m->ops[m->n - 1].dev = st.st_dev;
+		m->ops[m->n - 1].ino = st.st_ino;
+		m->ops[m->n - 1].watch = true;
 	}
 	/* read-only rules inside a writable one: Landlock cannot carve them */
 	for (size_t i = 0; i < p->nfs; i++) {
@@ -2974,6 +2977,23 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			moat_ns_remove_placeholders(p, m, NULL);
 			return r;
 		}
+	}
+	/* the stand-ins' identities, ours or another run's: replaced during
+	 * the run, moat_ns_quarantine looks at the entry in their place */
+	for (size_t i = 0; i < m->n; i++) {
+		struct moat_mount_op *op = &m->ops[i];
+		const char *name = op->placeholder ? placeholder_name(p, op) : NULL, *leaf = NULL;
+		struct stat st;
+		int dfd;
+
+		if (!name || (dfd = open_parent_nofollow(m, p->workspace, name, &leaf)) < 0)
+			continue;
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			op->dev = st.st_dev;
+			op->ino = st.st_ino;
+			op->watch = true;
+		}
+		close(dfd);
 	}
 	return 0;
 }
@@ -3588,6 +3608,101 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	free(n);
 }
 
+/* Is dfd/leaf a directory without entries? */
+static bool dir_empty(int dfd, const char *leaf)
+{
+	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *e;
+	bool empty = true;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* Is the entry dev/ino among leaf's set-aside names in dfd
+ * (leaf.moat-quarantined...)? */
+static bool set_aside_now(int dfd, const char *leaf, dev_t dev, ino_t ino)
+{
+	size_t ll = strlen(leaf);
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!found && (e = readdir(d))) {
+		struct stat st;
+
+		if (strncmp(e->d_name, leaf, ll) || strncmp(e->d_name + ll, ".moat-quarantined", 17))
+			continue;
+		found = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			st.st_dev == dev && st.st_ino == ino;
+	}
+	closedir(d);
+	return found;
+}
+
+/* SECURITY: concurrent runs in one workspace. A protected entry this run
+ * bound read-only is moved away on the host when another run's post-run
+ * work sets it aside (that run had created it), and the read-only mount
+ * goes along with it: in this run the name is free again, and what the
+ * command makes there was, until now, never looked at (it "existed" when
+ * the run started). Such a new entry, where the old one now sits under a
+ * set-aside name, is judged like a protected name the run created. An
+ * entry replaced by anything else (the user's editor saving a file) is
+ * left alone. */
+static void replaced_check(const struct moat_plan *p, struct moat_mounts *m, char *out,
+			   size_t outsz, char *created, size_t createdsz)
+{
+	size_t wl = strlen(p->workspace);
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+		const char *name, *leaf = NULL;
+		char why[160];
+		struct stat st;
+		int dfd;
+
+		if (op->kind != MOAT_MNT_RO_BIND || !op->watch ||
+		    strncmp(op->target, p->workspace, wl) || op->target[wl] != '/')
+			continue;
+		name = op->target + wl + 1;
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (st.st_dev == op->dev && st.st_ino == op->ino) ||
+		    !set_aside_now(dfd, leaf, op->dev, op->ino)) {
+			close(dfd);
+			continue;
+		}
+		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
+			new_hooks_check(dfd, leaf, out, outsz);
+			append_name(created, createdsz, name, NULL);
+		} else if (!strcmp(name, ".git/config") &&
+			   !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
+			append_name(created, createdsz, name, NULL);
+		} else if (set_aside(dfd, leaf) == 0) {
+			append_name(out, outsz, name, " (made while another call had it set aside)");
+		} else {
+			append_name(created, createdsz, name, NULL);
+		}
+		close(dfd);
+	}
+}
+
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			char *created, size_t createdsz)
 {
@@ -3681,6 +3796,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		}
 		close(dfd);
 	}
+	replaced_check(p, m, out, outsz, created, createdsz);
 	/* SECURITY: protected names that did not exist before the run and do
 	 * now were created inside it (a file cannot get an empty read-only
 	 * stand-in, and without a git repository neither can a directory):
@@ -3714,6 +3830,13 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 			continue;
 		}
 		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			close(dfd);
+			continue;
+		}
+		/* another run's empty stand-in (made while this one ran):
+		 * nothing of this run's, and that run's read-only mount on it
+		 * must stay where it is */
+		if (S_ISDIR(st.st_mode) && is_standin(dfd, leaf) && dir_empty(dfd, leaf)) {
 			close(dfd);
 			continue;
 		}

@@ -144,8 +144,11 @@ struct moat_mount_op {
 			   * that it cannot be removed or replaced (EBUSY) */
 	bool standin;	  /* RO_BIND: a missing directory above a protected name,
 			   * made empty for the run like a protected directory */
-	dev_t dev;	  /* REVEAL: the path's device and inode when planned */
+	dev_t dev;	  /* REVEAL: the path's device and inode when planned; RO_BIND
+			   * with watch: the protected entry's when the run started */
 	ino_t ino;
+	bool watch;	  /* RO_BIND: dev and ino are set (moat_ns_quarantine looks
+			   * whether the entry was replaced during the run) */
 	bool reveals;	  /* MASK_DIR: paths below are bound back (REVEAL): the mask
 			   * is an empty tmpfs holding their mount points, sealed
 			   * read-only after them */

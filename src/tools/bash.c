@@ -1869,6 +1869,15 @@ static int build_result(const struct bash_run *br, long timeout_s, struct moat_t
 		else
 			moat_buf_printf(&out, "[%s]", ret->error);
 	}
+	/* what the post-run checks set aside is told in the text too: a
+	 * client may show no structured result for a failed call, and the
+	 * model should know why a file it wrote is gone */
+	if (have && (strstr(res->warning, "moat-quarantined") ||
+		     strstr(res->warning, "created inside the sandbox and kept"))) {
+		if (out.len && out.data[out.len - 1] != '\n')
+			moat_buf_putc(&out, '\n');
+		moat_buf_printf(&out, "[moat %s]", res->warning);
+	}
 	if (out.oom || so.oom || se.oom || br->out.oom || br->err.oom) {
 		json_decref(sb);
 		goto oom;

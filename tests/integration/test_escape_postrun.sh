@@ -395,6 +395,23 @@ EOF
 	(cd "$WS/abs" && asid env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" git status) >/dev/null 2>&1
 	checke "$ID: a nested repository behind a link right below the workspace runs nothing at git status" \
 		'! pwned linked && [ -e "$WS/.x/r/.git/config.moat-quarantined" ]'
+	# two runs at once: A creates .envrc (set aside after A), B started
+	# while it existed (bound read-only in B); A's set-aside moves B's
+	# mount with it, and B writes a new .envrc in its place: B's own
+	# post-run check must set that one aside too
+	for kind in repo plain; do
+		if [ $kind = repo ]; then fresh_ws "qc$kind"; else fresh_ws "qc$kind" plain; fi
+		m -- sh -c 'echo "echo A" > .envrc; i=0; while [ ! -e b-started ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
+			>/dev/null 2>&1 &
+		apid=$!
+		i=0
+		while [ ! -e "$WS/.envrc" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+		m -- sh -c 'touch b-started; i=0; while [ ! -e .envrc.moat-quarantined ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+			echo "echo EVIL" > .envrc' >/dev/null 2>"$T/err.b"
+		wait $apid
+		checke "$ID: a protected file made again in its place while another run set it aside is set aside too ($kind)" \
+			'! grep -q EVIL "$WS/.envrc" 2>/dev/null && grep -q EVIL "$WS"/.envrc.moat-quarantined.2 && grep -q "made while another call" "$T/err.b"'
+	done
 	# honest work: a repository cloned or made right below the workspace
 	# keeps its config and git's sample hooks
 	fresh_ws q6h plain
