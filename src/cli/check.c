@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/policy_opts.h"
 #include "core/policy_check.h"
+#include "tools/tools.h"
 
 #define BATCH_LINE_MAX (MOAT_ARGS_MAX_BYTES + 4096)
 
@@ -51,6 +52,25 @@ static void deny_input(struct moat_decision *d, const char *what)
 	d->hard = true;
 	moat_strlcpy(d->rule, "input:invalid", sizeof(d->rule));
 	moat_strlcpy(d->reason, what, sizeof(d->reason));
+}
+
+/* The arguments of a built-in tool, checked as the tool will check them
+ * (moat tool and moat mcp refuse what does not fit): a call it would
+ * refuse is bad input here too, not an allow. Other tool names (the
+ * policy decides for any) are taken as they are. 0, or -EINVAL with the
+ * reason in why. A tool name with a control character is bad input. */
+static int tool_args_ok(const char *tool, json_t *args, char *why, size_t whysz)
+{
+	enum moat_tool_kind k = moat_tool_lookup(tool);
+
+	for (const char *c = tool; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			snprintf(why, whysz, "the tool name holds a control character");
+			return -EINVAL;
+		}
+	if (k == MOAT_TOOL_NONE)
+		return 0;
+	return moat_tool_args_check(k, args, why, whysz);
 }
 
 /* One batch line: {"tool": "...", "args": {...}}. Returns 0 or -EINVAL. */
@@ -97,6 +117,15 @@ static int batch_line(const struct moat_policy *p, const char *line, size_t len,
 		args = json_object();
 		json_object_set_new(root, "args", args);
 	}
+	{
+		char why[300];
+
+		if (tool_args_ok(json_string_value(tool), args, why, sizeof(why)) < 0) {
+			deny_input(d, why);
+			json_decref(root);
+			return -EINVAL;
+		}
+	}
 	r = moat_policy_check_args(p, json_string_value(tool), args, d, &err);
 	json_decref(root);
 	return r;
@@ -139,8 +168,10 @@ static void batch_one(struct batch *b, const char *line, size_t len, bool too_lo
 	if (too_long || len > BATCH_LINE_MAX) {
 		deny_input(&d, "line too long");
 		b->bad = true;
-	} else if (len == 0 || (len == 1 && line[0] == '\r')) {
-		return; /* blank lines are skipped */
+	} else if (strspn(line, " \t\r") >= len) {
+		/* one decision per line, in order: an empty line is a bad one */
+		deny_input(&d, "an empty line (each line is one call)");
+		b->bad = true;
 	} else if (batch_line(b->p, line, len, &d) < 0) {
 		b->bad = true;
 	}
@@ -279,6 +310,23 @@ int cmd_check(int argc, char **argv)
 	moat_error_clear(&err);
 	r = moat_policy_check(cp.policy, pos[0], pos[1] ? pos[1] : "{}",
 			      pos[1] ? strlen(pos[1]) : 2, &d, &err);
+	if (r >= 0) {
+		json_t *args = NULL;
+		char why[300];
+		struct moat_error perr;
+
+		moat_error_clear(&perr);
+		if (moat_json_parse_object(pos[1] ? pos[1] : "{}", pos[1] ? strlen(pos[1]) : 2,
+					   "argument ARGS_JSON", MOAT_ARGS_MAX_BYTES, &args,
+					   &perr) == 0 &&
+		    tool_args_ok(pos[0], args, why, sizeof(why)) < 0) {
+			deny_input(&d, why);
+			moat_error_set_where(&err, "argument ARGS_JSON", 0, 0);
+			moat_error_set(&err, "%s", why);
+			r = -EINVAL;
+		}
+		json_decref(args);
+	}
 	print_decision(&out, &d);
 	fwrite(out.data, 1, out.len, stdout);
 	moat_buf_release(&out);

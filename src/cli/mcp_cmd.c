@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <moat/session.h>
@@ -123,11 +124,29 @@ int cmd_mcp(int argc, char **argv)
 			return cli_usage_error("mcp", "--workspace and --cwd name different "
 						      "directories");
 		cp.cwd_arg = workspace;
+		{
+			struct stat st;
+
+			if (stat(workspace, &st) < 0)
+				return cli_usage_error("mcp", "--workspace %s: %s", workspace,
+						       strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				return cli_usage_error("mcp", "--workspace %s: not a directory",
+						       workspace);
+		}
 	}
 
 	r = cli_policy_load(&cp, "mcp", false);
 	if (r)
 		goto out;
+	/* SECURITY: the workspace is the file tools' root and the shell's
+	 * writable tree: the whole filesystem is none (moat run and the bash
+	 * tool refuse it too) */
+	if (!strcmp(cp.cwd, "/")) {
+		r = cli_usage_error("mcp", "--workspace: the workspace cannot be '/' (give a "
+					   "project directory)");
+		goto out;
+	}
 	r = confine_to_workspace(&cp);
 	if (r)
 		goto out;

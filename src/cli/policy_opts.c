@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -146,6 +147,16 @@ int cli_policy_load(struct cli_policy *cp, const char *sub, bool compile)
 	r = cli_resolve_cwd(cp->cwd_arg, cp->cwd, sizeof(cp->cwd));
 	if (r < 0)
 		return cli_usage_error(sub, "--cwd: not a usable directory: %s", strerror(-r));
+	/* a directory given explicitly must be one (a file or a missing path
+	 * is bad input, refused before anything is decided or run) */
+	if (cp->cwd_arg) {
+		struct stat st;
+
+		if (stat(cp->cwd, &st) < 0)
+			return cli_usage_error(sub, "--cwd %s: %s", cp->cwd_arg, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return cli_usage_error(sub, "--cwd %s: not a directory", cp->cwd_arg);
+	}
 	if (moat_config_new(&cp->user) < 0)
 		return cli_usage_error(sub, "out of memory");
 	if (cp->config_path) {

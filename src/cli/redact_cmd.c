@@ -45,5 +45,8 @@ int cmd_redact(int argc, char **argv)
 		return cli_usage_error("redact", "cannot write standard output");
 	}
 	moat_buf_release(&out);
-	return fflush(stdout) ? MOAT_EXIT_USAGE : 0;
+	if (fflush(stdout))
+		return cli_usage_error("redact", "cannot write standard output: %s",
+				       strerror(errno));
+	return 0;
 }

@@ -144,9 +144,12 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			ov->set |= MOAT_PF_HOME;
 			continue;
 		}
-		if (!strcmp(a, "--home") && i + 1 < argc &&
-		    (!strcmp(argv[i + 1], "cow") || !strcmp(argv[i + 1], "ro"))) {
-			ov->home_cow = !strcmp(argv[++i], "cow");
+		if (!strcmp(a, "--home") || !strncmp(a, "--home=", 7)) {
+			const char *hv = a[6] == '=' ? a + 7 : i + 1 < argc ? argv[++i] : NULL;
+
+			if (!hv || (strcmp(hv, "cow") && strcmp(hv, "ro")))
+				return run_fail("bad --home value '%s': cow or ro", hv ? hv : "");
+			ov->home_cow = !strcmp(hv, "cow");
 			ov->set |= MOAT_PF_HOME;
 			continue;
 		}
@@ -211,10 +214,18 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				ov->env = m;
 				ov->set |= MOAT_PF_ENV;
 			} else {
-				if (!*v || strchr(v, '='))
+				bool name_ok = (*v == '_' || (*v >= 'A' && *v <= 'Z') ||
+						(*v >= 'a' && *v <= 'z'));
+
+				for (const char *c = v; name_ok && *c; c++)
+					name_ok = *c == '_' || (*c >= 'A' && *c <= 'Z') ||
+						  (*c >= 'a' && *c <= 'z') ||
+						  (*c >= '0' && *c <= '9');
+				if (!name_ok)
 					return run_fail(
 					    "bad --env value '%s': none, restricted, full "
-					    "or a variable name",
+					    "or a variable name (letters, digits and _, not "
+					    "starting with a digit)",
 					    v);
 				if (ov->env_pass.n >= MOAT_PLAN_MAX_ENV_NAMES ||
 				    moat_strv_add(&ov->env_pass, v) < 0)

@@ -25,6 +25,7 @@
 #include "core/policy_check.h"
 #include "audit/audit.h"
 #include "gate/gate.h"
+#include "tools/tools.h"
 
 #define REPLAY_MAX_BYTES (16u << 20)
 #define REPLAY_MAX_CALLS 10000u
@@ -147,26 +148,33 @@ static int replay_load(const char *path, struct replay_call **ret, size_t *ret_n
 		free(text);
 		return cli_usage_error("tool", "out of memory");
 	}
-	for (p = text, end = text + len; p < end; p = p + strcspn(p, "\n") + (p < end)) {
-		size_t l = strcspn(p, "\n");
+	for (p = text, end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *nul;
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		struct moat_error err;
 		json_t *root = NULL, *v;
 		const char *key;
-		char where[64];
+		char where[64], bad[256];
+		enum moat_tool_kind kind;
+		char *cur = p;
 
 		lineno++;
-		if (p + l > end)
-			l = (size_t)(end - p);
+		p = nl ? (char *)nl + 1 : end;
+		/* SECURITY: a NUL byte would end the line for a C string and
+		 * hide what follows it on the same line */
+		nul = memchr(cur, '\0', l);
+		if (nul) {
+			r = cli_usage_error("tool", "%s:%zu:%zu: a NUL byte", path, lineno,
+					    (size_t)(nul - cur) + 1);
+			goto fail;
+		}
 		{
 			size_t k = 0;
 
-			while (k < l && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+			while (k < l && (cur[k] == ' ' || cur[k] == '\t' || cur[k] == '\r'))
 				k++;
-			if (k == l || p[k] == '#') {
-				if (p + l >= end)
-					break;
+			if (k == l || cur[k] == '#')
 				continue;
-			}
 		}
 		if (n >= REPLAY_MAX_CALLS) {
 			r = cli_usage_error("tool", "%s:%zu: more than %u calls", path, lineno,
@@ -175,7 +183,7 @@ static int replay_load(const char *path, struct replay_call **ret, size_t *ret_n
 		}
 		moat_error_clear(&err);
 		snprintf(where, sizeof(where), "%s", "line");
-		if (moat_json_parse_object(p, l, where, REPLAY_MAX_BYTES, &root, &err) < 0) {
+		if (moat_json_parse_object(cur, l, where, REPLAY_MAX_BYTES, &root, &err) < 0) {
 			r = cli_usage_error("tool", "%s:%zu: %s", path, lineno, err.msg);
 			goto fail;
 		}
@@ -203,6 +211,22 @@ static int replay_load(const char *path, struct replay_call **ret, size_t *ret_n
 			json_decref(root);
 			r = cli_usage_error("tool", "%s:%zu: \"args\" must be an object", path,
 					    lineno);
+			n++;
+			goto fail;
+		}
+		/* every call is checked before the first one runs: a bad one
+		 * later in the file must not leave the earlier ones done */
+		kind = moat_tool_lookup(json_string_value(json_object_get(root, "tool")));
+		if (kind == MOAT_TOOL_NONE) {
+			r = cli_usage_error("tool", "%s:%zu: unknown tool \"%.100s\"", path, lineno,
+					    calls[n].tool ? calls[n].tool : "?");
+			json_decref(root);
+			n++;
+			goto fail;
+		}
+		if (moat_tool_args_check(kind, v, bad, sizeof(bad)) < 0) {
+			r = cli_usage_error("tool", "%s:%zu: %s", path, lineno, bad);
+			json_decref(root);
 			n++;
 			goto fail;
 		}
@@ -248,8 +272,6 @@ static int replay_load(const char *path, struct replay_call **ret, size_t *ret_n
 			r = cli_usage_error("tool", "out of memory");
 			goto fail;
 		}
-		if (p + l >= end)
-			break;
 	}
 	free(text);
 	*ret = calls;

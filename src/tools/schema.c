@@ -7,7 +7,11 @@
  * structured data the tools return (struct moat_tool_result.data) and
  * require only what every successful call returns, so a client validating
  * against them never rejects a real result. Static text only: no I/O. */
+#include <errno.h>
+#include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "tools/tools.h"
 
@@ -196,4 +200,108 @@ const char *moat_tool_input_schema(enum moat_tool_kind k)
 const char *moat_tool_output_schema(enum moat_tool_kind k)
 {
 	return valid_kind(k) ? output_schemas[k] : NULL;
+}
+
+/* one parse of each schema, kept (static text) */
+static json_t *schema_of(enum moat_tool_kind k)
+{
+	static json_t *parsed[MOAT_TOOL__COUNT];
+
+	if (!parsed[k])
+		parsed[k] = json_loads(input_schemas[k], 0, NULL);
+	return parsed[k];
+}
+
+static const char *type_of(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+int moat_tool_args_check(enum moat_tool_kind k, json_t *args, char *err, size_t errsz)
+{
+	const char *name = moat_tool_name(k), *key;
+	json_t *schema, *props, *req, *v;
+	size_t i;
+
+	if (!valid_kind(k) || !(schema = schema_of(k))) {
+		snprintf(err, errsz, "no such tool");
+		return -EINVAL;
+	}
+	if (!json_is_object(args)) {
+		snprintf(err, errsz, "the arguments of %s must be a JSON object", name);
+		return -EINVAL;
+	}
+	props = json_object_get(schema, "properties");
+	json_object_foreach(args, key, v) {
+		json_t *p = json_object_get(props, key), *t, *lim;
+		const char *want;
+
+		if (!p) {
+			snprintf(err, errsz, "unknown argument '%.100s' for %s", key, name);
+			return -EINVAL;
+		}
+		t = json_object_get(p, "type");
+		want = json_string_value(t);
+		if (!want)
+			continue;
+		if (json_is_null(v) && strcmp(want, "null")) {
+			/* an optional argument given as null: the tools take it as absent */
+			continue;
+		}
+		if ((!strcmp(want, "string") && !json_is_string(v)) ||
+		    (!strcmp(want, "integer") && !json_is_integer(v)) ||
+		    (!strcmp(want, "boolean") && !json_is_boolean(v))) {
+			snprintf(err, errsz, "argument '%s' of %s must be %s, not %s", key, name,
+				 !strcmp(want, "integer") ? "an integer" : !strcmp(want, "boolean") ? "a boolean" : "a string",
+				 type_of(v));
+			return -EINVAL;
+		}
+		if (json_is_string(v)) {
+			if (memchr(json_string_value(v), '\0', json_string_length(v))) {
+				snprintf(err, errsz, "argument '%s' of %s holds a NUL byte", key, name);
+				return -EINVAL;
+			}
+			lim = json_object_get(p, "minLength");
+			if (json_is_integer(lim) &&
+			    (json_int_t)json_string_length(v) < json_integer_value(lim)) {
+				snprintf(err, errsz, "argument '%s' of %s is empty", key, name);
+				return -EINVAL;
+			}
+		}
+		if (json_is_integer(v)) {
+			json_t *lo = json_object_get(p, "minimum"), *hi = json_object_get(p, "maximum");
+
+			if ((json_is_integer(lo) && json_integer_value(v) < json_integer_value(lo)) ||
+			    (json_is_integer(hi) && json_integer_value(v) > json_integer_value(hi))) {
+				snprintf(err, errsz, "argument '%s' of %s is out of range", key, name);
+				return -EINVAL;
+			}
+		}
+	}
+	req = json_object_get(schema, "required");
+	json_array_foreach(req, i, v) {
+		const json_t *got = json_object_get(args, json_string_value(v));
+
+		if (!got || json_is_null(got)) {
+			snprintf(err, errsz, "%s needs the argument '%s'", name, json_string_value(v));
+			return -EINVAL;
+		}
+	}
+	return 0;
 }

@@ -133,6 +133,13 @@ void moat_bash_server_stop(struct moat_tool_env *env);
  * (static strings, one JSON object each). */
 const char *moat_tool_description(enum moat_tool_kind k);
 const char *moat_tool_input_schema(enum moat_tool_kind k);
+
+/* Do args fit tool k's input schema (an object; only its properties, of
+ * their types and bounds; the required ones present; no NUL in a string)?
+ * 0, or -EINVAL with a sentence naming the argument in err. For checking a
+ * call before anything runs (a replayed session, `moat check`); the tool
+ * itself checks again when it runs. */
+int moat_tool_args_check(enum moat_tool_kind k, json_t *args, char *err, size_t errsz);
 const char *moat_tool_output_schema(enum moat_tool_kind k);
 
 #endif
