@@ -136,6 +136,34 @@ case "$r" in *abcdef0123456789*) nok "redact hides a bearer token" "$r" ;; *) ok
 r=$(printf "git commit -m 'fix auth flow'\n" | "$MOAT" redact)
 [ "$r" = "git commit -m 'fix auth flow'" ] && ok "redact leaves ordinary text" || nok "redact leaves ordinary text" "$r"
 
+# bad input is refused before anything runs (exit 2, the place named)
+expect 2 "check refuses an argument bash would refuse" -- "$MOAT" check bash '{"command": "ls", "zz": 1}'
+contains "$out" '"rule":"input:invalid"' "the refusal is input:invalid"
+contains "$err" "zz" "the unknown argument is named"
+expect 2 "check refuses a timeout of the wrong type" -- "$MOAT" check bash '{"command": "ls", "timeout": "5"}'
+expect 2 "check refuses a tool name with a newline" -- "$MOAT" check "$(printf 'a\nb')" '{}'
+expect 3 "check still decides for any other tool name (an undeclared one asks)" -- "$MOAT" check my_tool '{"x": 1}'
+printf '{"tool":"bash","args":{"command":"ls"}}\n\n{"tool":"bash","args":{"command":"ls"}}\n' >"$tmp/blank.jsonl"
+expect 2 "check --batch: an empty line is a bad line" -- sh -c '"$1" check --batch <"$2"' _ "$MOAT" "$tmp/blank.jsonl"
+[ "$(printf '%s\n' "$out" | wc -l)" = 3 ] && ok "check --batch: one decision per line" || nok "check --batch: one decision per line" "$out"
+mkdir -p "$tmp/rws"
+printf '{"tool":"bash","args":{"command":"touch RAN1"}}\0{"tool":"bash","args":{"command":"touch RAN2"}}\n' >"$tmp/nul.jsonl"
+expect 2 "replay: a NUL byte is bad input" -- "$MOAT" tool --cwd "$tmp/rws" --approve-with deny --replay "$tmp/nul.jsonl"
+contains "$err" "nul.jsonl:1:" "the NUL byte's line is named"
+printf '{"tool":"bash","args":{"command":"touch RAN3"}}\n{"tool":"bash","args":{"command":"ls","zz":1}}\n' >"$tmp/late.jsonl"
+expect 2 "replay: a bad call later in the file" -- "$MOAT" tool --cwd "$tmp/rws" --approve-with deny --replay "$tmp/late.jsonl"
+contains "$err" "late.jsonl:2:" "the bad line is named"
+[ -z "$(ls -A "$tmp/rws")" ] && ok "replay: nothing ran" || nok "replay: nothing ran" "$(ls -A "$tmp/rws")"
+touch "$tmp/afile"
+expect 2 "--cwd that is a file" -- "$MOAT" tool --cwd "$tmp/afile" bash '{"command": "ls"}'
+contains "$err" "not a directory" "the file is said to be no directory"
+expect 2 "mcp --workspace /" -- sh -c '"$1" mcp --workspace / </dev/null' _ "$MOAT"
+expect 2 "mcp --workspace FILE" -- sh -c '"$1" mcp --workspace "$2" </dev/null' _ "$MOAT" "$tmp/afile"
+expect 125 "run --env with a bad name" -- "$MOAT" run --env 1BAD -- touch "$tmp/rws/RAN4"
+expect 125 "run --home with a bad value" -- "$MOAT" run --home rw -- touch "$tmp/rws/RAN5"
+contains "$err" "--home" "the option is named"
+[ ! -e "$tmp/rws/RAN4" ] && [ ! -e "$tmp/rws/RAN5" ] && ok "run: nothing ran on bad options" || nok "run: nothing ran on bad options"
+
 # help everywhere
 for sub in check config redact run status; do
 	expect 0 "$sub --help" -- "$MOAT" "$sub" --help
