@@ -25,6 +25,7 @@
 #include "core/cmd.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -396,8 +397,8 @@ enum pk {
 	PK_BUSYBOX, PK_EVAL, PK_FIND, PK_PKEXEC, PK_CHROOT, PK_FLOCK, PK_WATCH, PK_SU,
 	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
 	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_FAKEROOT, PK_LDSO,
-	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_GDB,
-	PK_SSHAGENT, PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV,
+	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_SSHAGENT,
+	PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV, PK_GDB,
 	/* builtins that change what the shell knows */
 	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
@@ -448,7 +449,7 @@ static const struct {
 	{"bwrap", PK_BWRAP},	  {"proot", PK_PROOT},	  {"cpulimit", PK_CPULIMIT},
 	{"catchsegv", PK_CATCHSEGV},
 	/* more programs that run the command after their options */
-	{"ssh-agent", PK_SSHAGENT}, {"dbus-run-session", PK_DBUSRUN},
+	{"ssh-agent", PK_SSHAGENT}, {"dbus-run-session", PK_DBUSRUN}, {"run0", PK_SUDO},
 	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
 	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
@@ -918,7 +919,8 @@ static const char *const startup_home[] = {
 	".netrc",	  ".npmrc",	   ".pypirc",	  ".pgpass",	  ".gitconfig",
 	".vimrc",	  ".config/fish/config.fish",	  ".config/git/config",
 	".ssh/",	  ".config/systemd/user/",	  ".config/autostart/",
-	".local/bin/",	  ".config/fish/conf.d/",
+	".local/bin/",	  ".config/fish/conf.d/", ".bash_aliases", ".config/environment.d/",
+	".local/share/systemd/user/",
 	/* agents' own settings: hooks, MCP servers, permissions */
 	".claude/",	  ".claude.json",   ".codex/",	  ".cursor/",
 };
@@ -928,6 +930,10 @@ static const char *const startup_system[] = {
 	"/etc/zsh/",	"/etc/ld.so.preload", "/etc/rc.local", "/etc/crontab",
 	"/etc/cron.d/", "/etc/cron.hourly/", "/etc/cron.daily/", "/etc/cron.weekly/",
 	"/etc/cron.monthly/", "/etc/systemd/system/", "/etc/sudoers", "/etc/sudoers.d/",
+	"/var/spool/cron/", "/etc/systemd/user/", "/lib/systemd/", "/usr/lib/systemd/",
+	"/etc/xdg/autostart/", "/etc/init.d/", "/etc/update-motd.d/", "/etc/apt/apt.conf.d/",
+	"/etc/rc.d/", "/etc/anacrontab", "/etc/security/pam_env.conf", "/etc/pam.d/",
+	"/etc/ld.so.conf.d/", "/etc/ld.so.conf",
 };
 
 /* anywhere (a workspace's own): the directory components and the name */
@@ -939,6 +945,9 @@ static const struct {
 	{".git/config", ".git/config"},
 	/* files that send git to another config and its hooks and fsmonitor */
 	{".git/commondir", ".git/commondir"},
+	{".git", ".git"}, /* a .git FILE ("gitdir: elsewhere") written as a whole */
+	{".git/worktrees/", ".git/worktrees"},
+	{".git/objects/info/alternates", ".git/objects/info/alternates"},
 	{".git/config.worktree", ".git/config.worktree"},
 	{".git/modules/", ".git/modules"},
 	{".gitmodules", ".gitmodules"},
@@ -1043,7 +1052,7 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 			}
 		}
 	}
-	if (buf[1] == 'e') {
+	if (buf[1] == 'e' || buf[1] == 'v' || buf[1] == 'l' || buf[1] == 'u') {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_system); k++) {
 			if (entry_match(buf, startup_system[k])) {
 				moat_strlcpy(out, buf, outsz);
@@ -2261,11 +2270,91 @@ static const char *unknown_tail(const char *t)
 	return last + 1;
 }
 
-static int check_write_abs(struct an *an, size_t v, const char *buf)
+/* An unquoted glob in a written path ("> /dev/[s]da", "> ~/.b*rc"):
+ * bash expands it when it matches one file (a redirection) or passes
+ * every match (arguments). Could it name a raw disk, the sysrq trigger or
+ * a startup file? Checked against names of each kind (FNM_PERIOD: a
+ * leading dot must be spelt, as bash's globs need it). */
+static bool glob_could(const char *pat, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(pat, names[i], FNM_PATHNAME | FNM_PERIOD) == 0)
+			return true;
+	return false;
+}
+
+static bool glob_disk(const char *pat)
+{
+	static const char *const disks[] = {
+	    "/dev/sda",	   "/dev/sdb",	   "/dev/sdz",	  "/dev/sda1", "/dev/hda",  "/dev/vda",
+	    "/dev/vdb",	   "/dev/xvda",	   "/dev/nvme0n1", "/dev/nvme0n1p1", "/dev/nvme1n1",
+	    "/dev/mmcblk0", "/dev/mmcblk0p1", "/dev/dm-0",   "/dev/md0",  "/dev/nbd0",
+	};
+
+	return glob_could(pat, disks, MOAT_ARRAY_SIZE(disks));
+}
+
+/* The startup name a globbed path may be (into name), from the lists
+ * above: a file entry matched whole, a directory entry ("x/") by the
+ * pattern's directory part. */
+static bool glob_startup(const struct an *an, const char *pat, char *name, size_t namesz)
+{
+	char cand[CMD_PATH_MAX], dir[CMD_PATH_MAX];
+	const char *sl = strrchr(pat, '/');
+
+	if (!sl || (size_t)(sl - pat) >= sizeof(dir))
+		return false;
+	memcpy(dir, pat, (size_t)(sl - pat));
+	dir[sl - pat] = '\0';
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(startup_home) + MOAT_ARRAY_SIZE(startup_system);
+	     i++) {
+		bool home = i < MOAT_ARRAY_SIZE(startup_home);
+		const char *e = home ? startup_home[i] : startup_system[i - MOAT_ARRAY_SIZE(startup_home)];
+		size_t el = strlen(e);
+		int n;
+
+		if (home && !an->hlen)
+			continue;
+		n = home ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)an->hlen, an->home, e)
+			 : snprintf(cand, sizeof(cand), "%s", e);
+		if (n < 0 || (size_t)n >= sizeof(cand))
+			continue;
+		if (e[el - 1] == '/') {
+			cand[n - 1] = '\0'; /* the directory: the pattern's own must match it */
+			if (fnmatch(dir, cand, FNM_PATHNAME | FNM_PERIOD) != 0 &&
+			    fnmatch(pat, cand, FNM_PATHNAME | FNM_PERIOD) != 0)
+				continue;
+		} else if (fnmatch(pat, cand, FNM_PATHNAME | FNM_PERIOD) != 0) {
+			continue;
+		}
+		snprintf(name, namesz, "%s%s", home ? "~/" : "", e);
+		return true;
+	}
+	return false;
+}
+
+static int check_write_abs(struct an *an, size_t v, const char *buf, bool glob)
 {
 	char name[CMD_PATH_MAX / 2], rule[64];
 	int r;
 
+	if (an->hardline && glob) {
+		if (glob_disk(buf) &&
+		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
+				     "writes to %s, which may name a raw disk device", buf)))
+			return r;
+		if (fnmatch(buf, "/proc/sysrq-trigger", FNM_PATHNAME | FNM_PERIOD) == 0 &&
+		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+				     "writes to %s, which may name /proc/sysrq-trigger", buf)))
+			return r;
+	}
+	if (glob && glob_startup(an, buf, name, sizeof(name))) {
+		join2(rule, sizeof(rule), "startup-write:", name);
+		return add_finding(an, v, MOAT_FINDING_ASK, rule,
+				   "writes to %s, which may name %s, a startup, persistence or "
+				   "credential file",
+				   buf, name);
+	}
 	if (an->hardline) {
 		if (is_disk_path(buf) &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
@@ -2295,7 +2384,7 @@ static int check_write(struct an *an, size_t v, unsigned flags, const char *text
 		return 0;
 	for (size_t k = 0; (got = abs_path_k(an, flags, text, k, buf, sizeof(buf))) != 0; k++) {
 		if (got > 0) {
-			if ((r = check_write_abs(an, v, buf)))
+			if ((r = check_write_abs(an, v, buf, (flags & MOAT_SHW_GLOB) != 0)))
 				return r;
 			continue;
 		}
@@ -5546,6 +5635,91 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	return child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
 }
 
+/* The directory a wrapper's option makes the command start in: sudo -D
+ * DIR / --chdir=DIR (run0 too), nsenter and unshare -wDIR / --wd=DIR;
+ * NULL without one. *idx gets the word it is in (for its flags). */
+static const char *wrapper_chdir(const struct moat_cmdview *view, size_t end, int kind,
+				 size_t *idx)
+{
+	const char *dir = NULL;
+
+	for (size_t k = 1; k < end && k < view->argc; k++) {
+		const char *a = view->argv[k];
+
+		if (kind == PK_SUDO) {
+			if (!strcmp(a, "-D") || !strcmp(a, "--chdir")) {
+				if (k + 1 < end) {
+					dir = view->argv[k + 1];
+					*idx = k + 1;
+				}
+			} else if (!strncmp(a, "--chdir=", 8)) {
+				dir = a + 8;
+				*idx = k;
+			} else if (a[0] == '-' && a[1] != '-' && strchr(a, 'D')) {
+				const char *d = strchr(a, 'D');
+
+				if (d[1]) {
+					dir = d + 1;
+					*idx = k;
+				} else if (k + 1 < end) {
+					dir = view->argv[k + 1];
+					*idx = k + 1;
+				}
+			}
+		} else {
+			if (!strncmp(a, "--wd=", 5)) {
+				dir = a + 5;
+				*idx = k;
+			} else if (!strncmp(a, "-w", 2) && a[2]) {
+				dir = a + 2;
+				*idx = k;
+			} else if ((!strcmp(a, "--wd") || !strcmp(a, "-w")) && kind == PK_UNSHARE &&
+				   k + 1 < end) {
+				dir = view->argv[k + 1];
+				*idx = k + 1;
+			}
+		}
+	}
+	return dir && *dir ? dir : NULL;
+}
+
+/* suffix() of the command a wrapper runs from word i, in dir when a
+ * change-directory option named one: as "cd DIR" would (env -C's rule) */
+static int suffix_in(struct an *an, size_t v, size_t i, const char *dir, unsigned dflags,
+		     const struct wctx *cx, int chain)
+{
+	const struct vset *old = an->st.cwd;
+	struct vset *nw;
+	char buf[CMD_PATH_MAX];
+	int got, r;
+
+	if (!dir)
+		return suffix(an, v, i, 0, cx, chain);
+	nw = moat_arena_alloc(an->ar, sizeof(*nw));
+	if (!nw)
+		return an_oom(an);
+	memset(nw, 0, sizeof(*nw));
+	for (size_t k = 0; (got = abs_path_k(an, dflags, dir, k, buf, sizeof(buf))) != 0; k++) {
+		char *d;
+
+		if (got < 0) {
+			nw->flags |= VS_UNKNOWN;
+			continue;
+		}
+		if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
+			return an_oom(an);
+		vs_add(nw, d);
+	}
+	if (!nw->n)
+		nw->flags |= VS_UNKNOWN;
+	an->st.cwd = nw;
+	st_touch(an);
+	r = suffix(an, v, i, 0, cx, chain);
+	an->st.cwd = old;
+	st_touch(an);
+	return r;
+}
+
 static bool wrapper_kind(int kind)
 {
 	return kind >= PK_SUDO && kind <= PK_GDB && kind != PK_FIND && kind != PK_SOURCE &&
@@ -6666,8 +6840,12 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 				return r;
 			view = &a->views[v];
 		}
-		if (i < view->argc)
-			return suffix(an, v, i, 0, cx, chain);
+		if (i < view->argc) {
+			size_t di = 0;
+			const char *dir = wrapper_chdir(view, i, PK_SUDO, &di);
+
+			return suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
+		}
 		if (seen['s'] || seen['i'])
 			return mark_stdin(an, v, cx, true);
 		return 0;
@@ -7031,14 +7209,22 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		static const char *const larg[] = {"propagation", "setuid", "setgid", "root", "wd",
 						   "kill-child", "map-user", "map-group", NULL};
 		static const struct optspec sp = {"SGRwl", "", larg, NULL, false};
+		size_t di = 0;
+		const char *dir;
 
-		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		dir = wrapper_chdir(view, i, PK_UNSHARE, &di);
+		return suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
 	}
 	case PK_NSENTER: {
 		static const char *const larg[] = {"target", "setuid", "setgid", NULL};
 		static const struct optspec sp = {"tSG", "", larg, NULL, false};
+		size_t di = 0;
+		const char *dir;
 
-		return suffix(an, v, skip_opts(view, 1, &sp, &stop, NULL), 0, cx, chain);
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		dir = wrapper_chdir(view, i, PK_NSENTER, &di);
+		return suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
 	}
 	case PK_SOURCE:
 		if (view->argc > 1) {
