@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <regex.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -2705,9 +2706,19 @@ static int check_kill(struct an *an, size_t v)
 	if (sig && strcmp(sig, "0") == 0)
 		return 0;
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "-1") == 0)
+		const char *a = argv[i];
+
+		/* -1, and its other spellings (-01, -001) */
+		if (a[0] == '-' && a[1] && strspn(a + 1, "0") < strlen(a + 1) &&
+		    !strcmp(a + 1 + strspn(a + 1, "0"), "1"))
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
 					   "sends a signal to every process (pid -1)");
+		/* pids that a command substitution prints ($(pgrep .)) are
+		 * not known before running: asked, like xargs' */
+		if (an->vw[v][i]->flags & MOAT_SHW_SUBST)
+			return add_finding(an, v, MOAT_FINDING_ASK, "dynamic-target:kill",
+					   "kill signals processes whose ids cannot be known "
+					   "before the command runs");
 		/* SECURITY: pids read by xargs may be -1 or 1 */
 		if ((an->vw[v][i]->flags & MOAT_SHW_EXPAND) && strcmp(argv[i], "$XARGS_INPUT") == 0)
 			return add_finding(an, v, MOAT_FINDING_ASK, "dynamic-target:kill",
@@ -3576,9 +3587,42 @@ static int check_gio(struct an *an, size_t v)
 
 /* a pattern (extended regular expression, unanchored) every process name
  * matches: "", ".", ".*", "^.+$" ... */
+/* Does the extended regular expression p (as pkill compiles it) match
+ * every process name, judged on names of every shape (and the empty one:
+ * a pattern that matches it matches anywhere in any name)? exact: whole
+ * names (-x). */
+static bool regex_matches_all(const char *p, bool exact)
+{
+	static const char *const names[] = {"systemd", "init", "bash", "sh", "sshd",
+					    "Xorg", "kworker/0:1", "python3", "node", "a",
+					    "Z", "0", "moat"};
+	char anchored[512];
+	regex_t re;
+	bool all = true;
+
+	if (exact) {
+		if ((size_t)snprintf(anchored, sizeof(anchored), "^(%s)$", p) >= sizeof(anchored))
+			return false;
+		p = anchored;
+	}
+	if (regcomp(&re, p, REG_EXTENDED | REG_NOSUB) != 0)
+		return false;
+	if (!exact && regexec(&re, "", 0, NULL, 0) == 0) {
+		regfree(&re);
+		return true;
+	}
+	for (size_t i = 0; all && i < MOAT_ARRAY_SIZE(names); i++)
+		all = regexec(&re, names[i], 0, NULL, 0) == 0;
+	regfree(&re);
+	return all;
+}
+
 static bool match_all_regex(const char *p, bool exact)
 {
 	size_t n = strlen(p);
+
+	if (regex_matches_all(p, exact))
+		return true;
 
 	if (n && p[0] == '^')
 		p++, n--;
@@ -3616,6 +3660,10 @@ static int check_pkill(struct an *an, size_t v)
 		}
 		if (!done && is_opt(a)) {
 			if (a[1] == '-') {
+				if (long_is(a + 2, "inverse", 3) && !killall)
+					return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
+							   "%s --inverse signals every process but those matched",
+							   view->prog);
 				if (long_is(a + 2, "regexp", 3))
 					regex = true;
 				else if (long_is(a + 2, "exact", 3))
@@ -3640,6 +3688,13 @@ static int check_pkill(struct an *an, size_t v)
 					exact = true;
 				if (a[k] == 'l')
 					listed = true;
+				/* -v: every process but the ones named */
+				if (a[k] == 'v' && !killall && !listed)
+					return add_finding(an, v, MOAT_FINDING_DENY,
+							   "hardline:kill-all",
+							   "%s -v signals every process but those "
+							   "matched",
+							   view->prog);
 				if (strchr(arg, a[k])) {
 					if (!a[k + 1])
 						i++;
