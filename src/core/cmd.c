@@ -4259,6 +4259,18 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 	     an->st.cwd == an->cwd0)) {
 		if (text[0] == '/' && strcmp(text, "/dev/null") == 0)
 			return 0;
+		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow */
+		if (!strncmp(text, "/proc/", 6) && strlen(text) < sizeof(buf)) {
+			memcpy(buf, text, strlen(text) + 1);
+			moat_cmd_norm_path(buf);
+			if (proc_alias(buf) == 0 && strcmp(buf, text)) {
+				const char *abs = moat_arena_strndup(an->ar, buf, strlen(buf));
+
+				if (!abs)
+					return an_oom(an);
+				return add_path(an, v, text, abs, pflags);
+			}
+		}
 		return add_path(an, v, text, NULL, pflags);
 	}
 	for (size_t k = 0; (got = abs_path_k(an, wflags, text, k, buf, sizeof(buf))) != 0; k++) {
@@ -4270,6 +4282,25 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 			return r;
 	}
 	return 0;
+}
+
+/* A file named inside a word by '@' or '<' (curl -d @FILE, -F f=@FILE,
+ * -F f=<FILE, -H @FILE, --data-urlencode n@FILE, httpie's f@FILE and
+ * @FILE): the name after the last one, noted too. */
+static int note_at_file(struct an *an, size_t v, unsigned fl, const char *a)
+{
+	const char *at = strrchr(a, '@'), *lt = strstr(a, "=<");
+
+	if (lt && (!at || lt + 1 > at))
+		at = lt + 1;
+	else if (!at && a[0] == '<')
+		at = a;
+	if (!at || !at[1])
+		return 0;
+	fl &= ~(unsigned)MOAT_SHW_TILDE;
+	if (at[1] == '~')
+		fl |= MOAT_SHW_TILDE;
+	return note_path(an, v, fl, at + 1, 0);
 }
 
 /* The operands of view v: words that are not options, --opt=VALUE values. */
@@ -4284,6 +4315,9 @@ static int note_operands(struct an *an, size_t v)
 		const char *a = view->argv[i];
 		unsigned fl = vw[i]->flags;
 
+		if ((strchr(a, '@') || strstr(a, "=<") || a[0] == '<') &&
+		    (r = note_at_file(an, v, fl, a)))
+			return r;
 		if (!done && a[0] == '-' && a[1]) {
 			const char *eq;
 
