@@ -4252,6 +4252,8 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 
 	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0] || has_scheme(text))
 		return 0;
+	if (wflags & MOAT_SHW_GLOB)
+		pflags |= MOAT_CMD_PATH_GLOB;
 	/* absolute, or relative to the directory the command starts in: the
 	 * policy normalises it (only when it may be a denied path at all) */
 	if (!(wflags & MOAT_SHW_TILDE) &&
@@ -4295,7 +4297,7 @@ static int note_at_file(struct an *an, size_t v, unsigned fl, const char *a)
 		at = lt + 1;
 	else if (!at && a[0] == '<')
 		at = a;
-	if (!at || !at[1])
+	if (!at || !at[1] || !strcmp(at + 1, "-")) /* (@-: standard input) */
 		return 0;
 	fl &= ~(unsigned)MOAT_SHW_TILDE;
 	if (at[1] == '~')

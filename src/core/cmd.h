@@ -102,6 +102,7 @@ struct moat_cmd_finding {
  * program is unknown. */
 #define MOAT_CMD_PATH_READ 1u  /* a redirection reading it */
 #define MOAT_CMD_PATH_WRITE 2u /* a redirection writing it */
+#define MOAT_CMD_PATH_GLOB 4u  /* an unquoted glob: it may name more than its text */
 
 struct moat_cmd_path {
 	const char *text; /* as the command names it, values substituted */

@@ -14,6 +14,7 @@
  * Pure: no output, no writes. It reads the filesystem only to resolve
  * symlinks (core/path.c). On any error the answer is DENY. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1659,6 +1660,109 @@ static bool pathfilter_hit(const struct pathfilter *f, const char *s, size_t n)
 /* The files the command's words name, against the denied paths: ASK, since
  * the sandbox hides them anyway and a human may approve (a path rule that
  * allows the access, or a command rule that allows the view, wins). */
+/* May the glob word w (an absolute path whose components may hold * ? [..])
+ * name a path the denied pattern pat matches? Component by component: a
+ * glob component against a literal one is matched as the shell would
+ * (a leading dot must be spelt); "**" takes any number of components; a
+ * component that is a glob on both sides is taken as no match (`cat *`
+ * against "**" + "/" + "*.pem" would otherwise ask for every listing); a word that
+ * names a directory a "**" pattern covers (`cp -r ~/.s* x`) matches. */
+static bool glob_meets(const char *w, const char *pat, int depth)
+{
+	const char *we, *pe;
+	size_t wl, pl;
+	char wc[256], pc[256];
+	bool wg, pg;
+
+	if (depth > 64)
+		return false;
+	while (*w == '/')
+		w++;
+	while (*pat == '/')
+		pat++;
+	if (!strcmp(pat, "**") || !strncmp(pat, "**/", 3)) {
+		const char *rest = pat[2] ? pat + 3 : "";
+
+		if (!*rest)
+			return true;
+		for (const char *k = w;; ) {
+			if (glob_meets(k, rest, depth + 1))
+				return true;
+			k = strchr(k, '/');
+			if (!k)
+				return false;
+			k++;
+		}
+	}
+	if (!*w)
+		return false; /* (a directory-and-below pattern was taken above) */
+	if (!*pat)
+		return false;
+	we = strchr(w, '/');
+	pe = strchr(pat, '/');
+	wl = we ? (size_t)(we - w) : strlen(w);
+	pl = pe ? (size_t)(pe - pat) : strlen(pat);
+	if (wl >= sizeof(wc) || pl >= sizeof(pc))
+		return false;
+	memcpy(wc, w, wl);
+	wc[wl] = '\0';
+	memcpy(pc, pat, pl);
+	pc[pl] = '\0';
+	wg = strpbrk(wc, "*?[") != NULL;
+	pg = strpbrk(pc, "*?[") != NULL;
+	if (wg && pg)
+		return false;
+	/* a glob with fewer than two literal characters ("*", "?*", "*s")
+	 * would meet every name: taken as no match, or every `cat` of a whole directory
+	 * would ask; a secret's name spelt with a wildcard or two (".e?v",
+	 * "sha*", "[s]hadow") keeps enough of it */
+	if (wg) {
+		size_t lit = 0;
+		bool br = false;
+
+		for (const char *k = wc; *k; k++) {
+			if (*k == '[')
+				br = true;
+			else if (*k == ']' && br)
+				br = false;
+			else if (!br && *k != '*' && *k != '?')
+				lit++;
+		}
+		if (lit < 2)
+			return false;
+	}
+	if (wg ? fnmatch(wc, pc, FNM_PERIOD) != 0
+	       : pg ? fnmatch(pc, wc, FNM_PERIOD) != 0 : strcmp(wc, pc) != 0)
+		return false;
+	if (!we) /* the word ends here: the pattern too, or it covers what is below */
+		return !pe || !strcmp(pe + 1, "**");
+	if (!pe)
+		return false;
+	return glob_meets(we + 1, pe + 1, depth + 1);
+}
+
+/* The first denied pattern a glob word may name, or -1. */
+static long glob_denied(const struct layer *l, const char *home, const char *w)
+{
+	size_t n = moat_globset_count(l->denied_paths);
+	char exp[MOAT_PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *pat = moat_globset_pattern(l->denied_paths, i);
+
+		if (!pat)
+			continue;
+		if (pat[0] == '~' && pat[1] == '/' && home) {
+			if ((size_t)snprintf(exp, sizeof(exp), "%s%s", home, pat + 1) >= sizeof(exp))
+				continue;
+			pat = exp;
+		}
+		if (glob_meets(w, pat, 0))
+			return (long)i;
+	}
+	return -1;
+}
+
 static void check_command_paths(struct call *c, size_t li, const struct moat_cmd_analysis *a,
 				const long *decided)
 {
@@ -1678,6 +1782,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
 			continue;
+		/* (a glob word may match a denied name without holding its
+		 * literal run: it skips the prefilter) */
+		bool glob = (pp->flags & MOAT_CMD_PATH_GLOB) != 0;
+
 		if (subj) {
 			size_t skip = 0, cl = c->p->cwd_len;
 
@@ -1687,13 +1795,13 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			if (!l->shell_cwd_hit && cl > 1 && len > cl && subj[cl] == '/' &&
 			    memcmp(subj, c->p->cwd, cl) == 0)
 				skip = cl;
-			if (!pathfilter_hit(l->shell_paths, subj + skip, len - skip))
+			if (!glob && !pathfilter_hit(l->shell_paths, subj + skip, len - skip))
 				continue;
 		} else {
 			/* SECURITY: a denied pattern's literal run lies within one
 			 * component, so it is in the name or in the directory */
 			len = strlen(pp->text);
-			if (!pathfilter_hit(l->shell_paths, pp->text, len)) {
+			if (!glob && !pathfilter_hit(l->shell_paths, pp->text, len)) {
 				/* (the working directory itself may hold a denied path) */
 				if (pp->text[0] == '/' || !l->shell_cwd_hit)
 					continue;
@@ -1704,6 +1812,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			len = strlen(norm);
 		}
 		i = moat_globset_first(l->denied_paths, subj, len);
+		/* SECURITY: an unquoted glob names whatever it matches when the
+		 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
+		if (i < 0 && glob)
+			i = glob_denied(l, moat_policy_home(c->p), subj);
 		if (i < 0)
 			continue;
 		pr = moat_globset_first(l->path_rules, subj, len);
