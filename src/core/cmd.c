@@ -399,7 +399,8 @@ enum pk {
 	PK_SCRIPT, PK_UNBUFFER, PK_SOURCE, PK_ALIAS, PK_TRAP, PK_UNSHARE, PK_NSENTER,
 	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_FAKEROOT, PK_LDSO,
 	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_SSHAGENT,
-	PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV, PK_GDB,
+	PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV, PK_SYSTEMDRUN, PK_XTERM,
+	PK_SCREEN, PK_TMUX, PK_AT, PK_GDB,
 	/* builtins that change what the shell knows */
 	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
@@ -454,6 +455,9 @@ static const struct {
 	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
 	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
+	{"systemd-run", PK_SYSTEMDRUN}, {"xterm", PK_XTERM}, {"uxterm", PK_XTERM},
+	{"konsole", PK_XTERM}, {"gnome-terminal", PK_XTERM}, {"screen", PK_SCREEN},
+	{"tmux", PK_TMUX}, {"at", PK_AT}, {"batch", PK_AT},
 	{"python", PK_INTERP},	  {"python2", PK_INTERP}, {"python3", PK_INTERP},
 	{"perl", PK_INTERP},	  {"ruby", PK_INTERP},	  {"node", PK_INTERP},
 	{"nodejs", PK_INTERP},	  {"php", PK_INTERP},	  {"lua", PK_INTERP},
@@ -7191,6 +7195,107 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		i = skip_opts(view, 1, &sp, &stop, NULL);
 		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
 	}
+	case PK_SYSTEMDRUN: {
+		/* systemd-run [OPTIONS] CMD...: run now, or later (--on-calendar) */
+		static const char *const larg[] = {
+		    "unit", "property", "description", "slice", "setenv", "host", "machine",
+		    "uid", "gid", "nice", "working-directory", "on-active", "on-boot",
+		    "on-startup", "on-unit-active", "on-unit-inactive", "on-calendar",
+		    "on-clock-change", "on-timezone-change", "path-property", "socket-property",
+		    "timer-property", "service-type", "slice-inherit", "expand-environment", NULL};
+		static const char *const lstop[] = {"help", "version", NULL};
+		static const struct optspec sp = {"pEHMu", "h", larg, lstop, false};
+		size_t di = 0;
+		const char *dir = NULL;
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		for (size_t k = 1; k < i; k++)
+			if (!strncmp(view->argv[k], "--working-directory=", 20)) {
+				dir = view->argv[k] + 20;
+				di = k;
+			}
+		return stop ? 0 : suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
+	}
+	case PK_XTERM:
+		/* xterm -e CMD ARGS..., gnome-terminal -- CMD / -x CMD; a -e
+		 * STRING of gnome-terminal and konsole is a command line */
+		for (i = 1; i < view->argc; i++) {
+			const char *o = view->argv[i];
+
+			if (!strcmp(o, "--") || !strcmp(o, "-x") || !strcmp(o, "--execute"))
+				return suffix(an, v, i + 1, 0, cx, chain);
+			if (!strcmp(o, "-e") || !strcmp(o, "--command")) {
+				if (i + 2 == view->argc && strcmp(view->prog, "xterm") &&
+				    strcmp(view->prog, "uxterm")) {
+					struct wctx c2 = nest_ctx_of(cx, vw[i + 1], v);
+
+					return reparse(an, view->argv[i + 1], strlen(view->argv[i + 1]),
+						       &c2, (vw[i + 1]->flags & MOAT_SHW_EXPAND) != 0,
+						       true);
+				}
+				return suffix(an, v, i + 1, 0, cx, chain);
+			}
+		}
+		return 0;
+	case PK_SCREEN: {
+		/* screen [-dmS NAME ...] CMD ARGS... */
+		static const struct optspec sp = {"ScehpstTX", "lrRxvQ", NULL, NULL, false};
+
+		i = skip_opts(view, 1, &sp, &stop, NULL);
+		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
+	}
+	case PK_TMUX: {
+		/* tmux [global options] new-session|new-window|split-window|
+		 * respawn-*|run-shell [options] [SHELL-COMMAND...]; send-keys
+		 * types into a shell */
+		static const char *const subs[] = {
+		    "new-session", "new", "new-window", "neww", "split-window", "splitw",
+		    "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell",
+		    "run", "display-popup", "popup", "send-keys", "send", NULL};
+		static const char *const witharg = "ceFfLlnNsStTxy";
+		size_t k = 1;
+
+		/* global options: -L NAME, -S PATH, -f FILE, -c CMD (a shell command) */
+		while (k < view->argc && view->argv[k][0] == '-') {
+			const char *o = view->argv[k];
+
+			if (!strcmp(o, "-c") && k + 1 < view->argc) {
+				struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
+
+				return reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
+					       (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true);
+			}
+			k += (strchr("LSfT", o[1]) && !o[2]) ? 2 : 1;
+		}
+		if (k >= view->argc || !in_list(subs, view->argv[k], strlen(view->argv[k]), false))
+			return 0;
+		for (k++; k < view->argc; k++) {
+			const char *o = view->argv[k];
+
+			if (o[0] != '-' || !o[1])
+				break;
+			if (!strcmp(o, "--")) {
+				k++;
+				break;
+			}
+			if (strchr(witharg, o[strlen(o) - 1]) && strlen(o) == 2)
+				k++;
+		}
+		if (k >= view->argc)
+			return 0;
+		if (k + 1 == view->argc ||
+		    (k + 2 == view->argc && (!strcmp(view->argv[k + 1], "Enter") ||
+					     !strcmp(view->argv[k + 1], "C-m")))) {
+			struct wctx c2 = nest_ctx_of(cx, vw[k], v);
+
+			return reparse(an, view->argv[k], strlen(view->argv[k]), &c2,
+				       (vw[k]->flags & MOAT_SHW_EXPAND) != 0, true);
+		}
+		return suffix(an, v, k, 0, cx, chain);
+	}
+	case PK_AT:
+		/* at TIME: the commands come on standard input (or -f FILE) */
+		return mark_stdin(an, v, cx, true);
 	case PK_PLAINWRAP:
 	case PK_PROXYCHAINS:
 	case PK_SETPRIV: {
