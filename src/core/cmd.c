@@ -409,7 +409,7 @@ enum pk {
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
-	PK_CRONTAB, PK_GIO, PK_PKILL,
+	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL,
 };
 
 static const struct {
@@ -455,6 +455,8 @@ static const struct {
 	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
 	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
+	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
+	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL},
 	{"systemd-run", PK_SYSTEMDRUN}, {"xterm", PK_XTERM}, {"uxterm", PK_XTERM},
 	{"konsole", PK_XTERM}, {"gnome-terminal", PK_XTERM}, {"screen", PK_SCREEN},
 	{"tmux", PK_TMUX}, {"at", PK_AT}, {"batch", PK_AT},
@@ -2918,6 +2920,58 @@ static const char *disk_operand(struct an *an, size_t v, char *buf, size_t cap)
 	return NULL;
 }
 
+/* Disk tools whose writing modes destroy a disk: ddrescue's output (its
+ * second operand), badblocks -w/-n, cryptsetup luksFormat/erase/
+ * reencrypt, mdadm --zero-superblock/--create, mformat -i. */
+static int check_disktool(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	const char *prog = view->prog, *first = NULL;
+	char buf[CMD_PATH_MAX];
+	bool writes = false;
+	size_t npos = 0;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (a[0] == '-' && a[1]) {
+			if ((!strcmp(prog, "badblocks") && a[1] != '-' &&
+			     (strchr(a, 'w') || strchr(a, 'n'))) ||
+			    (!strcmp(prog, "mdadm") &&
+			     (!strcmp(a, "--zero-superblock") || !strcmp(a, "--create") ||
+			      !strcmp(a, "-C"))))
+				writes = true;
+			if (!strcmp(prog, "mformat") && !strncmp(a, "-i", 2)) {
+				const char *img = a[2] ? a + 2 : i + 1 < view->argc ? view->argv[i + 1] : "";
+
+				if (abs_path_k(an, vw[a[2] ? i : i + 1 < view->argc ? i + 1 : i]->flags,
+					       img, 0, buf, sizeof(buf)) > 0 &&
+				    is_disk_path(buf))
+					return add_finding(an, v, MOAT_FINDING_DENY,
+							   "hardline:disk-wipe",
+							   "mformat writes a file system on %s", buf);
+			}
+			continue;
+		}
+		npos++;
+		if (npos == 1)
+			first = a;
+		if (!strcmp(prog, "ddrescue") && npos == 2 &&
+		    abs_path_k(an, vw[i]->flags, a, 0, buf, sizeof(buf)) > 0 && is_disk_path(buf))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+					   "ddrescue writes over %s", buf);
+	}
+	if (!strcmp(prog, "cryptsetup") && first &&
+	    (!strcmp(first, "luksFormat") || !strcmp(first, "erase") ||
+	     !strcmp(first, "luksErase") || !strcmp(first, "reencrypt")))
+		writes = true;
+	if (writes && disk_operand(an, v, buf, sizeof(buf)))
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+				   "%s destroys the contents of %s", prog, buf);
+	return 0;
+}
+
 /* Is standard input fed (a pipe, a file, a here-document)? */
 static bool stdin_fed(const struct an *an, size_t v, const struct wctx *cx)
 {
@@ -3771,6 +3825,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return h ? check_gio(an, v) : 0;
 	case PK_PKILL:
 		return h ? check_pkill(an, v) : 0;
+	case PK_DISKTOOL:
+		return h ? check_disktool(an, v) : 0;
 	default:
 		return 0;
 	}
