@@ -24,6 +24,7 @@
  * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <regex.h>
@@ -2970,6 +2971,131 @@ static int check_disktool(struct an *an, size_t v)
 		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
 				   "%s destroys the contents of %s", prog, buf);
 	return 0;
+}
+
+/* Keys that make git run a program or read another configuration (the
+ * git config command's check: a deny list, so that ordinary settings such
+ * as advice.* or color.* stay free; a config file written whole is judged
+ * by gitcfg_safe's allow list instead). sub: the key had a subsection. */
+static bool git_code_key(const char *sect, bool sub, const char *key)
+{
+	static const char *const exact[] = {
+	    "core.fsmonitor", "core.hookspath", "core.sshcommand", "core.pager", "core.editor",
+	    "core.askpass", "core.gitproxy", "core.worktree", "core.alternaterefscommand",
+	    "sequence.editor", "diff.external", "credential.helper", "gpg.program",
+	    "include.path", "uploadpack.packobjectshook", "web.browser", "ssh.variant",
+	    "interactive.difffilter", "sendemail.tocmd",
+	    "sendemail.cccmd", NULL};
+	static const char *const any_sub[] = {
+	    /* section.*.key */
+	    "diff.textconv", "diff.command", "merge.driver", "filter.clean", "filter.smudge",
+	    "filter.process", "credential.helper", "gpg.program", "includeif.path",
+	    "remote.uploadpack", "remote.receivepack", "remote.vcs", "remote.proxy",
+	    "browser.cmd", "browser.path", "man.cmd", "man.path", "mergetool.cmd",
+	    "difftool.cmd", "submodule.update", "protocol.allow", "url.insteadof",
+	    "url.pushinsteadof", NULL};
+	char full[160];
+
+	if (!strcmp(sect, "alias") || !strcmp(sect, "pager") || !strcmp(sect, "instaweb"))
+		return true;
+	snprintf(full, sizeof(full), "%s.%s", sect, key);
+	for (size_t i = 0; !sub && exact[i]; i++)
+		if (!strcmp(full, exact[i]))
+			return true;
+	for (size_t i = 0; sub && any_sub[i]; i++)
+		if (!strcmp(full, any_sub[i]))
+			return true;
+	return false;
+}
+
+/* git config setting a key that makes git run a program or read another
+ * config (core.fsmonitor, core.hooksPath, alias.x = !cmd, include.path,
+ * drivers, helpers: every key outside those git writes itself) in the
+ * repository's .git/config, ~/.gitconfig (--global) or another file: the
+ * next git command there runs it, outside any sandbox. Asked, like a
+ * write to a startup file. */
+static int check_git_config(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *const *argv = view->argv;
+	const char *where = ".git/config", *key = NULL;
+	size_t i = 1, npos = 0;
+	bool set = false, newstyle = false, reading = false;
+
+	/* git's own options, then the command */
+	while (i < view->argc && argv[i][0] == '-') {
+		const char *o = argv[i];
+
+		i += (!strcmp(o, "-C") || !strcmp(o, "-c") || !strcmp(o, "--git-dir") ||
+		      !strcmp(o, "--work-tree") || !strcmp(o, "--namespace"))
+			     ? 2
+			     : 1;
+	}
+	if (i >= view->argc || strcmp(argv[i], "config"))
+		return 0;
+	for (i++; i < view->argc; i++) {
+		const char *o = argv[i];
+
+		if (o[0] == '-' && o[1]) {
+			if (!strcmp(o, "--global"))
+				where = "~/.gitconfig";
+			else if (!strcmp(o, "--system"))
+				where = "/etc/gitconfig";
+			else if (!strcmp(o, "-f") || !strcmp(o, "--file") || !strcmp(o, "--blob") ||
+				 !strcmp(o, "--type") || !strcmp(o, "--default") ||
+				 !strcmp(o, "--comment") || !strcmp(o, "--value"))
+				i++, where = !strcmp(o, "-f") || !strcmp(o, "--file") ? "a git config file"
+											: where;
+			else if (!strncmp(o, "--get", 5) || !strcmp(o, "-l") || !strcmp(o, "--list") ||
+				 !strncmp(o, "--unset", 7) || !strncmp(o, "--remove-section", 16) ||
+				 !strncmp(o, "--rename-section", 16))
+				reading = true;
+			else if (!strcmp(o, "--add") || !strcmp(o, "--replace-all"))
+				set = true;
+			continue;
+		}
+		npos++;
+		if (npos == 1 && (!strcmp(o, "set") || !strcmp(o, "get") || !strcmp(o, "list") ||
+				  !strcmp(o, "unset") || !strcmp(o, "rename-section") ||
+				  !strcmp(o, "remove-section") || !strcmp(o, "edit"))) {
+			newstyle = true;
+			reading = strcmp(o, "set") != 0;
+			set = !reading;
+			continue;
+		}
+		if (!key)
+			key = o;
+		else
+			set = true; /* KEY VALUE */
+	}
+	if (reading || !key || (!set && !newstyle) || (newstyle && !set))
+		return 0;
+	{
+		char sect[64] = "", sub[2] = "", k[64] = "";
+		const char *d1 = strchr(key, '.'), *d2 = strrchr(key, '.');
+		size_t sl;
+
+		if (!d1 || !d2[1])
+			return 0; /* git refuses it */
+		sl = (size_t)(d1 - key) < sizeof(sect) - 1 ? (size_t)(d1 - key) : sizeof(sect) - 1;
+		for (size_t x = 0; x < sl; x++)
+			sect[x] = (char)tolower((unsigned char)key[x]);
+		snprintf(k, sizeof(k), "%s", d2 + 1);
+		for (char *x = k; *x; x++)
+			*x = (char)tolower((unsigned char)*x);
+		if (d1 != d2)
+			sub[0] = '*';
+		if (!git_code_key(sect, sub[0] != '\0', k))
+			return 0;
+	}
+	return add_finding(an, v, MOAT_FINDING_ASK, !strcmp(where, ".git/config")
+							? "startup-write:.git/config"
+							: !strcmp(where, "~/.gitconfig")
+							      ? "startup-write:~/.gitconfig"
+							      : "startup-write:git-config",
+			   "git config sets %.100s in %s, which may make git run a program or "
+			   "read another configuration",
+			   key, where);
 }
 
 /* Is standard input fed (a pipe, a file, a here-document)? */
@@ -6956,6 +7082,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return r;
 		view = &a->views[v];
 	}
+	if (!strcmp(view->prog, "git") && (r = check_git_config(an, v)))
+		return r;
 	/* the files it names, for the policy's denied paths */
 	if (!(view->flags & MOAT_VIEW_VALUES) && collects_paths(kind, view->prog)) {
 		if ((r = note_operands(an, v)))
