@@ -3411,6 +3411,27 @@ static int check_cp(struct an *an, size_t v)
 			}
 		}
 	}
+	/* SECURITY: a copy of a file the same command downloaded is one too
+	 * ("curl -o f URL; cp f g; sh g") */
+	for (size_t k = 0; an->ndl && k < nops; k++) {
+		const char *src = an->a->views[v].argv[ops[k]], *b = strrchr(src, '/');
+		int n;
+
+		if (!is_download(an, vw[ops[k]]->flags, src))
+			continue;
+		if ((r = note_download(an, vw[tdir]->flags, tdir_text)))
+			return r;
+		b = b ? b + 1 : src;
+		n = snprintf(joined, sizeof(joined), "%s/%s", tdir_text, b);
+		if (n > 0 && (size_t)n < sizeof(joined)) {
+			const char *jd = moat_arena_strndup(an->ar, joined, (size_t)n);
+
+			if (!jd)
+				return an_oom(an);
+			if ((r = note_download(an, vw[tdir]->flags, jd)))
+				return r;
+		}
+	}
 	/* the destination may be a directory: dest/basename(source) */
 	for (size_t k = 0; k < nops; k++) {
 		const char *src = an->a->views[v].argv[ops[k]], *b = strrchr(src, '/');
@@ -3553,6 +3574,16 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 	const char *prefix = NULL;
 	int r;
 
+	/* curl --output-dir DIR: where -o NAME and -O write (seen first: it
+	 * may come after them) */
+	for (size_t i = 1; !wget && i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!strncmp(a, "--output-dir=", 13))
+			prefix = a + 13;
+		else if (!strcmp(a, "--output-dir") && i + 1 < view->argc)
+			prefix = view->argv[i + 1];
+	}
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = an->a->views[v].argv[i];
 
@@ -3568,8 +3599,13 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 			if (!wget && (long_is(a + 2, "remote-name", 8) ||
 				      long_is(a + 2, "remote-name-all", 12)))
 				remote = true;
-			if (wget && long_is(a + 2, "directory-prefix", 3))
+			if ((wget && long_is(a + 2, "directory-prefix", 3)) ||
+			    (!wget && long_is(a + 2, "output-dir", 8))) {
 				prefix = eq ? eq + 1 : i + 1 < view->argc ? view->argv[i + 1] : NULL;
+				if (!wget && !eq)
+					i++;
+				continue;
+			}
 			for (size_t k = 0; k < nl; k++) {
 				const char *val = NULL;
 				unsigned fl = 0;
@@ -3584,6 +3620,18 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 					i++;
 					val = an->a->views[v].argv[i];
 					fl = vw[i]->flags;
+				}
+				if (val && !wget && prefix && val[0] != '/' && val[0] != '~' &&
+				    !(fl & MOAT_SHW_EXPAND)) {
+					size_t jl = strlen(prefix) + strlen(val) + 2;
+					char *j = moat_arena_alloc(an->ar, jl);
+
+					if (!j)
+						return an_oom(an);
+					snprintf(j, jl, "%s/%s", prefix, val);
+					val = j;
+					if (prefix[0] == '~')
+						fl |= MOAT_SHW_TILDE;
 				}
 				if (val && (r = check_write(an, v, fl, val)))
 					return r;
@@ -3616,6 +3664,18 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 					val = an->a->views[v].argv[i + 1];
 					fl = vw[i + 1]->flags;
 				}
+				if (val && !wget && a[k] == 'o' && prefix && val[0] != '/' &&
+				    val[0] != '~' && !(fl & MOAT_SHW_EXPAND)) {
+					size_t jl = strlen(prefix) + strlen(val) + 2;
+					char *j = moat_arena_alloc(an->ar, jl);
+
+					if (!j)
+						return an_oom(an);
+					snprintf(j, jl, "%s/%s", prefix, val);
+					val = j;
+					if (prefix[0] == '~')
+						fl |= MOAT_SHW_TILDE;
+				}
 				if (val && (r = check_write(an, v, fl, val)))
 					return r;
 				if (val && a[k] == outs[0]) {
@@ -3642,10 +3702,17 @@ static int check_fetch(struct an *an, size_t v, bool wget)
 			}
 			if (!strstr(a, "://") && !strchr(a, '/'))
 				continue;
-			name = url_basename(an, a, wget ? prefix : NULL);
+			name = url_basename(an, a, prefix);
 			if (!name)
 				return an_oom(an);
 			if ((r = note_download(an, vw[i]->flags, name)))
+				return r;
+			/* the file it writes (wget -P ~ URL/.bashrc, curl
+			 * --output-dir ~ -O URL/.bashrc) */
+			if ((r = check_write(an, v,
+					     (vw[i]->flags & ~(unsigned)(MOAT_SHW_GLOB | MOAT_SHW_EXPAND)) |
+						 (name[0] == '~' ? MOAT_SHW_TILDE : 0),
+					     name)))
 				return r;
 		}
 	}
@@ -4563,6 +4630,20 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 		}
 		if (t->flags & MOAT_SHW_EXPAND)
 			fl |= MOAT_CMD_REDIR_DYNAMIC;
+		/* SECURITY: a shell or interpreter reading a file the same
+		 * command downloaded ("curl -o f URL; sh < f") runs it */
+		if (rd->op == MOAT_SH_R_IN && (rd->fd < 0 || rd->fd == 0) && an->ndl &&
+		    v < a->nviews && is_download(an, t->flags, t->text)) {
+			const struct moat_cmdview *sv = &a->views[v];
+			int k = prog_kind(sv->prog);
+
+			/* (only one that reads its program there: no script
+			 * or -c argument, or "-" / "-s") */
+			if ((k == PK_SHELL || k == PK_FSHELL || k == PK_INTERP) &&
+			    (sv->argc == 1 || !strcmp(sv->argv[1], "-") || !strcmp(sv->argv[1], "-s")) &&
+			    (r = ask_download_exec(an, v, t->text)))
+				return r;
+		}
 		if (a->nredirs == an->rcap) {
 			struct moat_cmd_redir *nr = grow(an, a->redirs, a->nredirs, &an->rcap, sizeof(*nr));
 
