@@ -410,7 +410,7 @@ enum pk {
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
-	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL,
+	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK,
 };
 
 static const struct {
@@ -456,6 +456,8 @@ static const struct {
 	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
 	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
+	{"tar", PK_UNPACK}, {"bsdtar", PK_UNPACK}, {"unzip", PK_UNPACK},
+	{"awk", PK_AWK}, {"gawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
 	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL},
 	{"systemd-run", PK_SYSTEMDRUN}, {"xterm", PK_XTERM}, {"uxterm", PK_XTERM},
@@ -2921,6 +2923,145 @@ static const char *disk_operand(struct an *an, size_t v, char *buf, size_t cap)
 	return NULL;
 }
 
+/* A directory files are written into under names not known before
+ * running (an archive unpacked, a tree copied into it): the home
+ * directory, or one that holds startup files (~/.config, ~/.ssh,
+ * /etc/profile.d ...), asks as a startup write. */
+static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *dir,
+			  const char *what)
+{
+	char buf[CMD_PATH_MAX], probe[CMD_PATH_MAX], name[CMD_PATH_MAX / 2], rule[64];
+	int got;
+
+	for (size_t k = 0; (got = abs_path_k(an, flags, dir, k, buf, sizeof(buf))) != 0; k++) {
+		bool hit;
+
+		if (got < 0)
+			continue;
+		moat_cmd_norm_path(buf);
+		hit = an->hlen && strlen(buf) == an->hlen && !strncmp(buf, an->home, an->hlen);
+		/* or a directory above a startup entry (~/.config, /etc) */
+		for (size_t e = 0; !hit && e < MOAT_ARRAY_SIZE(startup_home) + MOAT_ARRAY_SIZE(startup_system); e++) {
+			bool home = e < MOAT_ARRAY_SIZE(startup_home);
+			const char *ent = home ? startup_home[e]
+					       : startup_system[e - MOAT_ARRAY_SIZE(startup_home)];
+			size_t bl = strlen(buf);
+
+			if (home) {
+				if (!an->hlen || bl <= an->hlen || strncmp(buf, an->home, an->hlen) ||
+				    buf[an->hlen] != '/')
+					continue;
+				bl -= an->hlen + 1;
+				hit = !strncmp(ent, buf + an->hlen + 1, bl) && ent[bl] == '/';
+			} else {
+				hit = !strncmp(ent, buf, bl) && ent[bl] == '/';
+			}
+			if (hit && home)
+				snprintf(name, sizeof(name), "~/%.*s/", (int)bl, buf + an->hlen + 1);
+			else if (hit)
+				snprintf(name, sizeof(name), "%s/", buf);
+		}
+		if (hit && !strcmp(buf, an->hlen ? an->home : "")) {
+			snprintf(name, sizeof(name), "~/");
+		} else if (hit) {
+			/* (name set above) */
+		} else {
+			/* a directory that a startup entry ends with "/" names, or below */
+			if ((size_t)snprintf(probe, sizeof(probe), "%s/x", buf) >= sizeof(probe) ||
+			    !startup_abs(an->home, an->hlen, probe, name, sizeof(name)))
+				continue;
+		}
+		join2(rule, sizeof(rule), "startup-write:", name);
+		return add_finding(an, v, MOAT_FINDING_ASK, rule,
+				   "%s writes files whose names are not known before running into "
+				   "%s, which holds startup files",
+				   what, buf);
+	}
+	return 0;
+}
+
+/* tar x / unzip: where the archive's files land (-C DIR, -d DIR, else the
+ * working directory) */
+static int check_unpack(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool unzip = !strcmp(view->prog, "unzip"), extract = unzip, listing = false;
+	const char *dir = ".";
+	unsigned dflags = 0;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (unzip) {
+			if (!strcmp(a, "-d") && i + 1 < view->argc) {
+				dir = view->argv[i + 1];
+				dflags = vw[i + 1]->flags;
+				i++;
+			} else if (!strcmp(a, "-l") || !strcmp(a, "-t") || !strcmp(a, "-Z") ||
+				   !strcmp(a, "-v") || !strcmp(a, "-p")) {
+				listing = true;
+			}
+			continue;
+		}
+		if (!strcmp(a, "-C") || !strcmp(a, "--directory")) {
+			if (i + 1 < view->argc) {
+				dir = view->argv[i + 1];
+				dflags = vw[i + 1]->flags;
+				i++;
+			}
+		} else if (!strncmp(a, "--directory=", 12)) {
+			dir = a + 12;
+			dflags = vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE;
+			if (dir[0] == '~')
+				dflags |= MOAT_SHW_TILDE;
+		} else if (!strcmp(a, "--extract") || !strcmp(a, "--get")) {
+			extract = true;
+		} else if (i == 1 && a[0] != '-' ? strchr(a, 'x') != NULL
+			   : (a[0] == '-' && a[1] != '-' && strchr(a, 'x'))) {
+			extract = true; /* "xf", "-xzf" */
+		}
+	}
+	if (!extract || listing)
+		return 0;
+	return check_into_dir(an, v, dflags, dir, view->prog);
+}
+
+/* awk -i inplace (gawk's in-place edit): the files after the program are
+ * rewritten */
+static int check_awk(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool inplace = false, prog_seen = false;
+	int r;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!prog_seen && a[0] == '-' && a[1]) {
+			if ((!strcmp(a, "-i") && i + 1 < view->argc &&
+			     !strcmp(view->argv[i + 1], "inplace")) ||
+			    !strcmp(a, "-iinplace") || !strcmp(a, "--include=inplace"))
+				inplace = true;
+			if (!strcmp(a, "-f") || !strcmp(a, "--file"))
+				prog_seen = true;
+			if ((!strcmp(a, "-i") || !strcmp(a, "-v") || !strcmp(a, "-F") ||
+			     !strcmp(a, "-f") || !strcmp(a, "--file")) &&
+			    i + 1 < view->argc)
+				i++;
+			continue;
+		}
+		if (!prog_seen) {
+			prog_seen = true; /* the program text */
+			continue;
+		}
+		if (inplace && !strchr(a, '=') && (r = check_write(an, v, vw[i]->flags, a)))
+			return r;
+	}
+	return 0;
+}
+
 /* Disk tools whose writing modes destroy a disk: ddrescue's output (its
  * second operand), badblocks -w/-n, cryptsetup luksFormat/erase/
  * reencrypt, mdadm --zero-superblock/--create, mformat -i. */
@@ -3409,6 +3550,19 @@ static int check_cp(struct an *an, size_t v)
 					break;
 				}
 			}
+		}
+	}
+	/* a tree's contents into the home directory (cp -r dots/. ~/,
+	 * rsync -a dots/ ~/): names not known before running */
+	for (size_t k = 0; k < nops; k++) {
+		const char *src = an->a->views[v].argv[ops[k]];
+		size_t sl = strlen(src);
+
+		if (sl && (!strcmp(src, ".") || (sl > 1 && !strcmp(src + sl - 2, "/.")) ||
+			   (rsync && src[sl - 1] == '/') || (vw[ops[k]]->flags & MOAT_SHW_GLOB))) {
+			if ((r = check_into_dir(an, v, vw[tdir]->flags, tdir_text, view->prog)))
+				return r;
+			break;
 		}
 	}
 	/* SECURITY: a copy of a file the same command downloaded is one too
@@ -4020,6 +4174,10 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return h ? check_pkill(an, v) : 0;
 	case PK_DISKTOOL:
 		return h ? check_disktool(an, v) : 0;
+	case PK_UNPACK:
+		return check_unpack(an, v);
+	case PK_AWK:
+		return check_awk(an, v);
 	default:
 		return 0;
 	}
