@@ -2940,6 +2940,13 @@ static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *d
 			continue;
 		moat_cmd_norm_path(buf);
 		hit = an->hlen && strlen(buf) == an->hlen && !strncmp(buf, an->home, an->hlen);
+		/* the root, or a directory above the home directory */
+		if (!hit && (!strcmp(buf, "/") ||
+			     (an->hlen > strlen(buf) && !strncmp(an->home, buf, strlen(buf)) &&
+			      an->home[strlen(buf)] == '/'))) {
+			hit = true;
+			snprintf(name, sizeof(name), "%s%s", buf, strcmp(buf, "/") ? "/" : "");
+		}
 		/* or a directory above a startup entry (~/.config, /etc) */
 		for (size_t e = 0; !hit && e < MOAT_ARRAY_SIZE(startup_home) + MOAT_ARRAY_SIZE(startup_system); e++) {
 			bool home = e < MOAT_ARRAY_SIZE(startup_home);
@@ -2961,7 +2968,7 @@ static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *d
 			else if (hit)
 				snprintf(name, sizeof(name), "%s/", buf);
 		}
-		if (hit && !strcmp(buf, an->hlen ? an->home : "")) {
+		if (hit && an->hlen && !strcmp(buf, an->home)) {
 			snprintf(name, sizeof(name), "~/");
 		} else if (hit) {
 			/* (name set above) */
@@ -3040,16 +3047,25 @@ static int check_awk(struct an *an, size_t v)
 		const char *a = view->argv[i];
 
 		if (!prog_seen && a[0] == '-' && a[1]) {
-			if ((!strcmp(a, "-i") && i + 1 < view->argc &&
+			if (((!strcmp(a, "-i") || !strcmp(a, "--include")) && i + 1 < view->argc &&
 			     !strcmp(view->argv[i + 1], "inplace")) ||
 			    !strcmp(a, "-iinplace") || !strcmp(a, "--include=inplace"))
 				inplace = true;
 			if (!strcmp(a, "-f") || !strcmp(a, "--file"))
 				prog_seen = true;
-			if ((!strcmp(a, "-i") || !strcmp(a, "-v") || !strcmp(a, "-F") ||
-			     !strcmp(a, "-f") || !strcmp(a, "--file")) &&
+			if ((!strcmp(a, "-i") || !strcmp(a, "--include") || !strcmp(a, "-v") ||
+			     !strcmp(a, "-F") || !strcmp(a, "-f") || !strcmp(a, "--file")) &&
 			    i + 1 < view->argc)
 				i++;
+			continue;
+		}
+		if (prog_seen && a[0] == '-' && a[1] && !inplace) {
+			/* gawk takes options after -f FILE too: -i inplace */
+			if ((!strcmp(a, "-i") || !strcmp(a, "--include")) && i + 1 < view->argc &&
+			    !strcmp(view->argv[i + 1], "inplace")) {
+				inplace = true;
+				i++;
+			}
 			continue;
 		}
 		if (!prog_seen) {
@@ -3099,6 +3115,12 @@ static int check_disktool(struct an *an, size_t v)
 		npos++;
 		if (npos == 1)
 			first = a;
+		/* (an option's value counts as a word here: the action is
+		 * looked for among all of them) */
+		if (!strcmp(prog, "cryptsetup") &&
+		    (!strcmp(a, "luksFormat") || !strcmp(a, "erase") || !strcmp(a, "luksErase") ||
+		     !strcmp(a, "reencrypt")))
+			writes = true;
 		if (!strcmp(prog, "ddrescue") && npos == 2 &&
 		    abs_path_k(an, vw[i]->flags, a, 0, buf, sizeof(buf)) > 0 && is_disk_path(buf))
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
@@ -3125,8 +3147,8 @@ static bool git_code_key(const char *sect, bool sub, const char *key)
 	    "core.askpass", "core.gitproxy", "core.worktree", "core.alternaterefscommand",
 	    "sequence.editor", "diff.external", "credential.helper", "gpg.program",
 	    "include.path", "uploadpack.packobjectshook", "web.browser", "ssh.variant",
-	    "interactive.difffilter", "sendemail.tocmd",
-	    "sendemail.cccmd", NULL};
+	    "interactive.difffilter", "sendemail.tocmd", "sendemail.cccmd",
+	    "sendemail.smtpserver", "protocol.allow", "init.templatedir", NULL};
 	static const char *const any_sub[] = {
 	    /* section.*.key */
 	    "diff.textconv", "diff.command", "merge.driver", "filter.clean", "filter.smudge",
@@ -3134,7 +3156,7 @@ static bool git_code_key(const char *sect, bool sub, const char *key)
 	    "remote.uploadpack", "remote.receivepack", "remote.vcs", "remote.proxy",
 	    "browser.cmd", "browser.path", "man.cmd", "man.path", "mergetool.cmd",
 	    "difftool.cmd", "submodule.update", "protocol.allow", "url.insteadof",
-	    "url.pushinsteadof", NULL};
+	    "url.pushinsteadof", "gpg.defaultkeycommand", NULL};
 	char full[160];
 
 	if (!strcmp(sect, "alias") || !strcmp(sect, "pager") || !strcmp(sect, "instaweb"))
@@ -6171,8 +6193,11 @@ static const char *wrapper_chdir(const struct moat_cmdview *view, size_t end, in
 			} else if (!strncmp(a, "--chdir=", 8)) {
 				dir = a + 8;
 				*idx = k;
-			} else if (a[0] == '-' && a[1] != '-' && strchr(a, 'D')) {
-				const char *d = strchr(a, 'D');
+			} else if (a[0] == '-' && a[1] != '-' &&
+				   strcspn(a + 1, "CcgpRrTtUuhD") < strlen(a + 1) &&
+				   a[1 + strcspn(a + 1, "CcgpRrTtUuhD")] == 'D') {
+				/* the first letter that takes a value is D */
+				const char *d = a + 1 + strcspn(a + 1, "CcgpRrTtUuhD");
 
 				if (d[1]) {
 					dir = d + 1;
@@ -6781,6 +6806,18 @@ static int do_eval_like(struct an *an, size_t v, size_t from, const struct wctx 
 }
 
 /* su/runuser/script/flock: -c CMD anywhere */
+/* "-qc", "-lc": a cluster of letters, the last one c */
+static bool flags_end_in_c(const char *a)
+{
+	size_t k = 1;
+
+	if (a[0] != '-' || a[1] == '-' || a[1] == '\0')
+		return false;
+	while ((a[k] >= 'a' && a[k] <= 'z') || (a[k] >= 'A' && a[k] <= 'Z'))
+		k++;
+	return a[k] == '\0' && a[k - 1] == 'c';
+}
+
 static int find_dash_c(struct an *an, size_t v, const struct wctx *cx, bool *found)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -6795,10 +6832,7 @@ static int find_dash_c(struct an *an, size_t v, const struct wctx *cx, bool *fou
 		if (strcmp(a, "--") == 0)
 			break;
 		/* -c, or a cluster of flags ending in it (script -qc, su -lc) */
-		if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
-		    (a[0] == '-' && a[1] != '-' && a[1] && a[strlen(a) - 1] == 'c' &&
-		     strspn(a + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
-			 strlen(a + 1))) {
+		if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 || flags_end_in_c(a)) {
 			if (i + 1 < view->argc) {
 				body = view->argv[i + 1];
 				bw = vw[i + 1];
@@ -7625,7 +7659,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		    "uid", "gid", "nice", "working-directory", "on-active", "on-boot",
 		    "on-startup", "on-unit-active", "on-unit-inactive", "on-calendar",
 		    "on-clock-change", "on-timezone-change", "path-property", "socket-property",
-		    "timer-property", "service-type", "slice-inherit", "expand-environment", NULL};
+		    "timer-property", "service-type", "expand-environment", "working-directory",
+		    NULL};
 		static const char *const lstop[] = {"help", "version", NULL};
 		static const struct optspec sp = {"pEHMu", "h", larg, lstop, false};
 		size_t di = 0;
@@ -7636,6 +7671,9 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			if (!strncmp(view->argv[k], "--working-directory=", 20)) {
 				dir = view->argv[k] + 20;
 				di = k;
+			} else if (!strcmp(view->argv[k], "--working-directory") && k + 1 < i) {
+				dir = view->argv[k + 1];
+				di = k + 1;
 			}
 		return stop ? 0 : suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
 	}
@@ -7661,9 +7699,17 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		}
 		return 0;
 	case PK_SCREEN: {
-		/* screen [-dmS NAME ...] CMD ARGS... */
+		/* screen [-dmS NAME ...] CMD ARGS...; -X stuff TEXT types TEXT
+		 * into the session's shell */
 		static const struct optspec sp = {"ScehpstTX", "lrRxvQ", NULL, NULL, false};
 
+		for (size_t k = 1; k + 2 < view->argc; k++)
+			if (!strcmp(view->argv[k], "-X") && !strcmp(view->argv[k + 1], "stuff")) {
+				struct wctx c3 = nest_ctx_of(cx, vw[k + 2], v);
+
+				return reparse(an, view->argv[k + 2], strlen(view->argv[k + 2]), &c3,
+					       (vw[k + 2]->flags & MOAT_SHW_EXPAND) != 0, true);
+			}
 		i = skip_opts(view, 1, &sp, &stop, NULL);
 		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
 	}
@@ -7688,7 +7734,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 				return reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
 					       (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true);
 			}
-			k += (strchr("LSfT", o[1]) && !o[2]) ? 2 : 1;
+			k += (o[1] && strchr("LSfT", o[1]) && !o[2]) ? 2 : 1;
 		}
 		if (k >= view->argc || !in_list(subs, view->argv[k], strlen(view->argv[k]), false))
 			return 0;
@@ -7706,9 +7752,21 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		}
 		if (k >= view->argc)
 			return 0;
-		if (k + 1 == view->argc ||
-		    (k + 2 == view->argc && (!strcmp(view->argv[k + 1], "Enter") ||
-					     !strcmp(view->argv[k + 1], "C-m")))) {
+		{
+			size_t e = view->argc;
+
+			/* trailing Enter / C-m keys */
+			while (e > k + 1 && (!strcmp(view->argv[e - 1], "Enter") ||
+					     !strcmp(view->argv[e - 1], "C-m")))
+				e--;
+			if (e == k + 1 && e < view->argc) {
+				struct wctx c3 = nest_ctx_of(cx, vw[k], v);
+
+				return reparse(an, view->argv[k], strlen(view->argv[k]), &c3,
+					       (vw[k]->flags & MOAT_SHW_EXPAND) != 0, true);
+			}
+		}
+		if (k + 1 == view->argc) {
 			struct wctx c2 = nest_ctx_of(cx, vw[k], v);
 
 			return reparse(an, view->argv[k], strlen(view->argv[k]), &c2,
@@ -7722,13 +7780,26 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	case PK_PLAINWRAP:
 	case PK_PROXYCHAINS:
 	case PK_SETPRIV: {
-		/* chronic, eatmydata, nocache, torsocks: flags only; proxychains
-		 * -f FILE; setpriv's options take their values as --opt=VALUE */
+		/* chronic, eatmydata: flags only; nocache -n N; torsocks -u -p
+		 * -a -P VALUE; proxychains -f FILE; setpriv's long options with
+		 * values */
 		static const char *const lstop[] = {"help", "version", "dump", NULL};
-		static const struct optspec sp = {"", "", NULL, lstop, false};
+		static const char *const setpriv_larg[] = {
+		    "ruid", "euid", "rgid", "egid", "reuid", "regid", "groups", "inh-caps",
+		    "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
+		    "apparmor-profile", "landlock-access", "landlock-rule", "reset-env", NULL};
+		static const char *const torsocks_larg[] = {"user", "pass", "address", "port", NULL};
+		static const struct optspec sp = {"n", "", NULL, lstop, false};
+		static const struct optspec spt = {"upaP", "", torsocks_larg, lstop, false};
 		static const struct optspec spp = {"f", "", NULL, lstop, false};
+		static const struct optspec sps = {"", "d", setpriv_larg, lstop, false};
 
-		i = skip_opts(view, 1, kind == PK_PROXYCHAINS ? &spp : &sp, &stop, NULL);
+		i = skip_opts(view, 1,
+			      kind == PK_PROXYCHAINS ? &spp
+			      : kind == PK_SETPRIV   ? &sps
+			      : !strcmp(view->prog, "torsocks") ? &spt
+								 : &sp,
+			      &stop, NULL);
 		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
 	}
 	case PK_GDB:
@@ -7836,12 +7907,34 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		return suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
 	}
 	case PK_NSENTER: {
-		static const char *const larg[] = {"target", "setuid", "setgid", NULL};
-		static const struct optspec sp = {"tSG", "", larg, NULL, false};
+		/* -t PID, -S UID, -G GID take a value; -m -u -i -n -p -U -C -T
+		 * -r -w take an optional one, attached ("-w/root") */
+		static const char *const larg[] = {"target", "setuid", "setgid", "user-parent",
+						   NULL};
 		size_t di = 0;
 		const char *dir;
 
-		i = skip_opts(view, 1, &sp, &stop, NULL);
+		for (i = 1; i < view->argc; i++) {
+			const char *o = view->argv[i];
+
+			if (o[0] != '-' || !o[1])
+				break;
+			if (!strcmp(o, "--")) {
+				i++;
+				break;
+			}
+			if (o[1] == '-') {
+				if (!strchr(o, '=') && in_list(larg, o + 2, strlen(o + 2), false))
+					i++;
+				continue;
+			}
+			if (strchr("tSG", o[1])) {
+				if (!o[2])
+					i++;
+				continue;
+			}
+			/* any other cluster: flags, or a flag with its value attached */
+		}
 		dir = wrapper_chdir(view, i, PK_NSENTER, &di);
 		return suffix_in(an, v, i, dir, dir ? vw[di]->flags : 0, cx, chain);
 	}

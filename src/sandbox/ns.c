@@ -3474,9 +3474,12 @@ static unsigned char *read_index(int wsfd, size_t *ret_n, bool *too_big)
 
 /* The directories right below the workspace that hold a .git: each is
  * checked as a nested repository (nested_git_check). */
+#define NESTED_TOP_ENTRIES 100000
+
 static void nested_top_check(struct nested *n)
 {
 	int dfd = openat(n->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t top = 0;
 	struct dirent *e;
 	DIR *d;
 
@@ -3495,7 +3498,8 @@ static void nested_top_check(struct nested *n)
 			continue;
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK)
 			continue;
-		if (++n->entries > NESTED_ENTRIES) {
+		/* a budget of its own (the walk may have spent the shared one) */
+		if (++top > NESTED_TOP_ENTRIES) {
 			n->cut = true;
 			break;
 		}
@@ -3506,15 +3510,32 @@ static void nested_top_check(struct nested *n)
 		if (fstatat(dirfd(d), path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (e->d_type == DT_LNK) {
-			char self[64], real[PATH_MAX];
-			ssize_t rl;
+			/* SECURITY: resolved inside the workspace only, never
+			 * opened outside it (an automounter, a hung NFS mount):
+			 * an absolute target must name the workspace's own path */
+			char lt[PATH_MAX];
+			const char *rel;
+			struct open_how how;
+			size_t wl = strlen(n->p->workspace);
+			ssize_t ll = readlinkat(dirfd(d), e->d_name, lt, sizeof(lt) - 1);
+			struct stat sst, wst;
 
-			sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			snprintf(self, sizeof(self), "/proc/self/fd/%d", sub);
-			rl = sub >= 0 ? readlink(self, real, sizeof(real) - 1) : -1;
-			if (rl > 0)
-				real[rl] = '\0';
-			if (sub >= 0 && (rl <= 0 || !moat_path_within(real, n->p->workspace))) {
+			if (ll <= 0)
+				continue;
+			lt[ll] = '\0';
+			rel = lt;
+			if (lt[0] == '/') {
+				if (strncmp(lt, n->p->workspace, wl) || (lt[wl] != '/' && lt[wl]))
+					continue;
+				rel = lt[wl] ? lt + wl + 1 : ".";
+			}
+			memset(&how, 0, sizeof(how));
+			how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+			how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+			sub = (int)syscall(SYS_openat2, n->wsfd, rel, &how, sizeof(how));
+			/* (a link to the workspace itself: its own .git is not nested) */
+			if (sub >= 0 && fstat(sub, &sst) == 0 && fstat(n->wsfd, &wst) == 0 &&
+			    sst.st_dev == wst.st_dev && sst.st_ino == wst.st_ino) {
 				close(sub);
 				sub = -1;
 			}
@@ -3591,16 +3612,16 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 		free(gl.v[i]);
 	}
 	free(gl.v);
+	/* the repositories right below the workspace, every run, first (a
+	 * budget of their own): editors (VS Code's git.repositoryScanMaxDepth
+	 * is 1) open them and run git there on their own, a gitlink or not
+	 * (and through a link there, which the walk does not follow) */
+	nested_top_check(n);
 	if (changed || (!parsed && (idx || too_big))) {
 		dfd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0)
 			nested_walk(n, dfd, 0, 0);
 	}
-	/* the repositories right below the workspace, every run: editors
-	 * (VS Code's git.repositoryScanMaxDepth is 1) open them and run git
-	 * there on their own, a gitlink or not (and through a link there,
-	 * which the walk does not follow) */
-	nested_top_check(n);
 	if (n->cut)
 		append_name(created, createdsz, "nested repositories",
 			    " (not all checked: the workspace is too large or too deep)");

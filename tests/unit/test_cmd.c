@@ -311,7 +311,7 @@ static const struct {
 	{"ln -s / r && cd r && rm -rf *", "ln,cd,rm", "hardline:rm-root", 0},
 	{"ln -s \"$X\" r; rm -rf r/", "ln,rm", "dynamic-target:rm", 0},
 	{"ln -s src/lib lib; rm -rf lib/", "ln,rm", "", 0},
-	{"rsync -a --delete empty/ /", "rsync", "hardline:rm-root", 0},
+	{"rsync -a --delete empty/ /", "rsync", "hardline:rm-root,startup-write:/", 0},
 	{"rsync -a --delete-after empty/ ~/", "rsync", "hardline:rm-home,startup-write:~/", 0},
 	{"rsync -a --delete src ~", "rsync", "", 0},
 	{"rsync -a --delete src/ dst/", "rsync", "", 0},
