@@ -85,6 +85,8 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 	if (!nv)
 		return -ENOMEM;
 	m->ops = nv;
+	/* every field, those added later included, starts zero */
+	memset(&nv[m->n], 0, sizeof(nv[m->n]));
 	nv[m->n].kind = kind;
 	nv[m->n].target = moat_strdup(target);
 	if (!nv[m->n].target)
