@@ -434,7 +434,7 @@ static const struct {
 	{"nohup", PK_NOHUP},	  {"pdksh", PK_SHELL},	  {"pkexec", PK_PKEXEC},
 	{"posh", PK_SHELL},	  {"poweroff", PK_POWER}, {"pwsh", PK_INTERP},
 	{"rbash", PK_SHELL},	  {"reboot", PK_POWER},	  {"rm", PK_RM},
-	{"runuser", PK_SU},	  {"script", PK_SCRIPT},  {"sed", PK_SED},
+	{"runuser", PK_SU},	  {"sg", PK_SU},	  {"script", PK_SCRIPT},  {"sed", PK_SED},
 	{"setsid", PK_SETSID},	  {"sh", PK_SHELL},	  {"shred", PK_WIPE},
 	{"shutdown", PK_POWER},	  {"source", PK_SOURCE},  {"stdbuf", PK_STDBUF},
 	{"su", PK_SU},		  {"sudo", PK_SUDO},	  {"systemctl", PK_SYSTEMCTL},
@@ -2639,14 +2639,27 @@ static int check_find(struct an *an, size_t v)
 		else
 			break;
 	}
-	for (; i < argc && !is_find_expr(view->argv[i]); i++) {
-		bool unknown = false;
+	{
+		size_t first = i;
 
-		if (!bad && classify_word(an, view, vw[i], view->argv[i], hit, sizeof(hit),
-					  &unknown) != PC_NONE)
-			bad = true;
-		else if (unknown && !unknown_text)
-			unknown_text = view->argv[i];
+		for (; i < argc && !is_find_expr(view->argv[i]); i++) {
+			bool unknown = false;
+
+			if (!bad && classify_word(an, view, vw[i], view->argv[i], hit, sizeof(hit),
+						  &unknown) != PC_NONE)
+				bad = true;
+			else if (unknown && !unknown_text)
+				unknown_text = view->argv[i];
+		}
+		/* no start path: GNU find starts at ".", the working directory */
+		if (i == first) {
+			bool unknown = false;
+
+			if (classify_word(an, view, vw[0], ".", hit, sizeof(hit), &unknown) != PC_NONE)
+				bad = true;
+			else if (unknown)
+				unknown_text = ".";
+		}
 	}
 	if (!bad && !unknown_text)
 		return 0;
@@ -2716,12 +2729,36 @@ static int check_kill(struct an *an, size_t v)
 		return 0;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
+		char pid[32];
+		size_t pl = 0;
 
-		/* -1, and its other spellings (-01, -001) */
-		if (a[0] == '-' && a[1] && strspn(a + 1, "0") < strlen(a + 1) &&
-		    !strcmp(a + 1 + strspn(a + 1, "0"), "1"))
-			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
-					   "sends a signal to every process (pid -1)");
+		/* the pid as the shell's kill reads it: blanks around it, a
+		 * sign, leading zeros ("-01", " -1", "+1", "001") */
+		while (*a == ' ' || *a == '\t')
+			a++;
+		for (const char *c = a; *c && pl + 1 < sizeof(pid); c++)
+			pid[pl++] = *c;
+		while (pl && (pid[pl - 1] == ' ' || pid[pl - 1] == '\t'))
+			pl--;
+		pid[pl] = '\0';
+		{
+			const char *d = pid + (pid[0] == '-' || pid[0] == '+');
+
+			d += strspn(d, "0");
+			if (pid[0] == '-' && !strcmp(d, "1"))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
+						   "sends a signal to every process (pid -1)");
+			if (pid[0] != '-' && (pid[0] == '+' || pid[0] == '0' || strcmp(pid, argv[i])) &&
+			    !strcmp(d, "1") && !harmless_to_init(sig))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-init",
+						   "sends signal %s to init (pid 1)", sig ? sig : "TERM");
+		}
+		/* an arithmetic expansion may be -1 or 1 */
+		if ((an->vw[v][i]->flags & MOAT_SHW_EXPAND) &&
+		    (strstr(an->vw[v][i]->text, "$((") || strstr(an->vw[v][i]->text, "$[")))
+			return add_finding(an, v, MOAT_FINDING_ASK, "dynamic-target:kill",
+					   "kill signals processes whose ids cannot be known "
+					   "before the command runs");
 		/* pids that a command substitution prints ($(pgrep .)) are
 		 * not known before running: asked, like xargs' */
 		if (an->vw[v][i]->flags & MOAT_SHW_SUBST)
@@ -6173,6 +6210,49 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	return child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
 }
 
+/* Is the option o among the words before end? */
+static bool wrapper_has(const struct moat_cmdview *view, size_t end, const char *o)
+{
+	for (size_t k = 1; k < end && k < view->argc; k++)
+		if (!strcmp(view->argv[k], o))
+			return true;
+	return false;
+}
+
+/* The words from i on, joined with blanks, read as one command line (what
+ * a shell given them as -c, or ssh's remote shell, runs) */
+static int reparse_joined(struct an *an, size_t v, size_t i, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t len = 0;
+	bool unknown = false;
+	char *text;
+	struct wctx c;
+
+	if (i >= view->argc)
+		return 0;
+	for (size_t k = i; k < view->argc; k++) {
+		len += strlen(view->argv[k]) + 1;
+		unknown = unknown || (vw[k]->flags & MOAT_SHW_EXPAND);
+	}
+	text = moat_arena_alloc(an->ar, len + 1);
+	if (!text)
+		return an_oom(an);
+	len = 0;
+	for (size_t k = i; k < view->argc; k++) {
+		size_t l = strlen(view->argv[k]);
+
+		if (k > i)
+			text[len++] = ' ';
+		memcpy(text + len, view->argv[k], l);
+		len += l;
+	}
+	text[len] = '\0';
+	c = nest_ctx_of(cx, vw[i], v);
+	return reparse(an, text, len, &c, unknown, true);
+}
+
 /* The directory a wrapper's option makes the command start in: sudo -D
  * DIR / --chdir=DIR (run0 too), nsenter and unshare -wDIR / --wd=DIR;
  * NULL without one. *idx gets the word it is in (for its flags). */
@@ -6829,7 +6909,8 @@ static int find_dash_c(struct an *an, size_t v, const struct wctx *cx, bool *fou
 		const char *body = NULL;
 		wref bw = vw[i];
 
-		if (strcmp(a, "--") == 0)
+		/* (su USER -- -c CMD: after "--" su passes -c to the shell) */
+		if (strcmp(a, "--") == 0 && prog_kind(view->prog) != PK_SU)
 			break;
 		/* -c, or a cluster of flags ending in it (script -qc, su -lc) */
 		if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 || flags_end_in_c(a)) {
@@ -7389,6 +7470,14 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		/* "-h HOST" or "-h" (help): when -h came last, also read past HOST */
 		if (i > 1 && i + 1 < view->argc && strcmp(view->argv[i - 1], "-h") == 0) {
 			if ((r = suffix(an, v, i + 1, 0, cx, chain)))
+				return r;
+			view = &a->views[v];
+		}
+		if (i < view->argc && (seen['s'] || seen['i'] ||
+				       wrapper_has(view, i, "--shell") || wrapper_has(view, i, "--login"))) {
+			/* sudo -s CMD ARGS: the shell runs "CMD ARGS" as a command
+			 * line (sudo -s 'rm -rf /') */
+			if ((r = reparse_joined(an, v, i, cx)))
 				return r;
 			view = &a->views[v];
 		}

@@ -1018,6 +1018,18 @@ const struct moat_sc_rule moat_seccomp_rules_no_ns[] = {
     {"semop", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
     {"semtimedop", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
     {"semctl", E_PERM, MOAT_SC_ALWAYS, 0, 0, "SysV semaphores (no IPC namespace)"},
+    {"mq_open", E_PERM, MOAT_SC_ALWAYS, 0, 0, "POSIX message queues (no IPC namespace)"},
+    {"mq_unlink", E_PERM, MOAT_SC_ALWAYS, 0, 0, "POSIX message queues (no IPC namespace)"},
+    /* without a PID namespace other processes of the user are in reach:
+     * their scheduling only for the caller itself (0) */
+    {"setpriority", E_PERM, MOAT_SC_ARG_NE, 1, 0, "the priority of other processes"},
+    {"setpriority", E_PERM, MOAT_SC_ARG_EQ, 0, 2, "the priority of all the user's processes"},
+    {"sched_setaffinity", E_PERM, MOAT_SC_ARG_NE, 0, 0, "the CPUs of other processes"},
+    {"sched_setscheduler", E_PERM, MOAT_SC_ARG_NE, 0, 0, "the scheduling of other processes"},
+    {"sched_setparam", E_PERM, MOAT_SC_ARG_NE, 0, 0, "the scheduling of other processes"},
+    {"sched_setattr", E_PERM, MOAT_SC_ARG_NE, 0, 0, "the scheduling of other processes"},
+    {"ioprio_set", E_PERM, MOAT_SC_ARG_NE, 1, 0, "the I/O priority of other processes"},
+    {"ioprio_set", E_PERM, MOAT_SC_ARG_EQ, 0, 3, "the I/O priority of all the user's processes"},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
@@ -1026,9 +1038,17 @@ const struct moat_sc_rule moat_seccomp_rules_no_ns[] = {
 #define X_AF_INET6 10
 #define X_AF_PACKET 17
 
-/* Network denied: no unix domain sockets (socketpair(2) is another call). */
+/* Network denied: no unix domain sockets. A socketpair(2) of datagram
+ * sockets could still send to any pathname socket (sendto with an
+ * address), so only stream and seqpacket pairs stay (pipes between
+ * processes, asyncio, libuv). The type's flags (SOCK_NONBLOCK 0x800,
+ * SOCK_CLOEXEC 0x80000) give four spellings of SOCK_DGRAM (2). */
 const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_UNIX, "network denied: host unix sockets"},
+    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2, "network denied: datagram pairs reach host sockets"},
+    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x800, "network denied: datagram pairs reach host sockets"},
+    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x80000, "network denied: datagram pairs reach host sockets"},
+    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x80800, "network denied: datagram pairs reach host sockets"},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 

@@ -785,6 +785,20 @@ static void rmtree_at(int rootfd, int dfd, const char *name, int depth, unsigned
 		return;
 	}
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* one the command made unreadable (chmod 000) is ours too:
+		 * opened for its mode alone (never through a link), made
+		 * readable, opened again */
+		int pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		char self[64];
+
+		if (pfd >= 0) {
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+			if (chmod(self, 0700) == 0)
+				fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(pfd);
+		}
+	}
 	if (fd < 0)
 		return;
 	/* a directory the command made read-only (chmod 500) is ours: make

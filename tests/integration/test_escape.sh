@@ -425,6 +425,8 @@ add("udp4", socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", port))
 add("abstract", socket.AF_UNIX, socket.SOCK_STREAM, "\0" + abs_name)
 for kind, p in (("tmpsock", sys.argv[5]), ("runsock", sys.argv[6]), ("vissock", sys.argv[7])):
     add(kind, socket.AF_UNIX, socket.SOCK_STREAM, p)
+# a datagram socket at a visible path: reached by sendto from a socketpair
+add("visdgram", socket.AF_UNIX, socket.SOCK_DGRAM, sys.argv[7] + ".dg")
 with open(log + ".ready", "w") as f:
     f.write(" ".join(k for k, _ in ls.values()))
 while True:
@@ -468,6 +470,13 @@ for a in ["\0" + abs_name] + socks:
         s = socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(a); print("connected", repr(a))
     except OSError as e:
         print("failed", repr(a), e)
+# socket(AF_UNIX) refused is not enough: a datagram socketpair can send to
+# any pathname socket
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"x", socks[-1] + ".dg"); print("dgram sent")
+except OSError as e:
+    print("dgram failed", e)
 EOF
 chmod -R a+rX "$G"
 netclient() { # the arguments for running it
@@ -1127,6 +1136,17 @@ EOF
 	m -- prlimit --pid "$lp" --nofile=3:3 --core=unlimited >/dev/null 2>&1
 	check "$ID: (no userns, warn) prlimit cannot change a host process's limits" \
 		[ "$lim_before" = "$(cat "/proc/$lp/limits")" ] || echo "#   /proc/$lp/limits changed from inside"
+	# ... nor its priority, CPUs or scheduling class (setpriority,
+	# sched_setaffinity, sched_setscheduler: no Landlock hook either)
+	sched_before=$(awk '{print $19, $41}' "/proc/$lp/stat"; grep Cpus_allowed_list "/proc/$lp/status")
+	m -- "$PY" -c "import os
+for f in (lambda: os.setpriority(os.PRIO_PROCESS, $lp, 19), lambda: os.setpriority(os.PRIO_USER, 0, 19),
+          lambda: os.sched_setaffinity($lp, {0}), lambda: os.sched_setscheduler($lp, os.SCHED_IDLE, os.sched_param(0))):
+    try: f()
+    except OSError: pass" >/dev/null 2>&1
+	check "$ID: (no userns, warn) a host process's priority, CPUs and scheduling stay as they were" \
+		[ "$sched_before" = "$(awk '{print $19, $41}' "/proc/$lp/stat"; grep Cpus_allowed_list "/proc/$lp/status")" ] ||
+		echo "#   /proc/$lp/stat or status changed from inside"
 	# ESCAPE (when written): without an IPC namespace the host's SysV
 	# shared memory is readable and writable
 	asid "$PY" "$T/shm.py" "$SHMKEY" create >/dev/null 2>&1
