@@ -401,7 +401,7 @@ enum pk {
 	PK_PARALLEL, PK_TOYBOX, PK_STRACE, PK_LTRACE, PK_VALGRIND, PK_FAKEROOT, PK_LDSO,
 	PK_PERF, PK_FIREJAIL, PK_BWRAP, PK_PROOT, PK_CPULIMIT, PK_CATCHSEGV, PK_SSHAGENT,
 	PK_DBUSRUN, PK_PLAINWRAP, PK_PROXYCHAINS, PK_SETPRIV, PK_SYSTEMDRUN, PK_XTERM,
-	PK_SCREEN, PK_TMUX, PK_AT, PK_GDB,
+	PK_SCREEN, PK_TMUX, PK_AT, PK_RUNAFTER, PK_GDB,
 	/* builtins that change what the shell knows */
 	PK_CD, PK_PUSHD, PK_POPD, PK_DECLARE, PK_READ, PK_UNSET, PK_SETPOS, PK_LET,
 	/* interpreters */
@@ -410,7 +410,7 @@ enum pk {
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
-	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK,
+	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE,
 };
 
 static const struct {
@@ -460,6 +460,39 @@ static const struct {
 	{"awk", PK_AWK}, {"gawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
 	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL},
+	/* programs that run a command given after their own words */
+	{"setarch", PK_RUNAFTER},
+	{"linux32", PK_RUNAFTER},
+	{"linux64", PK_RUNAFTER},
+	{"numactl", PK_RUNAFTER},
+	{"prlimit", PK_RUNAFTER},
+	{"runcon", PK_RUNAFTER},
+	{"chpst", PK_RUNAFTER},
+	{"trickle", PK_RUNAFTER},
+	{"faketime", PK_RUNAFTER},
+	{"rlwrap", PK_RUNAFTER},
+	{"retry", PK_RUNAFTER},
+	{"daemonize", PK_RUNAFTER},
+	{"systemd-nspawn", PK_RUNAFTER},
+	{"ip", PK_RUNAFTER},
+	{"podman", PK_RUNAFTER},
+	{"flatpak-spawn", PK_RUNAFTER},
+	{"schroot", PK_RUNAFTER},
+	{"distrobox", PK_RUNAFTER},
+	{"uv", PK_RUNAFTER},
+	{"poetry", PK_RUNAFTER},
+	{"npm", PK_RUNAFTER},
+	{"pnpm", PK_RUNAFTER},
+	{"yarn", PK_RUNAFTER},
+	{"bundle", PK_RUNAFTER},
+	{"direnv", PK_RUNAFTER},
+	{"npx", PK_RUNAFTER},
+	{"nix-shell", PK_RUNAFTER},
+	{"ssh", PK_RUNAFTER},
+	{"capsh", PK_RUNAFTER},
+	{"machinectl", PK_RUNAFTER},
+	{"entr", PK_RUNAFTER},
+	{"start-stop-daemon", PK_RUNAFTER},
 	{"systemd-run", PK_SYSTEMDRUN}, {"xterm", PK_XTERM}, {"uxterm", PK_XTERM},
 	{"konsole", PK_XTERM}, {"gnome-terminal", PK_XTERM}, {"screen", PK_SCREEN},
 	{"tmux", PK_TMUX}, {"at", PK_AT}, {"batch", PK_AT},
@@ -467,6 +500,10 @@ static const struct {
 	{"perl", PK_INTERP},	  {"ruby", PK_INTERP},	  {"node", PK_INTERP},
 	{"nodejs", PK_INTERP},	  {"php", PK_INTERP},	  {"lua", PK_INTERP},
 	{"luajit", PK_INTERP},	  {"Rscript", PK_INTERP},
+	{"pypy", PK_INTERP},	  {"pypy3", PK_INTERP},	  {"irb", PK_INTERP},
+	{"jshell", PK_INTERP},	  {"expect", PK_INTERP},  {"bb", PK_INTERP},
+	{"oksh", PK_SHELL},	  {"xonsh", PK_FSHELL},	  {"elvish", PK_FSHELL},
+	{"nu", PK_FSHELL},	  {"make", PK_MAKE},	  {"gmake", PK_MAKE},
 	{"popd", PK_POPD},	  {"export", PK_DECLARE}, {"declare", PK_DECLARE},
 	{"typeset", PK_DECLARE},  {"local", PK_DECLARE},  {"readonly", PK_DECLARE},
 	{"read", PK_READ},	  {"mapfile", PK_READ},	  {"readarray", PK_READ},
@@ -3298,6 +3335,84 @@ static int check_git_config(struct an *an, size_t v)
 			   key, where);
 }
 
+/* The shell commands a git invocation runs itself: -c alias.X='!CMD' (and
+ * -c core.fsmonitor/core.sshCommand/core.pager/core.editor=CMD), rebase
+ * -x CMD, submodule foreach CMD, bisect run CMD ARGS: read as commands. */
+static int suffix(struct an *an, size_t v, size_t i, unsigned flags, const struct wctx *cx,
+		  int chain);
+static int reparse(struct an *an, const char *text, size_t len, const struct wctx *cx,
+		   bool unknown, bool top);
+static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v);
+static int reparse_joined(struct an *an, size_t v, size_t i, const struct wctx *cx);
+
+static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t i = 1;
+	int r;
+
+	while (i < view->argc && view->argv[i][0] == '-') {
+		const char *o = view->argv[i];
+
+		if (!strcmp(o, "-c") && i + 1 < view->argc) {
+			const char *kv = view->argv[i + 1], *eq = strchr(kv, '=');
+			char key[64];
+			size_t kl = eq ? (size_t)(eq - kv) : 0;
+
+			if (eq && kl < sizeof(key)) {
+				for (size_t k = 0; k < kl; k++)
+					key[k] = (char)tolower((unsigned char)kv[k]);
+				key[kl] = '\0';
+				if ((!strncmp(key, "alias.", 6) && eq[1] == '!') ||
+				    !strcmp(key, "core.fsmonitor") || !strcmp(key, "core.sshcommand") ||
+				    !strcmp(key, "core.pager") || !strcmp(key, "core.editor") ||
+				    !strcmp(key, "sequence.editor") || !strcmp(key, "diff.external")) {
+					const char *cmd = eq + 1 + (eq[1] == '!');
+					struct wctx c2 = nest_ctx_of(cx, vw[i + 1], v);
+
+					if ((r = reparse(an, cmd, strlen(cmd), &c2,
+							 (vw[i + 1]->flags & MOAT_SHW_EXPAND) != 0, true)))
+						return r;
+					view = &an->a->views[v];
+				}
+			}
+			i += 2;
+			continue;
+		}
+		i += (!strcmp(o, "-C") || !strcmp(o, "--git-dir") || !strcmp(o, "--work-tree") ||
+		      !strcmp(o, "--namespace"))
+			     ? 2
+			     : 1;
+	}
+	if (i >= view->argc)
+		return 0;
+	if (!strcmp(view->argv[i], "rebase")) {
+		for (size_t k = i + 1; k + 1 < view->argc; k++)
+			if (!strcmp(view->argv[k], "-x") || !strcmp(view->argv[k], "--exec")) {
+				struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
+
+				if ((r = reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
+						 (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true)))
+					return r;
+				view = &an->a->views[v];
+			}
+		return 0;
+	}
+	if (!strcmp(view->argv[i], "submodule") && i + 1 < view->argc &&
+	    !strcmp(view->argv[i + 1], "foreach")) {
+		size_t k = i + 2;
+
+		while (k < view->argc && view->argv[k][0] == '-')
+			k++;
+		return reparse_joined(an, v, k, cx);
+	}
+	if (!strcmp(view->argv[i], "bisect") && i + 1 < view->argc &&
+	    !strcmp(view->argv[i + 1], "run"))
+		return suffix(an, v, i + 2, 0, cx, chain);
+	return 0;
+}
+
 /* Is standard input fed (a pipe, a file, a here-document)? */
 static bool stdin_fed(const struct an *an, size_t v, const struct wctx *cx)
 {
@@ -4175,6 +4290,9 @@ static int check_pkill(struct an *an, size_t v)
 	return 0;
 }
 
+static bool is_dev_stdin(const char *p);
+static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell);
+
 static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 {
 	bool h = an->hardline;
@@ -4237,6 +4355,19 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return check_unpack(an, v);
 	case PK_AWK:
 		return check_awk(an, v);
+	case PK_MAKE:
+		/* make -f -: the Makefile (its recipes run) comes on standard input */
+		for (size_t k = 1; k < an->a->views[v].argc; k++) {
+			const char *o = an->a->views[v].argv[k];
+
+			if (((!strcmp(o, "-f") || !strcmp(o, "--file") || !strcmp(o, "--makefile")) &&
+			     k + 1 < an->a->views[v].argc &&
+			     (!strcmp(an->a->views[v].argv[k + 1], "-") ||
+			      is_dev_stdin(an->a->views[v].argv[k + 1]))) ||
+			    !strcmp(o, "-f-") || !strcmp(o, "--file=-") || !strcmp(o, "--makefile=-"))
+				return mark_stdin(an, v, cx, true);
+		}
+		return 0;
 	default:
 		return 0;
 	}
@@ -5944,8 +6075,12 @@ static int do_interp(struct an *an, size_t v, const struct wctx *cx)
 	size_t i = 1, argc = view->argc;
 	int r;
 
-	if (fam >= 0 && strcmp(interps[fam].name, "pwsh") == 0 && argc > 1)
+	if (fam >= 0 && strcmp(interps[fam].name, "pwsh") == 0 && argc > 1 &&
+	    strcmp(view->argv[1], "-") && strcmp(view->argv[1], "-Command") &&
+	    strcmp(view->argv[argc - 1], "-"))
 		return 0;
+	if (fam >= 0 && strcmp(interps[fam].name, "pwsh") == 0 && argc > 1)
+		return mark_stdin(an, v, cx, false);
 	if (fam >= 0 && (strcmp(interps[fam].name, "perl") == 0 ||
 			 strcmp(interps[fam].name, "ruby") == 0) &&
 	    (r = check_inplace(an, v)))
@@ -5967,8 +6102,18 @@ static int do_interp(struct an *an, size_t v, const struct wctx *cx)
 			continue;
 		}
 		for (size_t k = 1; a[k]; k++) {
-			if (strchr(code, a[k]))
-				return 0; /* code given inline: we cannot read it, but it is visible */
+			if (strchr(code, a[k])) {
+				/* code given inline: we cannot read it, but it is
+				 * visible; unless it is what a download prints
+				 * (python3 -c "$(curl URL)") */
+				const char *body = a[k + 1] ? a + k + 1 : i + 1 < argc ? view->argv[i + 1] : "";
+
+				if (strstr(body, "$(curl") || strstr(body, "$(wget") ||
+				    strstr(body, "`curl") || strstr(body, "`wget"))
+					return add_finding(an, v, MOAT_FINDING_ASK, "command:download-exec",
+							   "%s runs code a download prints", view->prog);
+				return 0;
+			}
 			if (strchr(args, a[k])) {
 				if (!a[k + 1])
 					i++;
@@ -6251,6 +6396,109 @@ static int reparse_joined(struct an *an, size_t v, size_t i, const struct wctx *
 	text[len] = '\0';
 	c = nest_ctx_of(cx, vw[i], v);
 	return reparse(an, text, len, &c, unknown, true);
+}
+
+/* Programs that run a command after words of their own: the words (a
+ * subcommand, a fixed number of operands, options that take a value),
+ * then the command as arguments or, for some, as one command line. */
+static const struct runafter {
+	const char *prog;
+	const char *sub;      /* words that must follow (space-separated), or NULL */
+	int npos;	      /* operands of its own after the options */
+	const char *sarg;     /* short options that take a value */
+	const char *line_opt; /* an option whose value is a command line */
+	bool joined;	      /* the rest is one command line (ssh) */
+} runafters[] = {
+    {"setarch", NULL, 1, "", NULL, false},	      {"linux32", NULL, 0, "", NULL, false},
+    {"linux64", NULL, 0, "", NULL, false},	      {"numactl", NULL, 0, "", NULL, false},
+    {"prlimit", NULL, 0, "p", NULL, false},	      {"runcon", NULL, 1, "turlh", NULL, false},
+    {"chpst", NULL, 0, "uUe/nlLmdofpcrt", NULL, false}, {"trickle", NULL, 0, "duwtlL", NULL, false},
+    {"faketime", NULL, 1, "f", NULL, false},	      {"rlwrap", NULL, 0, "aAbcCDeEfFgHlmOopPqsSw", NULL, false},
+    {"retry", NULL, 0, "tdmMx", NULL, false},	      {"daemonize", NULL, 0, "acepluE", NULL, false},
+    {"systemd-nspawn", NULL, 0, "DMiuSEpLbxZ", NULL, false},
+    {"ip", "netns exec", 1, "", NULL, false},	      {"podman", "unshare", 0, "", NULL, false},
+    {"flatpak-spawn", NULL, 0, "", NULL, false},      {"schroot", NULL, 0, "cunbd", NULL, false},
+    {"distrobox", "enter", 1, "n", NULL, false},      {"uv", "run", 0, "pw", NULL, false},
+    {"poetry", "run", 0, "CP", NULL, false},	      {"npm", "exec", 0, "pw", "-c", false},
+    {"pnpm", "exec", 0, "C", NULL, false},	      {"yarn", "exec", 0, "", NULL, false},
+    {"bundle", "exec", 0, "", NULL, false},	      {"direnv", "exec", 1, "", NULL, false},
+    {"npx", NULL, 0, "p", "-c", false},	      {"nix-shell", NULL, 0, "Ipk", "--run", false},
+    {"ssh", NULL, 1, "BbcDEeFIiJLlmOopQRSWw", NULL, true},
+    {"capsh", NULL, 0, "", "-c", false},	      {"machinectl", "shell", 1, "MpE", NULL, false},
+    {"entr", NULL, 0, "", NULL, false},	      {"start-stop-daemon", NULL, 0, "", NULL, false},
+};
+
+static int do_runafter(struct an *an, size_t v, const struct wctx *cx, int chain)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	const struct runafter *ra = NULL;
+	size_t i = 1;
+	int npos;
+
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(runafters) && !ra; k++)
+		if (!strcmp(runafters[k].prog, view->prog))
+			ra = &runafters[k];
+	if (!ra)
+		return 0;
+	/* start-stop-daemon --exec PROG [-- ARGS]: PROG runs with ARGS */
+	if (!strcmp(ra->prog, "start-stop-daemon")) {
+		for (size_t k = 1; k + 1 < view->argc; k++)
+			if (!strcmp(view->argv[k], "--exec") || !strcmp(view->argv[k], "-x") ||
+			    !strcmp(view->argv[k], "--startas") || !strcmp(view->argv[k], "-a"))
+				return suffix(an, v, k + 1, 0, cx, chain);
+		return 0;
+	}
+	if (ra->sub) {
+		const char *w = ra->sub;
+
+		while (*w) {
+			size_t l = strcspn(w, " ");
+
+			if (i >= view->argc || strlen(view->argv[i]) != l ||
+			    strncmp(view->argv[i], w, l))
+				return 0;
+			i++;
+			w += l;
+			while (*w == ' ')
+				w++;
+		}
+	}
+	/* an option whose value is a command line (npx -c, nix-shell --run) */
+	for (size_t k = i; ra->line_opt && k + 1 < view->argc; k++)
+		if (!strcmp(view->argv[k], ra->line_opt) ||
+		    (!strcmp(ra->line_opt, "--run") && !strcmp(view->argv[k], "--command"))) {
+			struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
+
+			return reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
+				       (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true);
+		}
+	/* "--": the command follows (retry, schroot, distrobox, npm exec) */
+	for (size_t k = i; k < view->argc; k++)
+		if (!strcmp(view->argv[k], "--"))
+			return ra->joined ? reparse_joined(an, v, k + 1, cx)
+					  : suffix(an, v, k + 1, 0, cx, chain);
+	npos = ra->npos;
+	while (i < view->argc) {
+		const char *o = view->argv[i];
+
+		if (o[0] == '-' && o[1]) {
+			/* -X VALUE for the short options that take one */
+			if (o[1] != '-' && !o[2] && strchr(ra->sarg, o[1]))
+				i++;
+			i++;
+			continue;
+		}
+		if (npos > 0) {
+			npos--;
+			i++;
+			continue;
+		}
+		break;
+	}
+	if (i >= view->argc)
+		return 0;
+	return ra->joined ? reparse_joined(an, v, i, cx) : suffix(an, v, i, 0, cx, chain);
 }
 
 /* The directory a wrapper's option makes the command start in: sudo -D
@@ -6703,7 +6951,7 @@ static int do_parallel(struct an *an, size_t v, const struct wctx *cx, int chain
 		"replace", "extensionreplace", "basenamereplace", "dirnamereplace", "seqreplace",
 		"block", "block-size", "header", "halt", "delay", "sshdelay", "ssh", "termseq",
 		"limit", "profile", "shebang-wrap", "transferfile", "tf", NULL};
-	static const struct optspec sp = {"aCdEIjJLlnNPsSX", "", larg, NULL, false};
+	static const struct optspec sp = {"aCdEIjJLlnNPsS", "", larg, NULL, false};
 	bool stop = false;
 	size_t i = skip_opts(view, 1, &sp, &stop, NULL), sep = i, argc = view->argc;
 	struct wctx c = *cx;
@@ -6712,8 +6960,24 @@ static int do_parallel(struct an *an, size_t v, const struct wctx *cx, int chain
 
 	while (sep < argc && strncmp(view->argv[sep], ":::", 3) != 0)
 		sep++;
-	if (sep == i)
-		return 0; /* the commands are the arguments: nothing known */
+	if (sep == i) {
+		/* no command: each input is a command line (the arguments after
+		 * :::, or the lines of standard input) */
+		if (sep >= argc)
+			return mark_stdin(an, v, cx, true);
+		for (size_t k = sep + 1; k < argc; k++) {
+			struct wctx n;
+
+			if (!strncmp(view->argv[k], ":::", 3))
+				continue;
+			n = nest_ctx_of(cx, an->vw[v][k], v);
+			if ((r = reparse(an, view->argv[k], an->vw[v][k]->len, &n,
+					 (an->vw[v][k]->flags & MOAT_SHW_EXPAND) != 0, true)))
+				return r;
+			view = &an->a->views[v];
+		}
+		return 0;
+	}
 	c.xargs = true;
 	c.repl = "{}";
 	if (sep - i == 1 && strpbrk(view->argv[i], " \t;|&$`<>") &&
@@ -7152,7 +7416,8 @@ static int track(struct an *an, size_t v, int kind, const struct wctx *cx)
 /* Words of these name no file worth checking (data, code, or a wrapped command). */
 static bool collects_paths(int kind, const char *prog)
 {
-	if (wrapper_kind(kind) || (kind >= PK_CD && kind <= PK_LET) || kind == PK_SHELL ||
+	if ((wrapper_kind(kind) && kind != PK_RUNAFTER) || (kind >= PK_CD && kind <= PK_LET) ||
+	    kind == PK_SHELL ||
 	    kind == PK_FSHELL || kind == PK_EVAL || kind == PK_ALIAS || kind == PK_TRAP)
 		return false;
 	switch (prog[0]) {
@@ -7436,8 +7701,11 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return r;
 		view = &a->views[v];
 	}
-	if (!strcmp(view->prog, "git") && (r = check_git_config(an, v)))
-		return r;
+	if (!strcmp(view->prog, "git")) {
+		if ((r = check_git_config(an, v)) || (r = git_runs(an, v, cx, chain)))
+			return r;
+		view = &a->views[v];
+	}
 	/* the files it names, for the policy's denied paths */
 	if (!(view->flags & MOAT_VIEW_VALUES) && collects_paths(kind, view->prog)) {
 		if ((r = note_operands(an, v)))
@@ -7866,6 +8134,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	case PK_AT:
 		/* at TIME: the commands come on standard input (or -f FILE) */
 		return mark_stdin(an, v, cx, true);
+	case PK_RUNAFTER:
+		return do_runafter(an, v, cx, chain);
 	case PK_PLAINWRAP:
 	case PK_PROXYCHAINS:
 	case PK_SETPRIV: {
