@@ -5205,6 +5205,41 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 		return r;
 	if ((r = record_redirs(an, n->redirs, v, cx)))
 		return r;
+	/* SECURITY: variables whose value some program runs as a command
+	 * (PROMPT_COMMAND for an interactive bash, git's and less's helpers,
+	 * editors, pagers; PS4's substitutions under set -x) */
+	for (size_t i = 0; i < n->nassigns; i++) {
+		static const char *const runs[] = {
+		    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
+		    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+		    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
+		    "BROWSER", "MANPAGER", "FCEDIT", "PS4", NULL};
+		const struct moat_sh_word *w = &n->assigns[i];
+		const char *eq = strchr(w->text, '='), *val;
+		size_t nl;
+		bool hit = false;
+
+		if (!eq)
+			continue;
+		nl = (size_t)(eq - w->text);
+		for (size_t k = 0; runs[k] && !hit; k++)
+			hit = strlen(runs[k]) == nl && !strncmp(runs[k], w->text, nl);
+		if (!hit || !eq[1])
+			continue;
+		val = eq + 1;
+		/* PS4 is a prompt: only its substitutions run */
+		if (nl == 3 && !strncmp(w->text, "PS4", 3) && !strstr(val, "$(") && !strchr(val, '`'))
+			continue;
+		while (*val == '|')
+			val++; /* LESSOPEN="|cmd %s" */
+		{
+			struct wctx c2 = nest_ctx_of(cx, w, v);
+
+			if ((r = reparse(an, val, strlen(val), &c2, (w->flags & MOAT_SHW_EXPAND) != 0,
+					 true)))
+				return r;
+		}
+	}
 	/* NAME=VALUE before a command: in its environment only */
 	if (n->nassigns) {
 		before = st_save(an);
