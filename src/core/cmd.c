@@ -762,9 +762,20 @@ static const char *const sysdirs[] = {
 
 static bool is_sysdir(const char *c, size_t l)
 {
+	char pat[64];
+
 	for (size_t k = 0; k < MOAT_ARRAY_SIZE(sysdirs); k++)
 		if (strlen(sysdirs[k]) == l && memcmp(sysdirs[k], c, l) == 0)
 			return true;
+	/* a glob that names one ("/[u]sr", "/ho?e", "/h*"): the shell
+	 * expands it to it */
+	if (l < sizeof(pat) && (memchr(c, '*', l) || memchr(c, '?', l) || memchr(c, '[', l))) {
+		memcpy(pat, c, l);
+		pat[l] = '\0';
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(sysdirs); k++)
+			if (fnmatch(pat, sysdirs[k], FNM_PERIOD) == 0)
+				return true;
+	}
 	return false;
 }
 
@@ -989,6 +1000,7 @@ static const struct {
 	const char *rule;
 } startup_any[] = {
 	{".git/hooks/", ".git/hooks"},
+	{".git/hooks", ".git/hooks"}, /* the directory itself (ln -s DIR .git/hooks) */
 	{".git/config", ".git/config"},
 	/* files that send git to another config and its hooks and fsmonitor */
 	{".git/commondir", ".git/commondir"},
@@ -3333,6 +3345,65 @@ static int check_git_config(struct an *an, size_t v)
 			   "git config sets %.100s in %s, which may make git run a program or "
 			   "read another configuration",
 			   key, where);
+}
+
+/* The file an output option names (gcc -o F, sort -o F, gpg --output F,
+ * go build -o F, pandoc -o F, openssl -out F) and sponge's: a write,
+ * checked like a redirection's (disks, the sysrq trigger, startup files).
+ * Not for programs whose -o means something else. */
+static int check_output_opt(struct an *an, size_t v)
+{
+	static const char *const other_o[] = {
+	    "ssh", "scp", "sftp", "mount", "umount", "ps", "ls", "grep", "egrep", "fgrep", "rg",
+	    "tar", "zip", "unzip", "mysql", "top", "free", "df", "du", "xargs", "ip", "ss",
+	    "netstat", "lsof", "find", "cp", "mv", "install", "ln", "rsync", "sed", "awk",
+	    "gawk", "perl", "python", "python3", "node", "ruby", "php", "java", "nc", "ncat",
+	    "socat", "kill", "pkill", "pgrep", "journalctl", "systemctl", "docker", "podman",
+	    "kubectl", "helm", "gh", "aws", "gcloud", "az", "jq", "yq", "git", NULL};
+	static const char *const cc[] = {"gcc", "g++", "cc", "c++", "clang", "clang++", "tcc",
+					 "ld", "as", "gfortran", NULL};
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	bool attached_ok = false;
+	int r;
+
+	for (size_t k = 0; other_o[k]; k++)
+		if (!strcmp(view->prog, other_o[k]))
+			return 0;
+	for (size_t k = 0; cc[k]; k++)
+		attached_ok = attached_ok || !strcmp(view->prog, cc[k]);
+	if (!strcmp(view->prog, "sponge") && view->argc > 1) {
+		size_t k = 1;
+
+		while (k < view->argc && view->argv[k][0] == '-')
+			k++;
+		if (k < view->argc)
+			return check_write(an, v, vw[k]->flags, view->argv[k]);
+		return 0;
+	}
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i], *val = NULL;
+		unsigned fl = 0;
+
+		if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-out")) &&
+		    i + 1 < view->argc && view->argv[i + 1][0] != '-') {
+			val = view->argv[i + 1];
+			fl = vw[i + 1]->flags;
+		} else if (!strncmp(a, "--output=", 9)) {
+			val = a + 9;
+			fl = vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE;
+			if (val[0] == '~')
+				fl |= MOAT_SHW_TILDE;
+		} else if (attached_ok && !strncmp(a, "-o", 2) && a[2]) {
+			val = a + 2;
+			fl = vw[i]->flags & ~(unsigned)MOAT_SHW_TILDE;
+			if (val[0] == '~')
+				fl |= MOAT_SHW_TILDE;
+		}
+		if (val && (r = check_write(an, v, fl, val)))
+			return r;
+	}
+	return 0;
 }
 
 /* The shell commands a git invocation runs itself: -c alias.X='!CMD' (and
@@ -7741,6 +7812,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			return r;
 		view = &a->views[v];
 	}
+	if (kind != PK_CURL && kind != PK_WGET && (r = check_output_opt(an, v)))
+		return r;
 	/* the files it names, for the policy's denied paths */
 	if (!(view->flags & MOAT_VIEW_VALUES) && collects_paths(kind, view->prog)) {
 		if ((r = note_operands(an, v)))
