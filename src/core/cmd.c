@@ -3073,6 +3073,9 @@ static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *d
 	return 0;
 }
 
+static bool wrapper_has(const struct moat_cmdview *view, size_t end, const char *o);
+static int removal_floor(struct an *an, size_t v, const char *what, size_t i, bool recursive);
+
 /* tar x / unzip: where the archive's files land (-C DIR, -d DIR, else the
  * working directory) */
 static int check_unpack(struct an *an, size_t v)
@@ -3113,6 +3116,28 @@ static int check_unpack(struct an *an, size_t v)
 		} else if (i == 1 && a[0] != '-' ? strchr(a, 'x') != NULL
 			   : (a[0] == '-' && a[1] != '-' && strchr(a, 'x'))) {
 			extract = true; /* "xf", "-xzf" */
+		}
+	}
+	/* tar --remove-files: what it archives goes */
+	if (!unzip && an->hardline && wrapper_has(view, view->argc, "--remove-files")) {
+		bool skip_next = false;
+
+		for (size_t i = 1; i < view->argc; i++) {
+			const char *a = view->argv[i];
+			int r;
+
+			if (skip_next) {
+				skip_next = false;
+				continue;
+			}
+			if (a[0] == '-') {
+				skip_next = !strcmp(a, "-f") || !strcmp(a, "-C") || !strcmp(a, "--file");
+				continue;
+			}
+			if (i == 1 && !strchr(a, '/'))
+				continue; /* "cf": the mode */
+			if ((r = removal_floor(an, v, "tar --remove-files", i, true)))
+				return r;
 		}
 	}
 	if (!extract || listing)
@@ -3797,6 +3822,14 @@ static int check_cp(struct an *an, size_t v)
 			}
 		}
 	}
+	/* mv and rsync --remove-source-files take the sources away: a
+	 * floor target moved is removed from its place (mv /usr /tmp) */
+	if (an->hardline && (!strcmp(view->prog, "mv") ||
+			     (rsync && wrapper_has(view, view->argc, "--remove-source-files")))) {
+		for (size_t k = 0; k < nops; k++)
+			if ((r = removal_floor(an, v, view->prog, ops[k], true)))
+				return r;
+	}
 	/* a tree's contents into the home directory (cp -r dots/. ~/,
 	 * rsync -a dots/ ~/): names not known before running */
 	for (size_t k = 0; k < nops; k++) {
@@ -4376,9 +4409,26 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_MKFS:
 	case PK_WIPE:
 		return h ? check_devices(an, v, kind) : 0;
+	case PK_SYSTEMCTL: {
+		/* a unit enabled or linked starts again at boot or login, outside
+		 * any sandbox: a startup write */
+		const struct moat_cmdview *sv = &an->a->views[v];
+		size_t vi = ctl_verb(sv);
+		int r2;
+
+		if (vi < sv->argc &&
+		    (!strcmp(sv->argv[vi], "enable") || !strcmp(sv->argv[vi], "link") ||
+		     !strcmp(sv->argv[vi], "reenable") || !strcmp(sv->argv[vi], "add-wants") ||
+		     !strcmp(sv->argv[vi], "add-requires") || !strcmp(sv->argv[vi], "edit") ||
+		     !strcmp(sv->argv[vi], "preset")) &&
+		    (r2 = add_finding(an, v, MOAT_FINDING_ASK, "startup-write:systemd-unit",
+				      "systemctl %s makes a unit start at boot or login",
+				      sv->argv[vi])))
+			return r2;
+		return h ? check_power(an, v, kind) : 0;
+	}
 	case PK_POWER:
 	case PK_INIT:
-	case PK_SYSTEMCTL:
 	case PK_LOGINCTL:
 	case PK_KEXEC:
 		return h ? check_power(an, v, kind) : 0;
