@@ -2725,6 +2725,7 @@ static int check_find(struct an *an, size_t v)
 
 			p = p ? p + 1 : view->argv[i + 1];
 			if (strcmp(p, "rm") == 0 || strcmp(p, "shred") == 0 ||
+			    strcmp(p, "chmod") == 0 || strcmp(p, "chown") == 0 ||
 			    strcmp(p, "unlink") == 0 || strcmp(p, "rmdir") == 0)
 				what = p;
 		}
@@ -3506,6 +3507,46 @@ static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 	if (!strcmp(view->argv[i], "bisect") && i + 1 < view->argc &&
 	    !strcmp(view->argv[i + 1], "run"))
 		return suffix(an, v, i + 2, 0, cx, chain);
+	/* git clone -c KEY=VALUE / --config KEY=VALUE writes KEY into the new
+	 * repository's .git/config; git init/clone --template=DIR copies hooks */
+	if (!strcmp(view->argv[i], "clone") || !strcmp(view->argv[i], "init")) {
+		for (size_t k = i + 1; k < view->argc; k++) {
+			const char *o = view->argv[k], *kv = NULL;
+
+			if (!strncmp(o, "--template", 10))
+				return add_finding(an, v, MOAT_FINDING_ASK, "startup-write:.git/hooks",
+						   "git %s --template copies hooks into the new "
+						   "repository",
+						   view->argv[i]);
+			if ((!strcmp(o, "-c") || !strcmp(o, "--config")) && k + 1 < view->argc)
+				kv = view->argv[++k];
+			else if (!strncmp(o, "--config=", 9))
+				kv = o + 9;
+			if (kv) {
+				const char *eq = strchr(kv, '='), *d1 = strchr(kv, '.'), *d2;
+				char sect[64] = "", key[64] = "";
+				size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+
+				if (!d1 || (size_t)(d1 - kv) >= sizeof(sect) || kl >= sizeof(key) + 64)
+					continue;
+				for (size_t x = 0; x < (size_t)(d1 - kv); x++)
+					sect[x] = (char)tolower((unsigned char)kv[x]);
+				d2 = d1;
+				for (const char *c = d1; c < kv + kl; c++)
+					if (*c == '.')
+						d2 = c;
+				snprintf(key, sizeof(key), "%.*s", (int)(kv + kl - d2 - 1), d2 + 1);
+				for (char *c = key; *c; c++)
+					*c = (char)tolower((unsigned char)*c);
+				if (git_code_key(sect, d1 != d2, key))
+					return add_finding(an, v, MOAT_FINDING_ASK,
+							   "startup-write:.git/config",
+							   "git %s -c sets %.100s in the new repository's "
+							   "configuration, which may make git run a program",
+							   view->argv[i], kv);
+			}
+		}
+	}
 	return 0;
 }
 
