@@ -3441,6 +3441,7 @@ static int reparse(struct an *an, const char *text, size_t len, const struct wct
 		   bool unknown, bool top);
 static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v);
 static int reparse_joined(struct an *an, size_t v, size_t i, const struct wctx *cx);
+static int reparse_word(struct an *an, size_t v, size_t k, const struct wctx *cx);
 
 static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
@@ -3487,10 +3488,7 @@ static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 	if (!strcmp(view->argv[i], "rebase")) {
 		for (size_t k = i + 1; k + 1 < view->argc; k++)
 			if (!strcmp(view->argv[k], "-x") || !strcmp(view->argv[k], "--exec")) {
-				struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
-
-				if ((r = reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
-						 (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true)))
+				if ((r = reparse_word(an, v, k + 1, cx)))
 					return r;
 				view = &an->a->views[v];
 			}
@@ -6408,6 +6406,35 @@ static int env_split(struct an *an, const char *s, unsigned inflags, uint32_t of
 	return r;
 }
 
+/* The working directory becomes every directory DIR may name, as
+ * "cd DIR" would make it (the caller restores the one before). */
+static int cwd_enter(struct an *an, unsigned dflags, const char *dir)
+{
+	struct vset *nw = moat_arena_alloc(an->ar, sizeof(*nw));
+	char buf[CMD_PATH_MAX];
+	int got;
+
+	if (!nw)
+		return an_oom(an);
+	memset(nw, 0, sizeof(*nw));
+	for (size_t k = 0; (got = abs_path_k(an, dflags, dir, k, buf, sizeof(buf))) != 0; k++) {
+		char *d;
+
+		if (got < 0) {
+			nw->flags |= VS_UNKNOWN;
+			continue;
+		}
+		if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
+			return an_oom(an);
+		vs_add(nw, d);
+	}
+	if (!nw->n)
+		nw->flags |= VS_UNKNOWN;
+	an->st.cwd = nw;
+	st_touch(an);
+	return 0;
+}
+
 static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -6521,29 +6548,9 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 	if (dir) {
 		/* SECURITY: env -C DIR runs the command in DIR, as "cd DIR" would */
 		const struct vset *old = an->st.cwd;
-		struct vset *nw = moat_arena_alloc(an->ar, sizeof(*nw));
-		char buf[CMD_PATH_MAX];
-		int got;
 
-		if (!nw)
-			return an_oom(an);
-		memset(nw, 0, sizeof(*nw));
-		for (size_t k = 0; (got = abs_path_k(an, dflags, dir, k, buf, sizeof(buf))) != 0;
-		     k++) {
-			char *d;
-
-			if (got < 0) {
-				nw->flags |= VS_UNKNOWN;
-				continue;
-			}
-			if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
-				return an_oom(an);
-			vs_add(nw, d);
-		}
-		if (!nw->n)
-			nw->flags |= VS_UNKNOWN;
-		an->st.cwd = nw;
-		st_touch(an);
+		if ((r = cwd_enter(an, dflags, dir)))
+			return r;
 		r = child(an, v, argv + i, vw + i, argc - i, 0, cx, chain);
 		an->st.cwd = old;
 		st_touch(an);
@@ -6628,7 +6635,6 @@ static const struct runafter {
 static int do_runafter(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
-	const wref *vw = an->vw[v];
 	const struct runafter *ra = NULL;
 	size_t i = 1;
 	int npos;
@@ -6665,10 +6671,7 @@ static int do_runafter(struct an *an, size_t v, const struct wctx *cx, int chain
 	for (size_t k = i; ra->line_opt && k + 1 < view->argc; k++)
 		if (!strcmp(view->argv[k], ra->line_opt) ||
 		    (!strcmp(ra->line_opt, "--run") && !strcmp(view->argv[k], "--command"))) {
-			struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
-
-			return reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
-				       (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true);
+			return reparse_word(an, v, k + 1, cx);
 		}
 	/* "--": the command follows (retry, schroot, distrobox, npm exec) */
 	for (size_t k = i; k < view->argc; k++)
@@ -6696,6 +6699,18 @@ static int do_runafter(struct an *an, size_t v, const struct wctx *cx, int chain
 	if (i >= view->argc)
 		return 0;
 	return ra->joined ? reparse_joined(an, v, i, cx) : suffix(an, v, i, 0, cx, chain);
+}
+
+/* Word k of view v read as one command line (a tmux or screen command, a
+ * value a program runs) */
+static int reparse_word(struct an *an, size_t v, size_t k, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	wref w = an->vw[v][k];
+	struct wctx c = nest_ctx_of(cx, w, v);
+
+	return reparse(an, view->argv[k], strlen(view->argv[k]), &c,
+		       (w->flags & MOAT_SHW_EXPAND) != 0, true);
 }
 
 /* The directory a wrapper's option makes the command start in: sudo -D
@@ -6755,31 +6770,12 @@ static int suffix_in(struct an *an, size_t v, size_t i, const char *dir, unsigne
 		     const struct wctx *cx, int chain)
 {
 	const struct vset *old = an->st.cwd;
-	struct vset *nw;
-	char buf[CMD_PATH_MAX];
-	int got, r;
+	int r;
 
 	if (!dir)
 		return suffix(an, v, i, 0, cx, chain);
-	nw = moat_arena_alloc(an->ar, sizeof(*nw));
-	if (!nw)
-		return an_oom(an);
-	memset(nw, 0, sizeof(*nw));
-	for (size_t k = 0; (got = abs_path_k(an, dflags, dir, k, buf, sizeof(buf))) != 0; k++) {
-		char *d;
-
-		if (got < 0) {
-			nw->flags |= VS_UNKNOWN;
-			continue;
-		}
-		if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
-			return an_oom(an);
-		vs_add(nw, d);
-	}
-	if (!nw->n)
-		nw->flags |= VS_UNKNOWN;
-	an->st.cwd = nw;
-	st_touch(an);
+	if ((r = cwd_enter(an, dflags, dir)))
+		return r;
 	r = suffix(an, v, i, 0, cx, chain);
 	an->st.cwd = old;
 	st_touch(an);
@@ -8244,11 +8240,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			if (!strcmp(o, "-e") || !strcmp(o, "--command")) {
 				if (i + 2 == view->argc && strcmp(view->prog, "xterm") &&
 				    strcmp(view->prog, "uxterm")) {
-					struct wctx c2 = nest_ctx_of(cx, vw[i + 1], v);
-
-					return reparse(an, view->argv[i + 1], strlen(view->argv[i + 1]),
-						       &c2, (vw[i + 1]->flags & MOAT_SHW_EXPAND) != 0,
-						       true);
+					return reparse_word(an, v, i + 1, cx);
 				}
 				return suffix(an, v, i + 1, 0, cx, chain);
 			}
@@ -8261,10 +8253,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 
 		for (size_t k = 1; k + 2 < view->argc; k++)
 			if (!strcmp(view->argv[k], "-X") && !strcmp(view->argv[k + 1], "stuff")) {
-				struct wctx c3 = nest_ctx_of(cx, vw[k + 2], v);
-
-				return reparse(an, view->argv[k + 2], strlen(view->argv[k + 2]), &c3,
-					       (vw[k + 2]->flags & MOAT_SHW_EXPAND) != 0, true);
+				return reparse_word(an, v, k + 2, cx);
 			}
 		i = skip_opts(view, 1, &sp, &stop, NULL);
 		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
@@ -8285,10 +8274,7 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 			const char *o = view->argv[k];
 
 			if (!strcmp(o, "-c") && k + 1 < view->argc) {
-				struct wctx c2 = nest_ctx_of(cx, vw[k + 1], v);
-
-				return reparse(an, view->argv[k + 1], strlen(view->argv[k + 1]), &c2,
-					       (vw[k + 1]->flags & MOAT_SHW_EXPAND) != 0, true);
+				return reparse_word(an, v, k + 1, cx);
 			}
 			k += (o[1] && strchr("LSfT", o[1]) && !o[2]) ? 2 : 1;
 		}
@@ -8316,17 +8302,11 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 					     !strcmp(view->argv[e - 1], "C-m")))
 				e--;
 			if (e == k + 1 && e < view->argc) {
-				struct wctx c3 = nest_ctx_of(cx, vw[k], v);
-
-				return reparse(an, view->argv[k], strlen(view->argv[k]), &c3,
-					       (vw[k]->flags & MOAT_SHW_EXPAND) != 0, true);
+				return reparse_word(an, v, k, cx);
 			}
 		}
 		if (k + 1 == view->argc) {
-			struct wctx c2 = nest_ctx_of(cx, vw[k], v);
-
-			return reparse(an, view->argv[k], strlen(view->argv[k]), &c2,
-				       (vw[k]->flags & MOAT_SHW_EXPAND) != 0, true);
+			return reparse_word(an, v, k, cx);
 		}
 		return suffix(an, v, k, 0, cx, chain);
 	}

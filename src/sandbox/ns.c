@@ -3631,6 +3631,28 @@ static void nested_check(const struct moat_plan *p, struct moat_mounts *m, char 
 	free(n);
 }
 
+/* A protected name (dfd/leaf) the run created: a new .git/hooks and
+ * .git/config (git init inside) are judged by what they hold, anything
+ * else is set aside; named in out (set aside, with suffix) or created. */
+static void judge_created(const struct moat_plan *p, int dfd, const char *leaf, const char *name,
+			  bool is_dir, const char *suffix, char *out, size_t outsz, char *created,
+			  size_t createdsz)
+{
+	char why[160];
+
+	if (!strcmp(name, ".git/hooks") && is_dir) {
+		new_hooks_check(dfd, leaf, out, outsz);
+		append_name(created, createdsz, name, NULL);
+	} else if (!strcmp(name, ".git/config") &&
+		   !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
+		append_name(created, createdsz, name, NULL);
+	} else if (set_aside(dfd, leaf) == 0) {
+		append_name(out, outsz, name, suffix);
+	} else {
+		append_name(created, createdsz, name, NULL);
+	}
+}
+
 /* Is dfd/leaf a directory without entries? */
 static bool dir_empty(int dfd, const char *leaf)
 {
@@ -3694,7 +3716,6 @@ static void replaced_check(const struct moat_plan *p, struct moat_mounts *m, cha
 	for (size_t i = 0; i < m->n; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
 		const char *name, *leaf = NULL;
-		char why[160];
 		struct stat st;
 		int dfd;
 
@@ -3711,17 +3732,9 @@ static void replaced_check(const struct moat_plan *p, struct moat_mounts *m, cha
 			close(dfd);
 			continue;
 		}
-		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
-			new_hooks_check(dfd, leaf, out, outsz);
-			append_name(created, createdsz, name, NULL);
-		} else if (!strcmp(name, ".git/config") &&
-			   !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
-			append_name(created, createdsz, name, NULL);
-		} else if (set_aside(dfd, leaf) == 0) {
-			append_name(out, outsz, name, " (made while another call had it set aside)");
-		} else {
-			append_name(created, createdsz, name, NULL);
-		}
+		judge_created(p, dfd, leaf, name, S_ISDIR(st.st_mode),
+			      " (made while another call had it set aside)", out, outsz, created,
+			      createdsz);
 		close(dfd);
 	}
 }
@@ -3831,7 +3844,7 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 	 * following symlinks. */
 	for (size_t i = 0; i < m->nprotected_missing; i++) {
 		const char *name = m->protected_missing[i], *leaf = NULL;
-		char why[160], full[PATH_MAX];
+		char full[PATH_MAX];
 		struct stat st;
 		int dfd;
 
@@ -3863,17 +3876,8 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 			close(dfd);
 			continue;
 		}
-		if (!strcmp(name, ".git/hooks") && S_ISDIR(st.st_mode)) {
-			new_hooks_check(dfd, leaf, out, outsz);
-			append_name(created, createdsz, name, NULL);
-		} else if (!strcmp(name, ".git/config") &&
-			   !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
-			append_name(created, createdsz, name, NULL);
-		} else if (set_aside(dfd, leaf) == 0) {
-			append_name(out, outsz, name, NULL);
-		} else {
-			append_name(created, createdsz, name, NULL);
-		}
+		judge_created(p, dfd, leaf, name, S_ISDIR(st.st_mode), NULL, out, outsz, created,
+			      createdsz);
 		close(dfd);
 	}
 	listing_release(&now);
