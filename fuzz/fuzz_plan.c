@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct moat_profile over;
 	struct moat_error err;
 	struct moat_kfeatures kf;
-	struct moat_strv denied = {NULL, 0, false};
+	struct moat_strv denied = {.v = NULL};
 	unsigned bits = 0;
 	int lineno = 0;
 	static char *argv[] = {"x", NULL};

@@ -366,7 +366,7 @@ int cmd_run(int argc, char **argv)
 	struct moat_run_result res;
 	struct moat_error err;
 	struct cli_policy cp;
-	struct moat_strv denied_extra = {NULL, 0, false};
+	struct moat_strv denied_extra = {.v = NULL};
 	int r;
 
 	memset(&o, 0, sizeof(o));

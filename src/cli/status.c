@@ -38,7 +38,7 @@ int cmd_status(int argc, char **argv)
 	struct moat_error err;
 	const char *profile = NULL, *home = getenv("HOME");
 	struct cli_policy cp;
-	struct moat_strv denied = {NULL, 0, false}; /* the configuration's denied paths */
+	struct moat_strv denied = {.v = NULL}; /* the configuration's denied paths */
 	char cwd[PATH_MAX];
 	bool json = false;
 	size_t gaps;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/str.h"
 #include "core/path.h"
 
 /* ------------------------------------------------------------------ */
@@ -167,8 +168,10 @@ static void strv_release(struct moat_strv *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i]);
 	free(l->v);
+	free(l->h);
 	l->v = NULL;
-	l->n = 0;
+	l->h = NULL;
+	l->n = l->cap = l->hn = 0;
 	l->replace = false;
 }
 
@@ -189,25 +192,57 @@ void moat_profile_release(struct moat_profile *p)
 	strv_release(&p->env_pass);
 }
 
+static uint32_t str_hash32(const char *s)
+{
+	uint64_t h = moat_hash(s, strlen(s));
+
+	return (uint32_t)(h ^ (h >> 32));
+}
+
 int moat_strv_add(struct moat_strv *l, const char *s)
 {
-	char **nv, *c;
+	uint32_t hs = str_hash32(s);
+	char *c;
 
+	if (l->n > l->cap)
+		l->cap = l->n; /* v was made elsewhere, no room spare */
+	if (l->hn > l->n)
+		l->hn = l->n;
+	if (l->hn < l->n) { /* entries added without moat_strv_add */
+		uint32_t *nh = realloc(l->h, (l->cap ? l->cap : 1) * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		l->h = nh;
+		for (; l->hn < l->n; l->hn++)
+			l->h[l->hn] = str_hash32(l->v[l->hn]);
+	}
 	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], s))
+		if (l->h[i] == hs && !strcmp(l->v[i], s))
 			return 0; /* a set: duplicates are dropped */
 	if (l->n >= MOAT_PLAN_MAX_PATHS)
 		return -E2BIG;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		char **nv = realloc(l->v, cap * sizeof(*nv));
+		uint32_t *nh;
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		nh = realloc(l->h, cap * sizeof(*nh));
+		if (!nh)
+			return -ENOMEM;
+		l->h = nh;
+		l->cap = cap;
+	}
 	c = moat_strdup(s);
 	if (!c)
 		return -ENOMEM;
-	nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
-	if (!nv) {
-		free(c);
-		return -ENOMEM;
-	}
-	nv[l->n++] = c;
-	l->v = nv;
+	l->v[l->n] = c;
+	l->h[l->n] = hs;
+	l->n++;
+	l->hn = l->n;
 	return 0;
 }
 
@@ -1218,6 +1253,20 @@ static int refuse_planted_links(const struct moat_plan *p, struct moat_error *er
 	return 0;
 }
 
+/* a, sep and b into out: their length, or -1 when they do not fit (the
+ * plan joins a hundred paths: snprintf's cost showed) */
+static int join_path(char *out, size_t outsz, const char *a, const char *sep, const char *b)
+{
+	size_t la = strlen(a), ls = strlen(sep), lb = strlen(b);
+
+	if (la + ls + lb >= outsz || la + ls + lb > INT_MAX)
+		return -1;
+	memcpy(out, a, la);
+	memcpy(out + la, sep, ls);
+	memcpy(out + la + ls, b, lb + 1);
+	return (int)(la + ls + lb);
+}
+
 /* Expand "~" and "~/x" with home; join a relative path to base. */
 static int expand_path(const char *in, const char *home, const char *base, char *out, size_t outsz)
 {
@@ -1227,15 +1276,15 @@ static int expand_path(const char *in, const char *home, const char *base, char 
 	if (in[0] == '~' && (in[1] == '/' || in[1] == '\0')) {
 		if (!home)
 			return -ENOENT;
-		n = snprintf(tmp, sizeof(tmp), "%s%s", home, in + 1);
+		n = join_path(tmp, sizeof(tmp), home, "", in + 1);
 	} else if (in[0] == '/') {
-		n = snprintf(tmp, sizeof(tmp), "%s", in);
+		n = join_path(tmp, sizeof(tmp), in, "", "");
 	} else {
 		if (!base)
 			return -EINVAL;
-		n = snprintf(tmp, sizeof(tmp), "%s/%s", base, in);
+		n = join_path(tmp, sizeof(tmp), base, "/", in);
 	}
-	if (n < 0 || (size_t)n >= sizeof(tmp))
+	if (n < 0)
 		return -ENAMETOOLONG;
 	return moat_plan_normpath(tmp, out, outsz);
 }
@@ -1244,23 +1293,30 @@ static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kin
 		    const char *origin, struct moat_error *err)
 {
 	struct moat_mask *nv;
+	uint32_t hs = str_hash32(pattern);
 
 	for (size_t i = 0; i < p->nmasks; i++)
-		if (p->masks[i].kind == kind && !strcmp(p->masks[i].pattern, pattern))
+		if (p->masks[i].hash == hs && p->masks[i].kind == kind &&
+		    !strcmp(p->masks[i].pattern, pattern))
 			return 0;
 	if (p->nmasks >= MOAT_PLAN_MAX_PATHS) {
 		moat_error_set(err, "too many masked paths (at most %d)", MOAT_PLAN_MAX_PATHS);
 		return -E2BIG;
 	}
-	nv = realloc(p->masks, (p->nmasks + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	p->masks = nv;
+	/* room for 8, then doubled: a plan has a hundred masks */
+	if (p->nmasks == 0 || (p->nmasks >= 8 && !(p->nmasks & (p->nmasks - 1)))) {
+		nv = realloc(p->masks, (p->nmasks ? p->nmasks * 2 : 8) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		p->masks = nv;
+	}
+	nv = p->masks;
 	memset(&nv[p->nmasks], 0, sizeof(nv[p->nmasks]));
 	nv[p->nmasks].pattern = moat_strdup(pattern);
 	if (!nv[p->nmasks].pattern)
 		return -ENOMEM;
 	nv[p->nmasks].kind = kind;
+	nv[p->nmasks].hash = hs;
 	moat_strlcpy(nv[p->nmasks].origin, origin, sizeof(nv[p->nmasks].origin));
 	p->nmasks++;
 	return 0;
@@ -1306,8 +1362,8 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			return r;
 		if (!p->home)
 			return 0;
-		n = snprintf(path, sizeof(path), "%s/%s", p->home, tail);
-		if (n < 0 || (size_t)n >= sizeof(path))
+		n = join_path(path, sizeof(path), p->home, "/", tail);
+		if (n < 0)
 			return 0;
 		if (moat_path_within(path, p->workspace))
 			return 0; /* the scan covers it */

@@ -155,6 +155,11 @@ struct moat_strv {
 	char **v;
 	size_t n;
 	bool replace;
+	/* moat_strv_add's: the room in v, and a hash of each of the first
+	 * hn entries (a set of 100 names is built in every plan: comparing
+	 * hashes first keeps that from costing 5,000 strcmp calls) */
+	size_t cap, hn;
+	uint32_t *h;
 };
 
 struct moat_profile {
@@ -305,6 +310,7 @@ struct moat_mask {
 	char *pattern; /* expanded (~ and **) pattern or path */
 	enum moat_mask_kind kind;
 	char origin[48]; /* "denied_paths", "--mask", "profile:NAME" */
+	uint32_t hash;	 /* of pattern: add_mask's duplicate check */
 };
 
 /* Every protection moat knows, for requested versus enforced. */

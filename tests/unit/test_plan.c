@@ -233,6 +233,40 @@ static void test_layering(void)
 	moat_profile_release(&over);
 }
 
+/* moat_strv_add is a set whatever way its entries came in */
+static void test_strv_set(void)
+{
+	struct moat_strv l = {.v = NULL};
+	char **hand = malloc(2 * sizeof(*hand));
+
+	CHECK_INT(moat_strv_add(&l, "a"), 0);
+	CHECK_INT(moat_strv_add(&l, "b"), 0);
+	CHECK_INT(moat_strv_add(&l, "a"), 0);
+	CHECK_INT((int)l.n, 2);
+	for (int i = 0; i < 300; i++) { /* growth keeps every entry */
+		char s[16];
+
+		snprintf(s, sizeof(s), "n%d", i % 150);
+		CHECK_INT(moat_strv_add(&l, s), 0);
+	}
+	CHECK_INT((int)l.n, 152);
+	CHECK_STR(l.v[0], "a");
+	CHECK_STR(l.v[151], "n149");
+	moat_strv_release(&l);
+	CHECK(!l.v && !l.n && !l.h && !l.hn && !l.cap);
+	/* entries put in without moat_strv_add are still compared */
+	hand[0] = strdup("x");
+	hand[1] = strdup("y");
+	l.v = hand;
+	l.n = 2;
+	CHECK_INT(moat_strv_add(&l, "y"), 0);
+	CHECK_INT((int)l.n, 2);
+	CHECK_INT(moat_strv_add(&l, "z"), 0);
+	CHECK_INT((int)l.n, 3);
+	CHECK_STR(l.v[2], "z");
+	moat_strv_release(&l);
+}
+
 static void test_parse(void)
 {
 	static const struct {
@@ -1109,6 +1143,7 @@ int main(void)
 	test_normpath();
 	test_builtin();
 	test_layering();
+	test_strv_set();
 	test_parse();
 	test_env();
 	test_plan_full();
