@@ -992,7 +992,32 @@ static const char *const startup_system[] = {
 	"/etc/xdg/autostart/", "/etc/init.d/", "/etc/update-motd.d/", "/etc/apt/apt.conf.d/",
 	"/etc/rc.d/", "/etc/anacrontab", "/etc/security/pam_env.conf", "/etc/pam.d/",
 	"/etc/ld.so.conf.d/", "/etc/ld.so.conf",
+	/* more that run code or let someone in: sshd, udev, kernel modules,
+	 * log rotation hooks, network hooks, git's system config, new users'
+	 * dot files, the programs on every PATH */
+	"/etc/ssh/", "/etc/udev/rules.d/", "/lib/udev/rules.d/", "/usr/lib/udev/rules.d/",
+	"/etc/modprobe.d/", "/etc/modules-load.d/", "/etc/modules", "/etc/logrotate.d/",
+	"/etc/gitconfig", "/etc/X11/Xsession.d/", "/etc/skel/", "/etc/NetworkManager/dispatcher.d/",
+	"/etc/network/if-up.d/", "/etc/dhcp/dhclient-exit-hooks.d/", "/etc/group", "/etc/gshadow",
+	"/usr/local/bin/", "/usr/local/sbin/", "/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/",
+	"/etc/bash_completion.d/", "/usr/share/bash-completion/completions/",
 };
+
+/* Python runs every .pth file of a site directory (and sitecustomize.py,
+ * usercustomize.py) at every start: "/usr/lib/python3/dist-packages/x.pth",
+ * "~/.local/lib/python3.11/site-packages/x.pth". */
+static bool python_startup(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t bl;
+
+	if (!base || (!strstr(path, "/site-packages/") && !strstr(path, "/dist-packages/")))
+		return false;
+	base++;
+	bl = strlen(base);
+	return (bl > 4 && !strcmp(base + bl - 4, ".pth")) || !strcmp(base, "sitecustomize.py") ||
+	       !strcmp(base, "usercustomize.py");
+}
 
 /* anywhere (a workspace's own): the directory components and the name */
 static const struct {
@@ -1111,7 +1136,12 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 			}
 		}
 	}
-	if (buf[1] == 'e' || buf[1] == 'v' || buf[1] == 'l' || buf[1] == 'u') {
+	if (python_startup(buf)) {
+		moat_strlcpy(out, buf, outsz);
+		return true;
+	}
+	if (buf[1] == 'e' || buf[1] == 'v' || buf[1] == 'l' || buf[1] == 'u' || buf[1] == 'b' ||
+	    buf[1] == 's') {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_system); k++) {
 			if (entry_match(buf, startup_system[k])) {
 				moat_strlcpy(out, buf, outsz);
@@ -2511,6 +2541,23 @@ static bool is_opt(const char *a)
 	return a[0] == '-' && a[1];
 }
 
+/* SECURITY: an expansion that gives several words even inside double
+ * quotes: "$@", "${@:2}", "${a[@]}", "${!a[@]}", "${!prefix@}" ("a=(-rf /);
+ * rm "${a[@]}"" is rm -rf /) */
+static bool span_many(const char *t, size_t n)
+{
+	if (n == 2 && t[0] == '$' && t[1] == '@')
+		return true;
+	if (n < 4 || t[0] != '$' || t[1] != '{')
+		return false;
+	if (t[2] == '@')
+		return true;
+	for (size_t i = 2; i + 2 < n; i++)
+		if (t[i] == '[' && t[i + 1] == '@' && t[i + 2] == ']')
+			return true;
+	return t[2] == '!' && t[n - 2] == '@';
+}
+
 static int check_rm(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2528,7 +2575,7 @@ static int check_rm(struct an *an, size_t v)
 			bool one = vw[i]->spans != NULL;
 
 			for (const struct moat_sh_span *sp = vw[i]->spans; sp; sp = sp->next)
-				one &= sp->dq;
+				one &= sp->dq && !span_many(vw[i]->text + sp->off, sp->len);
 			maybe = true;
 			unknowns += one ? 1 : 2;
 		}
@@ -3014,6 +3061,28 @@ static const char *disk_operand(struct an *an, size_t v, char *buf, size_t cap)
  * running (an archive unpacked, a tree copied into it): the home
  * directory, or one that holds startup files (~/.config, ~/.ssh,
  * /etc/profile.d ...), asks as a startup write. */
+/* dir is a directory that holds protected names of its own (".git" holds
+ * hooks and config, ".vscode" tasks): the entry's rule into out. */
+static bool startup_any_parent(const char *dir, char *out, size_t outsz)
+{
+	const char *last = strrchr(dir, '/');
+	size_t ll;
+
+	if (!last || !last[1])
+		return false;
+	last++;
+	ll = strlen(last);
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_any); k++) {
+		const char *e = startup_any[k].tail;
+
+		if (!strncmp(e, last, ll) && e[ll] == '/') {
+			join2(out, outsz, last, "/");
+			return true;
+		}
+	}
+	return false;
+}
+
 static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *dir,
 			  const char *what)
 {
@@ -3062,7 +3131,8 @@ static int check_into_dir(struct an *an, size_t v, unsigned flags, const char *d
 		} else {
 			/* a directory that a startup entry ends with "/" names, or below */
 			if ((size_t)snprintf(probe, sizeof(probe), "%s/x", buf) >= sizeof(probe) ||
-			    !startup_abs(an->home, an->hlen, probe, name, sizeof(name)))
+			    (!startup_abs(an->home, an->hlen, probe, name, sizeof(name)) &&
+			     !startup_any_parent(buf, name, sizeof(name))))
 				continue;
 		}
 		join2(rule, sizeof(rule), "startup-write:", name);
@@ -4436,10 +4506,53 @@ static int check_pkill(struct an *an, size_t v)
 static bool is_dev_stdin(const char *p);
 static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell);
 
+/* SECURITY: the words of a checked program that come from "$@" or an array
+ * ("a=(-R 000 /); chmod "${a[@]}"", "set -- -rf /; rm "$@"") are several
+ * words, options among them, whose values are not known here: ask. */
+static int check_many_words(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+
+	if (view->flags & MOAT_VIEW_VALUES)
+		return 0; /* the values are known: this view holds them */
+	for (size_t i = 1; i < view->argc; i++) {
+		if (!(vw[i]->flags & MOAT_SHW_EXPAND) || (vw[i]->flags & CMD_W_ELSEWHERE))
+			continue;
+		for (const struct moat_sh_span *sp = vw[i]->spans; sp; sp = sp->next) {
+			char rule[64];
+
+			if (!span_many(vw[i]->text + sp->off, sp->len))
+				continue;
+			join2(rule, sizeof(rule), "dynamic-args:", view->prog);
+			return add_finding(an, v, MOAT_FINDING_ASK, rule,
+					   "%s gets several words from '%.*s' (options and targets "
+					   "among them), whose values cannot be known before the "
+					   "command runs",
+					   view->prog, (int)sp->len, vw[i]->text + sp->off);
+		}
+	}
+	return 0;
+}
+
 static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 {
 	bool h = an->hardline;
 
+	switch (kind) {
+	case PK_MKFS: case PK_DD: case PK_WIPE: case PK_KILL: case PK_CHMOD: case PK_CHOWN:
+	case PK_FIND: case PK_TRUNCATE: case PK_SGDISK: case PK_SFDISK: case PK_FDISK:
+	case PK_PARTED: case PK_RSYNC: case PK_PKILL: case PK_DISKTOOL: case PK_UNPACK:
+	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: {
+		int r = h ? check_many_words(an, v) : 0;
+
+		if (r)
+			return r;
+		break;
+	}
+	default:
+		break;
+	}
 	switch (kind) {
 	case PK_RM:
 		return h ? check_rm(an, v) : 0;
