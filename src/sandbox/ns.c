@@ -2532,6 +2532,8 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 		if (!strcmp(path, "/") || (!strcmp(p->fs[i].origin, "private-tmp") &&
 					   (!strcmp(path, "/tmp") || !strcmp(path, "/dev/shm"))))
 			continue;
+		if (p->fs[i].optional && access(path, F_OK) < 0)
+			continue; /* an optional path that does not exist */
 		if (within_hidden(&hid, path))
 			r = keep_add(keep, &nkeep, MOAT_ARRAY_SIZE(keep), path,
 				     !(p->fs[i].access & MOAT_FS_WRITE));

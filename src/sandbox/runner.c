@@ -441,6 +441,64 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 	return r;
 }
 
+/* Paths given for the filesystem (--ro, --rw, a profile's) that do not
+ * exist. A writable one grants nothing: skipped, and said. A read-only one
+ * inside the writable workspace must not be created either: it becomes a
+ * protected name (a stand-in keeps it from being made). A read-only one
+ * inside another writable path stays an error (nothing there keeps it
+ * from being created); elsewhere nothing can create it: skipped, and said.
+ * Returns 1 when the profile changed and the plan must be built again, 0,
+ * or MOAT_RUN_EXIT_SETUP (said) for a read-only path nothing can keep. */
+static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_profile *prof)
+{
+	int again = 0;
+
+	for (size_t i = 0; i < plan->nfs; i++) {
+		struct moat_fs_rule *fr = &plan->fs[i];
+		const char *under = NULL;
+		struct stat sb;
+
+		if (fr->optional || !strcmp(fr->origin, "workspace") || !strcmp(fr->origin, "system"))
+			continue;
+		if (lstat(fr->path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
+			continue; /* there (or unreadable: preparing it says why) */
+		for (size_t j = 0; j < plan->nfs && !(fr->access & MOAT_FS_WRITE); j++)
+			if (j != i && (plan->fs[j].access & MOAT_FS_WRITE) &&
+			    moat_path_within(fr->path, plan->fs[j].path) &&
+			    strcmp(fr->path, plan->fs[j].path) &&
+			    (!under || strlen(plan->fs[j].path) > strlen(under)))
+				under = plan->fs[j].path; /* the innermost */
+		if (under && !strcmp(under, plan->workspace)) {
+			const char *rel = fr->path + strlen(plan->workspace) + 1;
+
+			bool known = false;
+
+			for (size_t k = 0; k < prof->protect.n && !known; k++)
+				known = !strcmp(prof->protect.v[k], rel);
+			if (known) {
+				fr->optional = true; /* the protected name stands for it */
+				continue;
+			}
+			if (!moat_protect_name_ok(rel) || moat_strv_add(&prof->protect, rel) < 0)
+				continue; /* preparing it refuses, with the reason */
+			prof->set |= MOAT_PF_PROTECT;
+			tell(st, "note: read-only path '%s' (%s) does not exist: it is kept from being "
+				 "created, as a protected name", fr->path, fr->origin);
+			again = 1;
+		} else if (under) {
+			return fail(st, "create it first, or name a path inside the workspace",
+				    "read-only path '%s' (%s) does not exist inside the writable path "
+				    "'%s': nothing would keep the command from creating it",
+				    fr->path, fr->origin, under);
+		} else {
+			fr->optional = true;
+			tell(st, "note: %s path '%s' (%s) does not exist: skipped",
+			     fr->access & MOAT_FS_WRITE ? "writable" : "read-only", fr->path, fr->origin);
+		}
+	}
+	return again;
+}
+
 int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
 		    struct moat_error *err)
 {
@@ -543,6 +601,13 @@ replan:
 	if (r < 0) {
 		fail(&st, NULL, "cannot plan the sandbox: %s", e.msg);
 		goto out;
+	}
+	if (!rq->scan_only && !rq->sweep_only) {
+		r = missing_paths(&st, plan, &prof);
+		if (r == 1)
+			goto replan;
+		if (r)
+			goto out;
 	}
 	sandbox_json(ret, plan);
 	if (rq->scan_only || rq->sweep_only) {

@@ -201,6 +201,24 @@ mr -- sh -c "echo y > '$WS/sub/made'" 2>/dev/null
 check "writing inside the workspace works (seen from outside)" [ "$(cat "$WS/sub/made" 2>/dev/null)" = y ]
 mr --profile readonly -- sh -c "echo z > '$WS/ro-attempt'" 2>/dev/null
 check "readonly profile: the workspace is not writable" [ ! -e "$WS/ro-attempt" ]
+# paths that do not exist (the peers' suites: codex ignores a missing
+# writable root; a missing read-only path must not be created either)
+out=$(mr --rw "$WS/no-such-dir" --ro /no-such-moat-ro -- sh -c 'echo ran' 2>"$T/err")
+rc_=$?
+check "missing --rw and --ro paths outside are skipped, and said" \
+	cond '[ $rc_ = 0 ] && [ "$out" = ran ] && [ "$(grep -c "does not exist: skipped" "$T/err")" = 2 ]'
+mkdir -p "$WS/rwd"
+mr --rw "$WS/rwd" --ro "$WS/rwd/nd/s.json" -- true 2>"$T/err"
+rc_=$?
+check "a missing --ro path inside another writable path refuses (125)" \
+	cond '[ $rc_ = 125 ] && grep -q "nothing would keep the command from creating it" "$T/err"'
+rmdir "$WS/rwd"
+if [ ${#MODE[@]} = 0 ]; then
+	mr --ro "$WS/nd/s.json" -- sh -c 'mkdir -p nd; echo x > nd/s.json' 2>/dev/null
+	check "a missing --ro path inside the workspace cannot be created (seen from outside)" \
+		[ ! -e "$WS/nd/s.json" ]
+	rm -rf "$WS/nd"
+fi
 mark=moat-it-$$-$RANDOM
 mr -- sh -c "echo s > /tmp/$mark && cat /tmp/$mark" >"$T/o" 2>/dev/null
 if [ "$NOUSERNS" = 1 ]; then
