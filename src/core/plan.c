@@ -1216,39 +1216,81 @@ static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool
  * (cache -> ~/.ssh, or -> .git/hooks), and the next run's profile would
  * then grant the link's target. A link outside every writable path is the
  * user's own and is followed. */
+/* The first symbolic link on path's way that lies inside a writable path
+ * of the plan: into link (and *ret_rw), or false. */
+static bool planted_link(const struct moat_plan *p, const char *path, char *link, size_t linksz,
+			 const char **ret_rw)
+{
+	size_t len = strlen(path);
+
+	if (len >= linksz)
+		return false;
+	for (size_t k = 1; k <= len; k++) {
+		struct stat st;
+
+		if (k < len && path[k] != '/')
+			continue;
+		memcpy(link, path, k);
+		link[k] = '\0';
+		if (lstat(link, &st) < 0)
+			return false; /* missing: reported where the path is opened */
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		for (size_t j = 0; j < p->nfs; j++) {
+			if (!(p->fs[j].access & MOAT_FS_WRITE) || !strcmp(p->fs[j].path, link) ||
+			    !moat_path_within(link, p->fs[j].path))
+				continue;
+			*ret_rw = p->fs[j].path;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int refuse_planted_links(const struct moat_plan *p, struct moat_error *err)
 {
+	char link[PATH_MAX];
+	const char *rw = NULL;
+
 	for (size_t i = 0; i < p->nfs; i++) {
 		const char *path = p->fs[i].path;
-		char pre[PATH_MAX];
-		size_t len = strlen(path);
 
 		if (!strcmp(p->fs[i].origin, "system") || !strcmp(p->fs[i].origin, "workspace") ||
-		    len >= sizeof(pre))
+		    !planted_link(p, path, link, sizeof(link), &rw))
 			continue;
-		for (size_t k = 1; k <= len; k++) {
-			struct stat st;
+		moat_error_set(err,
+			       "%s path '%s' goes through the symbolic link '%s', "
+			       "which lies in the writable path '%s' (a command could "
+			       "have planted it); name the real path instead",
+			       p->fs[i].origin, path, link, rw);
+		return -ELOOP;
+	}
+	return 0;
+}
 
-			if (k < len && path[k] != '/')
-				continue;
-			memcpy(pre, path, k);
-			pre[k] = '\0';
-			if (lstat(pre, &st) < 0)
-				break; /* missing: reported where the path is opened */
-			if (!S_ISLNK(st.st_mode))
-				continue;
-			for (size_t j = 0; j < p->nfs; j++) {
-				if (!(p->fs[j].access & MOAT_FS_WRITE) || !strcmp(p->fs[j].path, pre) ||
-				    !moat_path_within(pre, p->fs[j].path))
-					continue;
-				moat_error_set(err,
-					       "%s path '%s' goes through the symbolic link '%s', "
-					       "which lies in the writable path '%s' (a command could "
-					       "have planted it); name the real path instead",
-					       p->fs[i].origin, path, pre, p->fs[j].path);
-				return -ELOOP;
-			}
-		}
+static int refuse_planted_mask_links(const struct moat_plan *p, struct moat_error *err)
+{
+	char link[PATH_MAX];
+	const char *rw = NULL;
+
+	/* SECURITY: the same for a path masked by name (--mask, a profile's
+	 * mask; both come as "--mask"): the mask would cover the link's target, and the command could
+	 * replace the link and write what the masked path then names (a
+	 * decoy's settings.json). The policy's denied paths are the user's
+	 * secrets wherever they lead (~/.ssh kept in a dotfiles repository),
+	 * and the home directory is no writable path. */
+	for (size_t i = 0; i < p->nmasks; i++) {
+		const struct moat_mask *mk = &p->masks[i];
+
+		if (mk->kind != MOAT_MASK_PATH || strcmp(mk->origin, "--mask") ||
+		    !planted_link(p, mk->pattern, link, sizeof(link), &rw))
+			continue;
+		moat_error_set(err,
+			       "%s path '%s' goes through the symbolic link '%s', which lies in "
+			       "the writable path '%s' (a command could replace it and write "
+			       "what the masked path names); name the real path instead",
+			       mk->origin, mk->pattern, link, rw);
+		return -ELOOP;
 	}
 	return 0;
 }
@@ -1563,6 +1605,9 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		if (r < 0)
 			return r;
 	}
+	r = refuse_planted_mask_links(p, err);
+	if (r < 0)
+		return r;
 
 	/* protected names inside a writable workspace */
 	if (pr->workspace == MOAT_WS_RW) {

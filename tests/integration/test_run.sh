@@ -213,6 +213,14 @@ rc_=$?
 check "a missing --ro path inside another writable path refuses (125)" \
 	cond '[ $rc_ = 125 ] && grep -q "nothing would keep the command from creating it" "$T/err"'
 rmdir "$WS/rwd"
+# a mask through a link the command could replace (srt's symlink
+# replacement test): refused, and the link stays
+mkdir -p "$WS/decoy" && echo '{}' >"$WS/decoy/settings.json" && ln -s decoy "$WS/link"
+mr --mask "$WS/link/settings.json" -- sh -c 'rm link && mkdir link && echo planted > link/settings.json' 2>"$T/err"
+rc_=$?
+check "a --mask through a link inside the workspace refuses (125), the link stays" \
+	cond '[ $rc_ = 125 ] && [ -L "$WS/link" ] && grep -q "symbolic link" "$T/err"'
+rm -rf "$WS/decoy" "$WS/link"
 if [ ${#MODE[@]} = 0 ]; then
 	mr --ro "$WS/nd/s.json" -- sh -c 'mkdir -p nd; echo x > nd/s.json' 2>/dev/null
 	check "a missing --ro path inside the workspace cannot be created (seen from outside)" \
