@@ -496,6 +496,30 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 			     fr->access & MOAT_FS_WRITE ? "writable" : "read-only", fr->path, fr->origin);
 		}
 	}
+	/* a --mask path inside the workspace that does not exist: the command
+	 * must not make it either (what it wrote there would be read as the
+	 * masked file later): a protected name too */
+	for (size_t i = 0; i < plan->nmasks; i++) {
+		const struct moat_mask *mk = &plan->masks[i];
+		const char *rel;
+		struct stat sb;
+		bool known = false;
+
+		if (mk->kind != MOAT_MASK_PATH || strcmp(mk->origin, "--mask") ||
+		    !moat_path_within(mk->pattern, plan->workspace) ||
+		    !strcmp(mk->pattern, plan->workspace) || lstat(mk->pattern, &sb) == 0 ||
+		    (errno != ENOENT && errno != ENOTDIR))
+			continue;
+		rel = mk->pattern + strlen(plan->workspace) + 1;
+		for (size_t k = 0; k < prof->protect.n && !known; k++)
+			known = !strcmp(prof->protect.v[k], rel);
+		if (known || !moat_protect_name_ok(rel) || moat_strv_add(&prof->protect, rel) < 0)
+			continue;
+		prof->set |= MOAT_PF_PROTECT;
+		tell(st, "note: masked path '%s' does not exist: it is kept from being created, as "
+			 "a protected name", mk->pattern);
+		again = 1;
+	}
 	return again;
 }
 

@@ -226,6 +226,10 @@ if [ ${#MODE[@]} = 0 ]; then
 	check "a missing --ro path inside the workspace cannot be created (seen from outside)" \
 		[ ! -e "$WS/nd/s.json" ]
 	rm -rf "$WS/nd"
+	mr --mask "$WS/nd/settings.json" -- sh -c 'mkdir -p nd; echo hooks > nd/settings.json' 2>/dev/null
+	check "a missing --mask path inside the workspace cannot be created (seen from outside)" \
+		[ ! -e "$WS/nd/settings.json" ]
+	rm -rf "$WS/nd"
 fi
 mark=moat-it-$$-$RANDOM
 mr -- sh -c "echo s > /tmp/$mark && cat /tmp/$mark" >"$T/o" 2>/dev/null
