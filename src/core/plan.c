@@ -954,12 +954,18 @@ bool moat_env_is_safe(const char *name)
 #define X_S_ISUID 04000ULL
 #define X_S_ISGID 02000ULL
 #define X_AF_VSOCK 40ULL
+#define X_AF_NETLINK 16ULL
+#define X_NETLINK_USERSOCK 2ULL
+#define X_MSG_FASTOPEN 0x20000000ULL
 #define E_PERM 1
 #define E_NOSYS 38
 
 /* SECURITY: the deny list. EPERM rather than a kill, so a denied call is an
  * error the command can report; the arch check (x32 and i386 calls on
  * x86_64 get EPERM) is added by src/sandbox/seccomp.c. */
+/* the rows name a second comparison only where they have one */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const struct moat_sc_rule moat_seccomp_rules[] = {
     {"ptrace", E_PERM, MOAT_SC_ALWAYS, 0, 0, "tracing other processes"},
     {"process_vm_readv", E_PERM, MOAT_SC_ALWAYS, 0, 0, "reading another process's memory"},
@@ -1033,6 +1039,15 @@ const struct moat_sc_rule moat_seccomp_rules[] = {
     /* vsock is not confined by a network namespace: the hypervisor's
      * services are not the command's business */
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_VSOCK, "sockets to the hypervisor (vsock)"},
+    /* netlink's user-to-user protocol needs no privilege: a channel to any
+     * process of the host listening on it (no network namespace in the
+     * way when the network is not denied, or without user namespaces) */
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_NETLINK, "netlink between user processes",
+     MOAT_SC_ARG_EQ, 2, X_NETLINK_USERSOCK},
+    /* the command's process group is the caller's (terminal job control):
+     * PRIO_PGRP 0 and IOPRIO_WHO_PGRP 0 would reach host processes in it */
+    {"setpriority", E_PERM, MOAT_SC_ARG_EQ, 0, 1, "the priority of a process group"},
+    {"ioprio_set", E_PERM, MOAT_SC_ARG_EQ, 0, 2, "the I/O priority of a process group"},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
@@ -1091,16 +1106,111 @@ unsigned moat_plan_seccomp_variant(const struct moat_plan *p)
 {
 	return (p->seccomp_no_inet ? MOAT_SC_NO_INET : 0u) |
 	       (p->seccomp_no_unix ? MOAT_SC_NO_UNIX : 0u) |
-	       (p->seccomp_no_ns ? MOAT_SC_NO_NS : 0u);
+	       (p->seccomp_no_ns ? MOAT_SC_NO_NS : 0u) | (p->seccomp_ports ? MOAT_SC_PORTS : 0u);
 }
 
 /* Without a network namespace, "deny" closes the IP socket families. */
+/* SECURITY: an allow-list of address families: AF_UNIX (refused on its
+ * own by the no-unix rows unless a socket is kept), netlink's routing
+ * protocol only (the C library asks it for the addresses in use), and the
+ * kernel's crypto sockets. Every other family (IP, packets, SMC, RDS, TIPC,
+ * CAN, Bluetooth, ...) and every other netlink protocol (user-to-user
+ * messages reach host processes without a network namespace) is refused. */
 const struct moat_sc_rule moat_seccomp_rules_no_inet[] = {
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "network denied: IPv4"},
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "network denied: IPv6"},
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_PACKET, "network denied: raw packets"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 3, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 4, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 5, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 6, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 7, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 8, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 9, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 11, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 12, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 13, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 14, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 15, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 18, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 19, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 20, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 21, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 22, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 23, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 24, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 25, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 26, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 27, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 28, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 29, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 30, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 31, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 32, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 33, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 34, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 35, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 36, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 37, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_GE, 0, 39, "network denied: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_NETLINK, "network denied: netlink but routing",
+     MOAT_SC_ARG_NE, 2, 0},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
+
+/* The network allowed to listed TCP ports only: Landlock governs TCP
+ * sockets' bind and connect, nothing else. MPTCP (a socket of protocol 262,
+ * which falls back to plain TCP), SCTP and DCCP, a connection opened by
+ * TCP Fast Open's first send (no connect call to check) and SMC sockets
+ * (TCP underneath) would reach any port; the families other than IP, unix,
+ * netlink and crypto are refused as with the network denied. */
+const struct moat_sc_rule moat_seccomp_rules_ports[] = {
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "port list: MPTCP", MOAT_SC_ARG_EQ, 2, 262},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "port list: MPTCP", MOAT_SC_ARG_EQ, 2, 262},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "port list: SCTP", MOAT_SC_ARG_EQ, 2, 132},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "port list: SCTP", MOAT_SC_ARG_EQ, 2, 132},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET, "port list: DCCP", MOAT_SC_ARG_EQ, 2, 33},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_INET6, "port list: DCCP", MOAT_SC_ARG_EQ, 2, 33},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 3, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 4, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 5, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 6, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 7, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 8, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 9, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 11, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 12, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 13, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 14, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 15, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 17, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 18, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 19, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 20, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 21, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 22, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 23, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 24, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 25, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 26, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 27, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 28, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 29, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 30, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 31, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 32, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 33, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 34, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 35, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 36, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, 37, "port list: other address families"},
+    {"socket", E_PERM, MOAT_SC_ARG_GE, 0, 39, "port list: other address families"},
+    {"sendto", E_PERM, MOAT_SC_ARG_HAS, 3, X_MSG_FASTOPEN, "port list: TCP Fast Open"},
+    {"sendmsg", E_PERM, MOAT_SC_ARG_HAS, 2, X_MSG_FASTOPEN, "port list: TCP Fast Open"},
+    {"sendmmsg", E_PERM, MOAT_SC_ARG_HAS, 3, X_MSG_FASTOPEN, "port list: TCP Fast Open"},
+    {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
+};
+#pragma GCC diagnostic pop
 
 /* ------------------------------------------------------------------ */
 /* features                                                            */
@@ -1747,8 +1857,14 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 	case MOAT_NET_PORTS:
 		if (ll_net)
 			p->ll_net_handled = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
-		feat(p, MOAT_FEAT_NETWORK, ll_net, "%s",
-		     ll_net ? "ports: landlock tcp connect rules (udp not filtered)" : "none");
+		/* SECURITY: what Landlock's TCP rules do not see (MPTCP, SCTP,
+		 * TCP Fast Open, SMC) is refused by seccomp */
+		p->seccomp_ports = p->seccomp;
+		feat(p, MOAT_FEAT_NETWORK, ll_net && p->seccomp, "%s",
+		     ll_net && p->seccomp
+			 ? "ports: landlock tcp connect rules + seccomp (no MPTCP, SCTP, TCP Fast "
+			   "Open, other families; udp not filtered)"
+			 : "none");
 		if (!ll_net)
 			hint(p, MOAT_FEAT_NETWORK,
 			     "per-port rules need Landlock ABI 4 (Linux >= 6.7); use --net deny or "

@@ -358,6 +358,8 @@ enum moat_sc_cmp {
 	MOAT_SC_ARG_EQ,	     /* (arg & 0xffffffff) == value */
 	MOAT_SC_ARG_NOT_HAS, /* (arg & value) == 0, low 32 bits */
 	MOAT_SC_ARG_NE,	     /* (arg & 0xffffffff) != value */
+	MOAT_SC_ARG_GE,	     /* (arg & 0xffffffff) >= value */
+	MOAT_SC_ARG_LE,	     /* (arg & 0xffffffff) <= value */
 };
 
 struct moat_sc_rule {
@@ -367,6 +369,10 @@ struct moat_sc_rule {
 	unsigned arg;
 	uint64_t value;
 	const char *why; /* one phrase for the golden file and docs */
+	/* a second comparison, both must hold (MOAT_SC_ALWAYS: none) */
+	enum moat_sc_cmp cmp2;
+	unsigned arg2;
+	uint64_t value2;
 };
 
 /* The rows (defined in plan.c; NULL-terminated by syscall == NULL). */
@@ -381,10 +387,15 @@ extern const struct moat_sc_rule moat_seccomp_rules_no_unix[];
 /* Extra rows without PID and IPC namespaces: other processes' limits,
  * SysV IPC. */
 extern const struct moat_sc_rule moat_seccomp_rules_no_ns[];
+/* Extra rows when the network is allowed to listed TCP ports only: what
+ * would reach other ports past Landlock's TCP rules (MPTCP, SCTP, TCP Fast
+ * Open, SMC and the other families). */
+extern const struct moat_sc_rule moat_seccomp_rules_ports[];
 #define MOAT_SC_NO_INET 1u
 #define MOAT_SC_NO_UNIX 2u
 #define MOAT_SC_NO_NS 4u
-#define MOAT_SC_VARIANTS 8u
+#define MOAT_SC_PORTS 8u
+#define MOAT_SC_VARIANTS 16u
 /* personality(2): only these values pass (PER_LINUX and the query). */
 #define MOAT_SC_PERSONALITY_OK_1 0x0u
 #define MOAT_SC_PERSONALITY_OK_2 0xffffffffu
@@ -444,6 +455,7 @@ struct moat_plan {
 	bool seccomp_no_inet; /* + moat_seccomp_rules_no_inet */
 	bool seccomp_no_unix; /* + moat_seccomp_rules_no_unix */
 	bool seccomp_no_ns;   /* + moat_seccomp_rules_no_ns */
+	bool seccomp_ports;   /* + moat_seccomp_rules_ports */
 
 	/* processes */
 	bool drop_caps;

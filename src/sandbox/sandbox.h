@@ -312,6 +312,10 @@ const char *moat_step_name(enum moat_step s);
 
 struct moat_spawn {
 	const struct moat_plan *plan;
+	/* the caller's terminal where moat's process group is its foreground
+	 * one: given back after the run if the command took it (tcsetpgrp) */
+	int tty_fd;
+	pid_t tty_pgrp;
 	bool own_pgrp; /* no PID namespace, no terminal: the command leads its own
 			* process group, so one kill(-pgid) reaches the whole tree */
 	const struct moat_kfeatures *kf;

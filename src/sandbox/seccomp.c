@@ -48,6 +48,35 @@ static int resolve(const char *name)
 	return __NR_SCMP_ERROR;
 }
 
+/* One comparison of a row: into c[*n] (a row's "any of these bits" is one
+ * rule per bit: bit >= 0 picks that bit). */
+static void row_cmp(enum moat_sc_cmp cmp, unsigned arg, uint64_t value, int bit,
+		    struct scmp_arg_cmp *c, unsigned *n)
+{
+	switch (cmp) {
+	case MOAT_SC_ALWAYS:
+		return;
+	case MOAT_SC_ARG_EQ:
+		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, value);
+		return;
+	case MOAT_SC_ARG_NE:
+		c[(*n)++] = SCMP_CMP32(arg, SCMP_CMP_NE, (uint32_t)value);
+		return;
+	case MOAT_SC_ARG_GE:
+		c[(*n)++] = SCMP_CMP32(arg, SCMP_CMP_GE, (uint32_t)value);
+		return;
+	case MOAT_SC_ARG_LE:
+		c[(*n)++] = SCMP_CMP32(arg, SCMP_CMP_LE, (uint32_t)value);
+		return;
+	case MOAT_SC_ARG_NOT_HAS:
+		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, value, 0);
+		return;
+	case MOAT_SC_ARG_HAS:
+		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, 1ULL << bit, 1ULL << bit);
+		return;
+	}
+}
+
 static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct moat_error *err)
 {
 	int nr = resolve(row->syscall);
@@ -56,34 +85,20 @@ static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct m
 
 	if (nr == __NR_SCMP_ERROR || nr < 0)
 		return 0; /* not a syscall on this architecture (a pseudo number) */
-	switch (row->cmp) {
-	case MOAT_SC_ALWAYS:
-		r = seccomp_rule_add_exact(ctx, action, nr, 0);
-		break;
-	case MOAT_SC_ARG_EQ:
-		r = seccomp_rule_add_exact(
-		    ctx, action, nr, 1,
-		    SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, row->value));
-		break;
-	case MOAT_SC_ARG_NE:
-		r = seccomp_rule_add_exact(ctx, action, nr, 1,
-					   SCMP_CMP32(row->arg, SCMP_CMP_NE, (uint32_t)row->value));
-		break;
-	case MOAT_SC_ARG_NOT_HAS:
-		r = seccomp_rule_add_exact(ctx, action, nr, 1,
-					   SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, row->value, 0));
-		break;
-	case MOAT_SC_ARG_HAS:
-		/* "any of these bits": one rule per bit (a masked compare tests all) */
-		for (int bit = 0; bit < 32 && r == 0; bit++) {
-			uint64_t b = 1ULL << bit;
+	/* "any of these bits": one rule per bit (a masked compare tests all);
+	 * only the first comparison may be one (the second never is) */
+	for (int bit = 0; bit < 32 && r == 0; bit++) {
+		struct scmp_arg_cmp c[2];
+		unsigned n = 0;
 
-			if (row->value & b)
-				r = seccomp_rule_add_exact(
-				    ctx, action, nr, 1,
-				    SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, b, b));
-		}
-		break;
+		if (row->cmp == MOAT_SC_ARG_HAS && !(row->value & (1ULL << bit)))
+			continue;
+		row_cmp(row->cmp, row->arg, row->value, bit, c, &n);
+		row_cmp(row->cmp2 == MOAT_SC_ARG_HAS ? MOAT_SC_ALWAYS : row->cmp2, row->arg2,
+			row->value2, 0, c, &n);
+		r = seccomp_rule_add_exact_array(ctx, action, nr, n, c);
+		if (row->cmp != MOAT_SC_ARG_HAS)
+			break;
 	}
 	if (r < 0)
 		moat_error_set(err, "seccomp: cannot add the rule for %s: %s", row->syscall,
@@ -124,6 +139,9 @@ static int build_ctx(unsigned variant, scmp_filter_ctx *ret, struct moat_error *
 	for (size_t i = 0;
 	     (variant & MOAT_SC_NO_NS) && moat_seccomp_rules_no_ns[i].syscall && r == 0; i++)
 		r = add_row(ctx, &moat_seccomp_rules_no_ns[i], err);
+	for (size_t i = 0;
+	     (variant & MOAT_SC_PORTS) && moat_seccomp_rules_ports[i].syscall && r == 0; i++)
+		r = add_row(ctx, &moat_seccomp_rules_ports[i], err);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return r;

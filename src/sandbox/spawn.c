@@ -1196,6 +1196,20 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	const char *search = NULL;
 
 	memset(&s->report, 0, sizeof(s->report));
+	s->tty_fd = -1;
+	s->tty_pgrp = 0;
+	for (int fd = 0; fd < 3; fd++) {
+		pid_t fg;
+
+		if (!isatty(fd))
+			continue;
+		fg = tcgetpgrp(fd);
+		if (fg > 0 && fg == getpgrp()) {
+			s->tty_fd = fd;
+			s->tty_pgrp = fg;
+		}
+		break;
+	}
 	for (size_t i = 0; s->envp[i]; i++)
 		if (!strncmp(s->envp[i], "PATH=", 5))
 			search = s->envp[i] + 5;
@@ -1366,6 +1380,19 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	if (s->cancel_signal && !WIFEXITED(status))
 		ret = 128 + s->cancel_signal;
 out:
+	/* SECURITY: the command may have made a process group of its own the
+	 * terminal's foreground one (setpgid, tcsetpgrp): the caller's shell
+	 * would lose its terminal. Given back (SIGTTOU held: moat may be in the
+	 * background of the terminal by now). */
+	if (s->tty_fd >= 0 && tcgetpgrp(s->tty_fd) != s->tty_pgrp) {
+		sigset_t ttou, old;
+
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &ttou, &old);
+		(void)tcsetpgrp(s->tty_fd, s->tty_pgrp);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
 	/* every process of the sandbox is gone: the empty stand-ins go too,
 	 * and git redirect files it created are set aside */
 	moat_ns_remove_placeholders(p, &s->mounts, &s->mntns_fd);

@@ -427,6 +427,14 @@ for kind, p in (("tmpsock", sys.argv[5]), ("runsock", sys.argv[6]), ("vissock", 
     add(kind, socket.AF_UNIX, socket.SOCK_STREAM, p)
 # a datagram socket at a visible path: reached by sendto from a socketpair
 add("visdgram", socket.AF_UNIX, socket.SOCK_DGRAM, sys.argv[7] + ".dg")
+# netlink's user-to-user protocol (NETLINK_USERSOCK), at port id PORT: no
+# privilege needed to send to it
+try:
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
+    s.bind((port, 0))
+    ls[s] = ("netlink", socket.SOCK_RAW)
+except OSError:
+    pass
 with open(log + ".ready", "w") as f:
     f.write(" ".join(k for k, _ in ls.values()))
 while True:
@@ -477,6 +485,24 @@ try:
     a.sendto(b"x", socks[-1] + ".dg"); print("dgram sent")
 except OSError as e:
     print("dgram failed", e)
+# what Landlock's TCP rules do not see: MPTCP (falls back to TCP), a TCP
+# Fast Open first send; and a netlink message to a host process
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); s.settimeout(1)
+    s.connect(("127.0.0.1", port)); print("mptcp connected")
+except OSError as e:
+    print("mptcp failed", e)
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(1)
+    s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", port)); print("tfo sent")
+except OSError as e:
+    print("tfo failed", e)
+try:
+    import struct
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2).sendto(
+        struct.pack("=LHHLL", 17, 0x10, 0, 1, 0) + b"x", (port, 0)); print("netlink sent")
+except OSError as e:
+    print("netlink failed", e)
 EOF
 chmod -R a+rX "$G"
 netclient() { # the arguments for running it
@@ -610,12 +636,17 @@ pg_run() {
 	VSIG2=$1 WS=$WS H=$H MOAT=$MOAT PY=$PY ENVS="${ENVX[*]-}" MODES="${MODE[*]-}" RUNAS_S="${RUNAS[*]-}" \
 		setsid -w bash -c '"$@" & vp=$!
 		for _ in $(seq 60); do [ -e "$VSIG2.ready" ] && break; sleep 0.05; done
+		n0=$(ps -o ni= -p $vp)
 		cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$H" $ENVS timeout --foreground 20 $RUNAS_S \
 			"$MOAT" run $MODES -- "$PY" -c "import os, signal
 for p in (0, -1):
     try: os.kill(p, signal.SIGWINCH); os.kill(p, signal.SIGURG)
-    except OSError as e: print(e)" >/dev/null 2>&1
-		sleep 0.2; kill -0 $vp && echo alive; cat "$VSIG2"; kill -KILL $vp' _ \
+    except OSError as e: print(e)
+try: os.setpriority(os.PRIO_PGRP, 0, 9)
+except OSError as e: print(e)" >/dev/null 2>&1
+		sleep 0.2; kill -0 $vp && echo alive
+		[ "$(ps -o ni= -p $vp)" = "$n0" ] || echo "the process group was reniced"
+		cat "$VSIG2"; kill -KILL $vp' _ \
 		${RUNAS[@]+"${RUNAS[@]}"} "$PY" "$T/victim.py" "$1" >"$2" 2>&1
 }
 
@@ -888,7 +919,7 @@ EOF
 	: >"$T/pg.sig"
 	own "$T/pg.sig"
 	pg_run "$V/pg.sig" "$T/pg.out"
-	checke "$ID: kill(0) and kill(-1) reach no host process of the same process group" \
+	checke "$ID: kill(0), kill(-1) and setpriority(PRIO_PGRP) reach no host process of the same process group" \
 		'[ "$(cat "$T/pg.out")" = alive ]' || echo "# $(tr '\n' ' ' <"$T/pg.out")"
 	if have_attack "ptrace and SIGIO"; then
 		m -- "$ATTACK" ptrace "$VPID" >"$T/ptrace.out" 2>&1 &
@@ -986,6 +1017,13 @@ if os.fork() == 0:
 	before=$(wc -l <"$NETLOG")
 	out=$(m --profile readonly -- $(netclient) 2>&1)
 	check "$ID: --profile readonly: nothing reached the host listeners" [ "$(wc -l <"$NETLOG")" = "$before" ]
+	# a port list without the listener's port: TCP, MPTCP, TCP Fast Open and
+	# netlink reach nothing (UDP is not filtered by the list: documented)
+	before=$(wc -l <"$NETLOG")
+	out=$(m --net $((PORT + 7)) -- $(netclient) 2>&1)
+	check "$ID: --net PORT: plain TCP, MPTCP, TCP Fast Open and netlink reach no other port or process" \
+		[ "$(tail -n +$((before + 1)) "$NETLOG" | grep -cE '^(tcp4|tcp6|tcpeth|netlink)$')" = 0 ] ||
+		{ echo "# $(tail -n +$((before + 1)) "$NETLOG" | tr '\n' ' ')"; echo "# $out" | grep -E "mptcp|tfo|netlink" | head -3; }
 	before=$(wc -l <"$NETLOG")
 	out=$(m -- "$PY" -c "import socket, sys
 for a in ['\0$ABS', '$TMPSOCK', '$RUNSOCK']:
@@ -1126,9 +1164,13 @@ EOF
 		m -- "$ATTACK" ptrace "$VPID" >/dev/null 2>&1
 		m -- "$ATTACK" sigio "$VPID" >/dev/null 2>&1
 	fi
+	before=$(wc -l <"$NETLOG")
+	out=$(m --net deny -- $(netclient) 2>&1)
+	check "$ID: (no userns, warn) --net deny: no connection, datagram or netlink message reached the host" \
+		[ "$(wc -l <"$NETLOG")" = "$before" ] || { echo "# $(tail -n +$((before + 1)) "$NETLOG" | tr '\n' ' ')"; }
 	pg_run "$V/pg2.sig" "$T/pg2.out"
 	sleep 0.2
-	checke "$ID: (no userns, warn) kill by pid, kill(0), kill(-1), ptrace, SIGIO reach no host process" \
+	checke "$ID: (no userns, warn) kill by pid, kill(0), kill(-1), PRIO_PGRP, ptrace, SIGIO reach no host process" \
 		'victim_ok && [ "$(cat "$T/pg2.out")" = alive ]'
 	# ESCAPE (when written): without a PID namespace prlimit(2) on a host
 	# process of the same user is not refused (Landlock has no hook for it)

@@ -213,6 +213,33 @@ rc_=$?
 check "a missing --ro path inside another writable path refuses (125)" \
 	cond '[ $rc_ = 125 ] && grep -q "nothing would keep the command from creating it" "$T/err"'
 rmdir "$WS/rwd"
+# the caller's terminal: a command that makes its own process group the
+# foreground one (setpgid, tcsetpgrp) gets it taken back when it ends (the
+# caller's shell would lose its terminal); seen from the shell's side
+if command -v script >/dev/null 2>&1; then
+	cat >"$WS/steal.py" <<'EOF'
+import os, signal
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+os.setpgid(0, 0)
+os.tcsetpgrp(0, os.getpgrp())
+print("took", os.tcgetpgrp(0) == os.getpgrp())
+EOF
+	pre=$(printf '%q ' env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" ${FAKE[@]+"${FAKE[@]}"} \
+		${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "$MOAT" run ${MODE[@]+"${MODE[@]}"})
+	cat >"$T/fg.sh" <<EOF
+cd '$WS' || exit 1
+a=\$(ps -o tpgid= -p \$\$)
+$pre -- python3 steal.py 2>&1 | grep -v '^moat run: warning'
+b=\$(ps -o tpgid= -p \$\$)
+echo "fg \$a \$b"
+EOF
+	out=$(sleep 5 | script -qec "bash $T/fg.sh" /dev/null 2>&1 | tr -d '\r')
+	fgl=$(grep '^fg ' <<<"$out")
+	check "a command that takes the terminal's foreground gives it back when it ends" \
+		cond 'grep -q "took True" <<<"$out" && [ -n "$fgl" ] && [ "$(echo $fgl | cut -d" " -f2)" = "$(echo $fgl | cut -d" " -f3)" ]' ||
+		echo "# $out"
+	rm -f "$WS/steal.py"
+fi
 # a mask through a link the command could replace (srt's symlink
 # replacement test): refused, and the link stays
 mkdir -p "$WS/decoy" && echo '{}' >"$WS/decoy/settings.json" && ln -s decoy "$WS/link"

@@ -195,7 +195,7 @@ static void expect(const char *what, uint32_t got, uint32_t want)
 static void semantics(unsigned variant)
 {
 	bool no_inet = variant & MOAT_SC_NO_INET, no_unix = variant & MOAT_SC_NO_UNIX;
-	bool no_ns = variant & MOAT_SC_NO_NS;
+	bool no_ns = variant & MOAT_SC_NO_NS, ports = variant & MOAT_SC_PORTS;
 
 	const struct moat_sc_rule *r;
 
@@ -264,8 +264,37 @@ static void semantics(unsigned variant)
 	} else {
 		expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
 	}
-	expect("socket(AF_NETLINK)", call(X64, NR("socket"), 16, 3, 0, 0, 0), ALLOW);
+	/* netlink: the routing protocol always; user-to-user messages never;
+	 * the others where the network is not denied */
+	expect("socket(AF_NETLINK, ROUTE)", call(X64, NR("socket"), 16, 3, 0, 0, 0), ALLOW);
+	expect("socket(AF_NETLINK, USERSOCK)", call(X64, NR("socket"), 16, 3, 2, 0, 0), ERR(EPERM));
+	expect("socket(AF_NETLINK, SOCK_DIAG)", call(X64, NR("socket"), 16, 3, 4, 0, 0),
+	       no_inet ? ERR(EPERM) : ALLOW);
 	expect("socket(AF_VSOCK)", call(X64, NR("socket"), 40, 1, 0, 0, 0), ERR(EPERM));
+	/* the address families past IP, unix, netlink and crypto: refused with
+	 * the network denied (no namespace) or limited to listed ports */
+	expect("socket(AF_SMC)", call(X64, NR("socket"), 43, 1, 0, 0, 0),
+	       no_inet || ports ? ERR(EPERM) : ALLOW);
+	expect("socket(AF_TIPC)", call(X64, NR("socket"), 30, 5, 0, 0, 0),
+	       no_inet || ports ? ERR(EPERM) : ALLOW);
+	expect("socket(AF_ALG)", call(X64, NR("socket"), 38, 5, 0, 0, 0), ALLOW);
+	/* listed ports: what Landlock's TCP rules do not see */
+	expect("socket(AF_INET, MPTCP)", call(X64, NR("socket"), 2, 1, 262, 0, 0),
+	       no_inet || ports ? ERR(EPERM) : ALLOW);
+	expect("socket(AF_INET6, SCTP)", call(X64, NR("socket"), 10, 1, 132, 0, 0),
+	       no_inet || ports ? ERR(EPERM) : ALLOW);
+	if (!no_inet)
+		expect("socket(AF_INET, TCP)", call(X64, NR("socket"), 2, 1, 6, 0, 0), ALLOW);
+	expect("sendto(MSG_FASTOPEN)", call(X64, NR("sendto"), 3, 0, 0, 0x20000000, 0),
+	       ports ? ERR(EPERM) : ALLOW);
+	expect("sendmsg(MSG_FASTOPEN)", call(X64, NR("sendmsg"), 3, 0, 0x20000040, 0, 0),
+	       ports ? ERR(EPERM) : ALLOW);
+	expect("sendto(MSG_DONTWAIT)", call(X64, NR("sendto"), 3, 0, 0, 0x40, 0), ALLOW);
+	/* a process group holds the caller's processes */
+	expect("setpriority(PRIO_PGRP, 0)", call(X64, NR("setpriority"), 1, 0, 5, 0, 0), ERR(EPERM));
+	expect("ioprio_set(IOPRIO_WHO_PGRP, 0)", call(X64, NR("ioprio_set"), 2, 0, 0, 0, 0),
+	       ERR(EPERM));
+	expect("setpriority(PRIO_PROCESS, 0)", call(X64, NR("setpriority"), 0, 0, 5, 0, 0), ALLOW);
 	/* setuid and setgid bits; other modes pass */
 	expect("chmod(04755)", call(X64, NR("chmod"), 0, 04755, 0, 0, 0), ERR(EPERM));
 	expect("chmod(02755)", call(X64, NR("chmod"), 0, 02755, 0, 0, 0), ERR(EPERM));
@@ -435,6 +464,7 @@ int main(int argc, char **argv)
 			p.seccomp_no_inet = k & MOAT_SC_NO_INET;
 			p.seccomp_no_unix = k & MOAT_SC_NO_UNIX;
 			p.seccomp_no_ns = k & MOAT_SC_NO_NS;
+			p.seccomp_ports = k & MOAT_SC_PORTS;
 			CHECK(moat_plan_seccomp_variant(&p) == k);
 			CHECK(moat_seccomp_compile(&p, &b, &err) == 0);
 			/* (the header's arrays are static: compare the contents) */
