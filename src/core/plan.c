@@ -1577,7 +1577,9 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 	if (is_exempt(path)) {
 		return moat_strv_add(&p->mask_exempt, path);
 	}
-	if (!strcmp(path, "/") || moat_path_within(p->workspace, path)) {
+	/* a directory above the workspace is masked around it (src/sandbox/ns.c
+	 * mask_around); "/" and the workspace itself cannot be */
+	if (!strcmp(path, "/") || !strcmp(path, p->workspace)) {
 		moat_error_set(err,
 			       "%s: masking '%s' would hide the workspace '%s' (remove that entry)",
 			       origin, pat, p->workspace);

@@ -514,6 +514,60 @@ static int mask_one(const struct moat_plan *p, struct moat_mounts *m, const stru
 		      S_ISDIR(st.st_mode), true, NULL, 0);
 }
 
+/* A masked directory above the workspace (--mask ~ with the workspace in
+ * the home): everything in it is masked but the way down to the
+ * workspace, one level at a time (the names on the way stay listable,
+ * their contents do not). Links are not followed: what one leads to is
+ * readable by its own path anyway, and a link back up would mask the
+ * workspace itself. */
+static int mask_around(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+		       const char *top, struct moat_error *err)
+{
+	char dir[PATH_MAX];
+	int r = 0;
+
+	if (moat_strlcpy(dir, top, sizeof(dir)) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	for (;;) {
+		size_t dl = strlen(dir), cl;
+		const char *next = p->workspace + dl + (dl > 1 ? 1 : 0);
+		struct dirent *e;
+		DIR *d;
+
+		if (dl > 1 && p->workspace[dl] != '/')
+			return -EINVAL; /* (not above the workspace: the caller checked) */
+		cl = strcspn(next, "/");
+		d = opendir(dir);
+		if (!d)
+			return 0; /* gone or unreadable: nothing to hide */
+		while (r == 0 && (e = readdir(d))) {
+			char child[PATH_MAX];
+			struct stat st;
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+			    (strlen(e->d_name) == cl && !strncmp(e->d_name, next, cl)))
+				continue;
+			if ((size_t)snprintf(child, sizeof(child), "%s/%s", dl > 1 ? dir : "",
+					     e->d_name) >= sizeof(child))
+				continue;
+			if (e->d_type == DT_LNK ||
+			    (e->d_type == DT_UNKNOWN &&
+			     (lstat(child, &st) < 0 || S_ISLNK(st.st_mode))))
+				continue;
+			r = mask_one(p, m, hid, child, err);
+		}
+		closedir(d);
+		if (r < 0 || !next[cl])
+			return r; /* the workspace itself is next: done */
+		if (dl + 1 + cl >= sizeof(dir))
+			return -ENAMETOOLONG;
+		if (dl > 1)
+			dir[dl++] = '/';
+		memcpy(dir + dl, next, cl);
+		dir[dl + cl] = '\0';
+	}
+}
+
 static bool ends_globstar(const char *pat)
 {
 	size_t n = strlen(pat);
@@ -2639,7 +2693,11 @@ masks:
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		switch (p->masks[i].kind) {
 		case MOAT_MASK_PATH:
-			r = mask_one(p, m, &hid, p->masks[i].pattern, err);
+			if (strcmp(p->masks[i].pattern, p->workspace) &&
+			    moat_path_within(p->workspace, p->masks[i].pattern))
+				r = mask_around(p, m, &hid, p->masks[i].pattern, err);
+			else
+				r = mask_one(p, m, &hid, p->masks[i].pattern, err);
 			break;
 		case MOAT_MASK_GLOB:
 		case MOAT_MASK_WORKSPACE_NAME:

@@ -240,6 +240,18 @@ EOF
 		echo "# $out"
 	rm -f "$WS/steal.py"
 fi
+# a masked directory above the workspace (srt allows a read-denied
+# ancestor with the working directory writable): masked around the way
+# down, the workspace works, its siblings stay unreadable
+mkdir -p "$WS/mb/base/proj" "$WS/mb/base/other"
+echo mb-secret >"$WS/mb/base/other/s.txt"
+echo mb-top >"$WS/mb/base/top.txt"
+[ -n "$AS" ] && chown -R "$AS" "$WS/mb"
+out=$(WS=$WS/mb/base/proj mr --mask "$WS/mb/base" -- sh -c 'echo w > made; cat made; cat ../other/s.txt ../top.txt' 2>&1)
+check "a masked directory above the workspace: the workspace works, its siblings stay unreadable" \
+	cond '[ "$(cat "$WS/mb/base/proj/made" 2>/dev/null)" = w ] && ! grep -q "mb-secret\|mb-top" <<<"$out"' ||
+	echo "# $out"
+rm -rf "$WS/mb"
 # a mask through a link the command could replace (srt's symlink
 # replacement test): refused, and the link stays
 mkdir -p "$WS/decoy" && echo '{}' >"$WS/decoy/settings.json" && ln -s decoy "$WS/link"

@@ -650,9 +650,17 @@ static void test_plan_errors(void)
 
 	ctx.workspace = "/home/u/proj";
 	ctx.cwd = "/home/u/proj";
-	/* a mask that would hide the workspace */
+	/* a mask above the workspace is masked around it (the sandbox's
+	 * business); one on the workspace itself would hide it */
 	moat_profile_init(&o, "flags");
 	moat_strv_add(&o.mask, "~");
+	o.set |= MOAT_PF_MASK;
+	moat_profile_layer(&p, &o, &err);
+	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), 0);
+	plan = moat_plan_free(plan);
+	moat_profile_release(&o);
+	moat_profile_init(&o, "flags");
+	moat_strv_add(&o.mask, "~/proj");
 	o.set |= MOAT_PF_MASK;
 	moat_profile_layer(&p, &o, &err);
 	CHECK_INT(moat_plan_build(&p, &ctx, &kf, &plan, &err), -EINVAL);
