@@ -73,24 +73,34 @@ static void put_clean(struct moat_buf *out, const char *s, size_t n)
 	moat_buf_append_utf8(out, s, n, false);
 }
 
-/* Cut b to at most max bytes, marker included, at a character boundary. */
+/* Cut b to at most max bytes, marker included, at character boundaries,
+ * keeping its start and its end: a long field's end is often what matters
+ * (SECURITY: a command padded with 64 KiB of comment would otherwise have
+ * what it runs cut from the record). */
 static void cap_field(struct moat_buf *b, size_t max)
 {
 	char marker[64];
-	size_t keep;
+	size_t room, head, tail, cut;
 	int m;
 
 	if (b->len <= max || !b->data)
 		return;
 	/* the marker with the largest count it can carry bounds its length */
-	m = snprintf(marker, sizeof(marker), "...[truncated %zu bytes]", b->len);
-	keep = max > (size_t)m ? max - (size_t)m : 0;
-	while (keep > 0 && ((unsigned char)b->data[keep] & 0xc0) == 0x80)
-		keep--;
-	snprintf(marker, sizeof(marker), "...[truncated %zu bytes]", b->len - keep);
-	b->len = keep;
-	b->data[keep] = '\0';
-	moat_buf_puts(b, marker);
+	m = snprintf(marker, sizeof(marker), "...[truncated %zu bytes]...", b->len);
+	room = max > (size_t)m ? max - (size_t)m : 0;
+	head = room / 2;
+	while (head > 0 && ((unsigned char)b->data[head] & 0xc0) == 0x80)
+		head--;
+	tail = room - room / 2;
+	while (tail > 0 && ((unsigned char)b->data[b->len - tail] & 0xc0) == 0x80)
+		tail--;
+	cut = b->len - head - tail;
+	m = snprintf(marker, sizeof(marker), "...[truncated %zu bytes]...", cut);
+	/* the marker between them, the tail moved up behind it */
+	memmove(b->data + head + (size_t)m, b->data + b->len - tail, tail);
+	memcpy(b->data + head, marker, (size_t)m);
+	b->len = head + (size_t)m + tail;
+	b->data[b->len] = '\0';
 }
 
 /* The text of a string field from [s, s+n): clean UTF-8, redacted when

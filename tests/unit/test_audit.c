@@ -285,11 +285,31 @@ static void test_format_caps(void)
 	j = line ? parse(line, len - 1) : NULL;
 	CHECKF(j && strlen(jstr(j, "error")) <= MOAT_AUDIT_MAX_FIELD &&
 		   strstr(jstr(j, "error"), "...[truncated ") &&
-		   moat_str_has_suffix(jstr(j, "error"), " bytes]"),
+		   strstr(jstr(j, "error"), " bytes]..."),
 	       "a field of MOAT_AUDIT_MAX_FIELD + 1 bytes is cut with a marker");
 	json_decref(j);
 	free(line);
 	free(s);
+
+	/* SECURITY: the cut keeps the end (a command padded with a long
+	 * comment must not have what it runs cut from the record) */
+	{
+		size_t n = MOAT_AUDIT_MAX_FIELD + 5000;
+		char *c = malloc(n + 64);
+
+		memset(c, '#', n);
+		strcpy(c + n, "\ntouch HIDDEN_ACTION_RAN");
+		r.error = c;
+		line = moat_audit_format(&r, &len);
+		j = line ? parse(line, len - 1) : NULL;
+		CHECKF(j && strlen(jstr(j, "error")) <= MOAT_AUDIT_MAX_FIELD &&
+			   moat_str_has_suffix(jstr(j, "error"), "\ntouch HIDDEN_ACTION_RAN") &&
+			   !strncmp(jstr(j, "error"), "####", 4),
+		       "a cut field keeps its start and its end");
+		json_decref(j);
+		free(line);
+		free(c);
+	}
 
 	/* cutting never splits a character */
 	{
