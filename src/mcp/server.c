@@ -1069,10 +1069,24 @@ static void handle_tools_call(struct server *s, const struct moat_rpc_msg *m, co
 /* The usual tools/call, read without a JSON tree (moat_rpc_parse_call):
  * the same checks as handle_tools_call, which such a request passes but
  * for the tool's name. */
+/* MCP's lifecycle: nothing but ping before initialize has been answered
+ * (no protocol version or client capabilities are agreed yet: a tool call
+ * there would run before the client said what it can answer). */
+static bool refuse_before_init(struct server *s, const json_t *id)
+{
+	if (s->initialized)
+		return false;
+	reply_error(s, id, MOAT_RPC_INVALID_REQUEST,
+		    "not initialized: send initialize first (only ping is answered before it)");
+	return true;
+}
+
 static void handle_call_fast(struct server *s, const struct moat_rpc_call *c)
 {
 	char tool[TOOL_NAME_MAX];
 
+	if (refuse_before_init(s, c->id))
+		return;
 	if (!tool_name_ok(s, c->id, c->name, c->name_len, tool))
 		return;
 	start_call(s, c->id, tool, c->args, c->args_len, NULL, NULL);
@@ -1109,12 +1123,14 @@ static void handle_request(struct server *s, const struct moat_rpc_msg *m, const
 
 	if (!strcmp(meth, "ping"))
 		reply_result(s, m->id, json_object());
+	else if (!strcmp(meth, "initialize"))
+		handle_initialize(s, m);
+	else if (refuse_before_init(s, m->id))
+		return;
 	else if (!strcmp(meth, "tools/call"))
 		handle_tools_call(s, m, line, len);
 	else if (!strcmp(meth, "tools/list"))
 		handle_tools_list(s, m);
-	else if (!strcmp(meth, "initialize"))
-		handle_initialize(s, m);
 	else if (!strcmp(meth, "logging/setLevel"))
 		handle_set_level(s, m);
 	else {

@@ -1,6 +1,8 @@
 // The handshake and the listing through the official SDK client:
 // initialize (versions negotiated), ping, tools/list with five tools whose
 // input and output schemas compile, logging/setLevel and log messages.
+import fs from 'node:fs';
+import path from 'node:path';
 import { main, ok, world, connect, raw, Ajv, types } from './lib.mjs';
 
 const NAMES = ['read_file', 'write_file', 'edit_file', 'list_directory', 'bash'];
@@ -81,6 +83,23 @@ await main(async () => {
 			ok(rep && rep.error && rep.error.code === -32600, `a second initialize (${v}) is refused`, rep);
 	}
 	await r.close();
+	// the lifecycle: nothing but ping before initialize (a tool call there
+	// would run before the client said what it can answer)
+	{
+		const x = raw(w);
+		x.send({ jsonrpc: '2.0', id: 'pre1', method: 'tools/call', params: { name: 'bash', arguments: { command: 'touch PRE_INIT' } } });
+		x.send({ jsonrpc: '2.0', id: 'pre2', method: 'tools/list' });
+		x.send({ jsonrpc: '2.0', id: 'pre3', method: 'ping' });
+		const a = await x.reply('pre1'), b = await x.reply('pre2'), c3 = await x.reply('pre3');
+		ok(a && a.error && a.error.code === -32600 && /initialize/.test(a.error.message),
+			'a tools/call before initialize is refused (-32600)', a);
+		ok(b && b.error && b.error.code === -32600, 'tools/list before initialize is refused', b);
+		ok(c3 && c3.result && Object.keys(c3.result).length === 0, 'ping before initialize is answered', c3);
+		const rep = await x.initialize('2025-11-25');
+		ok(rep && rep.result, 'initialize after them works', rep);
+		await x.close();
+		ok(!fs.existsSync(path.join(w.ws, 'PRE_INIT')), 'the command sent before initialize did not run (seen from outside)');
+	}
 	for (const v of ['2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01']) {
 		const x = raw(w);
 		const rep = await x.initialize(v);
