@@ -410,6 +410,94 @@ static int parse_with_nul(const char *line, size_t len, struct moat_rpc_msg *ret
 		     "a string holds a NUL character (\\u0000), which moat refuses");
 }
 
+/* A copy of the text with every number too large for moat (an integer
+ * past 64 bits, a double past its range: valid JSON the parser refuses)
+ * replaced by null, padded with blanks to the same length; NULL when there
+ * is none (or no memory). */
+static char *without_overflow(const char *line, size_t len)
+{
+	char *copy = malloc(len ? len : 1);
+	bool in_str = false, patched = false;
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, line, len);
+	for (size_t i = 0; i < len; i++) {
+		char tok[400], *end;
+		size_t e = i;
+		bool real = false, over;
+
+		if (in_str) {
+			if (line[i] == '\\')
+				i++;
+			else if (line[i] == '"')
+				in_str = false;
+			continue;
+		}
+		if (line[i] == '"') {
+			in_str = true;
+			continue;
+		}
+		if (line[i] != '-' && (line[i] < '0' || line[i] > '9'))
+			continue;
+		while (e < len && line[e] && strchr("0123456789+-.eE", line[e])) {
+			real |= line[e] == '.' || line[e] == 'e' || line[e] == 'E';
+			e++;
+		}
+		if (e - i >= 4 && e - i < sizeof(tok)) {
+			memcpy(tok, line + i, e - i);
+			tok[e - i] = '\0';
+			errno = 0;
+			if (real) {
+				double d = strtod(tok, &end);
+
+				over = errno == ERANGE && d != 0;
+			} else {
+				(void)strtoll(tok, &end, 10);
+				over = errno == ERANGE;
+			}
+			if (over && *end == '\0') {
+				memset(copy + i, ' ', e - i);
+				memcpy(copy + i, "null", 4);
+				patched = true;
+			}
+		}
+		i = e - 1;
+	}
+	if (!patched) {
+		free(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* The text failed the parse for a number out of range: parse it again with
+ * those numbers as null to learn its id, and answer that id (never act on
+ * the message). -ENOENT: it fails for another reason too. */
+static int parse_overflow(const char *line, size_t len, struct moat_rpc_msg *ret,
+			  struct moat_rpc_fault *f)
+{
+	char *copy = without_overflow(line, len);
+	json_t *root = copy ? json_loadb(copy, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	int r;
+
+	free(copy);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return -ENOENT;
+	}
+	r = classify(root, ret, f);
+	if (r == 0) {
+		moat_rpc_msg_release(ret);
+		r = fault(f, MOAT_RPC_INVALID_PARAMS,
+			  "a number in the message is out of range (moat reads integers of "
+			  "64 bits and doubles): nothing was done");
+	} else {
+		json_decref(root);
+	}
+	return r;
+}
+
 int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret, struct moat_rpc_fault *f)
 {
 	struct moat_error err;
@@ -427,6 +515,12 @@ int moat_rpc_parse(const char *line, size_t len, struct moat_rpc_msg *ret, struc
 	if (r == -ENOMEM) {
 		fault(f, MOAT_RPC_INTERNAL_ERROR, "out of memory");
 		return -ENOMEM;
+	}
+	if (r < 0 && r != -ENOMEM && (strstr(err.msg, "too big") || strstr(err.msg, "overflow"))) {
+		r = parse_overflow(line, len, ret, f);
+		if (r != -ENOENT)
+			return r;
+		r = -EINVAL;
 	}
 	if (r < 0 && strstr(err.msg, "NUL character")) {
 		/* Valid JSON with "\u0000" in a string: answer with the id. */

@@ -50,6 +50,14 @@ await main(async () => {
 	const nul = await req({ method: 'tools/call', params: { name: 'read_file', arguments: { path: 'a\u0000b' } } });
 	ok(nul && nul.result && nul.result.isError === true && /NUL|\\u0000/.test(nul.result.content[0].text), 'a NUL character in an argument: a tool error result', nul);
 	ok(err(await req({ method: 'ping\u0000' })) === -32600, 'a NUL character in the method: -32600 with its id');
+	// valid JSON numbers past 64 bits: answered with the request's id
+	// (an SDK client would otherwise wait out its own timeout)
+	x.write('{"jsonrpc":"2.0","id":"big1","method":"tools/call","params":{"name":"bash","arguments":{"command":"touch big_ran","timeout":18446744073709551617}}}\n');
+	const big1 = await x.reply('big1', 5000);
+	ok(err(big1) === -32602 && /out of range/.test(big1.error.message), 'an integer past 64 bits: -32602 with the request id', big1);
+	x.write('{"jsonrpc":"2.0","id":"big2","method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","offset":1e400}}}\n');
+	ok(err(await x.reply('big2', 5000)) === -32602, 'a double past its range: -32602 with the request id');
+	ok(!fs.existsSync(path.join(w.ws, 'big_ran')), 'the call with the huge number did not run (seen from outside)');
 
 	// notifications and stray responses are never answered
 	const n0 = x.msgs.length;
