@@ -703,7 +703,140 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 	return out->oom ? -ENOMEM : 0;
 }
 
+/* ---- secrets of the arguments elsewhere in the record ---- */
+
+#define SCRUB_MAX 32 /* secrets remembered per record */
+
+struct scrub {
+	char *v[SCRUB_MAX];
+	size_t n;
+};
+
+/* The spans the redactor hid in s: between the pieces of its output that
+ * the markers separate (each piece is kept text of s, in order). */
+static void scrub_collect_str(struct scrub *sc, const char *s)
+{
+	static const char mark[] = MOAT_REDACTED;
+	struct moat_buf red = MOAT_BUF_INIT;
+	const char *o, *pos = s;
+
+	if (moat_redact(s, strlen(s), &red) < 0 || red.oom || !red.data ||
+	    !strstr(red.data, mark)) {
+		moat_buf_release(&red);
+		return;
+	}
+	o = red.data;
+	for (;;) {
+		const char *m = strstr(o, mark), *next, *at;
+		size_t kl = m ? (size_t)(m - o) : strlen(o);
+
+		/* the kept piece [o, o+kl) is at pos */
+		if (strncmp(pos, o, kl))
+			break; /* not a plain substitution: nothing learned */
+		pos += kl;
+		if (!m)
+			break;
+		o = m + sizeof(mark) - 1;
+		next = strstr(o, mark);
+		{
+			size_t nl = next ? (size_t)(next - o) : strlen(o);
+			char piece[256];
+
+			/* the secret ends where the next kept piece starts */
+			if (nl == 0 || nl >= sizeof(piece)) {
+				at = nl == 0 && !next ? pos + strlen(pos) : NULL;
+			} else {
+				memcpy(piece, o, nl);
+				piece[nl] = '\0';
+				at = strstr(pos + 1, piece);
+				if (!next && at) /* the last piece ends the text */
+					at = strlen(pos) >= nl ? pos + strlen(pos) - nl : NULL;
+			}
+		}
+		if (!at || at <= pos)
+			break;
+		if (at - pos >= 4 && sc->n < SCRUB_MAX)
+			sc->v[sc->n++] = moat_strndup(pos, (size_t)(at - pos));
+		pos = at;
+	}
+	moat_buf_release(&red);
+}
+
+static void scrub_collect(struct scrub *sc, const json_t *v, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (depth > 8)
+		return;
+	if (json_is_string(v))
+		scrub_collect_str(sc, json_string_value(v));
+	else if (json_is_object(v))
+		json_object_foreach((json_t *)v, k, x) scrub_collect(sc, x, depth + 1);
+	else if (json_is_array(v))
+		json_array_foreach(v, i, x) scrub_collect(sc, x, depth + 1);
+}
+
+/* text with every secret of sc replaced by the marker (the longest first
+ * where two start at the same place); NULL when unchanged. */
+static char *scrub_text(const struct scrub *sc, const char *text)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	bool changed = false;
+	const char *p = text;
+
+	while (*p) {
+		size_t best = 0;
+
+		for (size_t i = 0; i < sc->n; i++) {
+			size_t l = sc->v[i] ? strlen(sc->v[i]) : 0;
+
+			if (l > best && !strncmp(p, sc->v[i], l))
+				best = l;
+		}
+		if (best) {
+			moat_buf_puts(&b, MOAT_REDACTED);
+			p += best;
+			changed = true;
+		} else {
+			moat_buf_putc(&b, *p++);
+		}
+	}
+	if (!changed || b.oom) {
+		moat_buf_release(&b);
+		return NULL;
+	}
+	return moat_buf_steal(&b);
+}
+
+static char *format_record(const struct moat_audit_record *r, size_t *ret_len);
+
+/* SECURITY: a secret of the arguments (a URL's password) can come back in
+ * another field, the error above all ("... https:/user:PW@host/x does not
+ * exist", where the collapsed "//" keeps the redactor from seeing a URL):
+ * what the redactor hid in the arguments is hidden wherever it appears. */
 char *moat_audit_format(const struct moat_audit_record *r, size_t *ret_len)
+{
+	struct moat_audit_record copy;
+	struct scrub sc = {{NULL}, 0};
+	char *err2 = NULL, *line;
+
+	if (r && r->args && r->error)
+		scrub_collect(&sc, r->args, 0);
+	if (sc.n && (err2 = scrub_text(&sc, r->error))) {
+		copy = *r;
+		copy.error = err2;
+		r = &copy;
+	}
+	line = format_record(r, ret_len);
+	free(err2);
+	for (size_t i = 0; i < sc.n; i++)
+		free(sc.v[i]);
+	return line;
+}
+
+static char *format_record(const struct moat_audit_record *r, size_t *ret_len)
 {
 	char now[64];
 

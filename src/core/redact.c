@@ -48,7 +48,10 @@ struct rctx {
 	struct moat_buf *out;
 	const char *pem_at;	     /* next "-----BEGIN " at or after the scan point, or end */
 	const char *pend_a, *pend_b; /* input bytes copied but not yet appended */
-	bool mysql;		     /* a mysql/mariadb client word was seen on this line */
+	char pwflag; /* the password flag of a client seen on this line ('p' for
+		      * mysql, 'a' for redis-cli, ...), or 0 */
+	bool pwsep;  /* ... whose value may also be the next word (not mysql's:
+		      * "mysql -p db" prompts, db is the database) */
 };
 
 static void redact_range(struct rctx *c, const char *p, const char *e);
@@ -916,14 +919,42 @@ static const char *try_jwt(struct rctx *c, const char *p, const char *e)
 	return r + span(r, e, is_b64url);
 }
 
-static bool is_mysql_word(const char *p, const char *q)
+/* Clients that take a password as a short flag's value ("-pPW", "-p PW"):
+ * the program's name (a prefix, "mysql" for mysqldump too) and its flag. */
+static char pw_flag_word(const char *p, const char *q, bool *sep)
 {
+	static const struct {
+		const char *name;
+		bool prefix, sep;
+		char flag;
+	} clients[] = {
+	    {"mysql", true, false, 'p'},	{"mariadb", true, false, 'p'},
+	    {"sshpass", false, true, 'p'},	{"redis-cli", false, true, 'a'},
+	    {"mongo", false, true, 'p'},	{"mongosh", false, true, 'p'},
+	    {"mongodump", false, true, 'p'},	{"mongorestore", false, true, 'p'},
+	    {"ldapsearch", false, true, 'w'},	{"ldapmodify", false, true, 'w'},
+	    {"ldapadd", false, true, 'w'},	{"ldapdelete", false, true, 'w'},
+	    {"ldapwhoami", false, true, 'w'},	{"ldappasswd", false, true, 'w'},
+	    {"zip", false, true, 'P'},		{"unzip", false, true, 'P'},
+	    {"7z", false, false, 'p'},		{"7za", false, false, 'p'},
+	    {"mosquitto_pub", false, true, 'P'}, {"mosquitto_sub", false, true, 'P'},
+	    {"sqlcmd", false, true, 'P'},
+	};
 	const char *b = p;
 
 	for (const char *s = p; s < q; s++)
 		if (*s == '/')
 			b = s + 1;
-	return (q - b >= 5 && ci_eq(b, "mysql", 5)) || (q - b >= 7 && ci_eq(b, "mariadb", 7));
+	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
+		size_t l = strlen(clients[i].name);
+
+		if ((size_t)(q - b) >= l && ci_eq(b, clients[i].name, l) &&
+		    (clients[i].prefix || (size_t)(q - b) == l)) {
+			*sep = clients[i].sep;
+			return clients[i].flag;
+		}
+	}
+	return 0;
 }
 
 static const char *do_run(struct rctx *c, const char *p, const char *e)
@@ -937,8 +968,8 @@ static const char *do_run(struct rctx *c, const char *p, const char *e)
 		size_t n = (size_t)(q - p);
 		bool kw = keyword_tail(p, n), ws = word_start(c, at);
 
-		if (ws && is_mysql_word(p, q))
-			c->mysql = true;
+		if (ws && !c->pwflag)
+			c->pwflag = pw_flag_word(p, q, &c->pwsep);
 		/* SECURITY (idempotence): rules that start at the run and read
 		 * past it come first. A second pass sees the run with markers
 		 * in it, whose tail may no longer be a key; it must still take
@@ -958,11 +989,14 @@ static const char *do_run(struct rctx *c, const char *p, const char *e)
 			if ((p[1] == 'u' || p[1] == 'U') && n > 2 &&
 			    (r = try_userpass(c, p, p + 2, e)))
 				return r;
-			if (c->mysql && p[1] == 'p' &&
+			if (c->pwflag && p[1] == c->pwflag &&
 			    (n > 2 || (q < e && (!is_stop(q, e) || is_quote((unsigned char)*q))))) {
 				put_range(c, p, p + 2);
 				return emit_value(c, p + 2, e, false);
 			}
+			if (c->pwflag && c->pwsep && n == 2 && p[1] == c->pwflag &&
+			    (r = try_flag_value(c, p, q, e)))
+				return r;
 		}
 		if (kw && (r = try_key_value(c, at, p, q, e)))
 			return r;
@@ -1049,8 +1083,8 @@ static void redact_range(struct rctx *c, const char *p, const char *e)
 		}
 		s = p;
 		while (p < lim && !is_tok((unsigned char)*p) && *p != ':' && !is_mark(p, lim)) {
-			if (*p == '\n')
-				c->mysql = false;
+			if (*p == '\n' || *p == ';' || *p == '|' || *p == '&')
+				c->pwflag = 0, c->pwsep = false; /* the next command */
 			p++;
 		}
 		if (p == s) /* a ':' not starting "://" */
@@ -1070,7 +1104,8 @@ int moat_redact(const char *in, size_t len, struct moat_buf *out)
 	c.in = in;
 	c.end = in + len;
 	c.out = out;
-	c.mysql = false;
+	c.pwflag = 0;
+	c.pwsep = false;
 	c.pend_a = c.pend_b = NULL;
 	moat_buf_reserve(out, len + MARK_LEN);
 	pem_search(&c, in);

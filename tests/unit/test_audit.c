@@ -373,6 +373,37 @@ static void test_format_caps(void)
 	free(s);
 }
 
+/* SECURITY: a secret the redactor hid in the arguments stays hidden where
+ * it comes back in the error (a path normalised from a URL is no URL to
+ * the redactor) */
+static void test_format_scrub(void)
+{
+	struct moat_decision d = mkdec(MOAT_ALLOW, "default", "ok");
+	struct moat_audit_record r = {.tool = "read_file", .decision = &d};
+	json_t *args = json_pack("{s:s}", "path", "https://admin:Sup3rS3cretPw@example.com/x");
+	size_t len;
+	char *line;
+	json_t *j;
+
+	r.args = args;
+	r.error = "/w/https:/admin:Sup3rS3cretPw@example.com/x does not exist";
+	line = moat_audit_format(&r, &len);
+	j = line ? parse(line, len - 1) : NULL;
+	CHECKF(line && !strstr(line, "Sup3rS3cretPw"), "the argument's secret is nowhere in the record");
+	CHECKF(j && !strcmp(jstr(j, "error"), "/w/https:/admin:[REDACTED]@example.com/x does not exist"),
+	       "the error keeps the rest of its text");
+	json_decref(j);
+	free(line);
+	/* an error without the secret is untouched */
+	r.error = "no such file";
+	line = moat_audit_format(&r, &len);
+	j = line ? parse(line, len - 1) : NULL;
+	CHECK(j && !strcmp(jstr(j, "error"), "no such file"));
+	json_decref(j);
+	free(line);
+	json_decref(args);
+}
+
 static void test_format_hostile(void)
 {
 	struct moat_decision d = mkdec(MOAT_ALLOW, "default", "ok");
@@ -1302,6 +1333,7 @@ int main(void)
 	test_format_minimal();
 	test_format_caps();
 	test_format_hostile();
+	test_format_scrub();
 	test_open_write();
 	test_default_path();
 	test_refusals();
