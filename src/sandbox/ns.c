@@ -2632,13 +2632,20 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 		/* tmpfs pages are not counted by RLIMIT_DATA: each private tmpfs
 		 * is capped at the memory limit (the kernel's default is half of
 		 * RAM) */
-		char opts[64];
+		char opts[64], shm_opts[64];
 
-		if (p->mem_bytes)
+		/* SECURITY: the two share the memory limit (/tmp three quarters,
+		 * /dev/shm one): each at the whole limit let one call pin twice
+		 * its memory in RAM */
+		if (p->mem_bytes) {
 			snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
-				 (unsigned long long)p->mem_bytes);
-		else
+				 (unsigned long long)(p->mem_bytes / 4 * 3));
+			snprintf(shm_opts, sizeof(shm_opts), "mode=1777,size=%llu",
+				 (unsigned long long)(p->mem_bytes / 4));
+		} else {
 			snprintf(opts, sizeof(opts), "mode=1777");
+			snprintf(shm_opts, sizeof(shm_opts), "mode=1777");
+		}
 		/* the stash first: the private /tmp covers it. Attached (unlike an
 		 * fsmount'ed tree, whose last close unmounts it and waits for an
 		 * RCU grace period), and capped like /tmp, since the home
@@ -2648,7 +2655,7 @@ int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *m, struct moa
 			r = add_op(m, MOAT_MNT_TMPFS, "/tmp", -1, true, false, opts,
 				   MS_NOSUID | MS_NODEV);
 		if (r == 0 && hid.n > 1 && !strcmp(hid.v[1], "/dev/shm"))
-			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, opts,
+			r = add_op(m, MOAT_MNT_TMPFS, "/dev/shm", -1, true, false, shm_opts,
 				   MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	}
 	for (size_t i = 0; i < hid.n && r == 0; i++)

@@ -252,6 +252,14 @@ check "a masked directory above the workspace: the workspace works, its siblings
 	cond '[ "$(cat "$WS/mb/base/proj/made" 2>/dev/null)" = w ] && ! grep -q "mb-secret\|mb-top" <<<"$out"' ||
 	echo "# $out"
 rm -rf "$WS/mb"
+# the private /tmp and /dev/shm share the memory limit (each at the whole
+# limit, one call could pin twice its memory in RAM)
+if [ ${#MODE[@]} = 0 ]; then
+	out=$(mr --mem 64 -- sh -c 'dd if=/dev/zero of=/tmp/a bs=1M count=40 2>/dev/null && echo tmp40;
+		dd if=/dev/zero of=/dev/shm/b bs=1M count=20 2>/dev/null || echo shm20-refused' 2>&1)
+	check "/tmp and /dev/shm share the memory limit (--mem 64: 40 MB in /tmp, not 20 MB more in /dev/shm)" \
+		cond 'grep -q tmp40 <<<"$out" && grep -q shm20-refused <<<"$out"' || echo "# $out"
+fi
 # a mask through a link the command could replace (srt's symlink
 # replacement test): refused, and the link stays
 mkdir -p "$WS/decoy" && echo '{}' >"$WS/decoy/settings.json" && ln -s decoy "$WS/link"
