@@ -284,22 +284,35 @@ fail:
 }
 
 /* One cell: printable ASCII only, cut to width with "..." */
+/* A table cell: untrusted text shown escaped (controls, bidi overrides,
+ * invisible marks), newlines and tabs as blanks, cut at width bytes with
+ * "..." at a character boundary. */
 static void cell(char *out, size_t outsz, const char *s, size_t width)
 {
-	size_t o = 0;
+	struct moat_buf b = MOAT_BUF_INIT;
+	char *t = moat_strdup(s ? s : "");
+	size_t o;
 
-	for (size_t i = 0; s && s[i] && o + 1 < outsz; i++) {
-		unsigned char c = (unsigned char)s[i];
+	out[0] = '\0';
+	for (size_t i = 0; t && t[i]; i++)
+		if (t[i] == '\n' || t[i] == '\t' || t[i] == '\r')
+			t[i] = ' ';
+	if (t)
+		moat_buf_put_shown(&b, t, strlen(t));
+	free(t);
+	if (!b.oom && b.data) {
+		o = moat_strlcpy(out, b.data, outsz);
+		if (o >= outsz)
+			o = outsz - 1;
+		if (o > width && width > 3 && width < outsz) {
+			size_t cut = width - 3;
 
-		out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+			while (cut > 0 && ((unsigned char)out[cut] & 0xc0) == 0x80)
+				cut--;
+			memcpy(out + cut, "...", 4);
+		}
 	}
-	out[o] = '\0';
-	if (o > width && width > 3 && width < outsz) {
-		out[width - 3] = '.';
-		out[width - 2] = '.';
-		out[width - 1] = '.';
-		out[width] = '\0';
-	}
+	moat_buf_release(&b);
 }
 
 static int run_replay(struct moat_session *s, const char *path, const char *audit_path)
@@ -328,8 +341,14 @@ static int run_replay(struct moat_session *s, const char *path, const char *audi
 		o.approver = replay_approver;
 		o.approver_ud = &st;
 		o.approver_name = "session-file";
-		if (calls[i].note)
-			printf("    # %s\n", calls[i].note);
+		if (calls[i].note) {
+			/* the session file's text, shown escaped (ESC, bidi) */
+			struct moat_buf nb = MOAT_BUF_INIT;
+
+			moat_buf_put_shown(&nb, calls[i].note, strlen(calls[i].note));
+			printf("    # %s\n", nb.data && !nb.oom ? nb.data : "?");
+			moat_buf_release(&nb);
+		}
 		moat_session_call(s, calls[i].tool, calls[i].args, strlen(calls[i].args), &o,
 				  &res);
 		verdict = moat_verdict_name(res.final);
