@@ -377,6 +377,27 @@ bool moat_mcp_elicit_route(struct moat_mcp_elicit *e, const struct moat_rpc_msg 
 	return found;
 }
 
+bool moat_mcp_elicit_fail(struct moat_mcp_elicit *e, const json_t *id)
+{
+	bool found = false;
+
+	if (!e || !json_is_integer(id))
+		return false;
+	pthread_mutex_lock(&e->mu);
+	for (struct pending *p = e->head; p; p = p->next) {
+		if (p->id != json_integer_value(id) || p->done)
+			continue;
+		p->done = true;
+		p->err = -EPROTO;
+		found = true;
+		break;
+	}
+	if (found)
+		pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	return found;
+}
+
 void moat_mcp_elicit_cancel(struct moat_mcp_elicit *e, struct moat_mcp_elicit_call *call)
 {
 	if (!e)

@@ -172,6 +172,10 @@ int moat_mcp_elicit_approver(void *ud, const struct moat_ask *ask, int timeout_m
 			     struct moat_reply *ret);
 /* Route a response from the client. true when it answered one of ours. */
 bool moat_mcp_elicit_route(struct moat_mcp_elicit *e, const struct moat_rpc_msg *m);
+/* A malformed response (an unknown member, no "jsonrpc") whose id is that
+ * of a pending elicitation: the ask ends at once as not answered (denied),
+ * rather than at the approval timeout. True when one was pending. */
+bool moat_mcp_elicit_fail(struct moat_mcp_elicit *e, const json_t *id);
 /* Cancel the asks of one call, now and later, or with call NULL of every
  * call (the server stops): waiters return -ECANCELED. */
 void moat_mcp_elicit_cancel(struct moat_mcp_elicit *e, struct moat_mcp_elicit_call *call);

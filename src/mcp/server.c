@@ -1158,6 +1158,10 @@ static void handle_line(struct server *s, const char *line, size_t len)
 	if (moat_rpc_parse(line, len, &m, &f) < 0) {
 		if (!f.no_reply)
 			reply_error(s, f.id, f.code, "%s", f.message);
+		else if (f.id)
+			/* a malformed response to one of our questions: that
+			 * question is over (denied), not left to its timeout */
+			moat_mcp_elicit_fail(s->elicit, f.id);
 		moat_rpc_fault_release(&f);
 		return;
 	}

@@ -4,7 +4,7 @@
 // disk (was the file written?) and in the audit log (who answered what).
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, text, auditRecords, types, waitFor } from './lib.mjs';
+import { main, ok, note, world, connect, raw, text, auditRecords, types, waitFor } from './lib.mjs';
 
 await main(async () => {
 	const w = world('elicit', { require_approval_for_writes: true, require_approval_for_execute: true, approval_timeout: 2 });
@@ -107,4 +107,21 @@ await main(async () => {
 	const al = by('always1.txt');
 	ok(al && al.approval && al.approval.answer === 'approved_always', 'audit: "always" recorded as approved_always', al);
 	w.cleanup();
+
+	// a malformed answer to the form (an unknown member): the ask ends at
+	// once as denied, not at approval_timeout (30 s here)
+	const w2 = world('elicit-bad', { require_approval_for_writes: true, approval_timeout: 30 });
+	const x = raw(w2);
+	await x.initialize('2025-11-25', { elicitation: {} });
+	x.send({ jsonrpc: '2.0', id: 'w1', method: 'tools/call', params: { name: 'write_file', arguments: { path: 'bad.txt', content: 'x' } } });
+	await x.count((m) => m.method === 'elicitation/create', 1, 10000);
+	const form = x.msgs.find((m) => m.method === 'elicitation/create');
+	const t0 = Date.now();
+	x.send({ jsonrpc: '2.0', id: form && form.id, result: { action: 'accept', content: { decision: 'yes' } }, extra: 1 });
+	const rep = await x.reply('w1', 20000);
+	const took = Date.now() - t0;
+	ok(rep && rep.result && rep.result.isError && took < 10000 && !fs.existsSync(path.join(w2.ws, 'bad.txt')),
+		'a malformed answer ends the ask at once: denied, nothing written', { took, rep });
+	await x.close();
+	w2.cleanup();
 });
