@@ -1126,8 +1126,14 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 		rel = buf + hlen + 1;
 	else if (strncmp(buf, "/root/", 6) == 0)
 		rel = buf + 6;
-	else if (strncmp(buf, "/home/", 6) == 0 && (rel = strchr(buf + 6, '/')))
-		rel++;
+	else if (strncmp(buf, "/home/", 6) == 0) {
+		/* (a loop: gcc's sanitizer build misreads strchr(buf + 6) here) */
+		for (size_t i = 6; buf[i]; i++)
+			if (buf[i] == '/') {
+				rel = buf + i + 1;
+				break;
+			}
+	}
 	if (rel && rel[0] == '.') {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_home); k++) {
 			if (entry_match(rel, startup_home[k])) {

@@ -360,6 +360,8 @@ enum moat_sc_cmp {
 	MOAT_SC_ARG_NE,	     /* (arg & 0xffffffff) != value */
 	MOAT_SC_ARG_GE,	     /* (arg & 0xffffffff) >= value */
 	MOAT_SC_ARG_LE,	     /* (arg & 0xffffffff) <= value */
+	MOAT_SC_ARG_IN,	     /* (arg & mask) == value, mask in value2: a block of
+			      * numbers (no second comparison then) */
 };
 
 struct moat_sc_rule {

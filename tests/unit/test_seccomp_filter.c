@@ -278,6 +278,18 @@ static void semantics(unsigned variant)
 	expect("socket(AF_TIPC)", call(X64, NR("socket"), 30, 5, 0, 0, 0),
 	       no_inet || ports ? ERR(EPERM) : ALLOW);
 	expect("socket(AF_ALG)", call(X64, NR("socket"), 38, 5, 0, 0, 0), ALLOW);
+	/* every family, one by one: the allow-lists hold exactly these */
+	for (unsigned fam = 0; fam < 64; fam++) {
+		char what[48];
+		bool in_ok = fam == 0 || fam == 1 || fam == 16 || fam == 38;
+		bool ports_ok = in_ok || fam == 2 || fam == 10;
+		uint32_t want = ALLOW;
+
+		if (fam == 40 || (fam == 1 && no_unix) || (no_inet && !in_ok) || (ports && !ports_ok))
+			want = ERR(EPERM);
+		snprintf(what, sizeof(what), "socket(family %u)", fam);
+		expect(what, call(X64, NR("socket"), fam, 1, 0, 0, 0), want);
+	}
 	/* listed ports: what Landlock's TCP rules do not see */
 	expect("socket(AF_INET, MPTCP)", call(X64, NR("socket"), 2, 1, 262, 0, 0),
 	       no_inet || ports ? ERR(EPERM) : ALLOW);
