@@ -2548,16 +2548,16 @@ static bool is_opt(const char *a)
 }
 
 /* SECURITY: an expansion that gives several words even inside double
- * quotes: "$@", "${@:2}", "${a[@]}", "${!a[@]}", "${!prefix@}" ("a=(-rf /);
- * rm "${a[@]}"" is rm -rf /) */
+ * quotes: "$@", "${@:2}", "${a[@]}", "${!a[@]}", "${!prefix@}", any
+ * indirection "${!ref}" (ref="a[@]") ("a=(-rf /); rm "${a[@]}"" is rm -rf /) */
 static bool span_many(const char *t, size_t n)
 {
 	if (n == 2 && t[0] == '$' && t[1] == '@')
 		return true;
 	if (n < 4 || t[0] != '$' || t[1] != '{')
 		return false;
-	if (t[2] == '@')
-		return true;
+	if (t[2] == '@' || t[2] == '!')
+		return true; /* "${!ref}" with ref="a[@]" is the array's words */
 	for (size_t i = 2; i + 2 < n; i++)
 		if (t[i] == '[' && t[i + 1] == '@' && t[i + 2] == ']')
 			return true;
@@ -2581,7 +2581,8 @@ static int check_rm(struct an *an, size_t v)
 			bool one = vw[i]->spans != NULL;
 
 			for (const struct moat_sh_span *sp = vw[i]->spans; sp; sp = sp->next)
-				one &= sp->dq && !span_many(vw[i]->text + sp->off, sp->len);
+				one &= sp->dq && !span_many(vw[i]->text + sp->off, sp->len) &&
+				       !(an->untracked && sp->kind == MOAT_SH_SPAN_PARAM);
 			maybe = true;
 			unknowns += one ? 1 : 2;
 		}
@@ -4528,7 +4529,9 @@ static int check_many_words(struct an *an, size_t v)
 		for (const struct moat_sh_span *sp = vw[i]->spans; sp; sp = sp->next) {
 			char rule[64];
 
-			if (!span_many(vw[i]->text + sp->off, sp->len))
+			/* (after a name reference, "$n" may be an array's words) */
+			if (!span_many(vw[i]->text + sp->off, sp->len) &&
+			    !(an->untracked && sp->kind == MOAT_SH_SPAN_PARAM))
 				continue;
 			join2(rule, sizeof(rule), "dynamic-args:", view->prog);
 			return add_finding(an, v, MOAT_FINDING_ASK, rule,

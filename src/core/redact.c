@@ -968,8 +968,13 @@ static const char *do_run(struct rctx *c, const char *p, const char *e)
 		size_t n = (size_t)(q - p);
 		bool kw = keyword_tail(p, n), ws = word_start(c, at);
 
-		if (ws && !c->pwflag)
-			c->pwflag = pw_flag_word(p, q, &c->pwsep);
+		if (ws) { /* the latest client word on the line decides */
+			bool sep = false;
+			char f = pw_flag_word(p, q, &sep);
+
+			if (f)
+				c->pwflag = f, c->pwsep = sep;
+		}
 		/* SECURITY (idempotence): rules that start at the run and read
 		 * past it come first. A second pass sees the run with markers
 		 * in it, whose tail may no longer be a key; it must still take
@@ -1083,8 +1088,10 @@ static void redact_range(struct rctx *c, const char *p, const char *e)
 		}
 		s = p;
 		while (p < lim && !is_tok((unsigned char)*p) && *p != ':' && !is_mark(p, lim)) {
-			if (*p == '\n' || *p == ';' || *p == '|' || *p == '&')
-				c->pwflag = 0, c->pwsep = false; /* the next command */
+			/* (a line, not a command: ';' '|' '&' may be quoted, and
+			 * hiding too much beats hiding too little) */
+			if (*p == '\n')
+				c->pwflag = 0, c->pwsep = false;
 			p++;
 		}
 		if (p == s) /* a ':' not starting "://" */

@@ -468,6 +468,8 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 			    strcmp(fr->path, plan->fs[j].path) &&
 			    (!under || strlen(plan->fs[j].path) > strlen(under)))
 				under = plan->fs[j].path; /* the innermost */
+		if (under && moat_path_within(fr->path, plan->workspace))
+			under = plan->workspace; /* a protected name, in the workspace's tree */
 		if (under && !strcmp(under, plan->workspace)) {
 			const char *rel = fr->path + strlen(plan->workspace) + 1;
 
@@ -501,15 +503,28 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 	 * masked file later): a protected name too */
 	for (size_t i = 0; i < plan->nmasks; i++) {
 		const struct moat_mask *mk = &plan->masks[i];
-		const char *rel;
+		const char *rel, *under = NULL;
 		struct stat sb;
 		bool known = false;
 
 		if (mk->kind != MOAT_MASK_PATH || strcmp(mk->origin, "--mask") ||
-		    !moat_path_within(mk->pattern, plan->workspace) ||
-		    !strcmp(mk->pattern, plan->workspace) || lstat(mk->pattern, &sb) == 0 ||
-		    (errno != ENOENT && errno != ENOTDIR))
+		    lstat(mk->pattern, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
 			continue;
+		for (size_t j = 0; j < plan->nfs; j++)
+			if ((plan->fs[j].access & MOAT_FS_WRITE) &&
+			    moat_path_within(mk->pattern, plan->fs[j].path) &&
+			    strcmp(mk->pattern, plan->fs[j].path) &&
+			    (!under || strlen(plan->fs[j].path) > strlen(under)))
+				under = plan->fs[j].path; /* the innermost */
+		if (!under)
+			continue; /* nothing can create it */
+		if (moat_path_within(mk->pattern, plan->workspace))
+			under = plan->workspace; /* a protected name, in the workspace's tree */
+		if (strcmp(under, plan->workspace))
+			return fail(st, "create it first, or name a path inside the workspace",
+				    "masked path '%s' does not exist inside the writable path '%s': "
+				    "nothing would keep the command from creating it",
+				    mk->pattern, under);
 		rel = mk->pattern + strlen(plan->workspace) + 1;
 		for (size_t k = 0; k < prof->protect.n && !known; k++)
 			known = !strcmp(prof->protect.v[k], rel);

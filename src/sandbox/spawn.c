@@ -1383,15 +1383,22 @@ out:
 	/* SECURITY: the command may have made a process group of its own the
 	 * terminal's foreground one (setpgid, tcsetpgrp): the caller's shell
 	 * would lose its terminal. Given back (SIGTTOU held: moat may be in the
-	 * background of the terminal by now). */
-	if (s->tty_fd >= 0 && tcgetpgrp(s->tty_fd) != s->tty_pgrp) {
-		sigset_t ttou, old;
+	 * background of the terminal by now).
+	 * Only a foreground group with no process left is the command's (every
+	 * process of the sandbox is gone by now): a shell that took the
+	 * terminal back after a ^Z and bg is left alone. */
+	if (s->tty_fd >= 0) {
+		pid_t fg_now = tcgetpgrp(s->tty_fd);
 
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		sigprocmask(SIG_BLOCK, &ttou, &old);
-		(void)tcsetpgrp(s->tty_fd, s->tty_pgrp);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (fg_now > 0 && fg_now != s->tty_pgrp && kill(-fg_now, 0) < 0 && errno == ESRCH) {
+			sigset_t ttou, old;
+
+			sigemptyset(&ttou);
+			sigaddset(&ttou, SIGTTOU);
+			sigprocmask(SIG_BLOCK, &ttou, &old);
+			(void)tcsetpgrp(s->tty_fd, s->tty_pgrp);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+		}
 	}
 	/* every process of the sandbox is gone: the empty stand-ins go too,
 	 * and git redirect files it created are set aside */

@@ -207,12 +207,17 @@ out=$(mr --rw "$WS/no-such-dir" --ro /no-such-moat-ro -- sh -c 'echo ran' 2>"$T/
 rc_=$?
 check "missing --rw and --ro paths outside are skipped, and said" \
 	cond '[ $rc_ = 0 ] && [ "$out" = ran ] && [ "$(grep -c "does not exist: skipped" "$T/err")" = 2 ]'
-mkdir -p "$WS/rwd"
-mr --rw "$WS/rwd" --ro "$WS/rwd/nd/s.json" -- true 2>"$T/err"
+mkdir -p "$T/rwd"
+[ -n "$AS" ] && chown "$AS" "$T/rwd"
+mr --rw "$T/rwd" --ro "$T/rwd/nd/s.json" -- true 2>"$T/err"
 rc_=$?
 check "a missing --ro path inside another writable path refuses (125)" \
 	cond '[ $rc_ = 125 ] && grep -q "nothing would keep the command from creating it" "$T/err"'
-rmdir "$WS/rwd"
+mr --rw "$T/rwd" --mask "$T/rwd/settings.json" -- sh -c "echo planted > '$T/rwd/settings.json'" 2>"$T/err"
+rc_=$?
+check "a missing --mask path inside another writable path refuses (125), nothing planted" \
+	cond '[ $rc_ = 125 ] && [ ! -e "$T/rwd/settings.json" ]'
+rmdir "$T/rwd"
 # the caller's terminal: a command that makes its own process group the
 # foreground one (setpgid, tcsetpgrp) gets it taken back when it ends (the
 # caller's shell would lose its terminal); seen from the shell's side
@@ -239,6 +244,35 @@ EOF
 		cond 'grep -q "took True" <<<"$out" && [ -n "$fgl" ] && [ "$(echo $fgl | cut -d" " -f2)" = "$(echo $fgl | cut -d" " -f3)" ]' ||
 		echo "# $out"
 	rm -f "$WS/steal.py"
+	# ... but a shell that took its terminal back (^Z, bg) keeps it
+	if [ ${#MODE[@]} = 0 ] && [ -z "$AS" ]; then
+		out=$(cd "$WS" && timeout 30 python3 - "$MOAT" <<'EOF' 2>&1
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+def rd(t):
+    out, end = b"", time.time() + t
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError as e:
+                out += ("<%s>" % e).encode()
+                break
+    return out.decode(errors="replace")
+rd(1)
+os.write(fd, ("PS1='$ '; %s run -- sh -c 'sleep 2'\n" % sys.argv[1]).encode()); rd(1)
+os.write(fd, b"\x1a"); rd(1)
+os.write(fd, b"bg\n"); rd(3)
+os.write(fd, b"echo ALIVE-$((6*7))\n")
+print(rd(2))
+EOF
+)
+		check "a shell that took the terminal back after ^Z and bg keeps it when the command ends" \
+			grep -q "ALIVE-42" <<<"$out" || echo "# $out" | tail -3
+	fi
 fi
 # a masked directory above the workspace (srt allows a read-denied
 # ancestor with the working directory writable): masked around the way

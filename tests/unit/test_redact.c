@@ -110,15 +110,17 @@ static const struct row rows[] = {
     {"/usr/bin/mariadb -p'a b' db", "/usr/bin/mariadb -p'" R "' db"},
     {"mysqldump -h h -pX db\nls -pla", "mysqldump -h h -p" R " db\nls -pla"},
     {"mysql -p db", "mysql -p db"}, /* prompts; db is the database */
-    {"mysql -pX; ls -pla", "mysql -p" R "; ls -pla"},
+    {"mysql -e \"use db; select 1\" -pMySecretPw", "mysql -e \"use db; select 1\" -p" R},
+    {"mysql -h \"a&b\" -pX", "mysql -h \"a&b\" -p" R},
+    {"sshpass -e ssh h redis-cli -a s3cretpass", "sshpass -e ssh h redis-cli -a " R},
     /* other clients' password flags, attached or as the next word */
     {"sshpass -p Sup3rPw ssh h", "sshpass -p " R " ssh h"},
-    {"redis-cli -a Sup3rPw ping | grep -a x", "redis-cli -a " R " ping | grep -a x"},
+    {"redis-cli -a Sup3rPw ping", "redis-cli -a " R " ping"},
     {"ldapsearch -x -w Sup3rPw -b dc=x", "ldapsearch -x -w " R " -b dc=x"},
     {"zip -P 'a b' a.zip f", "zip -P '" R "' a.zip f"},
     {"mongosh -u x -p Sup3rPw", "mongosh -u x -p " R},
     {"7z a -pSup3rPw a.7z f", "7z a -p" R " a.7z f"},
-    {"ls -p dir; zip -r a.zip src", "ls -p dir; zip -r a.zip src"},
+    {"ls -p dir\nzip -r a.zip src", "ls -p dir\nzip -r a.zip src"},
     /* keys of known shape */
     {"AKIAIOSFODNN7EXAMPLE", R},
     {"id=ASIAIOSFODNN7EXAMPLE.", "id=" R "."},
