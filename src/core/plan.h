@@ -360,8 +360,7 @@ enum moat_sc_cmp {
 	MOAT_SC_ARG_NE,	     /* (arg & 0xffffffff) != value */
 	MOAT_SC_ARG_GE,	     /* (arg & 0xffffffff) >= value */
 	MOAT_SC_ARG_LE,	     /* (arg & 0xffffffff) <= value */
-	MOAT_SC_ARG_IN,	     /* (arg & mask) == value, mask in value2: a block of
-			      * numbers (no second comparison then) */
+	MOAT_SC_ARG_IN,	     /* (arg & mask) == value: a block of numbers */
 };
 
 struct moat_sc_rule {
@@ -375,6 +374,8 @@ struct moat_sc_rule {
 	enum moat_sc_cmp cmp2;
 	unsigned arg2;
 	uint64_t value2;
+	/* MOAT_SC_ARG_IN's masks, of the first and of the second comparison */
+	uint64_t mask, mask2;
 };
 
 /* The rows (defined in plan.c; NULL-terminated by syscall == NULL). */

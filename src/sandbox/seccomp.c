@@ -50,7 +50,7 @@ static int resolve(const char *name)
 
 /* One comparison of a row: into c[*n] (a row's "any of these bits" is one
  * rule per bit: bit >= 0 picks that bit). */
-static void row_cmp(enum moat_sc_cmp cmp, unsigned arg, uint64_t value, int bit,
+static void row_cmp(enum moat_sc_cmp cmp, unsigned arg, uint64_t value, uint64_t mask, int bit,
 		    struct scmp_arg_cmp *c, unsigned *n)
 {
 	switch (cmp) {
@@ -71,7 +71,8 @@ static void row_cmp(enum moat_sc_cmp cmp, unsigned arg, uint64_t value, int bit,
 	case MOAT_SC_ARG_NOT_HAS:
 		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, value, 0);
 		return;
-	case MOAT_SC_ARG_IN: /* (the mask comes in as bit's place: see add_row) */
+	case MOAT_SC_ARG_IN: /* a block of numbers: (arg & mask) == value, low 32 bits */
+		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, mask & 0xffffffffULL, value);
 		return;
 	case MOAT_SC_ARG_HAS:
 		c[(*n)++] = SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, 1ULL << bit, 1ULL << bit);
@@ -95,15 +96,9 @@ static int add_row(scmp_filter_ctx ctx, const struct moat_sc_rule *row, struct m
 
 		if (row->cmp == MOAT_SC_ARG_HAS && !(row->value & (1ULL << bit)))
 			continue;
-		if (row->cmp == MOAT_SC_ARG_IN) {
-			/* a block of numbers: (arg & mask) == value, low 32 bits */
-			c[n++] = SCMP_CMP64(row->arg, SCMP_CMP_MASKED_EQ, row->value2 & 0xffffffffULL,
-					    row->value);
-		} else {
-			row_cmp(row->cmp, row->arg, row->value, bit, c, &n);
-			row_cmp(row->cmp2 == MOAT_SC_ARG_HAS ? MOAT_SC_ALWAYS : row->cmp2,
-				row->arg2, row->value2, 0, c, &n);
-		}
+		row_cmp(row->cmp, row->arg, row->value, row->mask, bit, c, &n);
+		row_cmp(row->cmp2 == MOAT_SC_ARG_HAS ? MOAT_SC_ALWAYS : row->cmp2, row->arg2,
+			row->value2, row->mask2, 0, c, &n);
 		r = seccomp_rule_add_exact_array(ctx, action, nr, n, c);
 		if (row->cmp != MOAT_SC_ARG_HAS)
 			break;

@@ -295,6 +295,30 @@ static void semantics(unsigned variant)
 	       no_inet || ports ? ERR(EPERM) : ALLOW);
 	expect("socket(AF_INET6, SCTP)", call(X64, NR("socket"), 10, 1, 132, 0, 0),
 	       no_inet || ports ? ERR(EPERM) : ALLOW);
+	/* listed ports: only TCP, UDP and ICMP protocols, only stream,
+	 * datagram and raw types (SCTP is also SEQPACKET with protocol 0) */
+	for (unsigned proto = 0; proto < 300; proto++) {
+		char what[64];
+		bool ok4 = proto < 18, ok6 = proto < 18 || proto == 58;
+
+		snprintf(what, sizeof(what), "socket(AF_INET, STREAM, %u)", proto);
+		expect(what, call(X64, NR("socket"), 2, 1, proto, 0, 0),
+		       no_inet || (ports && !ok4) ? ERR(EPERM) : ALLOW);
+		snprintf(what, sizeof(what), "socket(AF_INET6, STREAM, %u)", proto);
+		expect(what, call(X64, NR("socket"), 10, 1, proto, 0, 0),
+		       no_inet || (ports && !ok6) ? ERR(EPERM) : ALLOW);
+	}
+	for (unsigned type = 1; type < 16; type++) {
+		char what[64];
+		bool ok = type <= 3;
+
+		snprintf(what, sizeof(what), "socket(AF_INET, type %u|NONBLOCK|CLOEXEC)", type);
+		expect(what, call(X64, NR("socket"), 2, type | 0x80800, 0, 0, 0),
+		       no_inet || (ports && !ok) ? ERR(EPERM) : ALLOW);
+		snprintf(what, sizeof(what), "socket(AF_INET6, type %u)", type);
+		expect(what, call(X64, NR("socket"), 10, type, 0, 0, 0),
+		       no_inet || (ports && !ok) ? ERR(EPERM) : ALLOW);
+	}
 	if (!no_inet)
 		expect("socket(AF_INET, TCP)", call(X64, NR("socket"), 2, 1, 6, 0, 0), ALLOW);
 	expect("sendto(MSG_FASTOPEN)", call(X64, NR("sendto"), 3, 0, 0, 0x20000000, 0),
