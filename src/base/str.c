@@ -341,7 +341,8 @@ static bool shown_invisible(unsigned cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
 	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff ||
-	       (cp >= 0xfff9 && cp <= 0xfffb);
+	       (cp >= 0xfff9 && cp <= 0xfffb) || cp == 0xad || cp == 0x61c ||
+	       (cp >= 0xe0000 && cp <= 0xe007f); /* soft hyphen, Arabic letter mark, tags */
 }
 
 /* Decode one UTF-8 sequence at s (n bytes left): its length, or 0 when

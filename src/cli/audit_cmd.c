@@ -78,15 +78,19 @@ static void cell(struct moat_buf *b, const char *s, int width, bool pad)
 			p += strlen((const char *)p);
 			break;
 		}
-		unsigned cp = k == 3 ? ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu)
-				    : 0;
+		unsigned cp = k == 2   ? ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu)
+			      : k == 3 ? ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu)
+			      : k == 4 ? ((p[0] & 0x07u) << 18) | ((p[1] & 0x3fu) << 12) |
+					     ((p[2] & 0x3fu) << 6) | (p[3] & 0x3fu)
+				       : 0;
 
 		/* controls, C1, stray bytes, and the marks that change how text
 		 * reads (bidi overrides and isolates, zero-width, separators) */
 		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) ||
 		    (*p >= 0x80 && *p < 0xc0) || (cp >= 0x200b && cp <= 0x200f) ||
 		    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x206f) ||
-		    cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb))
+		    cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) || cp == 0xad || cp == 0x61c ||
+		    (cp >= 0xe0000 && cp <= 0xe007f))
 			moat_buf_putc(b, '?');
 		else
 			moat_buf_append(b, p, k);

@@ -302,8 +302,12 @@ static void cell(char *out, size_t outsz, const char *s, size_t width)
 	free(t);
 	if (!b.oom && b.data) {
 		o = moat_strlcpy(out, b.data, outsz);
-		if (o >= outsz)
+		if (o >= outsz) { /* cut by the buffer: at a character boundary */
 			o = outsz - 1;
+			while (o > 0 && ((unsigned char)out[o] & 0xc0) == 0x80)
+				o--;
+			out[o] = '\0';
+		}
 		if (o > width && width > 3 && width < outsz) {
 			size_t cut = width - 3;
 
