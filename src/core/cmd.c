@@ -837,6 +837,30 @@ static int classify_abs(const struct an *an, bool glob, char *buf)
 		if (is_sysdir(c1, l1))
 			return PC_SYSTEM;
 	}
+	/* the system's own second level: /usr/lib, /usr/bin, /var/lib, /etc/ssh
+	 * and the other /etc directories the system cannot start or log in
+	 * without, /boot/grub, /lib/x86_64-linux-gnu (not /usr/local, /usr/src,
+	 * /var/tmp, /opt/X, /srv/X, /etc/nginx: places of the user's own) */
+	if (sl && sl[1] && !strchr(sl + 1, '/')) {
+		static const char *const usr2[] = {"bin",     "sbin",    "lib",	  "lib32",
+						   "lib64",   "libx32",  "libexec", "include",
+						   "share",   NULL};
+		const char *c = sl + 1;
+		static const char *const etc2[] = {"ssh", "pam.d", "apt", "systemd", "sudoers.d",
+						   "security", "ssl", "alternatives", "ld.so.conf.d",
+						   "init.d", "default", "network", NULL};
+		bool sys = (l1 == 4 && !strncmp(c1, "boot", 4)) ||
+			   (l1 == 3 && !strncmp(c1, "var", 3) && !strcmp(c, "lib")) ||
+			   (l1 == 3 && !strncmp(c1, "lib", 3)) || (l1 == 5 && !strncmp(c1, "lib64", 5)) ||
+			   (l1 == 3 && !strncmp(c1, "bin", 3)) || (l1 == 4 && !strncmp(c1, "sbin", 4));
+
+		for (size_t k = 0; !sys && l1 == 3 && !strncmp(c1, "usr", 3) && usr2[k]; k++)
+			sys = !strcmp(c, usr2[k]);
+		for (size_t k = 0; !sys && l1 == 3 && !strncmp(c1, "etc", 3) && etc2[k]; k++)
+			sys = !strcmp(c, etc2[k]);
+		if (sys && !(glob && has_glob(c, strlen(c))))
+			return PC_SYSTEM;
+	}
 	if (is_home_path(an, buf))
 		return PC_HOME;
 	if (glob) {
@@ -981,6 +1005,17 @@ static const char *const startup_home[] = {
 	".local/share/systemd/user/",
 	/* agents' own settings: hooks, MCP servers, permissions */
 	".claude/",	  ".claude.json",   ".codex/",	  ".cursor/",
+	/* session 9: X and desktop session start, more shells' and editors'
+	 * start-up, directories on PATH, tools' configs that run programs */
+	".xprofile", ".xinitrc", ".xsessionrc", ".xsession", ".pam_environment",
+	".bashrc.d/", ".zshrc.local", ".oh-my-zsh/custom/", ".config/fish/functions/",
+	".config/plasma-workspace/env/", ".config/autostart-scripts/", ".config/nvim/",
+	".vim/plugin/", ".vim/autoload/", ".vimrc.local", ".emacs", ".emacs.d/init.el",
+	".emacs.el", ".tmux.conf", ".config/tmux/", ".ipython/profile_default/startup/",
+	".pythonrc", ".config/Code/User/", ".vscode-server/data/Machine/", "bin/",
+	"go/bin/", ".bun/bin/", ".deno/bin/", ".npm-global/bin/", ".cargo/bin/",
+	".config/pip/pip.conf", ".pip/pip.conf", ".gemrc", ".curlrc", ".wgetrc",
+	".config/git/attributes", ".config/opencode/", ".aider.conf.yml", ".gemini/",
 };
 
 static const char *const startup_system[] = {
@@ -1001,6 +1036,10 @@ static const char *const startup_system[] = {
 	"/etc/network/if-up.d/", "/etc/dhcp/dhclient-exit-hooks.d/", "/etc/group", "/etc/gshadow",
 	"/usr/local/bin/", "/usr/local/sbin/", "/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/",
 	"/etc/bash_completion.d/", "/usr/share/bash-completion/completions/",
+	"/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/fstab",
+	"/etc/default/grub", "/boot/", "/etc/apt/sources.list", "/etc/apt/sources.list.d/",
+	"/etc/tmpfiles.d/", "/usr/lib/tmpfiles.d/", "/run/systemd/system/", "/etc/polkit-1/",
+	"/etc/docker/daemon.json", "/lib/x86_64-linux-gnu/security/", "/etc/X11/xinit/",
 };
 
 /* Python runs every .pth file of a site directory (and sitecustomize.py,
@@ -1134,7 +1173,7 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 				break;
 			}
 	}
-	if (rel && rel[0] == '.') {
+	if (rel) {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_home); k++) {
 			if (entry_match(rel, startup_home[k])) {
 				join2(out, outsz, "~/", rel);
@@ -1147,7 +1186,7 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 		return true;
 	}
 	if (buf[1] == 'e' || buf[1] == 'v' || buf[1] == 'l' || buf[1] == 'u' || buf[1] == 'b' ||
-	    buf[1] == 's') {
+	    buf[1] == 's' || buf[1] == 'r') {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_system); k++) {
 			if (entry_match(buf, startup_system[k])) {
 				moat_strlcpy(out, buf, outsz);
@@ -3520,6 +3559,185 @@ static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v);
 static int reparse_joined(struct an *an, size_t v, size_t i, const struct wctx *cx);
 static int reparse_word(struct an *an, size_t v, size_t k, const struct wctx *cx);
 
+/* A git -c KEY=VALUE (or -cKEY=VALUE, --config-env=KEY=VAR): a key whose
+ * value git runs as a command is read as one; any other key that makes git
+ * run a program or read another configuration (git_code_key) asks. */
+static int git_c_value(struct an *an, size_t v, size_t i, const char *kv, bool from_env,
+		       const struct wctx *cx)
+{
+	const wref *vw = an->vw[v];
+	const char *eq = strchr(kv, '='), *d1, *d2;
+	char key[96], sect[64] = "", last[64] = "";
+	size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+
+	if (kl >= sizeof(key))
+		return add_finding(an, v, MOAT_FINDING_ASK, "command:git-config",
+				   "git -c sets a key too long to judge");
+	for (size_t k = 0; k < kl; k++)
+		key[k] = (char)tolower((unsigned char)kv[k]);
+	key[kl] = '\0';
+	if (eq && !from_env &&
+	    ((!strncmp(key, "alias.", 6) && eq[1] == '!') || !strcmp(key, "core.fsmonitor") ||
+	     !strcmp(key, "core.sshcommand") || !strcmp(key, "core.pager") ||
+	     !strcmp(key, "core.editor") || !strcmp(key, "sequence.editor") ||
+	     !strcmp(key, "diff.external") || !strncmp(key, "pager.", 6))) {
+		const char *cmd = eq + 1 + (eq[1] == '!');
+		struct wctx c2 = nest_ctx_of(cx, vw[i], v);
+
+		return reparse(an, cmd, strlen(cmd), &c2, (vw[i]->flags & MOAT_SHW_EXPAND) != 0,
+			       true);
+	}
+	d1 = strchr(key, '.');
+	if (!d1 || (size_t)(d1 - key) >= sizeof(sect))
+		return 0;
+	memcpy(sect, key, (size_t)(d1 - key));
+	sect[d1 - key] = '\0';
+	d2 = strrchr(key, '.');
+	snprintf(last, sizeof(last), "%s", d2 + 1);
+	if (git_code_key(sect, d1 != d2, last) || (!strcmp(sect, "alias") && (from_env || !eq)))
+		return add_finding(an, v, MOAT_FINDING_ASK, "command:git-config",
+				   "git -c %.80s makes git run a program or read another "
+				   "configuration%s",
+				   key, from_env ? " (its value comes from the environment)" : "");
+	return 0;
+}
+
+/* Options of git subcommands whose value git runs as a shell command. */
+static const struct {
+	const char *sub, *opt;
+	bool joined_only; /* "-Ocmd" only: "-O" alone takes no value */
+} git_cmd_opts[] = {
+    {"rebase", "-x", false},	      {"rebase", "--exec", false},
+    {"difftool", "-x", false},	      {"difftool", "--extcmd", false},
+    {"filter-branch", "--tree-filter", false}, {"filter-branch", "--index-filter", false},
+    {"filter-branch", "--msg-filter", false}, {"filter-branch", "--env-filter", false},
+    {"filter-branch", "--commit-filter", false}, {"filter-branch", "--parent-filter", false},
+    {"filter-branch", "--tag-name-filter", false}, {"fetch", "--upload-pack", false},
+    {"pull", "--upload-pack", false}, {"ls-remote", "--upload-pack", false},
+    {"clone", "--upload-pack", false}, {"clone", "-u", false},
+    {"fetch-pack", "--upload-pack", false}, {"push", "--receive-pack", false},
+    {"push", "--exec", false},	      {"send-pack", "--receive-pack", false},
+    {"archive", "--exec", false},     {"grep", "--open-files-in-pager", false},
+    {"grep", "-O", true},	      {"send-email", "--to-cmd", false},
+    {"send-email", "--cc-cmd", false}, {"send-email", "--header-cmd", false},
+    {"send-email", "--sendmail-cmd", false},
+};
+
+/* Options of other programs whose value is a shell command the program
+ * runs (tar's --to-command, rsync -e, ssh -o ProxyCommand=, zip -TT, ...):
+ * read as commands. eq: "-o" values of the form KEY=CMD, KEY given. */
+static const struct {
+	const char *prog, *opt, *key;
+	bool joined; /* the value may follow the option in the same word */
+} prog_cmd_opts[] = {
+    {"tar", "--to-command", NULL, true},     {"tar", "--checkpoint-action", "exec", true},
+    {"tar", "-I", NULL, true},		       {"tar", "--use-compress-program", NULL, true},
+    {"tar", "--rsh-command", NULL, true},    {"tar", "--info-script", NULL, true},
+    {"tar", "--new-volume-script", NULL, true}, {"tar", "-F", NULL, false},
+    {"zip", "-TT", NULL, false},	       {"zip", "--unzip-command", NULL, true},
+    {"rsync", "-e", NULL, true},	       {"rsync", "--rsh", NULL, true},
+    {"rsync", "--rsync-path", NULL, true},   {"ssh", "-o", "proxycommand", true},
+    {"ssh", "-o", "localcommand", true},     {"ssh", "-o", "knownhostscommand", true},
+    {"scp", "-o", "proxycommand", true},     {"sftp", "-o", "proxycommand", true},
+    {"scp", "-S", NULL, false},	       {"sftp", "-S", NULL, false},
+    {"man", "-P", NULL, true},		       {"man", "--pager", NULL, true},
+    {"less", "--lesskey-src", NULL, true},
+};
+
+static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	int r;
+
+	for (size_t k = 1; k < view->argc; k++) {
+		for (size_t t = 0; t < MOAT_ARRAY_SIZE(prog_cmd_opts); t++) {
+			const char *opt = prog_cmd_opts[t].opt, *key = prog_cmd_opts[t].key;
+			const char *a = view->argv[k], *val = NULL;
+			size_t ol = strlen(opt);
+			wref w;
+
+			if (strcmp(view->prog, prog_cmd_opts[t].prog) || strncmp(a, opt, ol))
+				continue;
+			if (!a[ol] && k + 1 < view->argc) {
+				val = view->argv[k + 1];
+				w = an->vw[v][k + 1];
+			} else if (a[ol] && prog_cmd_opts[t].joined) {
+				val = a + ol + (a[ol] == '=');
+				w = an->vw[v][k];
+			} else {
+				continue;
+			}
+			if (key) { /* KEY=CMD (ssh -o), KEY=CMD (tar exec=CMD) */
+				size_t kl = strlen(key);
+
+				while (*val == ' ')
+					val++;
+				if (strncasecmp(val, key, kl) || (val[kl] != '=' && val[kl] != ' '))
+					continue;
+				val += kl + 1;
+			}
+			{
+				struct wctx c2 = nest_ctx_of(cx, w, v);
+
+				if ((r = reparse(an, val, strlen(val), &c2,
+						 (w->flags & MOAT_SHW_EXPAND) != 0, true)))
+					return r;
+			}
+			view = &an->a->views[v];
+			break;
+		}
+	}
+	/* make --eval TEXT / -E TEXT and a SHELL given on the command line:
+	 * recipes run from text that is no file of the project */
+	if (!strcmp(view->prog, "make") || !strcmp(view->prog, "gmake")) {
+		for (size_t k = 1; k < view->argc; k++) {
+			const char *a = view->argv[k];
+
+			if (!strncmp(a, "--eval", 6) || !strcmp(a, "-E") || !strncmp(a, "SHELL=", 6) ||
+			    !strncmp(a, ".SHELLFLAGS=", 12))
+				return add_finding(an, v, MOAT_FINDING_ASK, "command:make-eval",
+						   "make runs recipes from '%.80s', which no "
+						   "makefile of the project holds",
+						   a);
+		}
+	}
+	/* cmake -E rm/remove_directory: a removal like rm's */
+	if (!strcmp(view->prog, "cmake") && view->argc > 3 && !strcmp(view->argv[1], "-E") &&
+	    (!strcmp(view->argv[2], "rm") || !strcmp(view->argv[2], "remove_directory") ||
+	     !strcmp(view->argv[2], "remove"))) {
+		struct moat_buf b = MOAT_BUF_INIT;
+		struct wctx c2 = nest_ctx_of(cx, an->vw[v][2], v);
+
+		moat_buf_puts(&b, strcmp(view->argv[2], "remove") ? "rm -r" : "rm");
+		for (size_t k = 3; k < view->argc; k++) {
+			const char *a = view->argv[k];
+
+			if (a[0] == '-')
+				continue; /* -r -f: the removal is recursive already */
+			if (a[strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789_./~+-")] == '\0') {
+				/* plain (a leading ~ stays the home, as the shell gave it) */
+				moat_buf_putc(&b, ' ');
+				moat_buf_puts(&b, a);
+				continue;
+			}
+			moat_buf_puts(&b, " '");
+			for (const char *c = a; *c; c++) {
+				if (*c == '\'')
+					moat_buf_puts(&b, "'\\''");
+				else
+					moat_buf_putc(&b, *c);
+			}
+			moat_buf_putc(&b, '\'');
+		}
+		r = b.oom ? -ENOMEM : reparse(an, b.data, b.len, &c2, false, true);
+		moat_buf_release(&b);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -3531,28 +3749,26 @@ static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 		const char *o = view->argv[i];
 
 		if (!strcmp(o, "-c") && i + 1 < view->argc) {
-			const char *kv = view->argv[i + 1], *eq = strchr(kv, '=');
-			char key[64];
-			size_t kl = eq ? (size_t)(eq - kv) : 0;
-
-			if (eq && kl < sizeof(key)) {
-				for (size_t k = 0; k < kl; k++)
-					key[k] = (char)tolower((unsigned char)kv[k]);
-				key[kl] = '\0';
-				if ((!strncmp(key, "alias.", 6) && eq[1] == '!') ||
-				    !strcmp(key, "core.fsmonitor") || !strcmp(key, "core.sshcommand") ||
-				    !strcmp(key, "core.pager") || !strcmp(key, "core.editor") ||
-				    !strcmp(key, "sequence.editor") || !strcmp(key, "diff.external")) {
-					const char *cmd = eq + 1 + (eq[1] == '!');
-					struct wctx c2 = nest_ctx_of(cx, vw[i + 1], v);
-
-					if ((r = reparse(an, cmd, strlen(cmd), &c2,
-							 (vw[i + 1]->flags & MOAT_SHW_EXPAND) != 0, true)))
-						return r;
-					view = &an->a->views[v];
-				}
-			}
+			if ((r = git_c_value(an, v, i + 1, view->argv[i + 1], false, cx)))
+				return r;
+			view = &an->a->views[v];
 			i += 2;
+			continue;
+		}
+		if (o[1] == 'c' && o[2]) { /* -cKEY=VALUE */
+			if ((r = git_c_value(an, v, i, o + 2, false, cx)))
+				return r;
+			view = &an->a->views[v];
+			i++;
+			continue;
+		}
+		if (!strncmp(o, "--config-env=", 13) || (!strcmp(o, "--config-env") && i + 1 < view->argc)) {
+			const char *kv = o[12] == '=' ? o + 13 : view->argv[++i];
+
+			if ((r = git_c_value(an, v, i, kv, true, cx)))
+				return r;
+			view = &an->a->views[v];
+			i++;
 			continue;
 		}
 		i += (!strcmp(o, "-C") || !strcmp(o, "--git-dir") || !strcmp(o, "--work-tree") ||
@@ -3562,15 +3778,34 @@ static int git_runs(struct an *an, size_t v, const struct wctx *cx, int chain)
 	}
 	if (i >= view->argc)
 		return 0;
-	if (!strcmp(view->argv[i], "rebase")) {
-		for (size_t k = i + 1; k + 1 < view->argc; k++)
-			if (!strcmp(view->argv[k], "-x") || !strcmp(view->argv[k], "--exec")) {
+	for (size_t k = i + 1; k < view->argc; k++) {
+		for (size_t t = 0; t < MOAT_ARRAY_SIZE(git_cmd_opts); t++) {
+			const char *opt = git_cmd_opts[t].opt, *a = view->argv[k];
+			size_t ol = strlen(opt);
+
+			if (strcmp(view->argv[i], git_cmd_opts[t].sub) || strncmp(a, opt, ol))
+				continue;
+			if (!a[ol] && !git_cmd_opts[t].joined_only && k + 1 < view->argc) {
 				if ((r = reparse_word(an, v, k + 1, cx)))
 					return r;
-				view = &an->a->views[v];
+			} else if (a[ol] == '=' || (a[ol] && opt[1] != '-')) {
+				/* --exec=CMD, -xCMD */
+				const char *cmd = a + ol + (a[ol] == '=');
+				struct wctx c2 = nest_ctx_of(cx, vw[k], v);
+
+				if ((r = reparse(an, cmd, strlen(cmd), &c2,
+						 (vw[k]->flags & MOAT_SHW_EXPAND) != 0, true)))
+					return r;
+			} else {
+				continue;
 			}
-		return 0;
+			view = &an->a->views[v];
+			vw = an->vw[v];
+			break;
+		}
 	}
+	if (!strcmp(view->argv[i], "rebase"))
+		return 0;
 	if (!strcmp(view->argv[i], "submodule") && i + 1 < view->argc &&
 	    !strcmp(view->argv[i + 1], "foreach")) {
 		size_t k = i + 2;
@@ -5495,15 +5730,33 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 		    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
 		    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
 		    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
-		    "BROWSER", "MANPAGER", "FCEDIT", "PS4", NULL};
+		    "BROWSER", "MANPAGER", "FCEDIT", "PS4", "GIT_PROXY_COMMAND", "SYSTEMD_PAGER",
+		    "SYSTEMD_EDITOR", "SUDO_EDITOR", "FZF_DEFAULT_COMMAND", "DIFFPROG", NULL};
+		/* variables that make a program load code or another
+		 * configuration from a file or library they name */
+		static const char *const loads[] = {
+		    "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_COUNT",
+		    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
+		    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", NULL};
 		const struct moat_sh_word *w = &n->assigns[i];
 		const char *eq = strchr(w->text, '='), *val;
 		size_t nl;
-		bool hit = false;
+		bool hit = false, load = false;
 
 		if (!eq)
 			continue;
 		nl = (size_t)(eq - w->text);
+		for (size_t k = 0; loads[k] && !load; k++)
+			load = strlen(loads[k]) == nl && !strncmp(loads[k], w->text, nl);
+		/* NODE_OPTIONS loads code only through these (a heap size does not) */
+		if (load && nl == 12 && !strncmp(w->text, "NODE_OPTIONS", 12))
+			load = strstr(eq, "require") || strstr(eq, "import") || strstr(eq, "loader") ||
+			       strstr(eq, "-r");
+		if (load && eq[1] &&
+		    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
+				     "%.*s makes the program load code or configuration from '%.80s'",
+				     (int)nl, w->text, eq + 1)))
+			return r;
 		for (size_t k = 0; runs[k] && !hit; k++)
 			hit = strlen(runs[k]) == nl && !strncmp(runs[k], w->text, nl);
 		if (!hit || !eq[1])
@@ -8018,6 +8271,10 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	}
 	if (!strcmp(view->prog, "git")) {
 		if ((r = check_git_config(an, v)) || (r = git_runs(an, v, cx, chain)))
+			return r;
+		view = &a->views[v];
+	} else if (an->hardline) {
+		if ((r = prog_runs(an, v, cx)))
 			return r;
 		view = &a->views[v];
 	}
