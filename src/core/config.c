@@ -141,6 +141,25 @@ const char *const moat_default_denied_paths[] = {
     NULL,
 };
 
+bool moat_denied_template(const char *pattern, const char *name, size_t nl)
+{
+	static const char *const sfx[] = {".example", ".sample", ".template", ".dist",
+					  ".defaults", NULL};
+	size_t pl = strlen(pattern);
+
+	if (pl < 6 || strcmp(pattern + pl - 6, ".env.*") || (pl > 6 && pattern[pl - 7] != '/'))
+		return false;
+	if (nl < 6 || memcmp(name, ".env.", 5) || memchr(name, '/', nl))
+		return false;
+	for (size_t k = 0; sfx[k]; k++) {
+		size_t l = strlen(sfx[k]);
+
+		if (nl == 4 + l && !memcmp(name + 4, sfx[k], l))
+			return true; /* exactly ".env" + suffix */
+	}
+	return false;
+}
+
 /* Seed 000's table verbatim, then moat's additions. The policy matches them
  * by structure (core/cmd.h), not as substrings. */
 const char *const moat_default_denied_commands[] = {

@@ -162,6 +162,12 @@ void moat_config_release(struct moat_config *c);
 
 /* The built-in lists, NULL-terminated. */
 extern const char *const moat_default_denied_paths[];
+/* Templates of environment files (".env.example", ".env.sample",
+ * ".env.template", ".env.dist", ".env.defaults") hold no secret and are
+ * what a project is set up from: the pattern "**" "/.env.*" leaves them
+ * out. pattern: the denied path (or its tail after "**" "/"), name: the
+ * entry's name, nl bytes. */
+bool moat_denied_template(const char *pattern, const char *name, size_t nl);
 extern const char *const moat_default_denied_commands[];
 
 /* Environment lookup used for ~, $HOME, ${VAR} in path lists (tests inject one). */

@@ -65,6 +65,16 @@ struct pathfilter {
 	bool all; /* a pattern has no run of two bytes: everything may match */
 };
 
+/* path's last component is an environment file's template that the
+ * denied pattern would otherwise hold (core/config.h) */
+static bool template_name(const char *pattern, const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return pattern && moat_denied_template(pattern, b, strlen(b));
+}
+
 static unsigned pf_hash(unsigned key)
 {
 	return (key * 40503u >> 8) & (PF_SLOTS - 1);
@@ -1121,6 +1131,8 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		i = -1;
 	else
 		i = moat_globset_first(denied, subj, len);
+	if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
+		i = -1; /* .env.example: no secret */
 	if (i >= 0) {
 		rule_id(rule, sizeof(rule), l, "denied_paths",
 			moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -1812,6 +1824,8 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			len = strlen(norm);
 		}
 		i = moat_globset_first(l->denied_paths, subj, len);
+		if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
+			i = -1; /* .env.example: no secret */
 		/* SECURITY: an unquoted glob names whatever it matches when the
 		 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
 		if (i < 0 && glob)

@@ -40,6 +40,7 @@
 #include "base/str.h"
 #include "core/cmd.h"
 #include "core/glob.h"
+#include "core/config.h"
 #include "core/path.h"
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
@@ -797,7 +798,8 @@ static int scan_what(struct scan *s, const char *name, size_t nl, size_t len)
 		if (s->names[i].literal
 			? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
 			: name_cut_fits(&s->names[i].cut, name, nl) &&
-			      fnmatch(s->names[i].name, name, 0) == 0)
+			      fnmatch(s->names[i].name, name, 0) == 0 &&
+			      !moat_denied_template(s->names[i].name, name, nl))
 			what = s->names[i].dir_only ? SCAN_DIRONLY : SCAN_PLAIN;
 	if (what != SCAN_PLAIN && s->nglobs && !s->compiled) {
 		s->compiled = true;

@@ -359,6 +359,13 @@ else
 		bash -c '! grep -q SECRET <<<"$1"' _ "$out"
 	out=$(mr -- sh -c 'cat .env' 2>&1)
 	check "reading a masked file fails with an error" grep -qi "denied\|not permitted" <<<"$out"
+	echo "TEMPLATE_KEY=" >"$WS/.env.example"
+	echo "LOCAL-SECRET7" >"$WS/.env.local"
+	[ -n "$AS" ] && chown "$AS" "$WS/.env.example" "$WS/.env.local"
+	out=$(mr -- sh -c 'cp .env.example made.env && cat made.env; cat .env.local' 2>&1)
+	check "an environment file's template is readable (cp .env.example works), .env.local stays masked" \
+		cond 'grep -q TEMPLATE_KEY <<<"$out" && ! grep -q SECRET7 <<<"$out"' || echo "# $out"
+	rm -f "$WS/.env.example" "$WS/.env.local" "$WS/made.env"
 	check "masks leave the files intact outside" grep -q SECRET5 "$WS/.env"
 	mr -- sh -c 'rm -f .env; echo pwned > .env' 2>/dev/null
 	check "a masked file cannot be replaced" grep -q SECRET5 "$WS/.env"
