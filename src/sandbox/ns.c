@@ -558,6 +558,12 @@ static int mask_around(const struct moat_plan *p, struct moat_mounts *m, const s
 			r = mask_one(p, m, hid, child, err);
 		}
 		closedir(d);
+		if (r == -E2BIG && !err->msg[0])
+			moat_error_set(err,
+				       "masking '%s' around the workspace needs a mount for each of "
+				       "its entries, more than a sandbox holds (%d): mask the "
+				       "directories you mean instead",
+				       top, MOAT_MASK_MAX_MOUNTS);
 		if (r < 0 || !next[cl])
 			return r; /* the workspace itself is next: done */
 		if (dl + 1 + cl >= sizeof(dir))
