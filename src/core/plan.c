@@ -1091,14 +1091,16 @@ const struct moat_sc_rule moat_seccomp_rules_no_ns[] = {
 /* Network denied: no unix domain sockets. A socketpair(2) of datagram
  * sockets could still send to any pathname socket (sendto with an
  * address), so only stream and seqpacket pairs stay (pipes between
- * processes, asyncio, libuv). The type's flags (SOCK_NONBLOCK 0x800,
- * SOCK_CLOEXEC 0x80000) give four spellings of SOCK_DGRAM (2). */
+ * processes, asyncio, libuv): an allow-list of the type's low four bits
+ * (the kernel turns SOCK_RAW into SOCK_DGRAM for unix sockets; the flags
+ * SOCK_NONBLOCK and SOCK_CLOEXEC sit above them). */
 const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
     {"socket", E_PERM, MOAT_SC_ARG_EQ, 0, X_AF_UNIX, "network denied: host unix sockets"},
-    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2, "network denied: datagram pairs reach host sockets"},
-    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x800, "network denied: datagram pairs reach host sockets"},
-    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x80000, "network denied: datagram pairs reach host sockets"},
-    {"socketpair", E_PERM, MOAT_SC_ARG_EQ, 1, 2 | 0x80800, "network denied: datagram pairs reach host sockets"},
+    {"socketpair", E_PERM, MOAT_SC_ARG_IN, 1, 0, "network denied: only stream and seqpacket pairs (a datagram pair reaches host sockets)", MOAT_SC_ALWAYS, 0, 0, 0xfU},
+    {"socketpair", E_PERM, MOAT_SC_ARG_IN, 1, 2, "network denied: only stream and seqpacket pairs (a datagram pair reaches host sockets)", MOAT_SC_ALWAYS, 0, 0, 0xeU},
+    {"socketpair", E_PERM, MOAT_SC_ARG_IN, 1, 4, "network denied: only stream and seqpacket pairs (a datagram pair reaches host sockets)", MOAT_SC_ALWAYS, 0, 0, 0xfU},
+    {"socketpair", E_PERM, MOAT_SC_ARG_IN, 1, 6, "network denied: only stream and seqpacket pairs (a datagram pair reaches host sockets)", MOAT_SC_ALWAYS, 0, 0, 0xeU},
+    {"socketpair", E_PERM, MOAT_SC_ARG_IN, 1, 8, "network denied: only stream and seqpacket pairs (a datagram pair reaches host sockets)", MOAT_SC_ALWAYS, 0, 0, 0x8U},
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 

@@ -4479,6 +4479,22 @@ int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
 	return 0;
 }
 
+/* SysV shared memory in the sandbox's own IPC namespace: capped at the
+ * memory limit (its pages are counted by no rlimit). Best effort: a kernel
+ * that refuses leaves the namespace's defaults. */
+void moat_ns_child_shm_limit(unsigned long long mem_bytes)
+{
+	char buf[24];
+	size_t n;
+
+	if (!mem_bytes)
+		return;
+	n = fmt_ulong(buf, (unsigned long)mem_bytes);
+	(void)write_file("/proc/sys/kernel/shmmax", buf, n);
+	n = fmt_ulong(buf, (unsigned long)(mem_bytes / 4096));
+	(void)write_file("/proc/sys/kernel/shmall", buf, n);
+}
+
 int moat_ns_child_loopback(struct moat_child_report *rep)
 {
 	struct ifreq ifr;

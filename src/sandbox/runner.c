@@ -470,6 +470,12 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 				under = plan->fs[j].path; /* the innermost */
 		if (under && moat_path_within(fr->path, plan->workspace))
 			under = plan->workspace; /* a protected name, in the workspace's tree */
+		if (under && !strcmp(under, plan->workspace) && !plan->mntns)
+			return fail(st, "create it first (or enable user namespaces)",
+				    "read-only path '%s' (%s) does not exist in the workspace, and "
+				    "without a mount namespace nothing would keep the command from "
+				    "creating it",
+				    fr->path, fr->origin);
 		if (under && !strcmp(under, plan->workspace)) {
 			const char *rel = fr->path + strlen(plan->workspace) + 1;
 
@@ -520,6 +526,12 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 			continue; /* nothing can create it */
 		if (moat_path_within(mk->pattern, plan->workspace))
 			under = plan->workspace; /* a protected name, in the workspace's tree */
+		if (!plan->mntns)
+			return fail(st, "create it first (or enable user namespaces)",
+				    "masked path '%s' does not exist in the writable path '%s', and "
+				    "without a mount namespace nothing would keep the command from "
+				    "creating it",
+				    mk->pattern, under);
 		if (strcmp(under, plan->workspace))
 			return fail(st, "create it first, or name a path inside the workspace",
 				    "masked path '%s' does not exist inside the writable path '%s': "

@@ -244,6 +244,7 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 /* After moat_ns_child_mounts: did the copy-on-write home view mount? */
 bool moat_ns_child_cow_ok(void);
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep);
+void moat_ns_child_shm_limit(unsigned long long mem_bytes);
 /* The loopback of a new network namespace brought up. Raw system calls
  * (rawsys.h): it runs beside the parent after an early start. */
 int moat_ns_child_loopback(struct moat_child_report *rep);

@@ -406,6 +406,8 @@ static int child_main(void *arg)
 	if (p->pids_mech == MOAT_LIMIT_PIDNS &&
 	    moat_ns_child_pid_max(p->pids + (net_helper ? 1 : 0), &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	if (p->ipcns && p->fresh_proc)
+		moat_ns_child_shm_limit(p->mem_bytes);
 	if (s->cg.procs_fd >= 0 && !a->early && write(s->cg.procs_fd, "0", 1) != 1)
 		fail_step(a, MOAT_STEP_CGROUP, errno, s->cg.path);
 	{

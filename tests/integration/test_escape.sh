@@ -485,6 +485,12 @@ try:
     a.sendto(b"x", socks[-1] + ".dg"); print("dgram sent")
 except OSError as e:
     print("dgram failed", e)
+# the kernel makes a unix SOCK_RAW pair a datagram pair
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+    a.sendto(b"x", socks[-1] + ".dg"); print("raw pair sent")
+except OSError as e:
+    print("raw pair failed", e)
 # what Landlock's TCP rules do not see: MPTCP (falls back to TCP), a TCP
 # Fast Open first send; and a netlink message to a host process
 try:

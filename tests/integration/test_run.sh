@@ -311,6 +311,14 @@ if [ ${#MODE[@]} = 0 ]; then
 	check "a missing --mask path inside the workspace cannot be created (seen from outside)" \
 		[ ! -e "$WS/nd/settings.json" ]
 	rm -rf "$WS/nd"
+else
+	# without a mount namespace nothing keeps such a path from being made:
+	# refused, not promised
+	mr --mask "$WS/top.json" --ro "$WS/ro.json" -- sh -c 'echo PLANT > top.json; echo PLANT > ro.json' 2>"$T/err"
+	rc_=$?
+	check "without a mount namespace a missing --mask/--ro path in the workspace refuses (125), nothing planted" \
+		cond '[ $rc_ = 125 ] && [ ! -e "$WS/top.json" ] && [ ! -e "$WS/ro.json" ]'
+	rm -f "$WS/top.json" "$WS/ro.json"
 fi
 mark=moat-it-$$-$RANDOM
 mr -- sh -c "echo s > /tmp/$mark && cat /tmp/$mark" >"$T/o" 2>/dev/null

@@ -261,6 +261,14 @@ static void semantics(unsigned variant)
 		expect("socket(AF_UNIX|1<<32)", call(X64, NR("socket"), 0x100000001ULL, 1, 0, 0, 0),
 		       ERR(EPERM));
 		expect("socketpair(AF_UNIX)", call(X64, NR("socketpair"), 1, 1, 0, 0, 0), ALLOW);
+		/* every type: only stream (1) and seqpacket (5) pairs, any flags */
+		for (unsigned t = 0; t < 16; t++) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "socketpair(AF_UNIX, %u|CLOEXEC|NONBLOCK)", t);
+			expect(what, call(X64, NR("socketpair"), 1, t | 0x80800, 0, 0, 0),
+			       t == 1 || t == 5 ? ALLOW : ERR(EPERM));
+		}
 	} else {
 		expect("socket(AF_UNIX)", call(X64, NR("socket"), 1, 1, 0, 0, 0), ALLOW);
 	}
