@@ -2059,6 +2059,46 @@ static int cmd_values(struct an *an, const struct moat_sh_sub *sub, const struct
 		*ret = *an->st.cwd;
 		return 0;
 	}
+	/* mktemp [-d] [-q] [-t] [TEMPLATE]: a new entry under the temporary
+	 * directory, or nothing when it fails ("rm -rf "$d"" is no floor;
+	 * "rm -rf "$d/"" still is, through the empty value) */
+	if (strcmp(w0->text, "mktemp") == 0) {
+		const char *tmpl = NULL;
+		bool in_tmp = false;
+
+		for (size_t i = 1; i < k->nwords; i++) {
+			const struct moat_sh_word *w = &k->words[i];
+
+			if (w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_BRACE | MOAT_SHW_TILDE))
+				return 0;
+			if (!strcmp(w->text, "-d") || !strcmp(w->text, "-q") ||
+			    !strcmp(w->text, "--directory") || !strcmp(w->text, "--quiet"))
+				continue;
+			if (!strcmp(w->text, "-t") || !strcmp(w->text, "-dt") || !strcmp(w->text, "-td")) {
+				in_tmp = true;
+				continue;
+			}
+			if (tmpl || w->text[0] == '-' || strchr(w->text, '/') || !strstr(w->text, "XXX"))
+				return 0;
+			tmpl = w->text;
+		}
+		{
+			/* no template: $TMPDIR or /tmp; a template: the working
+			 * directory, or the temporary one with -t */
+			const char *base = !tmpl || in_tmp ? "/tmp/" : "";
+			const char *name = tmpl ? tmpl : "tmp.XXXXXXXXXX";
+			size_t bl = strlen(base), nl = strlen(name);
+			char *full = moat_arena_alloc(an->ar, bl + nl + 1);
+
+			if (!full)
+				return -ENOMEM;
+			memcpy(full, base, bl);
+			memcpy(full + bl, name, nl + 1);
+			vs_one(ret, full);
+			vs_add(ret, "");
+		}
+		return 0;
+	}
 	if (strcmp(w0->text, "echo") != 0 && strcmp(w0->text, "printf") != 0)
 		return 0;
 	ret->flags = 0;
@@ -3594,6 +3634,9 @@ static int git_c_value(struct an *an, size_t v, size_t i, const char *kv, bool f
 	sect[d1 - key] = '\0';
 	d2 = strrchr(key, '.');
 	snprintf(last, sizeof(last), "%s", d2 + 1);
+	/* core.hooksPath=/dev/null turns hooks off: the safer way */
+	if (eq && !from_env && !strcmp(key, "core.hookspath") && !strcmp(eq + 1, "/dev/null"))
+		return 0;
 	if (git_code_key(sect, d1 != d2, last) || (!strcmp(sect, "alias") && (from_env || !eq)))
 		return add_finding(an, v, MOAT_FINDING_ASK, "command:git-config",
 				   "git -c %.80s makes git run a program or read another "
@@ -6438,8 +6481,11 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 			body = &rd->body;
 		else
 			return 0; /* a file: as good as a script operand */
-		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
+		/* a literal body is a script known before running, as with sh -c
+		 * or python3 -c (a shell's is read below); one with expansions is
+		 * not */
 		if (body->flags & MOAT_SHW_EXPAND) {
+			a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
 			a->dynamic = true;
 			if (a->views[v].feeds_from < 0) {
 				int ff, ft;
@@ -6464,9 +6510,8 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 	if (in->ft >= 0) {
 		const struct moat_cmdview *src = &a->views[in->ft];
 
-		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
-		/* echo 'literal' | sh: the script is known */
-		if (shell && !cx->xargs && in->ff == in->ft && strcmp(src->prog, "echo") == 0 &&
+		/* echo 'literal' | sh (or python3): the script is known */
+		if (!cx->xargs && in->ff == in->ft && strcmp(src->prog, "echo") == 0 &&
 		    !(src->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_DYNAMIC_ARGS))) {
 			struct moat_buf b = MOAT_BUF_INIT;
 			size_t i = 1;
@@ -6480,6 +6525,8 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				    strcmp(src->argv[i], "-nE") && strcmp(src->argv[i], "-En"))
 					esc = true;
 			}
+			if (!esc && !shell)
+				return 0; /* an interpreter's literal program, as with -c */
 			if (!esc) {
 				for (size_t k = i; k < src->argc; k++) {
 					if (k > i)
@@ -6503,6 +6550,7 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				return r;
 			}
 		}
+		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
 		a->dynamic = true;
 		return 0;
 	}

@@ -929,8 +929,12 @@ bool moat_env_is_secret(const char *name, const char *value)
 
 bool moat_env_is_safe(const char *name)
 {
-	static const char *const safe[] = {"PATH",     "HOME", "USER", "LOGNAME", "LANG",
-					   "LANGUAGE", "TERM", "TZ",   NULL};
+	static const char *const safe[] = {
+	    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ",
+	    /* where the trusted CA certificates are (a company's proxy CA):
+	     * paths to public certificates, which TLS clients need */
+	    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+	    "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT", NULL};
 
 	for (size_t i = 0; safe[i]; i++)
 		if (!strcmp(name, safe[i]))
@@ -1805,9 +1809,11 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 	switch (pr->net) {
 	case MOAT_NET_DENY:
 		p->netns = p->mntns;
-		/* SECURITY: TCP is also denied by Landlock where it can be, so a
-		 * namespace bug alone does not open the network */
-		if (ll_net)
+		/* In a network namespace of its own (only lo) the command may
+		 * serve and connect on its private loopback: test suites start
+		 * local servers, and nothing there reaches the host. Without one,
+		 * seccomp refuses IP sockets and Landlock denies TCP as well. */
+		if (ll_net && !p->netns)
 			p->ll_net_handled = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
 		if (!p->netns && p->seccomp)
 			p->seccomp_no_inet = true;

@@ -4467,11 +4467,16 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 }
 
 /* pid_max bounds the PIDs 1 .. pid_max - 1: moat's init (PID 1) and
- * `pids` processes of the command */
+ * `pids` processes of the command. Once the numbers wrap the kernel hands
+ * out only PIDs from 300 (RESERVED_PIDS) up, so pid_max leaves those 300
+ * aside: `pids` stay usable after the wrap (a build with -j that forks
+ * thousands of processes in turn kept only 214 of 512), and before it at
+ * most 300 more can run at once. */
+#define NS_RESERVED_PIDS 300
 int moat_ns_child_pid_max(long pids, struct moat_child_report *rep)
 {
 	char buf[24];
-	size_t n = fmt_ulong(buf, (unsigned long)pids + 2);
+	size_t n = fmt_ulong(buf, (unsigned long)pids + 2 + NS_RESERVED_PIDS);
 	int r = write_file("/proc/sys/kernel/pid_max", buf, n);
 
 	if (r < 0)

