@@ -2993,7 +2993,8 @@ static int check_power(struct an *an, size_t v, int kind)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const char *const *argv = view->argv;
 	size_t argc = view->argc, i;
-	static const char *const verbs[] = {"poweroff", "reboot", "halt", "kexec", "soft-reboot"};
+	static const char *const verbs[] = {"poweroff", "reboot",	 "halt",
+					    "kexec",	"soft-reboot", "rescue", "emergency"};
 
 	if (kind == PK_POWER) {
 		for (i = 1; i < argc; i++)
@@ -3006,7 +3007,10 @@ static int check_power(struct an *an, size_t v, int kind)
 	if (kind == PK_INIT) {
 		for (i = 1; i < argc && is_opt(argv[i]); i++)
 			;
-		if (i < argc && (strcmp(argv[i], "0") == 0 || strcmp(argv[i], "6") == 0))
+		/* 0 and 6 power off and restart; 1 and S stop everything for
+		 * single-user mode */
+		if (i < argc && (strcmp(argv[i], "0") == 0 || strcmp(argv[i], "6") == 0 ||
+				 strcmp(argv[i], "1") == 0 || strcasecmp(argv[i], "s") == 0))
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
 					   "%s %s powers off or restarts the machine", view->prog,
 					   argv[i]);
@@ -3039,8 +3043,21 @@ static int check_power(struct an *an, size_t v, int kind)
 				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
 						   "%s %s powers off or restarts the machine",
 						   view->prog, verb);
-		if (kind == PK_LOGINCTL)
+		if (kind == PK_LOGINCTL) {
+			/* every process of a user or a session: the agent's too */
+			static const char *const kills[] = {"terminate-user", "kill-user",
+							    "terminate-session", "kill-session",
+							    "terminate-seat"};
+
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(kills); k++)
+				if (!strcmp(verb, kills[k]))
+					return add_finding(an, v, MOAT_FINDING_DENY,
+							   "hardline:kill-all",
+							   "loginctl %s signals every process of a user "
+							   "or a session",
+							   verb);
 			return 0;
+		}
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(starts); k++) {
 			if (strcmp(verb, starts[k]) != 0)
 				continue;
@@ -3730,6 +3747,73 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 			break;
 		}
 	}
+	/* containers given the host: a bind of /, the home or a system
+	 * directory, --privileged, the host's PID namespace; and the docker
+	 * socket itself (its API is root) */
+	if ((!strcmp(view->prog, "docker") || !strcmp(view->prog, "podman") ||
+	     !strcmp(view->prog, "nerdctl")) &&
+	    view->argc > 1) {
+		bool run = false;
+
+		for (size_t k = 1; k < view->argc; k++) {
+			const char *a = view->argv[k], *src = NULL;
+			char buf[CMD_PATH_MAX];
+
+			if (!strcmp(a, "run") || !strcmp(a, "create"))
+				run = true;
+			if (!run)
+				continue;
+			if (!strcmp(a, "--privileged") || !strcmp(a, "--pid=host") ||
+			    (!strcmp(a, "--pid") && k + 1 < view->argc &&
+			     !strcmp(view->argv[k + 1], "host")) ||
+			    !strncmp(a, "--cap-add=ALL", 13) || !strncmp(a, "--cap-add=SYS_ADMIN", 19))
+				return add_finding(an, v, MOAT_FINDING_ASK, "command:container-host",
+						   "%s %s gives the container the host (%s)",
+						   view->prog, "run", a);
+			if ((!strcmp(a, "-v") || !strcmp(a, "--volume")) && k + 1 < view->argc)
+				src = view->argv[k + 1];
+			else if (!strncmp(a, "--volume=", 9))
+				src = a + 9;
+			else if (!strncmp(a, "-v", 2) && a[2])
+				src = a + 2;
+			if (!src)
+				continue;
+			{
+				size_t sl = strcspn(src, ":");
+				int got;
+
+				if (sl >= sizeof(buf) / 2)
+					continue;
+				memcpy(buf, src, sl);
+				buf[sl] = '\0';
+				if (buf[0] != '/' && buf[0] != '~')
+					continue; /* a named volume */
+				if (buf[0] == '~') {
+					char t[CMD_PATH_MAX];
+
+					if (snprintf(t, sizeof(t), "%s%s", an->home, buf + 1) >=
+					    (int)sizeof(t))
+						continue;
+					moat_strlcpy(buf, t, sizeof(buf));
+				}
+				moat_cmd_norm_path(buf);
+				got = classify_abs(an, false, buf);
+				if (got != PC_NONE)
+					return add_finding(an, v, MOAT_FINDING_ASK,
+							   "command:container-host",
+							   "%s run binds %s, a floor of the host, into the "
+							   "container (which runs as root there)",
+							   view->prog, buf);
+			}
+		}
+	}
+	for (size_t k = 1; k < view->argc; k++)
+		if (strstr(view->argv[k], "docker.sock") &&
+		    (!strcmp(view->prog, "curl") || !strcmp(view->prog, "socat") ||
+		     !strcmp(view->prog, "nc") || !strcmp(view->prog, "ncat")))
+			return add_finding(an, v, MOAT_FINDING_ASK, "command:container-host",
+					   "%s talks to the docker socket, whose API is root on the host",
+					   view->prog);
 	/* make --eval TEXT / -E TEXT and a SHELL given on the command line:
 	 * recipes run from text that is no file of the project */
 	if (!strcmp(view->prog, "make") || !strcmp(view->prog, "gmake")) {
@@ -4720,7 +4804,7 @@ static int check_pkill(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	bool killall = strcmp(view->prog, "killall") == 0, regex = !killall, exact = false;
-	bool done = false, listed = false;
+	bool done = false, listed = false, by_user = false, named = false;
 	const char *arg = killall ? "suoynZ" : "dgGPstuUFq";
 	static const char *const larg[] = {"signal", "user", "older-than", "younger-than", "ns",
 					   "nslist", "group", "parent", "session", "terminal",
@@ -4749,6 +4833,9 @@ static int check_pkill(struct an *an, size_t v)
 					listed = true;
 				else if (!strchr(a, '=') && in_list(larg, a + 2, strlen(a + 2), true))
 					i++;
+				if (long_is(a + 2, "user", 2) || long_is(a + 2, "euid", 2) ||
+				    long_is(a + 2, "uid", 2))
+					by_user = true;
 				continue;
 			}
 			/* -9, -KILL, -SIGTERM: a signal */
@@ -4772,6 +4859,8 @@ static int check_pkill(struct an *an, size_t v)
 							   "%s -v signals every process but those "
 							   "matched",
 							   view->prog);
+				if (a[k] == 'u' || (a[k] == 'U' && !killall))
+					by_user = true;
 				if (strchr(arg, a[k])) {
 					if (!a[k + 1])
 						i++;
@@ -4780,11 +4869,18 @@ static int check_pkill(struct an *an, size_t v)
 			}
 			continue;
 		}
+		named = true;
 		if (!(an->vw[v][i]->flags & MOAT_SHW_EXPAND) && regex && !listed &&
 		    match_all_regex(a, exact && !killall))
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
 					   "%s '%s' signals every process", view->prog, a);
 	}
+	/* pkill -u USER, killall -u USER: every process of the user (the
+	 * session, the agent) */
+	if (by_user && !named && !listed)
+		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:kill-all",
+				   "%s with a user and no name signals every process of that user",
+				   view->prog);
 	return 0;
 }
 
