@@ -109,9 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		moat_profile_release(&p);
 	}
-	for (size_t i = 0; i < denied.n; i++)
-		free(denied.v[i]);
-	free(denied.v);
+	moat_strv_release(&denied);
 	moat_profile_release(&over);
 	free(text);
 	return 0;
