@@ -2040,6 +2040,21 @@ unknown:
 }
 
 /* The output of $( ... ) when it is echo, printf or pwd of known values. */
+/* SECURITY: a function or an alias of that name in the command: "mktemp() {
+ * echo /root; }; rm -rf "$(mktemp -d)"" is no temporary directory */
+static bool name_shadowed(const struct an *an, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t f = 0; f < an->nfuncs; f++)
+		if (!strcmp(an->funcs[f], name))
+			return true;
+	for (size_t k = 0; k < an->nalias; k++)
+		if (!strncmp(an->alias[k], name, nl) && an->alias[k][nl] == '=')
+			return true;
+	return false;
+}
+
 static int cmd_values(struct an *an, const struct moat_sh_sub *sub, const struct wctx *cx,
 		      int depth, struct vset *ret)
 {
@@ -2054,6 +2069,8 @@ static int cmd_values(struct an *an, const struct moat_sh_sub *sub, const struct
 		return 0;
 	w0 = &k->words[0];
 	if (w0->flags & (MOAT_SHW_EXPAND | MOAT_SHW_GLOB | MOAT_SHW_BRACE))
+		return 0;
+	if (name_shadowed(an, w0->text))
 		return 0;
 	if (strcmp(w0->text, "pwd") == 0 && k->nwords == 1) {
 		*ret = *an->st.cwd;
@@ -6575,13 +6592,19 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 			body = &rd->target;
 		else if (rd->op == MOAT_SH_R_HEREDOC || rd->op == MOAT_SH_R_HEREDOC_STRIP)
 			body = &rd->body;
-		else
-			return 0; /* a file: as good as a script operand */
-		/* a literal body is a script known before running, as with sh -c
-		 * or python3 -c (a shell's is read below); one with expansions is
-		 * not */
-		if (body->flags & MOAT_SHW_EXPAND) {
+		else if (rd->op == MOAT_SH_R_DUPIN) {
+			/* SECURITY: 0<&N: whatever N holds (a pipe moved aside with
+			 * 3<&0): not known before running */
 			a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
+			a->dynamic = true;
+			return 0;
+		} else
+			return 0; /* a file: as good as a script operand */
+		/* SECURITY: flagged even when literal: a later redirection may
+		 * give the shell another input (bash 3<&0 <<'A' 0<&3), and the
+		 * body is read below as the commands it most likely runs */
+		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
+		if (body->flags & MOAT_SHW_EXPAND) {
 			a->dynamic = true;
 			if (a->views[v].feeds_from < 0) {
 				int ff, ft;
@@ -6606,8 +6629,11 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 	if (in->ft >= 0) {
 		const struct moat_cmdview *src = &a->views[in->ft];
 
-		/* echo 'literal' | sh (or python3): the script is known */
-		if (!cx->xargs && in->ff == in->ft && strcmp(src->prog, "echo") == 0 &&
+		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
+		/* echo 'literal' | sh: the script is most likely known (read as
+		 * commands; still flagged: echo may be a function, or expand
+		 * escapes) */
+		if (shell && !cx->xargs && in->ff == in->ft && strcmp(src->prog, "echo") == 0 &&
 		    !(src->flags & (MOAT_VIEW_DYNAMIC | MOAT_VIEW_DYNAMIC_ARGS))) {
 			struct moat_buf b = MOAT_BUF_INIT;
 			size_t i = 1;
@@ -6621,8 +6647,6 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				    strcmp(src->argv[i], "-nE") && strcmp(src->argv[i], "-En"))
 					esc = true;
 			}
-			if (!esc && !shell)
-				return 0; /* an interpreter's literal program, as with -c */
 			if (!esc) {
 				for (size_t k = i; k < src->argc; k++) {
 					if (k > i)
@@ -6646,7 +6670,6 @@ static int mark_stdin(struct an *an, size_t v, const struct wctx *cx, bool shell
 				return r;
 			}
 		}
-		a->views[v].flags |= MOAT_VIEW_SHELL_STDIN;
 		a->dynamic = true;
 		return 0;
 	}
