@@ -3079,11 +3079,18 @@ static int check_power(struct an *an, size_t v, int kind)
 			if (strcmp(verb, starts[k]) != 0)
 				continue;
 			for (size_t j = i + 1; j < argc; j++) {
+				/* runlevel0/1/6.target: power off, single user, reboot */
+				if (!strncmp(argv[j], "runlevel", 8) && strchr("016", argv[j][8]) &&
+				    argv[j][8] && (!argv[j][9] || !strcmp(argv[j] + 9, ".target")))
+					return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+							   "systemctl %s %s stops the machine or its "
+							   "services",
+							   verb, argv[j]);
 				for (size_t t = 0; t < MOAT_ARRAY_SIZE(verbs); t++) {
 					size_t l = strlen(verbs[t]);
 
 					if (strncmp(argv[j], verbs[t], l) == 0 &&
-					    strcmp(argv[j] + l, ".target") == 0)
+					    (strcmp(argv[j] + l, ".target") == 0 || !argv[j][l]))
 						return add_finding(
 							an, v, MOAT_FINDING_DENY, "hardline:power",
 							"systemctl %s %s powers off or restarts the machine",
@@ -3721,6 +3728,14 @@ static const struct {
     {"less", "--lesskey-src", NULL, true},
 };
 
+/* path is dir or below it */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t dl = strlen(dir);
+
+	return !strncmp(path, dir, dl) && (path[dl] == '/' || path[dl] == '\0');
+}
+
 static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -3733,12 +3748,44 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 			size_t ol = strlen(opt);
 			wref w;
 
-			if (strcmp(view->prog, prog_cmd_opts[t].prog) || strncmp(a, opt, ol))
+			if (strcmp(view->prog, prog_cmd_opts[t].prog))
 				continue;
-			if (!a[ol] && k + 1 < view->argc) {
+			if (opt[1] == '-' && a[0] == '-' && a[1] == '-') {
+				/* a long option by any prefix getopt_long takes
+				 * (--to-comm=CMD): at least "--" and three letters */
+				size_t al = strcspn(a, "=");
+
+				if (al < 5 || al > ol || strncmp(a, opt, al))
+					continue;
+				if (a[al] == '=') {
+					val = a + al + 1;
+					w = an->vw[v][k];
+				} else if (k + 1 < view->argc) {
+					val = view->argv[k + 1];
+					w = an->vw[v][k + 1];
+				} else {
+					continue;
+				}
+			} else if (ol == 2 && a[0] == '-' && a[1] != '-' && a[1] != opt[1] &&
+				   strchr(a + 1, opt[1])) {
+				/* a short option inside a cluster (rsync -avze CMD) */
+				const char *at = strchr(a + 1, opt[1]);
+
+				if (at[1] && prog_cmd_opts[t].joined) {
+					val = at + 1;
+					w = an->vw[v][k];
+				} else if (!at[1] && k + 1 < view->argc) {
+					val = view->argv[k + 1];
+					w = an->vw[v][k + 1];
+				} else {
+					continue;
+				}
+			} else if (strncmp(a, opt, ol)) {
+				continue;
+			} else if (!a[ol] && k + 1 < view->argc) {
 				val = view->argv[k + 1];
 				w = an->vw[v][k + 1];
-			} else if (a[ol] && prog_cmd_opts[t].joined) {
+			} else if (a[ol] && (prog_cmd_opts[t].joined || opt[1] != '-')) {
 				val = a + ol + (a[ol] == '=');
 				w = an->vw[v][k];
 			} else {
@@ -3764,63 +3811,109 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 			break;
 		}
 	}
-	/* containers given the host: a bind of /, the home or a system
-	 * directory, --privileged, the host's PID namespace; and the docker
-	 * socket itself (its API is root) */
+	/* containers given the host: a bind of /, the home, a system directory,
+	 * /run or docker's own state, --privileged, devices, the host's
+	 * namespaces, capabilities that break out, no seccomp or AppArmor; the
+	 * docker socket itself (its API is root) */
 	if ((!strcmp(view->prog, "docker") || !strcmp(view->prog, "podman") ||
 	     !strcmp(view->prog, "nerdctl")) &&
 	    view->argc > 1) {
-		bool run = false;
+		size_t k = 1;
 
-		for (size_t k = 1; k < view->argc; k++) {
-			const char *a = view->argv[k], *src = NULL;
-			char buf[CMD_PATH_MAX];
+		/* the subcommand: the first word that is no option */
+		while (k < view->argc && view->argv[k][0] == '-')
+			k++;
+		if (k < view->argc && (!strcmp(view->argv[k], "run") || !strcmp(view->argv[k], "create") ||
+				       (!strcmp(view->argv[k], "container") && k + 1 < view->argc &&
+					(!strcmp(view->argv[k + 1], "run") ||
+					 !strcmp(view->argv[k + 1], "create"))))) {
+			for (k++; k < view->argc; k++) {
+				const char *a = view->argv[k], *val = NULL, *why = NULL;
+				char opt[32], buf[CMD_PATH_MAX];
+				size_t ol = strcspn(a, "=");
 
-			if (!strcmp(a, "run") || !strcmp(a, "create"))
-				run = true;
-			if (!run)
-				continue;
-			if (!strcmp(a, "--privileged") || !strcmp(a, "--pid=host") ||
-			    (!strcmp(a, "--pid") && k + 1 < view->argc &&
-			     !strcmp(view->argv[k + 1], "host")) ||
-			    !strncmp(a, "--cap-add=ALL", 13) || !strncmp(a, "--cap-add=SYS_ADMIN", 19))
-				return add_finding(an, v, MOAT_FINDING_ASK, "command:container-host",
-						   "%s %s gives the container the host (%s)",
-						   view->prog, "run", a);
-			if ((!strcmp(a, "-v") || !strcmp(a, "--volume")) && k + 1 < view->argc)
-				src = view->argv[k + 1];
-			else if (!strncmp(a, "--volume=", 9))
-				src = a + 9;
-			else if (!strncmp(a, "-v", 2) && a[2])
-				src = a + 2;
-			if (!src)
-				continue;
-			{
-				size_t sl = strcspn(src, ":");
-				int got;
-
-				if (sl >= sizeof(buf) / 2)
+				if (a[0] != '-' || ol >= sizeof(opt))
 					continue;
-				memcpy(buf, src, sl);
-				buf[sl] = '\0';
-				if (buf[0] != '/' && buf[0] != '~')
-					continue; /* a named volume */
-				if (buf[0] == '~') {
-					char t[CMD_PATH_MAX];
+				memcpy(opt, a, ol);
+				opt[ol] = '\0';
+				if (a[ol] == '=')
+					val = a + ol + 1;
+				else if (opt[1] != '-' && strlen(opt) > 2)
+					val = a + 2, opt[2] = '\0'; /* -v/x:/y */
+				else if (k + 1 < view->argc && strcmp(opt, "--privileged") &&
+					 strcmp(opt, "--rm") && strcmp(opt, "-d") && strcmp(opt, "-it") &&
+					 strcmp(opt, "-i") && strcmp(opt, "-t"))
+					val = view->argv[k + 1];
+				if (!strcmp(opt, "--privileged")) {
+					if (!val || a[ol] != '=' || strcasecmp(val, "false"))
+						why = "--privileged";
+				} else if (!val) {
+					continue;
+				} else if (!strcmp(opt, "--pid") || !strcmp(opt, "--ipc") ||
+					   !strcmp(opt, "--userns") || !strcmp(opt, "--cgroupns")) {
+					/* (--network host is a way to serve, not a way out) */
+					if (!strcasecmp(val, "host"))
+						why = "a host namespace";
+				} else if (!strcmp(opt, "--cap-add")) {
+					static const char *const caps[] = {"ALL", "SYS_ADMIN", "SYS_PTRACE",
+									   "SYS_MODULE", "DAC_READ_SEARCH",
+									   "SYS_RAWIO", "NET_ADMIN", NULL};
+					const char *c = !strncasecmp(val, "CAP_", 4) ? val + 4 : val;
 
-					if (snprintf(t, sizeof(t), "%s%s", an->home, buf + 1) >=
-					    (int)sizeof(t))
+					for (size_t q = 0; caps[q] && !why; q++)
+						if (!strcasecmp(c, caps[q]))
+							why = "a capability that reaches the host";
+				} else if (!strcmp(opt, "--device") || !strcmp(opt, "--device-cgroup-rule")) {
+					why = "a host device";
+				} else if (!strcmp(opt, "--security-opt")) {
+					if (strstr(val, "unconfined") || strstr(val, "no-new-privileges=false"))
+						why = "no seccomp or AppArmor";
+				} else if (!strcmp(opt, "-v") || !strcmp(opt, "--volume") ||
+					   !strcmp(opt, "--mount")) {
+					const char *src = val;
+					size_t sl;
+
+					if (!strcmp(opt, "--mount")) {
+						const char *p2 = strstr(val, "source=");
+
+						if (!p2)
+							p2 = strstr(val, "src=");
+						if (!p2)
+							continue;
+						src = strchr(p2, '=') + 1;
+						sl = strcspn(src, ",");
+					} else {
+						sl = strcspn(src, ":");
+					}
+					if (sl == 0 || sl >= sizeof(buf) / 2)
 						continue;
-					moat_strlcpy(buf, t, sizeof(buf));
+					memcpy(buf, src, sl);
+					buf[sl] = '\0';
+					if (buf[0] == '.') {
+						why = "a relative host path";
+					} else if (buf[0] == '/' || buf[0] == '~') {
+						if (buf[0] == '~') {
+							char t[CMD_PATH_MAX];
+
+							if (snprintf(t, sizeof(t), "%s%s", an->home, buf + 1) >=
+							    (int)sizeof(t))
+								continue;
+							moat_strlcpy(buf, t, sizeof(buf));
+						}
+						moat_cmd_norm_path(buf);
+						if (classify_abs(an, false, buf) != PC_NONE ||
+						    path_under(buf, "/run") ||
+						    path_under(buf, "/var/run") ||
+						    path_under(buf, "/var/lib/docker") ||
+						    path_under(buf, "/var/lib/containers") ||
+						    strstr(buf, "docker.sock") || strstr(buf, "podman.sock"))
+							why = buf;
+					}
 				}
-				moat_cmd_norm_path(buf);
-				got = classify_abs(an, false, buf);
-				if (got != PC_NONE)
-					return add_finding(an, v, MOAT_FINDING_ASK,
-							   "command:container-host",
-							   "%s run binds %s, a floor of the host, into the "
-							   "container (which runs as root there)",
-							   view->prog, buf);
+				if (why)
+					return add_finding(an, v, MOAT_FINDING_ASK, "command:container-host",
+							   "%s run gives the container the host (%.120s)",
+							   view->prog, why);
 			}
 		}
 	}
@@ -3837,13 +3930,41 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 		for (size_t k = 1; k < view->argc; k++) {
 			const char *a = view->argv[k];
 
-			if (!strncmp(a, "--eval", 6) || !strcmp(a, "-E") || !strncmp(a, "SHELL=", 6) ||
-			    !strncmp(a, ".SHELLFLAGS=", 12))
+			static const char *const shells[] = {"/bin/sh",	    "/bin/bash", "/usr/bin/bash",
+							     "/bin/dash",   "/bin/zsh",	 "/usr/bin/zsh",
+							     "/usr/bin/sh", NULL};
+			const char *sv = !strncmp(a, "SHELL=", 6)     ? a + 6
+					 : !strncmp(a, "SHELL:=", 7)  ? a + 7
+					 : !strncmp(a, "SHELL::=", 8) ? a + 8
+					 : !strncmp(a, "SHELL!=", 7)  ? a + 7
+					 : !strncmp(a, "SHELL+=", 7)  ? a + 7
+								      : NULL;
+			bool plain = false;
+
+			for (size_t q = 0; sv && !strncmp(a, "SHELL=", 6) && shells[q]; q++)
+				plain |= !strcmp(sv, shells[q]);
+			if ((!strncmp(a, "--ev", 4) && a[4] != '\0') || !strncmp(a, "-E", 2) ||
+			    (sv && !plain) || !strncmp(a, ".SHELLFLAGS", 11))
 				return add_finding(an, v, MOAT_FINDING_ASK, "command:make-eval",
 						   "make runs recipes from '%.80s', which no "
 						   "makefile of the project holds",
 						   a);
 		}
+	}
+	/* cmake -E env [NAME=V...] CMD, cmake -E chdir DIR CMD: they run CMD */
+	if (!strcmp(view->prog, "cmake") && view->argc > 3 && !strcmp(view->argv[1], "-E") &&
+	    (!strcmp(view->argv[2], "env") || !strcmp(view->argv[2], "chdir") ||
+	     !strcmp(view->argv[2], "time"))) {
+		size_t k = 3;
+
+		if (!strcmp(view->argv[2], "chdir"))
+			k = 4;
+		else if (!strcmp(view->argv[2], "env"))
+			while (k < view->argc && (view->argv[k][0] == '-' || strchr(view->argv[k], '=')))
+				k++;
+		if (k < view->argc && (r = reparse_joined(an, v, k, cx)))
+			return r;
+		view = &an->a->views[v];
 	}
 	/* cmake -E rm/remove_directory: a removal like rm's */
 	if (!strcmp(view->prog, "cmake") && view->argc > 3 && !strcmp(view->argv[1], "-E") &&
@@ -4825,7 +4946,7 @@ static int check_pkill(struct an *an, size_t v)
 	const char *arg = killall ? "suoynZ" : "dgGPstuUFq";
 	static const char *const larg[] = {"signal", "user", "older-than", "younger-than", "ns",
 					   "nslist", "group", "parent", "session", "terminal",
-					   "pidfile", "context", NULL};
+					   "pidfile", "context", "euid", "uid", "pgroup", NULL};
 	static const char sigch[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-";
 
 	for (size_t i = 1; i < view->argc; i++) {
@@ -4850,9 +4971,18 @@ static int check_pkill(struct an *an, size_t v)
 					listed = true;
 				else if (!strchr(a, '=') && in_list(larg, a + 2, strlen(a + 2), true))
 					i++;
+				/* selectors that name a whole set of processes */
 				if (long_is(a + 2, "user", 2) || long_is(a + 2, "euid", 2) ||
-				    long_is(a + 2, "uid", 2))
+				    long_is(a + 2, "uid", 2) || long_is(a + 2, "group", 2) ||
+				    long_is(a + 2, "session", 2) || long_is(a + 2, "terminal", 2) ||
+				    long_is(a + 2, "pgroup", 2))
 					by_user = true;
+				if (long_is(a + 2, "parent", 2)) {
+					const char *pv = strchr(a, '=') ? strchr(a, '=') + 1
+						       : i < view->argc ? view->argv[i] : "";
+
+					by_user |= !strcmp(pv, "1"); /* init's children */
+				}
 				continue;
 			}
 			/* -9, -KILL, -SIGTERM: a signal */
@@ -4876,8 +5006,17 @@ static int check_pkill(struct an *an, size_t v)
 							   "%s -v signals every process but those "
 							   "matched",
 							   view->prog);
-				if (a[k] == 'u' || (a[k] == 'U' && !killall))
+				if (a[k] == 'u' ||
+				    (!killall && (a[k] == 'U' || a[k] == 'G' || a[k] == 'g' ||
+						  a[k] == 's' || a[k] == 't')))
 					by_user = true;
+				if (a[k] == 'P' && !killall) {
+					const char *pv = a[k + 1]	      ? a + k + 1
+							 : i + 1 < view->argc ? view->argv[i + 1]
+									      : "";
+
+					by_user |= !strcmp(pv, "1"); /* init's children */
+				}
 				if (strchr(arg, a[k])) {
 					if (!a[k + 1])
 						i++;
@@ -5827,6 +5966,73 @@ static int combo_argv(struct an *an, const struct argv_b *b, const struct resolu
 	return 0;
 }
 
+/* SECURITY: an assignment NAME=VALUE that reaches a program's environment
+ * (before a command, through env, export or declare -x) whose value the
+ * program runs as a command (PROMPT_COMMAND for an interactive bash,
+ * git's and less's helpers, editors, pagers; PS4's substitutions under set
+ * -x): read as that command; or that makes it load code or another
+ * configuration (BASH_ENV, LD_PRELOAD, GIT_CONFIG_*): asked. */
+static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
+			    const struct wctx *cx)
+{
+	static const char *const runs[] = {
+	    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
+	    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+	    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
+	    "BROWSER", "MANPAGER", "FCEDIT", "PS4", "GIT_PROXY_COMMAND", "SYSTEMD_PAGER",
+	    "SYSTEMD_EDITOR", "SUDO_EDITOR", "FZF_DEFAULT_COMMAND", "DIFFPROG", "RSYNC_RSH",
+	    "CVS_RSH", NULL};
+	static const char *const loads[] = {
+	    "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_COUNT",
+	    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
+	    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
+	    "MAKEFLAGS", "GNUMAKEFLAGS", NULL};
+	const char *eq = strchr(text, '='), *val;
+	size_t nl;
+	bool hit = false, load = false;
+	int r;
+
+	if (!eq)
+		return 0;
+	nl = (size_t)(eq - text);
+	for (size_t k = 0; loads[k] && !load; k++)
+		load = strlen(loads[k]) == nl && !strncmp(loads[k], text, nl);
+	/* NODE_OPTIONS, RUBYOPT and MAKEFLAGS load code only through these
+	 * (a heap size, -W0 or -j4 does not) */
+	if (load && nl == 12 && !strncmp(text, "NODE_OPTIONS", 12))
+		load = strstr(eq, "require") || strstr(eq, "import") || strstr(eq, "loader") ||
+		       strstr(eq, "-r");
+	if (load && nl == 7 && !strncmp(text, "RUBYOPT", 7))
+		load = strstr(eq, "-r") || strstr(eq, "-I");
+	if (load && ((nl == 9 && !strncmp(text, "MAKEFLAGS", 9)) ||
+		     (nl == 12 && !strncmp(text, "GNUMAKEFLAGS", 12))))
+		load = strstr(eq, "eval") || strstr(eq, "SHELL") || strstr(eq, "-E") ||
+		       strstr(eq, "-f") || strstr(eq, "--file") || strstr(eq, "--makefile");
+	/* GIT_CONFIG_GLOBAL=/dev/null: no configuration at all */
+	if (load && !strcmp(eq + 1, "/dev/null") && !strncmp(text, "GIT_CONFIG_", 11))
+		load = false;
+	if (load && eq[1] &&
+	    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
+			     "%.*s makes the program load code or configuration from '%.80s'",
+			     (int)nl, text, eq + 1)))
+		return r;
+	for (size_t k = 0; runs[k] && !hit; k++)
+		hit = strlen(runs[k]) == nl && !strncmp(runs[k], text, nl);
+	if (!hit || !eq[1])
+		return 0;
+	val = eq + 1;
+	/* PS4 is a prompt: only its substitutions run */
+	if (nl == 3 && !strncmp(text, "PS4", 3) && !strstr(val, "$(") && !strchr(val, '`'))
+		return 0;
+	while (*val == '|')
+		val++; /* LESSOPEN="|cmd %s" */
+	{
+		struct wctx c2 = nest_ctx_of(cx, w, v);
+
+		return reparse(an, val, strlen(val), &c2, (w->flags & MOAT_SHW_EXPAND) != 0, true);
+	}
+}
+
 static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct wctx *cx)
 {
 	struct wctx c = *cx;
@@ -5878,59 +6084,11 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 		return r;
 	if ((r = record_redirs(an, n->redirs, v, cx)))
 		return r;
-	/* SECURITY: variables whose value some program runs as a command
-	 * (PROMPT_COMMAND for an interactive bash, git's and less's helpers,
-	 * editors, pagers; PS4's substitutions under set -x) */
-	for (size_t i = 0; i < n->nassigns; i++) {
-		static const char *const runs[] = {
-		    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
-		    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
-		    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
-		    "BROWSER", "MANPAGER", "FCEDIT", "PS4", "GIT_PROXY_COMMAND", "SYSTEMD_PAGER",
-		    "SYSTEMD_EDITOR", "SUDO_EDITOR", "FZF_DEFAULT_COMMAND", "DIFFPROG", NULL};
-		/* variables that make a program load code or another
-		 * configuration from a file or library they name */
-		static const char *const loads[] = {
-		    "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_COUNT",
-		    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
-		    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", NULL};
-		const struct moat_sh_word *w = &n->assigns[i];
-		const char *eq = strchr(w->text, '='), *val;
-		size_t nl;
-		bool hit = false, load = false;
-
-		if (!eq)
-			continue;
-		nl = (size_t)(eq - w->text);
-		for (size_t k = 0; loads[k] && !load; k++)
-			load = strlen(loads[k]) == nl && !strncmp(loads[k], w->text, nl);
-		/* NODE_OPTIONS loads code only through these (a heap size does not) */
-		if (load && nl == 12 && !strncmp(w->text, "NODE_OPTIONS", 12))
-			load = strstr(eq, "require") || strstr(eq, "import") || strstr(eq, "loader") ||
-			       strstr(eq, "-r");
-		if (load && eq[1] &&
-		    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
-				     "%.*s makes the program load code or configuration from '%.80s'",
-				     (int)nl, w->text, eq + 1)))
+	/* SECURITY: variables whose value some program runs as a command, or
+	 * that make it load code (env_assign_check) */
+	for (size_t i = 0; i < n->nassigns; i++)
+		if ((r = env_assign_check(an, v, &n->assigns[i], n->assigns[i].text, cx)))
 			return r;
-		for (size_t k = 0; runs[k] && !hit; k++)
-			hit = strlen(runs[k]) == nl && !strncmp(runs[k], w->text, nl);
-		if (!hit || !eq[1])
-			continue;
-		val = eq + 1;
-		/* PS4 is a prompt: only its substitutions run */
-		if (nl == 3 && !strncmp(w->text, "PS4", 3) && !strstr(val, "$(") && !strchr(val, '`'))
-			continue;
-		while (*val == '|')
-			val++; /* LESSOPEN="|cmd %s" */
-		{
-			struct wctx c2 = nest_ctx_of(cx, w, v);
-
-			if ((r = reparse(an, val, strlen(val), &c2, (w->flags & MOAT_SHW_EXPAND) != 0,
-					 true)))
-				return r;
-		}
-	}
 	/* NAME=VALUE before a command: in its environment only */
 	if (n->nassigns) {
 		before = st_save(an);
@@ -7056,6 +7214,10 @@ static int do_env(struct an *an, size_t v, const struct wctx *cx, int chain)
 				continue;
 			}
 		} else if (is_assignment(a)) {
+			/* (argv and vw may be an env -S split's: kept; the
+			 * strings and word arrays do not move) */
+			if ((r = env_assign_check(an, v, vw[i], a, cx)))
+				return r;
 			i++;
 			continue;
 		} else {
@@ -8014,7 +8176,7 @@ static size_t name_len(const char *a)
 }
 
 /* export, declare, typeset, local, readonly NAME=VALUE */
-static int do_declare(struct an *an, size_t v)
+static int do_declare(struct an *an, size_t v, const struct wctx *cx)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
@@ -8058,6 +8220,14 @@ static int do_declare(struct an *an, size_t v)
 			}
 			continue;
 		}
+		if (exported) {
+			/* the program started next gets it in its environment */
+			if ((r = env_assign_check(an, v, vw[i], a, cx)))
+				return r;
+			view = &an->a->views[v];
+			vw = an->vw[v];
+			a = view->argv[i];
+		}
 		if (opaque || (vw[i]->flags & MOAT_SHW_EXPAND)) {
 			vs_unknown(&val);
 		} else if (a[nl + 1] == '~') {
@@ -8098,7 +8268,7 @@ static int track(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_POPD:
 		return do_cd(an, v, kind);
 	case PK_DECLARE:
-		return do_declare(an, v);
+		return do_declare(an, v, cx);
 	case PK_READ:
 		for (size_t i = 1; i < view->argc; i++) {
 			size_t nl = name_len(view->argv[i]);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -550,6 +551,22 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 	return again;
 }
 
+/* The standard descriptor that is an IP socket (0-2), or -1: with the
+ * network denied, a socket of the host's network handed in on stdio would
+ * reach it from inside (connect works on an unconnected one). */
+static int inet_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int d = 0;
+		socklen_t l = sizeof(d);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) == 0 &&
+		    (d == AF_INET || d == AF_INET6))
+			return fd;
+	}
+	return -1;
+}
+
 int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
 		    struct moat_error *err)
 {
@@ -652,6 +669,16 @@ replan:
 	if (r < 0) {
 		fail(&st, NULL, "cannot plan the sandbox: %s", e.msg);
 		goto out;
+	}
+	if (!rq->scan_only && !rq->sweep_only && plan->net == MOAT_NET_DENY && !rq->print_plan) {
+		int fd = inet_stdio();
+
+		if (fd >= 0) {
+			fail(&st, "give the command a pipe or a file instead",
+			     "standard %s is a network socket, and the network is denied",
+			     fd == 0 ? "input" : fd == 1 ? "output" : "error");
+			goto out;
+		}
 	}
 	if (!rq->scan_only && !rq->sweep_only) {
 		r = missing_paths(&st, plan, &prof);

@@ -686,6 +686,12 @@ try:
 except OSError as e:
     print('failed', e)" 2>&1)
 check "network denied: UDP to the host fails or goes nowhere" [ "$(wc -l <"$T/conns")" = 0 ]
+# a socket of the host's network handed in on stdio would reach it
+out=$(cd "$WS" && python3 -c "import socket, subprocess, sys
+s = socket.socket()
+r = subprocess.run(sys.argv[1:], stdout=s.fileno(), stderr=subprocess.DEVNULL)
+print(r.returncode)" env -i PATH=/usr/bin:/bin HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "$MOAT" run ${MODE[@]+"${MODE[@]}"} --net deny -- true 2>&1)
+check "network denied: an IP socket handed in on stdout refuses (125)" [ "$out" = 125 ] || echo "# $out"
 if [ ${#MODE[@]} = 0 ]; then
 	# its own network namespace: a test server on the private loopback works
 	out=$(mr --net deny -- python3 -c "import socket, threading
