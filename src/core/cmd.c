@@ -2040,8 +2040,9 @@ unknown:
 }
 
 /* The output of $( ... ) when it is echo, printf or pwd of known values. */
-/* SECURITY: a function or an alias of that name in the command: "mktemp() {
- * echo /root; }; rm -rf "$(mktemp -d)"" is no temporary directory */
+/* SECURITY: a function or an alias of that name in the command: with a
+ * function named mktemp that prints /root, rm -rf "$(mktemp -d)" removes no
+ * temporary directory */
 static bool name_shadowed(const struct an *an, const char *name)
 {
 	size_t nl = strlen(name);
