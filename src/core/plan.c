@@ -1108,6 +1108,29 @@ const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
+void moat_plan_early(const struct moat_kfeatures *kf, struct moat_plan *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->landlock = kf->landlock_abi > 0;
+	moat_landlock_masks(kf->landlock_abi, &ret->ll);
+	ret->userns = ret->mntns = ret->pidns = ret->ipcns = ret->netns = true;
+	/* in its own network namespace the command may use its loopback:
+	 * TCP is not handled (moat_plan_build, MOAT_NET_DENY) */
+	ret->ll_net_handled = 0;
+	ret->ll_scoped = ret->landlock ? ret->ll.scoped : 0;
+}
+
+bool moat_plan_fits_early(const struct moat_kfeatures *kf, const struct moat_plan *p)
+{
+	struct moat_plan e;
+
+	moat_plan_early(kf, &e);
+	return p->userns == e.userns && p->mntns == e.mntns && p->pidns == e.pidns &&
+	       p->ipcns == e.ipcns && p->netns == e.netns && p->landlock == e.landlock &&
+	       p->ll.fs == e.ll.fs && p->ll_net_handled == e.ll_net_handled &&
+	       p->ll_scoped == e.ll_scoped;
+}
+
 unsigned moat_plan_seccomp_variant(const struct moat_plan *p)
 {
 	return (p->seccomp_no_inet ? MOAT_SC_NO_INET : 0u) |
@@ -1821,7 +1844,7 @@ static void plan_network(struct moat_plan *p, const struct moat_profile *pr,
 		     p->netns		  ? "network namespace (loopback only)"
 		     : p->seccomp_no_inet ? "seccomp (no IP sockets)"
 					  : "none",
-		     ll_net ? " + landlock tcp" : "");
+		     p->ll_net_handled ? " + landlock tcp" : "");
 		if (!p->netns && !p->seccomp_no_inet)
 			hint(p, MOAT_FEAT_NETWORK,
 			     "needs user namespaces or seccomp to deny the network");

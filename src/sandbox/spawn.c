@@ -641,19 +641,6 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	return 0;
 }
 
-/* The Landlock ruleset of a plan with the network denied (what plan.c
- * decides for it, from the ABI alone): the early child needs it in its
- * descriptor table before the plan exists. moat_spawn_prepare checks that
- * the plan agrees. */
-static void early_ruleset(const struct moat_kfeatures *kf, struct moat_plan *ret)
-{
-	memset(ret, 0, sizeof(*ret));
-	ret->landlock = kf->landlock_abi > 0;
-	moat_landlock_masks(kf->landlock_abi, &ret->ll);
-	ret->ll_net_handled = ret->ll.net;
-	ret->ll_scoped = ret->ll.scoped;
-}
-
 int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 {
 	struct moat_plan rs;
@@ -667,7 +654,7 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 	/* the descriptors the child uses are opened before it exists (it gets
 	 * a copy of our descriptor table): the Landlock ruleset, filled in
 	 * later through our copy */
-	early_ruleset(s->kf, &rs);
+	moat_plan_early(s->kf, &rs);
 	r = moat_landlock_create(&rs, &s->ll_fd, err);
 	if (r < 0)
 		return r;
@@ -678,12 +665,7 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 /* Does the plan ask for exactly what the early child was started with? */
 bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p)
 {
-	struct moat_plan rs;
-
-	early_ruleset(s->kf, &rs);
-	return p->userns && p->mntns && p->pidns && p->ipcns && p->netns &&
-	       p->landlock == rs.landlock && p->ll.fs == rs.ll.fs &&
-	       p->ll_net_handled == rs.ll_net_handled && p->ll_scoped == rs.ll_scoped;
+	return moat_plan_fits_early(s->kf, p);
 }
 
 int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,

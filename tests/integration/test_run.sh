@@ -180,6 +180,21 @@ plan=$(mr --print-plan -- true 2>/dev/null)
 check "--print-plan prints JSON with the profile" \
 	python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert p["profile"]=="workspace-write"' "$plan"
 
+# ---- the sandbox is made once: the child started early (while moat plans)
+# is the one the command runs in, not discarded for a second start (a plan
+# that disagreed with the early start doubled every call's cost) ----
+if [ "$NOUSERNS" = 0 ] && [ "$ROOTNS" = 0 ] && command -v strace >/dev/null; then
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
+		strace -f -qq -e trace=clone,clone3,unshare -o "$T/clones" \
+		${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run --net deny -- true) >/dev/null 2>&1
+	nuser=$(grep -c 'CLONE_NEWUSER' "$T/clones" 2>/dev/null)
+	nnet=$(grep -c 'CLONE_NEWNET' "$T/clones" 2>/dev/null)
+	checke "--net deny: one user namespace and one network namespace made (early start used)" \
+		'[ "$nuser" = 1 ] && [ "$nnet" = 1 ]' || { echo "# user $nuser net $nnet"; sed 's/^/# /' "$T/clones"; }
+elif [ "$MUST" = 1 ] && ! command -v strace >/dev/null; then
+	check "strace is installed (scripts/deps.sh)" false
+fi
+
 # ---- filesystem: nothing outside the workspace changes ----
 mr -- sh -c "echo x > '$OUT/new'" 2>/dev/null
 check "creating a file outside fails" canary_ok
