@@ -890,12 +890,31 @@ bool moat_env_is_secret(const char *name, const char *value)
 	static const char *const suffixes[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "_COOKIE", NULL};
 
 	if (name) {
-		for (size_t i = 0; words[i]; i++)
-			if (icontains(name, words[i]))
-				return true;
-		for (size_t i = 0; suffixes[i]; i++)
-			if (isuffix(name, suffixes[i]))
-				return true;
+		/* the name in capitals once (every process start looks at each
+		 * variable), then plain searches */
+		char up[256];
+		size_t nl = strlen(name);
+
+		if (nl < sizeof(up)) {
+			for (size_t i = 0; i <= nl; i++)
+				up[i] = (char)toupper((unsigned char)name[i]);
+			for (size_t i = 0; words[i]; i++)
+				if (strstr(up, words[i]))
+					return true;
+			for (size_t i = 0; suffixes[i]; i++) {
+				size_t sl = strlen(suffixes[i]);
+
+				if (sl <= nl && !memcmp(up + nl - sl, suffixes[i], sl))
+					return true;
+			}
+		} else {
+			for (size_t i = 0; words[i]; i++)
+				if (icontains(name, words[i]))
+					return true;
+			for (size_t i = 0; suffixes[i]; i++)
+				if (isuffix(name, suffixes[i]))
+					return true;
+		}
 		if (!strncmp(name, "AWS_", 4) && !strcmp(name, "AWS_SESSION_TOKEN"))
 			return true;
 	}
@@ -903,14 +922,16 @@ bool moat_env_is_secret(const char *name, const char *value)
 	if (value) {
 		const char *at, *scheme;
 
-		if (prefix_run(value, "ghp_", 20) || prefix_run(value, "gho_", 20) ||
+		/* (the shapes below start with one of these letters) */
+		if (value[0] && strchr("gsxnAh", value[0]) &&
+		    (prefix_run(value, "ghp_", 20) || prefix_run(value, "gho_", 20) ||
 		    prefix_run(value, "ghs_", 20) || prefix_run(value, "ghu_", 20) ||
 		    prefix_run(value, "github_pat_", 20) || prefix_run(value, "glpat-", 16) ||
 		    prefix_run(value, "sk-", 20) || prefix_run(value, "xoxb-", 10) ||
 		    prefix_run(value, "xoxp-", 10) || prefix_run(value, "xoxa-", 10) ||
 		    prefix_run(value, "npm_", 30) || prefix_run(value, "AKIA", 16) ||
 		    prefix_run(value, "ASIA", 16) || prefix_run(value, "AIza", 30) ||
-		    prefix_run(value, "hf_", 30))
+		    prefix_run(value, "hf_", 30)))
 			return true;
 		if (strstr(value, "-----BEGIN ") && strstr(value, "PRIVATE KEY"))
 			return true;
@@ -1437,8 +1458,10 @@ static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kin
 {
 	struct moat_mask *nv;
 	uint32_t hs = str_hash32(pattern);
+	uint64_t bit = 1ull << (hs % 64);
+	uint64_t *seen = &p->mask_seen[(hs / 64) % MOAT_ARRAY_SIZE(p->mask_seen)];
 
-	for (size_t i = 0; i < p->nmasks; i++)
+	for (size_t i = 0; (*seen & bit) && i < p->nmasks; i++)
 		if (p->masks[i].hash == hs && p->masks[i].kind == kind &&
 		    !strcmp(p->masks[i].pattern, pattern))
 			return 0;
@@ -1460,6 +1483,7 @@ static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kin
 		return -ENOMEM;
 	nv[p->nmasks].kind = kind;
 	nv[p->nmasks].hash = hs;
+	*seen |= bit;
 	moat_strlcpy(nv[p->nmasks].origin, origin, sizeof(nv[p->nmasks].origin));
 	p->nmasks++;
 	return 0;

@@ -428,6 +428,7 @@ struct moat_plan {
 	const char *const *devices; /* device nodes readable/writable under /dev */
 	struct moat_mask *masks;
 	size_t nmasks;
+	uint64_t mask_seen[16]; /* bit (hash % 1024) of every mask's pattern: most adds skip the search for a duplicate */
 	struct moat_strv mask_exempt; /* denied paths never masked (libc needs them) */
 	struct moat_strv protect;     /* relative to the workspace */
 	struct moat_strv sockets;     /* host sockets kept reachable */
