@@ -93,6 +93,14 @@ struct moat_bpf {
 int moat_seccomp_compile(const struct moat_plan *p, struct moat_bpf *ret, struct moat_error *err);
 /* Compile with libseccomp now, whatever the architecture. */
 int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct moat_error *err);
+/* libseccomp's program as it writes it (the unit test compares the
+ * optimized one with it) */
+int moat_seccomp_compile_libseccomp(unsigned variant, struct moat_bpf *ret,
+				    struct moat_error *err);
+/* Shorten a classic BPF seccomp program without changing what it answers
+ * (src/sandbox/bpf_opt.c); a program it does not know is left as it is.
+ * -ENOMEM (the program unchanged). */
+int moat_bpf_optimize(void *prog, unsigned short *len);
 /* Write src/sandbox/seccomp_bpf.h (the precompiled x86_64 filters). */
 #include <stdio.h>
 int moat_seccomp_write_header(FILE *out, struct moat_error *err);

@@ -169,6 +169,20 @@ int moat_seccomp_export_pfc(unsigned variant, int fd, struct moat_error *err)
 
 int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct moat_error *err)
 {
+	int r = moat_seccomp_compile_libseccomp(variant, ret, err);
+
+	/* shorter for the kernel to convert and compile at every load */
+	if (r == 0 && moat_bpf_optimize(ret->insns, &ret->len) < 0) {
+		moat_bpf_release(ret);
+		moat_error_set(err, "seccomp: out of memory optimizing the filter");
+		return -ENOMEM;
+	}
+	return r;
+}
+
+int moat_seccomp_compile_libseccomp(unsigned variant, struct moat_bpf *ret,
+				    struct moat_error *err)
+{
 	scmp_filter_ctx ctx;
 	int pfd[2], r;
 	/* BPF_MAXINSNS bounds a filter: 4096 instructions of 8 bytes */

@@ -374,7 +374,30 @@ static int equivalent(const struct sock_filter *a, unsigned alen, const struct s
 	    2,	    10,	    17,	     40,      04000,	 02000,	     0755,	 1234};
 	static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0xc00000b7};
 	struct sdata d;
+	uint64_t bits[64 * 2];
 
+	/* every single bit, alone and with its neighbour: the masked tests of
+	 * the optimized program (jset) see what the and/jeq ones saw */
+	for (int bit = 0; bit < 64; bit++) {
+		bits[2 * bit] = 1ULL << bit;
+		bits[2 * bit + 1] =
+		    (1ULL << bit) | (bit ? 1ULL << (bit - 1) : 0x8000000000000000ULL);
+	}
+	for (size_t ai = 0; ai < MOAT_ARRAY_SIZE(arches); ai++) {
+		for (int nr = 0; nr < 600; nr++) {
+			for (size_t v = 0; v < MOAT_ARRAY_SIZE(bits); v++) {
+				for (int arg = 0; arg < 6; arg++) {
+					memset(&d, 0, sizeof(d));
+					d.arch = arches[ai];
+					d.nr = nr;
+					d.args[arg] = bits[v];
+					d.args[(arg + 1) % 6] = vals[v % MOAT_ARRAY_SIZE(vals)];
+					if (run_bpf(a, alen, &d) != run_bpf(b, blen, &d))
+						return 0;
+				}
+			}
+		}
+	}
 	for (size_t ai = 0; ai < MOAT_ARRAY_SIZE(arches); ai++) {
 		for (int nr = 0; nr < 600; nr++) {
 			for (int x32 = 0; x32 < 2; x32++) {
@@ -469,14 +492,30 @@ int main(int argc, char **argv)
 	}
 	snprintf(ver, sizeof(ver), "%u.%u.%u", v->major, v->minor, v->micro);
 
-	/* a fresh compile of every variant, and its semantics */
+	/* a fresh compile of every variant, and its semantics; the optimized
+	 * program (src/sandbox/bpf_opt.c) answers every call as libseccomp's
+	 * own does, and is shorter */
 	for (unsigned k = 0; k < MOAT_SC_VARIANTS; k++) {
+		struct moat_bpf raw;
+
 		CHECKF(moat_seccomp_compile_fresh(k, &fresh[k], &err) == 0, "variant %u compiles",
 		       k);
 		CHECK(fresh[k].len > 20 && fresh[k].len < BPF_MAXINSNS);
 		g_f = fresh[k].insns;
 		g_len = fresh[k].len;
 		semantics(k);
+		CHECKF(moat_seccomp_compile_libseccomp(k, &raw, &err) == 0,
+		       "variant %u compiles unoptimized", k);
+		g_f = raw.insns;
+		g_len = raw.len;
+		semantics(k);
+		CHECKF(equivalent(fresh[k].insns, fresh[k].len, raw.insns, raw.len),
+		       "variant %u: the optimized program (%u instructions) answers as "
+		       "libseccomp's (%u)",
+		       k, fresh[k].len, raw.len);
+		CHECKF(fresh[k].len * 4 < raw.len * 3, "variant %u: optimized to %u of %u instructions",
+		       k, fresh[k].len, raw.len);
+		moat_bpf_release(&raw);
 	}
 
 #if defined(__x86_64__)
