@@ -410,7 +410,7 @@ enum pk {
 	PK_RM, PK_MKFS, PK_DD, PK_WIPE, PK_POWER, PK_INIT, PK_SYSTEMCTL, PK_KILL, PK_KILLALL5,
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
-	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE,
+	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE, PK_UMOUNT,
 };
 
 static const struct {
@@ -455,6 +455,8 @@ static const struct {
 	{"ssh-agent", PK_SSHAGENT}, {"dbus-run-session", PK_DBUSRUN}, {"run0", PK_SUDO},
 	{"chronic", PK_PLAINWRAP}, {"eatmydata", PK_PLAINWRAP}, {"nocache", PK_PLAINWRAP},
 	{"torsocks", PK_PLAINWRAP}, {"proxychains", PK_PROXYCHAINS},
+	{"xvfb-run", PK_PLAINWRAP}, {"dbus-launch", PK_PLAINWRAP}, {"sshpass", PK_PLAINWRAP},
+	{"umount", PK_UMOUNT},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
 	{"tar", PK_UNPACK}, {"bsdtar", PK_UNPACK}, {"unzip", PK_UNPACK},
 	{"awk", PK_AWK}, {"gawk", PK_AWK},
@@ -3006,6 +3008,38 @@ static size_t ctl_verb(const struct moat_cmdview *view)
 	return i;
 }
 
+/* umount of the root filesystem, or of every filesystem (-a): the machine
+ * stops working as surely as with a power-off. */
+static int check_umount(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	char buf[CMD_PATH_MAX];
+	bool opts = true;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (opts && !strcmp(a, "--")) {
+			opts = false;
+			continue;
+		}
+		if (opts && is_opt(a)) {
+			if (!strcmp(a, "--all") || (a[1] != '-' && strchr(a, 'a')))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+						   "umount -a detaches every filesystem");
+			/* -t TYPES, -O OPTIONS, -N NS take a value */
+			if (a[1] != '-' && strlen(a) == 2 && strchr("tON", a[1]))
+				i++;
+			continue;
+		}
+		if (abs_path_k(an, vw[i]->flags, a, 0, buf, sizeof(buf)) > 0 && !strcmp(buf, "/"))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
+					   "umount / detaches the root filesystem");
+	}
+	return 0;
+}
+
 static int check_power(struct an *an, size_t v, int kind)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -5124,6 +5158,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_LOGINCTL:
 	case PK_KEXEC:
 		return h ? check_power(an, v, kind) : 0;
+	case PK_UMOUNT:
+		return h ? check_umount(an, v) : 0;
 	case PK_DBUS:
 		return h ? check_dbus(an, v) : 0;
 	case PK_SGDISK:
@@ -9044,16 +9080,28 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 		    "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label",
 		    "apparmor-profile", "landlock-access", "landlock-rule", "reset-env", NULL};
 		static const char *const torsocks_larg[] = {"user", "pass", "address", "port", NULL};
+		/* xvfb-run -n NUM -s ARGS -e FILE -f FILE -p PROTO -w DELAY;
+		 * sshpass -p PASS -f FILE -d FD -P PROMPT; dbus-launch's values
+		 * come only as --name=VALUE */
+		static const char *const xvfb_larg[] = {"server-num", "server-args", "error-file",
+							"auth-file",  "xauth-protocol", "wait",
+							NULL};
 		static const struct optspec sp = {"n", "", NULL, lstop, false};
 		static const struct optspec spt = {"upaP", "", torsocks_larg, lstop, false};
 		static const struct optspec spp = {"f", "", NULL, lstop, false};
 		static const struct optspec sps = {"", "d", setpriv_larg, lstop, false};
+		static const struct optspec spx = {"nsefpw", "h", xvfb_larg, lstop, false};
+		static const struct optspec spd = {"", "", NULL, lstop, false};
+		static const struct optspec spa = {"pfdP", "hV", NULL, lstop, false};
 
 		i = skip_opts(view, 1,
-			      kind == PK_PROXYCHAINS ? &spp
-			      : kind == PK_SETPRIV   ? &sps
-			      : !strcmp(view->prog, "torsocks") ? &spt
-								 : &sp,
+			      kind == PK_PROXYCHAINS			? &spp
+			      : kind == PK_SETPRIV			? &sps
+			      : !strcmp(view->prog, "torsocks")	? &spt
+			      : !strcmp(view->prog, "xvfb-run")	? &spx
+			      : !strcmp(view->prog, "dbus-launch") ? &spd
+			      : !strcmp(view->prog, "sshpass")	? &spa
+								: &sp,
 			      &stop, NULL);
 		return stop ? 0 : suffix(an, v, i, 0, cx, chain);
 	}
