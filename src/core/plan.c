@@ -1134,11 +1134,20 @@ void moat_plan_early(const struct moat_kfeatures *kf, struct moat_plan *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->landlock = kf->landlock_abi > 0;
 	moat_landlock_masks(kf->landlock_abi, &ret->ll);
-	ret->userns = ret->mntns = ret->pidns = ret->ipcns = ret->netns = true;
-	/* in its own network namespace the command may use its loopback:
-	 * TCP is not handled (moat_plan_build, MOAT_NET_DENY) */
-	ret->ll_net_handled = 0;
 	ret->ll_scoped = ret->landlock ? ret->ll.scoped : 0;
+	if (kf->userns) {
+		ret->userns = ret->mntns = ret->pidns = ret->ipcns = ret->netns = true;
+		/* in its own network namespace the command may use its
+		 * loopback: TCP is not handled (moat_plan_build, MOAT_NET_DENY) */
+		ret->ll_net_handled = 0;
+		return;
+	}
+	/* Landlock and seccomp only: no namespace; Landlock denies TCP, and
+	 * the filter of this mode (no IP sockets, no unix sockets, no
+	 * namespaces) is loaded before the plan exists */
+	ret->ll_net_handled = ret->landlock ? ret->ll.net : 0;
+	ret->seccomp = kf->seccomp;
+	ret->seccomp_no_inet = ret->seccomp_no_unix = ret->seccomp_no_ns = kf->seccomp;
 }
 
 bool moat_plan_fits_early(const struct moat_kfeatures *kf, const struct moat_plan *p)
@@ -1149,7 +1158,9 @@ bool moat_plan_fits_early(const struct moat_kfeatures *kf, const struct moat_pla
 	return p->userns == e.userns && p->mntns == e.mntns && p->pidns == e.pidns &&
 	       p->ipcns == e.ipcns && p->netns == e.netns && p->landlock == e.landlock &&
 	       p->ll.fs == e.ll.fs && p->ll_net_handled == e.ll_net_handled &&
-	       p->ll_scoped == e.ll_scoped;
+	       p->ll_scoped == e.ll_scoped &&
+	       (kf->userns || (p->seccomp == e.seccomp && (!p->seccomp || moat_plan_seccomp_variant(p) ==
+							   moat_plan_seccomp_variant(&e))));
 }
 
 unsigned moat_plan_seccomp_variant(const struct moat_plan *p)

@@ -439,6 +439,10 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 		}
 	}
 	moat_probe_finish(kf);
+	/* Landlock and seccomp only: the child loads its filter while we
+	 * plan (it needs the probe of seccomp) */
+	if (early && r == 0 && !kf->userns)
+		r = moat_spawn_start(sp, e);
 	return r;
 }
 

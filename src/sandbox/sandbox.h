@@ -344,6 +344,9 @@ struct moat_spawn {
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];
 	int nll_late;
 	struct moat_bpf bpf;
+	/* Landlock + seccomp only: the filter an early child loaded before
+	 * go (moat_plan_early's), the plan's own by moat_spawn_agrees */
+	struct moat_bpf early_bpf;
 	struct moat_mounts mounts;
 	struct moat_rlimits rl;
 	struct moat_cgroup cg;

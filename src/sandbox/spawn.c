@@ -15,6 +15,8 @@
  * returns. */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/securebits.h>
@@ -388,6 +390,20 @@ static int child_main(void *arg)
 	} else if (s->ns_net && moat_ns_child_loopback(&rep) < 0) {
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	}
+	if (a->early && s->early_bpf.insns) {
+		/* Landlock + seccomp only: the filter now, while the parent
+		 * still plans (its conversion and compilation are a good part
+		 * of a start); moat_spawn_prepare refuses a plan that wants
+		 * another. no_new_privs first, as the kernel requires */
+		struct sock_fprog prog = {s->early_bpf.len, s->early_bpf.insns};
+
+		r = (int)moat_sys2(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_NO_NEW_PRIVS, -r, NULL);
+		r = (int)moat_sys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_SECCOMP, -r, "SECCOMP_SET_MODE_FILTER");
+	}
 	if (a->early)
 		wait_go(s); /* from here on the parent waits, as with vfork */
 	/* the plan: set before the clone, or (early) before go */
@@ -463,7 +479,7 @@ static int child_main(void *arg)
 		if (r < 0)
 			fail_step(a, MOAT_STEP_LANDLOCK, -r, "landlock_restrict_self");
 	}
-	if (p->seccomp) {
+	if (p->seccomp && !s->early_bpf.insns) {
 		r = moat_seccomp_load(&s->bpf);
 		if (r < 0)
 			fail_step(a, MOAT_STEP_SECCOMP, -r, "SECCOMP_SET_MODE_FILTER");
@@ -646,10 +662,13 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 	struct moat_plan rs;
 	int r;
 
-	/* worth it only where the child has the costly network namespace to
-	 * create, and possible only where it can share our memory without
-	 * touching our errno (rawsys.h); sanitizer builds clone fork-style */
-	if (!SPAWN_SHARE_VM || !MOAT_RAW_SYSCALLS || !s->kf->userns || s->started)
+	/* worth it where the child has the costly network namespace to
+	 * create, or (Landlock and seccomp only) the filter to load; possible
+	 * only where it can share our memory without touching our errno
+	 * (rawsys.h); sanitizer builds clone fork-style. Root without user
+	 * namespaces makes the other namespaces: not an early start's plan */
+	if (!SPAWN_SHARE_VM || !MOAT_RAW_SYSCALLS || s->started ||
+	    (!s->kf->userns && (s->kf->ns_admin || !s->kf->seccomp)))
 		return 0;
 	/* the descriptors the child uses are opened before it exists (it gets
 	 * a copy of our descriptor table): the Landlock ruleset, filled in
@@ -658,6 +677,12 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 	r = moat_landlock_create(&rs, &s->ll_fd, err);
 	if (r < 0)
 		return r;
+	if (!s->kf->userns) {
+		r = moat_seccomp_compile(&rs, &s->early_bpf, err);
+		if (r < 0)
+			return r;
+		return spawn_clone(s, true, 0, err);
+	}
 	s->ns_net = true; /* created by the child (step 3) */
 	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, err);
 }
@@ -960,6 +985,7 @@ void moat_spawn_release(struct moat_spawn *s)
 		close(s->parent_pidfd);
 	s->parent_pidfd = -1;
 	moat_bpf_release(&s->bpf);
+	moat_bpf_release(&s->early_bpf);
 	moat_mounts_release(&s->mounts);
 	moat_cgroup_release(&s->cg);
 	free(s->envp);
