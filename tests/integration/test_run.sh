@@ -191,6 +191,21 @@ if [ "$NOUSERNS" = 0 ] && [ "$ROOTNS" = 0 ] && command -v strace >/dev/null; the
 	nnet=$(grep -c 'CLONE_NEWNET' "$T/clones" 2>/dev/null)
 	checke "--net deny: one user namespace and one network namespace made (early start used)" \
 		'[ "$nuser" = 1 ] && [ "$nnet" = 1 ]' || { echo "# user $nuser net $nnet"; sed 's/^/# /' "$T/clones"; }
+elif [ "$NOUSERNS" = 1 ] && command -v strace >/dev/null; then
+	# Landlock + seccomp only: the child starts early and loads the
+	# filter while moat plans; one child, one filter
+	# (strace as root, outside the switch to nobody; inside the user
+	# namespace without further ones)
+	ST=(strace -f -qq -e trace=clone,clone3,seccomp -o "$T/clones")
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" LANG=C.UTF-8 TERM=dumb \
+		${FAKE[@]+"${FAKE[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} "${ST[@]}" \
+		${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run --fallback warn --net deny -- true) >/dev/null 2>&1
+	nclone=$(grep -c 'clone' "$T/clones" 2>/dev/null)
+	nvfork=$(grep -c 'CLONE_VFORK' "$T/clones" 2>/dev/null)
+	nfilter=$(grep -c 'SECCOMP_SET_MODE_FILTER' "$T/clones" 2>/dev/null)
+	checke "--net deny without namespaces: one child started early, one filter loaded" \
+		'[ "$nclone" = 1 ] && [ "$nvfork" = 0 ] && [ "$nfilter" = 1 ]' ||
+		{ echo "# clone $nclone vfork $nvfork filter $nfilter"; sed 's/^/# /' "$T/clones"; }
 elif [ "$MUST" = 1 ] && ! command -v strace >/dev/null; then
 	check "strace is installed (scripts/deps.sh)" false
 fi

@@ -1181,9 +1181,39 @@ static void test_plan_early(void)
 		CHECKF(p && !moat_plan_fits_early(&kf, p), "workspace-write, ABI %d", abi);
 		moat_plan_free(p);
 	}
-	/* without user namespaces there is no early start to fit */
+	/* without user namespaces (Landlock + seccomp only): the early child
+	 * loads this mode's filter, and the plans that deny the network ask
+	 * for exactly it */
+	for (int abi = 0; abi <= MOAT_LL_ABI_MAX + 1; abi++) {
+		moat_kfeatures_full(&kf);
+		kf.userns = false;
+		kf.ns_admin = false;
+		kf.landlock_abi = abi;
+		p = build("workspace-write-no-network", &kf, NULL, &rc);
+		CHECKF(p && moat_plan_fits_early(&kf, p),
+		       "no namespaces: workspace-write-no-network, ABI %d", abi);
+		CHECKF(p && !p->mntns && p->seccomp &&
+			   moat_plan_seccomp_variant(p) ==
+			       (MOAT_SC_NO_INET | MOAT_SC_NO_UNIX | MOAT_SC_NO_NS),
+		       "no namespaces: the filter of the mode, ABI %d", abi);
+		moat_plan_free(p);
+		p = build("workspace-write", &kf, &net_deny, &rc);
+		CHECKF(p && moat_plan_fits_early(&kf, p), "no namespaces: --net deny, ABI %d",
+		       abi);
+		moat_plan_free(p);
+		p = build("readonly", &kf, NULL, &rc);
+		CHECKF(p && moat_plan_fits_early(&kf, p), "no namespaces: readonly, ABI %d", abi);
+		moat_plan_free(p);
+		/* the network allowed: another filter, not the early one */
+		p = build("workspace-write", &kf, NULL, &rc);
+		CHECKF(p && !moat_plan_fits_early(&kf, p), "no namespaces: workspace-write, ABI %d",
+		       abi);
+		moat_plan_free(p);
+	}
+	/* root without user namespaces makes the other namespaces: no fit */
 	moat_kfeatures_full(&kf);
 	kf.userns = false;
+	kf.ns_admin = true;
 	p = build("workspace-write-no-network", &kf, NULL, &rc);
 	CHECK(p && !moat_plan_fits_early(&kf, p));
 	moat_plan_free(p);
