@@ -1831,8 +1831,9 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 			hint(
 			    p, MOAT_FEAT_PROTECTED,
 			    "protected names and read-only paths inside writable ones need a mount "
-			    "namespace: enable unprivileged user namespaces, or use --profile "
-			    "readonly");
+			    "namespace (enable unprivileged user namespaces, or --profile readonly); "
+			    "without one, changes to protected names are set aside after the run, "
+			    "originals put back");
 	}
 	return 0;
 }

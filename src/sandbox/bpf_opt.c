@@ -325,55 +325,47 @@ int moat_bpf_optimize(void *program, unsigned short *len)
 {
 	struct sock_filter *prog = program;
 	struct opt o = {.f = NULL};
-	struct sock_filter *work;
-	unsigned n = *len;
-	bool ok = true;
+	struct sock_filter *work, *best;
+	unsigned n = *len, best_n = 0;
 
 	if (n == 0)
 		return 0;
 	work = malloc(n * sizeof(*work));
+	best = malloc(n * sizeof(*best));
 	o.dead = calloc(n, sizeof(*o.dead));
 	o.fwd = calloc(n, sizeof(*o.fwd));
 	o.live = calloc(n, sizeof(*o.live));
 	o.a_in = calloc(n, sizeof(*o.a_in));
 	o.npred = calloc(n, sizeof(*o.npred));
 	o.newpos = calloc(n, sizeof(*o.newpos));
-	if (!work || !o.dead || !o.fwd || !o.live || !o.a_in || !o.npred || !o.newpos) {
-		ok = false;
-		goto out;
-	}
+	if (!work || !best || !o.dead || !o.fwd || !o.live || !o.a_in || !o.npred || !o.newpos)
+		goto out; /* unchanged */
 	memcpy(work, prog, n * sizeof(*work));
 	o.f = work;
 	o.n = n;
 	if (!well_formed(&o))
 		goto out; /* not ours to rewrite: unchanged */
+	/* each round that compacts to a well-formed program is kept; a round
+	 * that cannot (a jump too far to encode) ends with the last kept */
 	for (int round = 0; round < 8; round++) {
-		bool changed;
-
 		memset(o.dead, 0, o.n * sizeof(*o.dead));
-		changed = rewrite(&o);
-		if (!changed)
+		if (!rewrite(&o) || !compact(&o) || !well_formed(&o))
 			break;
-		if (!compact(&o)) {
-			ok = false;
-			break;
-		}
-		if (!well_formed(&o)) {
-			ok = false;
-			break;
-		}
+		memcpy(best, work, o.n * sizeof(*work));
+		best_n = o.n;
 	}
-	if (ok) {
-		memcpy(prog, work, o.n * sizeof(*work));
-		*len = (unsigned short)o.n;
+	if (best_n) {
+		memcpy(prog, best, best_n * sizeof(*best));
+		*len = (unsigned short)best_n;
 	}
 out:
 	free(work);
+	free(best);
 	free(o.dead);
 	free(o.fwd);
 	free(o.live);
 	free(o.a_in);
 	free(o.npred);
 	free(o.newpos);
-	return ok ? 0 : -ENOMEM;
+	return 0;
 }

@@ -139,6 +139,11 @@ void moat_mounts_release(struct moat_mounts *m)
 	for (size_t i = 0; i < m->ngitcfg; i++)
 		free(m->gitcfg[i].rel);
 	free(m->gitcfg);
+	for (size_t i = 0; i < m->nguard; i++) {
+		free(m->guard[i].rel);
+		free(m->guard[i].data);
+	}
+	free(m->guard);
 	free(m->scan_note);
 	scan_cache_free(m->scan_save);
 	m->scan_save = NULL;
@@ -1940,6 +1945,7 @@ typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct s
 			  const char *leaf, void *ud);
 static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, const char *name,
 				const char **leaf);
+static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m);
 
 struct gitcfg_budget {
 	size_t configs, entries;
@@ -2733,8 +2739,12 @@ masks:
 	r = watch_git_redirects(p, m);
 	if (r < 0)
 		goto fail;
-	if (!p->mntns)
+	if (!p->mntns) {
+		r = guard_prepare(p, m);
+		if (r < 0)
+			goto fail;
 		goto done;
+	}
 	/* the self-binds must come before the masks (a later bind would hide
 	 * a mask): move them in front */
 	{
@@ -3814,6 +3824,337 @@ static void replaced_check(const struct moat_plan *p, struct moat_mounts *m, cha
 	}
 }
 
+/* ---- protected names without a mount namespace: recorded, then put back ---- */
+
+#define GUARD_MAX_ENTRIES 1024		  /* entries recorded in all */
+#define GUARD_MAX_FILE (1024 * 1024)	  /* content kept per file */
+#define GUARD_MAX_KEPT (16 * 1024 * 1024) /* content kept in all */
+#define GUARD_MAX_DEPTH 8
+
+static long long st_ctime_ns(const struct stat *st)
+{
+	return (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+/* The content of a regular file (at most GUARD_MAX_FILE) or a link's text,
+ * or NULL. Never blocks on a FIFO, never follows a link. */
+static char *guard_read(struct moat_mounts *m, int dfd, const char *leaf, const struct stat *st,
+			size_t *len)
+{
+	char *buf;
+	size_t got = 0;
+	int fd;
+
+	*len = 0;
+	if (S_ISLNK(st->st_mode)) {
+		buf = malloc(PATH_MAX);
+		if (!buf)
+			return NULL;
+		ssize_t n = readlinkat(dfd, leaf, buf, PATH_MAX - 1);
+
+		if (n < 0) {
+			free(buf);
+			return NULL;
+		}
+		buf[n] = '\0';
+		*len = (size_t)n;
+		return buf;
+	}
+	if (!S_ISREG(st->st_mode) || st->st_size < 0 || st->st_size > GUARD_MAX_FILE ||
+	    m->guard_kept + (size_t)st->st_size > GUARD_MAX_KEPT)
+		return NULL;
+	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc((size_t)st->st_size + 1);
+	while (buf && got < (size_t)st->st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st->st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf || got != (size_t)st->st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = got;
+	m->guard_kept += got;
+	return buf;
+}
+
+static int guard_add(struct moat_mounts *m, const char *rel, int dfd, const char *leaf,
+		     const struct stat *st, bool over)
+{
+	struct moat_guard *nv, *g;
+
+	if (m->nguard >= GUARD_MAX_ENTRIES)
+		return -E2BIG;
+	nv = realloc(m->guard, (m->nguard + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	m->guard = nv;
+	g = &nv[m->nguard];
+	memset(g, 0, sizeof(*g));
+	g->rel = moat_strdup(rel);
+	if (!g->rel)
+		return -ENOMEM;
+	g->dev = st->st_dev;
+	g->ino = st->st_ino;
+	g->ctime_ns = st_ctime_ns(st);
+	g->mode = st->st_mode;
+	g->over = over;
+	if (!S_ISDIR(st->st_mode))
+		g->data = guard_read(m, dfd, leaf, st, &g->len);
+	m->nguard++;
+	return 0;
+}
+
+/* How many entries below dfd/leaf (at most limit+1). */
+static size_t guard_count(int dfd, const char *leaf, size_t limit, int depth)
+{
+	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (n <= limit && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		if (e->d_type == DT_DIR && n <= limit)
+			n += depth >= GUARD_MAX_DEPTH
+				 ? limit + 1
+				 : guard_count(dirfd(d), e->d_name, limit - n, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Record the entries below a protected directory, parents first. */
+static int guard_walk(struct moat_mounts *m, int dfd, const char *leaf, const char *rel, int depth)
+{
+	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int r = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (r == 0 && (e = readdir(d))) {
+		char child[PATH_MAX];
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (size_t)snprintf(child, sizeof(child), "%s/%s", rel, e->d_name) >= sizeof(child) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		r = guard_add(m, child, dirfd(d), e->d_name, &st, false);
+		if (r == 0 && S_ISDIR(st.st_mode) && depth < GUARD_MAX_DEPTH)
+			r = guard_walk(m, dirfd(d), e->d_name, child, depth + 1);
+	}
+	closedir(d);
+	return r;
+}
+
+static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m)
+{
+	for (size_t i = 0; i < p->protect.n; i++) {
+		const char *name = p->protect.v[i], *leaf = NULL;
+		struct stat st;
+		int dfd = open_parent_nofollow(m, p->workspace, name, &leaf), r = 0;
+
+		if (dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			bool over = S_ISDIR(st.st_mode) &&
+				    guard_count(dfd, leaf, GUARD_MAX_ENTRIES / 2, 1) >
+					GUARD_MAX_ENTRIES / 2;
+			size_t top = m->nguard;
+
+			r = guard_add(m, name, dfd, leaf, &st, over);
+			if (r == 0 && S_ISDIR(st.st_mode) && !over)
+				r = guard_walk(m, dfd, leaf, name, 1);
+			if (r == -E2BIG && top < m->nguard) {
+				/* part of a directory is no record of it: only the
+				 * directory itself is compared */
+				while (m->nguard > top + 1) {
+					m->nguard--;
+					free(m->guard[m->nguard].rel);
+					free(m->guard[m->nguard].data);
+				}
+				m->guard[top].over = over = true;
+				r = 0;
+			}
+			if (over)
+				append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
+		} else {
+			/* absent (or below a directory that is): a name created
+			 * during the run is judged after it, as with a mount
+			 * namespace */
+			char **nv = realloc(m->protected_missing,
+					    (m->nprotected_missing + 1) * sizeof(*nv));
+
+			if (!nv)
+				r = -ENOMEM;
+			else {
+				m->protected_missing = nv;
+				nv[m->nprotected_missing] = moat_strdup(name);
+				if (!nv[m->nprotected_missing])
+					r = -ENOMEM;
+				else
+					m->nprotected_missing++;
+			}
+		}
+		if (dfd >= 0)
+			close(dfd);
+		if (r == -E2BIG) {
+			/* the budget is spent: the rest compared by itself only */
+			append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
+			r = 0;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool guard_has(const struct moat_mounts *m, const char *rel)
+{
+	for (size_t i = 0; i < m->nguard; i++)
+		if (!strcmp(m->guard[i].rel, rel))
+			return true;
+	return false;
+}
+
+/* Put the recorded entry back at dfd/leaf (which must not exist). */
+static bool guard_restore(int dfd, const char *leaf, const struct moat_guard *g)
+{
+	if (S_ISDIR(g->mode))
+		return mkdirat(dfd, leaf, g->mode & 07777) == 0;
+	if (S_ISLNK(g->mode))
+		return g->data && symlinkat(g->data, dfd, leaf) == 0;
+	if (S_ISREG(g->mode) && g->data) {
+		int fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				g->mode & 0777);
+		size_t off = 0;
+
+		if (fd < 0)
+			return false;
+		while (off < g->len) {
+			ssize_t n = write(fd, g->data + off, g->len - off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		(void)fchmod(fd, g->mode & 07777);
+		close(fd);
+		return off == g->len;
+	}
+	return false;
+}
+
+/* New entries in a recorded directory: set aside (a new directory whole). */
+static void guard_new(const struct moat_plan *p, struct moat_mounts *m, const struct moat_guard *g,
+		      char *out, size_t outsz)
+{
+	const char *leaf = NULL;
+	int pfd = open_parent_nofollow(m, p->workspace, g->rel, &leaf);
+	int fd = pfd >= 0 ? openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t budget = 4 * GUARD_MAX_ENTRIES;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		if (pfd >= 0)
+			close(pfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char child[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    strstr(e->d_name, ".moat-quarantined") ||
+		    (size_t)snprintf(child, sizeof(child), "%s/%s", g->rel, e->d_name) >= sizeof(child))
+			continue;
+		if (!budget--) {
+			/* made too large to look through: the whole directory
+			 * goes, and the recorded one comes back */
+			closedir(d);
+			d = NULL;
+			if (set_aside(pfd, leaf) == 0) {
+				append_name(out, outsz, g->rel, " (too many entries to check)");
+				(void)guard_restore(pfd, leaf, g);
+			}
+			break;
+		}
+		if (!guard_has(m, child) && set_aside(dirfd(d), e->d_name) == 0)
+			append_name(out, outsz, child, " (created)");
+	}
+	if (d)
+		closedir(d);
+	close(pfd);
+}
+
+/* After the run (nothing of it left): every recorded entry changed,
+ * replaced or removed is set aside and the original put back; .git/config
+ * changed by git itself (a remote, a branch's upstream) stays unless it now
+ * makes git run a program. */
+static void guard_check(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz)
+{
+	for (size_t i = 0; i < m->nguard; i++) {
+		const struct moat_guard *g = &m->guard[i];
+		const char *leaf = NULL;
+		char why[160];
+		struct stat st;
+		int dfd = open_parent_nofollow(m, p->workspace, g->rel, &leaf);
+
+		if (dfd < 0)
+			continue; /* its directory went: put back with it, or reported there */
+		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (guard_restore(dfd, leaf, g))
+				append_name(out, outsz, g->rel, " (removed; the original put back)");
+			close(dfd);
+			continue;
+		}
+		if (st.st_dev == g->dev && st.st_ino == g->ino &&
+		    (st.st_mode & S_IFMT) == (g->mode & S_IFMT) &&
+		    (S_ISDIR(st.st_mode) || st_ctime_ns(&st) == g->ctime_ns)) {
+			close(dfd);
+			continue; /* as it was (a directory's own entries are checked below) */
+		}
+		if (!strcmp(g->rel, ".git/config") && S_ISREG(st.st_mode) &&
+		    !gitconfig_suspect(dfd, leaf, p->workspace, why, sizeof(why))) {
+			close(dfd);
+			continue;
+		}
+		if (set_aside(dfd, leaf) == 0) {
+			bool back = guard_restore(dfd, leaf, g);
+
+			append_name(out, outsz, g->rel,
+				    back ? " (changed; the original put back)" : " (changed)");
+		}
+		close(dfd);
+	}
+	for (size_t i = 0; i < m->nguard; i++)
+		if (S_ISDIR(m->guard[i].mode) && !m->guard[i].over)
+			guard_new(p, m, &m->guard[i], out, outsz);
+}
+
 void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *out, size_t outsz,
 			char *created, size_t createdsz)
 {
@@ -3908,6 +4249,8 @@ void moat_ns_quarantine(const struct moat_plan *p, struct moat_mounts *m, char *
 		close(dfd);
 	}
 	replaced_check(p, m, out, outsz, created, createdsz);
+	if (m->nguard)
+		guard_check(p, m, out, outsz);
 	/* SECURITY: protected names that did not exist before the run and do
 	 * now were created inside it (a file cannot get an empty read-only
 	 * stand-in, and without a git repository neither can a directory):

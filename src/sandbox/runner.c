@@ -718,6 +718,14 @@ replan:
 
 		if (sp->mounts.scan_note)
 			snprintf(extra, sizeof(extra), "%s", sp->mounts.scan_note);
+		if (sp->mounts.guard_over[0]) {
+			size_t l = strlen(extra);
+
+			snprintf(extra + l, sizeof(extra) - l,
+				 "%swithout a mount namespace these protected directories have too "
+				 "many entries to be put back after the run, only replaced whole: %s",
+				 l ? "; " : "", sp->mounts.guard_over);
+		}
 		if (sp->uncarved[0]) {
 			size_t l = strlen(extra);
 

@@ -98,8 +98,9 @@ int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct mo
 int moat_seccomp_compile_libseccomp(unsigned variant, struct moat_bpf *ret,
 				    struct moat_error *err);
 /* Shorten a classic BPF seccomp program without changing what it answers
- * (src/sandbox/bpf_opt.c); a program it does not know is left as it is.
- * -ENOMEM (the program unchanged). */
+ * (src/sandbox/bpf_opt.c); a program it does not know, or cannot shorten
+ * within classic BPF's jump range, is left as it is (or as the last round
+ * that could be encoded left it). Returns 0. */
 int moat_bpf_optimize(void *prog, unsigned short *len);
 /* Write src/sandbox/seccomp_bpf.h (the precompiled x86_64 filters). */
 #include <stdio.h>
@@ -197,6 +198,23 @@ struct moat_mounts {
 		ino_t ino;
 		bool dangling; /* its target did not exist */
 	} *links;
+	/* Without a mount namespace (Landlock + seccomp only) protected names
+	 * cannot be read-only: those that exist are recorded before the run,
+	 * with their content, and what the run changed in them is set aside
+	 * after it and the original put back (moat_ns_quarantine) */
+	size_t nguard;
+	struct moat_guard {
+		char *rel; /* below the workspace; parents before children */
+		dev_t dev;
+		ino_t ino;
+		long long ctime_ns;
+		mode_t mode;
+		char *data; /* a file's content or a link's text; NULL: not kept */
+		size_t len;
+		bool over;  /* a directory with too many entries: only itself compared */
+	} *guard;
+	size_t guard_kept; /* bytes of content kept */
+	char guard_over[256]; /* protected directories too large to guard */
 };
 
 /* Limits on the workspace scan for "**" masks. */
@@ -389,7 +407,7 @@ struct moat_spawn {
 	int wait_status;   /* as from waitpid */
 	double elapsed_ms;
 	char protected_created[512]; /* protected names that appeared during the run */
-	char quarantined[512];	     /* files created or changed inside, set aside */
+	char quarantined[2048];	     /* files created or changed inside, set aside */
 };
 
 /* The life of one sandboxed command:

