@@ -3968,64 +3968,82 @@ static int guard_walk(struct moat_mounts *m, int dfd, const char *leaf, const ch
 	return r;
 }
 
-static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m)
+/* Record one protected name (below the workspace), or note it absent. */
+static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const char *name)
 {
-	for (size_t i = 0; i < p->protect.n; i++) {
-		const char *name = p->protect.v[i], *leaf = NULL;
-		struct stat st;
-		int dfd = open_parent_nofollow(m, p->workspace, name, &leaf), r = 0;
+	const char *leaf = NULL;
+	struct stat st;
+	int dfd, r = 0;
 
-		if (dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			bool over = S_ISDIR(st.st_mode) &&
-				    guard_count(dfd, leaf, GUARD_MAX_ENTRIES / 2, 1) >
-					GUARD_MAX_ENTRIES / 2;
-			size_t top = m->nguard;
+	for (size_t i = 0; i < m->nguard; i++)
+		if (!strcmp(m->guard[i].rel, name))
+			return 0; /* (a --ro path that is a protected name too) */
+	dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+	if (dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		bool over = S_ISDIR(st.st_mode) &&
+			    guard_count(dfd, leaf, GUARD_MAX_ENTRIES / 2, 1) > GUARD_MAX_ENTRIES / 2;
+		size_t top = m->nguard;
 
-			r = guard_add(m, name, dfd, leaf, &st, over);
-			if (r == 0 && S_ISDIR(st.st_mode) && !over)
-				r = guard_walk(m, dfd, leaf, name, 1);
-			if (r == -E2BIG && top < m->nguard) {
-				/* part of a directory is no record of it: only the
-				 * directory itself is compared */
-				while (m->nguard > top + 1) {
-					m->nguard--;
-					free(m->guard[m->nguard].rel);
-					free(m->guard[m->nguard].data);
-				}
-				m->guard[top].over = over = true;
-				r = 0;
+		r = guard_add(m, name, dfd, leaf, &st, over);
+		if (r == 0 && S_ISDIR(st.st_mode) && !over)
+			r = guard_walk(m, dfd, leaf, name, 1);
+		if (r == -E2BIG && top < m->nguard) {
+			/* part of a directory is no record of it: only the
+			 * directory itself is compared */
+			while (m->nguard > top + 1) {
+				m->nguard--;
+				free(m->guard[m->nguard].rel);
+				free(m->guard[m->nguard].data);
 			}
-			if (over)
-				append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
-		} else {
-			/* absent (or below a directory that is): a name created
-			 * during the run is judged after it, as with a mount
-			 * namespace */
-			char **nv = realloc(m->protected_missing,
-					    (m->nprotected_missing + 1) * sizeof(*nv));
-
-			if (!nv)
-				r = -ENOMEM;
-			else {
-				m->protected_missing = nv;
-				nv[m->nprotected_missing] = moat_strdup(name);
-				if (!nv[m->nprotected_missing])
-					r = -ENOMEM;
-				else
-					m->nprotected_missing++;
-			}
-		}
-		if (dfd >= 0)
-			close(dfd);
-		if (r == -E2BIG) {
-			/* the budget is spent: the rest compared by itself only */
-			append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
+			m->guard[top].over = over = true;
 			r = 0;
 		}
-		if (r < 0)
-			return r;
+		if (over)
+			append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
+	} else {
+		/* absent (or below a directory that is): a name created during
+		 * the run is judged after it, as with a mount namespace */
+		char **nv = realloc(m->protected_missing, (m->nprotected_missing + 1) * sizeof(*nv));
+
+		if (!nv) {
+			r = -ENOMEM;
+		} else {
+			m->protected_missing = nv;
+			nv[m->nprotected_missing] = moat_strdup(name);
+			if (!nv[m->nprotected_missing])
+				r = -ENOMEM;
+			else
+				m->nprotected_missing++;
+		}
 	}
-	return 0;
+	if (dfd >= 0)
+		close(dfd);
+	if (r == -E2BIG) {
+		/* the budget is spent: the rest compared by itself only */
+		append_name(m->guard_over, sizeof(m->guard_over), name, NULL);
+		r = 0;
+	}
+	return r;
+}
+
+/* The protected names, and the read-only paths inside the workspace
+ * (--ro, a profile's), which without a mount namespace Landlock cannot make
+ * read-only inside a writable tree. */
+static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m)
+{
+	size_t wl = strlen(p->workspace);
+	int r = 0;
+
+	for (size_t i = 0; i < p->protect.n && r == 0; i++)
+		r = guard_name(p, m, p->protect.v[i]);
+	for (size_t i = 0; i < p->nfs && r == 0; i++) {
+		const struct moat_fs_rule *fr = &p->fs[i];
+
+		if (!(fr->access & MOAT_FS_WRITE) && !strncmp(fr->path, p->workspace, wl) &&
+		    fr->path[wl] == '/' && fr->path[wl + 1])
+			r = guard_name(p, m, fr->path + wl + 1);
+	}
+	return r;
 }
 
 static bool guard_has(const struct moat_mounts *m, const char *rel)

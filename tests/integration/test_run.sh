@@ -477,6 +477,13 @@ if [ "$NOUSERNS" = 1 ]; then
 	mr -- sh -c 'git remote add origin https://example.invalid/r.git' 2>/dev/null
 	check "no mount namespace: git's own change to .git/config (a remote) stays" \
 		grep -q 'example.invalid/r.git' "$WS/.git/config"
+	mkdir -p "$WS/docs"
+	echo orig >"$WS/docs/a.txt"
+	[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/docs"
+	mr --ro "$WS/docs" -- sh -c 'echo changed > docs/a.txt; echo new > docs/b.txt' 2>/dev/null
+	check "no mount namespace: a --ro path inside the workspace is put back after the run" \
+		cond '[ "$(cat "$WS/docs/a.txt")" = orig ] && [ ! -e "$WS/docs/b.txt" ]'
+	rm -rf "$WS/docs"
 	(cd "$WS" && git remote remove origin 2>/dev/null; git config --unset core.hooksPath 2>/dev/null)
 	cp "$T/git-config.orig" "$WS/.git/config"
 	rm -rf "$WS/.vscode" "$WS/.envrc"* "$WS/.mcp.json"* "$WS/.git/hooks/"*.moat-quarantined* "$WS/.git/hooks/pre-commit" \
