@@ -1945,7 +1945,8 @@ typedef void (*gitcfg_fn)(struct moat_mounts *m, const char *rel, const struct s
 			  const char *leaf, void *ud);
 static int open_parent_nofollow(const struct moat_mounts *m, const char *ws, const char *name,
 				const char **leaf);
-static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m);
+static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m,
+			 const struct hidden *hid);
 
 struct gitcfg_budget {
 	size_t configs, entries;
@@ -2740,7 +2741,7 @@ masks:
 	if (r < 0)
 		goto fail;
 	if (!p->mntns) {
-		r = guard_prepare(p, m);
+		r = guard_prepare(p, m, &hid);
 		if (r < 0)
 			goto fail;
 		goto done;
@@ -3969,16 +3970,21 @@ static int guard_walk(struct moat_mounts *m, int dfd, const char *leaf, const ch
 }
 
 /* Record one protected name (below the workspace), or note it absent. */
-static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const char *name)
+static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+		      const char *name)
 {
 	const char *leaf = NULL;
+	char full[PATH_MAX];
 	struct stat st;
-	int dfd, r = 0;
+	int dfd = -1, r = 0;
 
 	for (size_t i = 0; i < m->nguard; i++)
 		if (!strcmp(m->guard[i].rel, name))
 			return 0; /* (a --ro path that is a protected name too) */
-	dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+	/* most are absent: the workspace's listing says so without a walk */
+	if ((size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, name) >= sizeof(full) ||
+	    !listing_absent(hid->ls, hid->nls, full))
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
 	if (dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		bool over = S_ISDIR(st.st_mode) &&
 			    guard_count(dfd, leaf, GUARD_MAX_ENTRIES / 2, 1) > GUARD_MAX_ENTRIES / 2;
@@ -4029,19 +4035,20 @@ static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const ch
 /* The protected names, and the read-only paths inside the workspace
  * (--ro, a profile's), which without a mount namespace Landlock cannot make
  * read-only inside a writable tree. */
-static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m)
+static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m,
+			 const struct hidden *hid)
 {
 	size_t wl = strlen(p->workspace);
 	int r = 0;
 
 	for (size_t i = 0; i < p->protect.n && r == 0; i++)
-		r = guard_name(p, m, p->protect.v[i]);
+		r = guard_name(p, m, hid, p->protect.v[i]);
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const struct moat_fs_rule *fr = &p->fs[i];
 
 		if (!(fr->access & MOAT_FS_WRITE) && !strncmp(fr->path, p->workspace, wl) &&
 		    fr->path[wl] == '/' && fr->path[wl + 1])
-			r = guard_name(p, m, fr->path + wl + 1);
+			r = guard_name(p, m, hid, fr->path + wl + 1);
 	}
 	return r;
 }
