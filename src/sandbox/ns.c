@@ -4159,6 +4159,12 @@ static void guard_check(const struct moat_plan *p, struct moat_mounts *m, char *
 		if (st.st_dev == g->dev && st.st_ino == g->ino &&
 		    (st.st_mode & S_IFMT) == (g->mode & S_IFMT) &&
 		    (S_ISDIR(st.st_mode) || st_ctime_ns(&st) == g->ctime_ns)) {
+			/* a directory made unreadable would hide what is in it
+			 * (from this check, not from the user later): its mode
+			 * back first */
+			if (S_ISDIR(st.st_mode) && (st.st_mode & 07777) != (g->mode & 07777) &&
+			    fchmodat(dfd, leaf, g->mode & 07777, 0) == 0)
+				append_name(out, outsz, g->rel, " (its mode put back)");
 			close(dfd);
 			continue; /* as it was (a directory's own entries are checked below) */
 		}
