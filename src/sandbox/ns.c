@@ -3832,11 +3832,6 @@ static void replaced_check(const struct moat_plan *p, struct moat_mounts *m, cha
 #define GUARD_MAX_KEPT (16 * 1024 * 1024) /* content kept in all */
 #define GUARD_MAX_DEPTH 8
 
-static long long st_ctime_ns(const struct stat *st)
-{
-	return (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
-}
-
 /* The content of a regular file (at most GUARD_MAX_FILE) or a link's text,
  * or NULL. Never blocks on a FIFO, never follows a link. */
 static char *guard_read(struct moat_mounts *m, int dfd, const char *leaf, const struct stat *st,
@@ -3905,7 +3900,7 @@ static int guard_add(struct moat_mounts *m, const char *rel, int dfd, const char
 		return -ENOMEM;
 	g->dev = st->st_dev;
 	g->ino = st->st_ino;
-	g->ctime_ns = st_ctime_ns(st);
+	g->ctime_ns = ctime_ns(st);
 	g->mode = st->st_mode;
 	g->over = over;
 	if (!S_ISDIR(st->st_mode))
@@ -4158,7 +4153,7 @@ static void guard_check(const struct moat_plan *p, struct moat_mounts *m, char *
 		}
 		if (st.st_dev == g->dev && st.st_ino == g->ino &&
 		    (st.st_mode & S_IFMT) == (g->mode & S_IFMT) &&
-		    (S_ISDIR(st.st_mode) || st_ctime_ns(&st) == g->ctime_ns)) {
+		    (S_ISDIR(st.st_mode) || ctime_ns(&st) == g->ctime_ns)) {
 			/* a directory made unreadable would hide what is in it
 			 * (from this check, not from the user later): its mode
 			 * back first */
