@@ -17,8 +17,11 @@
  * and compacts the program. A rewrite is made only where A (the
  * accumulator) is not read afterwards on any path, since jset leaves A
  * unmasked. It knows only the opcodes libseccomp emits for these filters
- * (ld word abs, and K, jeq/jgt/jge/jset K, ja, ret K): any other, or a
- * jump the compaction could not encode, and the program is left as it was.
+ * (ld word abs, and K, jeq/jgt/jge/jset K, ja, ret K): with any other the
+ * program is left as it was. A round whose jump threading would need a
+ * conditional jump longer than classic BPF's 255 is done again without
+ * threading; one that still cannot be encoded ends the rounds (what the
+ * earlier ones did stays).
  * tests/unit/test_seccomp_filter.c runs both programs in an interpreter over
  * every syscall number of three architectures with argument values that
  * cover every bit, and requires identical answers. */
@@ -51,6 +54,7 @@ struct opt {
 	uint32_t *a_in;	  /* the word A holds on entry on every path, or A_UNKNOWN */
 	unsigned *npred;  /* predecessors */
 	unsigned *newpos; /* index after compaction */
+	bool no_thread;	  /* keep every ja (a round redone: threading went too far) */
 };
 
 static bool is_cond(uint16_t code)
@@ -91,6 +95,10 @@ static bool well_formed(const struct opt *o)
 		unsigned s[2], ns;
 
 		if (!known(o->f[i].code))
+			return false;
+		/* a load inside struct seccomp_data (64 bytes), word-aligned,
+		 * as the kernel requires: never one of A_UNKNOWN's markers */
+		if (o->f[i].code == OP_LD_ABS && (o->f[i].k >= 64 || (o->f[i].k & 3)))
 			return false;
 		if (o->f[i].code == OP_JA && o->f[i].k >= o->n)
 			return false;
@@ -234,7 +242,7 @@ static bool rewrite(struct opt *o)
 	}
 	/* a ja is a detour: jumps to it go where it goes (compact keeps the
 	 * ones something falls into) */
-	for (unsigned i = 0; changed && i < o->n; i++) {
+	for (unsigned i = 0; changed && !o->no_thread && i < o->n; i++) {
 		if (o->f[i].code == OP_JA && !o->dead[i]) {
 			o->dead[i] = true;
 			o->fwd[i] = i + 1 + o->f[i].k;
@@ -349,8 +357,22 @@ int moat_bpf_optimize(void *program, unsigned short *len)
 	 * that cannot (a jump too far to encode) ends with the last kept */
 	for (int round = 0; round < 8; round++) {
 		memset(o.dead, 0, o.n * sizeof(*o.dead));
-		if (!rewrite(&o) || !compact(&o) || !well_formed(&o))
+		if (!rewrite(&o))
 			break;
+		if (!compact(&o) || !well_formed(&o)) {
+			/* again from this round's start, every ja kept */
+			if (o.no_thread)
+				break;
+			o.no_thread = true;
+			if (best_n)
+				memcpy(work, best, best_n * sizeof(*work));
+			else
+				memcpy(work, prog, n * sizeof(*work));
+			o.n = best_n ? best_n : n;
+			memset(o.dead, 0, o.n * sizeof(*o.dead));
+			if (!rewrite(&o) || !compact(&o) || !well_formed(&o))
+				break;
+		}
 		memcpy(best, work, o.n * sizeof(*work));
 		best_n = o.n;
 	}

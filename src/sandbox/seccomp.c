@@ -171,12 +171,10 @@ int moat_seccomp_compile_fresh(unsigned variant, struct moat_bpf *ret, struct mo
 {
 	int r = moat_seccomp_compile_libseccomp(variant, ret, err);
 
-	/* shorter for the kernel to convert and compile at every load */
-	if (r == 0 && moat_bpf_optimize(ret->insns, &ret->len) < 0) {
-		moat_bpf_release(ret);
-		moat_error_set(err, "seccomp: out of memory optimizing the filter");
-		return -ENOMEM;
-	}
+	/* shorter for the kernel to convert and compile at every load (a
+	 * program it cannot shorten stays as libseccomp wrote it) */
+	if (r == 0)
+		(void)moat_bpf_optimize(ret->insns, &ret->len);
 	return r;
 }
 

@@ -142,12 +142,14 @@ static void fail_step(struct moat_spawn *a, int step, int err, const char *detai
 #define GO_SPINS 8192
 
 /* Wait until the parent says go (an early start). Where the parent moved
- * to another CPU (aff_set: two or more), the child first watches the word
- * for a while: the wake-up of a task asleep on another CPU costs about
- * 20 us on a VM, a tenth of what is left of a start. */
+ * to another CPU (aff_set: two or more) and no network helper is at work,
+ * the child first watches the word for a while: the wake-up of a task
+ * asleep on another CPU costs about 20 us on a VM. */
 static void wait_go(struct moat_spawn *s)
 {
-	for (int i = 0; s->aff_set && i < GO_SPINS; i++) {
+	/* (not beside a network helper: it needs the CPU the child would
+	 * spin on) */
+	for (int i = 0; s->aff_set && !s->ns_net && i < GO_SPINS; i++) {
 		if (__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
 			return;
 #if defined(__x86_64__) || defined(__i386__)
