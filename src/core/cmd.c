@@ -4531,12 +4531,250 @@ static int check_cp(struct an *an, size_t v)
 	return 0;
 }
 
-static int check_sed(struct an *an, size_t v)
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
+
+/* One sed script (GNU syntax): its commands that run a program (e CMD,
+ * e, the s///e flag) or write or read a file (w, W, s///w, r, R). The
+ * file names and the command run to the end of their line. A script this
+ * scanner cannot follow stops it: sed itself refuses such a script, so
+ * nothing of it runs. */
+static int sed_script(struct an *an, size_t v, size_t wi, const char *s, const struct wctx *cx)
+{
+	const wref *vw = an->vw[v];
+	unsigned fl = vw[wi]->flags & ~(unsigned)MOAT_SHW_TILDE; /* sed expands no ~ */
+	size_t n = strlen(s), i = 0;
+	int r;
+
+	while (i < n) {
+		char c = s[i], cmd;
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '}') {
+			i++;
+			continue;
+		}
+		if (c == '#') {
+			while (i < n && s[i] != '\n')
+				i++;
+			continue;
+		}
+		/* addresses: N, $, N~M, /RE/, \cREc, then ,ADDR or ,+N ,~N; ! */
+		for (int k = 0; k < 2 && i < n; k++) {
+			if (s[i] == '$') {
+				i++;
+			} else if (s[i] >= '0' && s[i] <= '9') {
+				while (i < n && ((s[i] >= '0' && s[i] <= '9') || s[i] == '~'))
+					i++;
+			} else if (s[i] == '/' || s[i] == '\\') {
+				char d = s[i] == '\\' ? (i + 1 < n ? s[i + 1] : '\0') : '/';
+
+				i += s[i] == '\\' ? 2 : 1;
+				while (i < n && s[i] != d && s[i] != '\n')
+					i += s[i] == '\\' ? 2 : 1;
+				if (i >= n || s[i] != d)
+					return 0;
+				i++;
+				while (i < n && (s[i] == 'I' || s[i] == 'M'))
+					i++;
+			} else if (k == 1 && (s[i] == '+' || s[i] == '~')) {
+				i++;
+				while (i < n && s[i] >= '0' && s[i] <= '9')
+					i++;
+			}
+			while (i < n && (s[i] == ' ' || s[i] == '\t'))
+				i++;
+			if (k == 0 && i < n && s[i] == ',') {
+				i++;
+				while (i < n && (s[i] == ' ' || s[i] == '\t'))
+					i++;
+				continue;
+			}
+			break;
+		}
+		while (i < n && (s[i] == '!' || s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i >= n)
+			break;
+		cmd = s[i++];
+		switch (cmd) {
+		case '{':
+		case '=': case 'd': case 'D': case 'g': case 'G': case 'h': case 'H':
+		case 'n': case 'N': case 'p': case 'P': case 'x': case 'z': case 'F':
+			break;
+		case 'q': case 'Q': case 'l': case 'L':
+			while (i < n && (s[i] == ' ' || (s[i] >= '0' && s[i] <= '9')))
+				i++;
+			break;
+		case ':': case 'b': case 't': case 'T': case 'v':
+			while (i < n && s[i] != '\n' && s[i] != ';')
+				i++;
+			break;
+		case 'a': case 'i': case 'c':
+			/* text to the end of the line, lines ending in \ go on */
+			while (i < n && s[i] != '\n')
+				i += s[i] == '\\' ? 2 : 1;
+			break;
+		case 'e': case 'w': case 'W': case 'r': case 'R': {
+			size_t b, e;
+
+			while (i < n && (s[i] == ' ' || s[i] == '\t'))
+				i++;
+			b = i;
+			while (i < n && s[i] != '\n')
+				i++;
+			e = i;
+			if (cmd == 'e' && b == e)
+				return add_finding(an, v, MOAT_FINDING_ASK, "command:dynamic",
+						   "sed runs its input as a command (e)");
+			if (cmd == 'e') {
+				struct wctx c2 = nest_ctx_of(cx, vw[wi], v);
+
+				if ((r = reparse(an, s + b, e - b, &c2,
+						 (vw[wi]->flags & MOAT_SHW_EXPAND) != 0, true)))
+					return r;
+				break;
+			}
+			{
+				char *f = moat_arena_strndup(an->ar, s + b, e - b);
+
+				if (!f)
+					return an_oom(an);
+				if (!strcmp(f, "/dev/stdout") || !strcmp(f, "/dev/stderr"))
+					break;
+				if ((r = note_path(an, v, fl, f, 0)))
+					return r;
+				if ((cmd == 'w' || cmd == 'W') && (r = check_write(an, v, fl, f)))
+					return r;
+			}
+			break;
+		}
+		case 's': case 'y': {
+			char d = i < n ? s[i] : '\0';
+
+			if (!d || d == '\n' || d == '\\')
+				return 0;
+			i++;
+			for (int part = 0; part < 2; part++) {
+				while (i < n && s[i] != d)
+					i += s[i] == '\\' ? 2 : 1;
+				if (i >= n)
+					return 0;
+				i++;
+			}
+			if (cmd == 'y')
+				break;
+			/* flags: g p i I m M NUMBER, e (run), w FILE (to the line's end) */
+			while (i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}') {
+				if (s[i] == 'e')
+					return add_finding(an, v, MOAT_FINDING_ASK, "command:dynamic",
+							   "sed runs the text it made as a command "
+							   "(s///e)");
+				if (s[i] == 'w') {
+					size_t b;
+					char *f;
+
+					i++;
+					while (i < n && (s[i] == ' ' || s[i] == '\t'))
+						i++;
+					b = i;
+					while (i < n && s[i] != '\n')
+						i++;
+					f = moat_arena_strndup(an->ar, s + b, i - b);
+					if (!f)
+						return an_oom(an);
+					if (strcmp(f, "/dev/stdout") && strcmp(f, "/dev/stderr") &&
+					    ((r = note_path(an, v, fl, f, 0)) ||
+					     (r = check_write(an, v, fl, f))))
+						return r;
+					break;
+				}
+				i++;
+			}
+			break;
+		}
+		default:
+			return 0; /* sed refuses an unknown command */
+		}
+	}
+	return 0;
+}
+
+/* The scripts of a sed command: -e SCRIPT (in a cluster too: -ne), -eSCRIPT,
+ * --expression[=]SCRIPT, else the first operand; --sandbox (GNU) refuses
+ * e, w and r itself. -f FILE's script is not known here. */
+static int sed_scripts(struct an *an, size_t v, const struct wctx *cx)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	bool given = false, file = false;
+	size_t first = 0;
+	int r;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!strcmp(a, "--")) {
+			if (i + 1 < view->argc && !first)
+				first = i + 1;
+			break;
+		}
+		if (!is_opt(a)) {
+			if (!first)
+				first = i;
+			continue;
+		}
+		if (a[1] == '-') {
+			if (long_is(a + 2, "sandbox", 3))
+				return 0;
+			if (long_is(a + 2, "expression", 1)) {
+				given = true;
+				if (strchr(a, '=')) {
+					if ((r = sed_script(an, v, i, strchr(a, '=') + 1, cx)))
+						return r;
+				} else if (i + 1 < view->argc) {
+					if ((r = sed_script(an, v, i + 1, view->argv[i + 1], cx)))
+						return r;
+					i++;
+				}
+			} else if (long_is(a + 2, "file", 1)) {
+				file = true;
+				i += !strchr(a, '=');
+			} else if (long_is(a + 2, "line-length", 1) && !strchr(a, '=')) {
+				i++;
+			}
+			continue;
+		}
+		for (size_t k = 1; a[k]; k++) {
+			if (a[k] == 'i')
+				break; /* the rest is the backup suffix */
+			if (a[k] == 'e' || a[k] == 'f' || a[k] == 'l') {
+				const char *val = a[k + 1] ? a + k + 1 : i + 1 < view->argc ? view->argv[i + 1] : NULL;
+				size_t wi = a[k + 1] ? i : i + 1;
+
+				if (!a[k + 1])
+					i++;
+				if (a[k] == 'e' && val) {
+					given = true;
+					if ((r = sed_script(an, v, wi, val, cx)))
+						return r;
+				}
+				file |= a[k] == 'f';
+				break;
+			}
+		}
+	}
+	if (!given && !file && first)
+		return sed_script(an, v, first, view->argv[first], cx);
+	return 0;
+}
+
+static int check_sed(struct an *an, size_t v, const struct wctx *cx)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool inplace = false, script_opt = false, have_script, done = false;
 	int r;
+
+	if ((r = sed_scripts(an, v, cx)))
+		return r;
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
@@ -5187,7 +5425,7 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_RSYNC:
 		return check_cp(an, v);
 	case PK_SED:
-		return check_sed(an, v);
+		return check_sed(an, v, cx);
 	case PK_CURL:
 		return check_fetch(an, v, false);
 	case PK_WGET:
