@@ -1830,10 +1830,9 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		if (!p->mntns)
 			hint(
 			    p, MOAT_FEAT_PROTECTED,
-			    "protected names and read-only paths inside writable ones need a mount "
+			    "protected names and read-only paths in writable ones need a mount "
 			    "namespace (enable unprivileged user namespaces, or --profile readonly); "
-			    "without one, changes to protected names are set aside after the run, "
-			    "originals put back");
+			    "without one, changes to them are undone after the run");
 	}
 	return 0;
 }
