@@ -3964,6 +3964,14 @@ static int guard_walk(struct moat_mounts *m, int dfd, const char *leaf, const ch
 	return r;
 }
 
+static bool guard_has(const struct moat_mounts *m, const char *rel)
+{
+	for (size_t i = 0; i < m->nguard; i++)
+		if (!strcmp(m->guard[i].rel, rel))
+			return true;
+	return false;
+}
+
 /* Record one protected name (below the workspace), or note it absent. */
 static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 		      const char *name)
@@ -3973,13 +3981,36 @@ static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const st
 	struct stat st;
 	int dfd = -1, r = 0;
 
-	for (size_t i = 0; i < m->nguard; i++)
-		if (!strcmp(m->guard[i].rel, name))
-			return 0; /* (a --ro path that is a protected name too) */
+	if (guard_has(m, name))
+		return 0; /* (a --ro path that is a protected name too) */
 	/* most are absent: the workspace's listing says so without a walk */
 	if ((size_t)snprintf(full, sizeof(full), "%s/%s", p->workspace, name) >= sizeof(full) ||
-	    !listing_absent(hid->ls, hid->nls, full))
+	    !listing_absent(hid->ls, hid->nls, full)) {
+		/* SECURITY: its directories on the way, each compared whole
+		 * (by identity): a .git moved away and replaced by a link to a
+		 * planted copy would take .git/config and .git/hooks with it */
+		for (const char *c = strchr(name, '/'); c; c = strchr(c + 1, '/')) {
+			char anc[PATH_MAX];
+			const char *aleaf = NULL;
+			int adfd;
+
+			if ((size_t)(c - name) >= sizeof(anc))
+				break;
+			memcpy(anc, name, (size_t)(c - name));
+			anc[c - name] = '\0';
+			if (guard_has(m, anc))
+				continue;
+			adfd = open_parent_nofollow(m, p->workspace, anc, &aleaf);
+			if (adfd >= 0 && fstatat(adfd, aleaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				r = guard_add(m, anc, adfd, aleaf, &st, true);
+			if (adfd >= 0)
+				close(adfd);
+			if (r < 0)
+				return r == -E2BIG ? 0 : r;
+		}
 		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+	}
 	if (dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		bool over = S_ISDIR(st.st_mode) &&
 			    guard_count(dfd, leaf, GUARD_MAX_ENTRIES / 2, 1) > GUARD_MAX_ENTRIES / 2;
@@ -4046,14 +4077,6 @@ static int guard_prepare(const struct moat_plan *p, struct moat_mounts *m,
 			r = guard_name(p, m, hid, fr->path + wl + 1);
 	}
 	return r;
-}
-
-static bool guard_has(const struct moat_mounts *m, const char *rel)
-{
-	for (size_t i = 0; i < m->nguard; i++)
-		if (!strcmp(m->guard[i].rel, rel))
-			return true;
-	return false;
 }
 
 /* Put the recorded entry back at dfd/leaf (which must not exist). */
@@ -4146,7 +4169,9 @@ static void guard_check(const struct moat_plan *p, struct moat_mounts *m, char *
 		if (dfd < 0)
 			continue; /* its directory went: put back with it, or reported there */
 		if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (guard_restore(dfd, leaf, g))
+			/* (a directory compared whole cannot be made again: its
+			 * content was not recorded) */
+			if (!g->over && guard_restore(dfd, leaf, g))
 				append_name(out, outsz, g->rel, " (removed; the original put back)");
 			close(dfd);
 			continue;
@@ -4169,10 +4194,12 @@ static void guard_check(const struct moat_plan *p, struct moat_mounts *m, char *
 			continue;
 		}
 		if (set_aside(dfd, leaf) == 0) {
-			bool back = guard_restore(dfd, leaf, g);
+			bool back = !g->over && guard_restore(dfd, leaf, g);
 
 			append_name(out, outsz, g->rel,
-				    back ? " (changed; the original put back)" : " (changed)");
+				    back ? " (changed; the original put back)"
+				    : g->over ? " (replaced; the original is not where it was)"
+					      : " (changed)");
 		}
 		close(dfd);
 	}

@@ -479,6 +479,15 @@ if [ "$NOUSERNS" = 1 ]; then
 	mr -- sh -c 'git remote add origin https://example.invalid/r.git' 2>/dev/null
 	check "no mount namespace: git's own change to .git/config (a remote) stays" \
 		grep -q 'example.invalid/r.git' "$WS/.git/config"
+	# .git swapped for a link to a planted copy: .git/config and hooks would
+	# go with it; the link is set aside (the real one is where the command
+	# moved it)
+	mr -- sh -c 'cp -r .git evil; printf "[core]\n\tfsmonitor = /tmp/x\n" > evil/config;
+		mv .git .git-real; ln -s evil .git' 2>/dev/null
+	check "no mount namespace: a .git swapped for a link to a planted copy is set aside" \
+		cond '[ ! -L "$WS/.git" ] && [ -L "$WS/.git.moat-quarantined" ]'
+	rm -rf "$WS/.git.moat-quarantined" "$WS/evil"
+	[ -d "$WS/.git-real" ] && mv "$WS/.git-real" "$WS/.git"
 	mkdir -p "$WS/docs"
 	echo orig >"$WS/docs/a.txt"
 	[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/docs"
