@@ -459,7 +459,7 @@ static const struct {
 	{"umount", PK_UMOUNT},
 	{"proxychains4", PK_PROXYCHAINS}, {"setpriv", PK_SETPRIV},
 	{"tar", PK_UNPACK}, {"bsdtar", PK_UNPACK}, {"unzip", PK_UNPACK},
-	{"awk", PK_AWK}, {"gawk", PK_AWK},
+	{"awk", PK_AWK}, {"gawk", PK_AWK}, {"mawk", PK_AWK}, {"nawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
 	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL},
 	/* programs that run a command given after their own words */
@@ -3380,7 +3380,128 @@ static int check_unpack(struct an *an, size_t v)
 
 /* awk -i inplace (gawk's in-place edit): the files after the program are
  * rewritten */
-static int check_awk(struct an *an, size_t v)
+static int reparse(struct an *an, const char *text, size_t len, const struct wctx *cx,
+		   bool unknown, bool top);
+static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v);
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
+
+/* An awk string literal starting at s[i] == '"': its text (escapes
+ * \" and \\ undone) in the arena, *end past its closing quote; NULL when
+ * it does not close (or on no memory: an_oom is the caller's). */
+static char *awk_string(struct an *an, const char *s, size_t n, size_t i, size_t *end)
+{
+	char *out = moat_arena_alloc(an->ar, n - i + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (i++; i < n && s[i] != '"'; i++) {
+		if (s[i] == '\\' && i + 1 < n && (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '/'))
+			i++;
+		else if (s[i] == '\n')
+			return NULL;
+		out[o++] = s[i];
+	}
+	if (i >= n)
+		return NULL;
+	out[o] = '\0';
+	*end = i + 1;
+	return out;
+}
+
+/* An awk program: what it runs (system("CMD"), print | "CMD",
+ * "CMD" | getline: a literal is analysed as a command, anything else asks)
+ * and the files print and printf write (> "FILE", >> "FILE"). Read as text,
+ * not parsed: a "system(" inside a string asks too, and a comparison with
+ * a string literal ($1 > "x") is taken for a write to x. */
+static int awk_program(struct an *an, size_t v, size_t wi, const char *s, const struct wctx *cx)
+{
+	const wref *vw = an->vw[v];
+	unsigned fl = vw[wi]->flags & ~(unsigned)MOAT_SHW_TILDE;
+	size_t n = strlen(s);
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		bool sys = !strncmp(s + i, "system", 6) && (i == 0 || !isalnum((unsigned char)s[i - 1])) &&
+			   s[i - (i ? 1 : 0)] != '_';
+		size_t j, end;
+		char *lit;
+
+		if (sys) {
+			j = i + 6;
+			while (j < n && (s[j] == ' ' || s[j] == '\t'))
+				j++;
+			if (j >= n || s[j] != '(')
+				continue;
+			j++;
+			while (j < n && (s[j] == ' ' || s[j] == '\t'))
+				j++;
+		} else if (s[i] == '|' && (i + 1 >= n || s[i + 1] != '|') && (i == 0 || s[i - 1] != '|')) {
+			/* print | "CMD", or "CMD" | getline (the literal before) */
+			j = i + 1;
+			while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '&'))
+				j++;
+			if (j < n && s[j] != '"') {
+				size_t k = i;
+
+				while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+					k--;
+				if (k == 0 || s[k - 1] != '"' || strncmp(s + j, "getline", 7))
+					continue;
+				/* back to the opening quote of "CMD" */
+				k--;
+				while (k > 0 && !(s[k - 1] == '"' && (k < 2 || s[k - 2] != '\\')))
+					k--;
+				if (k == 0)
+					continue;
+				j = k - 1;
+			}
+		} else if (s[i] == '>') {
+			j = i + 1 + (i + 1 < n && s[i + 1] == '>');
+			while (j < n && (s[j] == ' ' || s[j] == '\t'))
+				j++;
+			if (j >= n || s[j] != '"' || !(lit = awk_string(an, s, n, j, &end)))
+				continue;
+			if (!lit[0] || !strcmp(lit, "/dev/stdout") || !strcmp(lit, "/dev/stderr"))
+				continue;
+			if ((r = note_path(an, v, fl, lit, 0)) || (r = check_write(an, v, fl, lit)))
+				return r;
+			i = end - 1;
+			continue;
+		} else {
+			continue;
+		}
+		if (j >= n || s[j] != '"' || !(lit = awk_string(an, s, n, j, &end))) {
+			if (sys)
+				return add_finding(an, v, MOAT_FINDING_ASK, "command:dynamic",
+						   "awk runs a command made while it runs (system)");
+			continue;
+		}
+		{
+			struct wctx c2 = nest_ctx_of(cx, vw[wi], v);
+			/* print | "CMD": the command reads what awk prints, input not
+			 * known before running (a shell there runs it) */
+			bool fed = !sys && s[i] == '|' && j > i;
+			size_t ll = strlen(lit);
+			char *text = fed ? moat_arena_alloc(an->ar, ll + 8) : lit;
+
+			if (!text)
+				return an_oom(an);
+			if (fed) {
+				memcpy(text, "cat | ", 6);
+				memcpy(text + 6, lit, ll + 1);
+			}
+			if ((r = reparse(an, text, strlen(text), &c2,
+					 (vw[wi]->flags & MOAT_SHW_EXPAND) != 0, true)))
+				return r;
+		}
+		if (sys)
+			i = end - 1;
+	}
+	return 0;
+}
+
+static int check_awk(struct an *an, size_t v, const struct wctx *cx)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
@@ -3414,6 +3535,8 @@ static int check_awk(struct an *an, size_t v)
 		}
 		if (!prog_seen) {
 			prog_seen = true; /* the program text */
+			if ((r = awk_program(an, v, i, a, cx)))
+				return r;
 			continue;
 		}
 		if (inplace && !strchr(a, '=') && (r = check_write(an, v, vw[i]->flags, a)))
@@ -5441,7 +5564,7 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_UNPACK:
 		return check_unpack(an, v);
 	case PK_AWK:
-		return check_awk(an, v);
+		return check_awk(an, v, cx);
 	case PK_MAKE:
 		/* make -f -: the Makefile (its recipes run) comes on standard input */
 		for (size_t k = 1; k < an->a->views[v].argc; k++) {
