@@ -3409,11 +3409,12 @@ static char *awk_string(struct an *an, const char *s, size_t n, size_t i, size_t
 	return out;
 }
 
-/* An awk program: what it runs (system("CMD"), print | "CMD",
- * "CMD" | getline: a literal is analysed as a command, anything else asks)
- * and the files print and printf write (> "FILE", >> "FILE"). Read as text,
- * not parsed: a "system(" inside a string asks too, and a comparison with
- * a string literal ($1 > "x") is taken for a write to x. */
+/* An awk program: what it runs (awk's system function with "CMD", print |
+ * "CMD", "CMD" | getline: a literal is analysed as a command, anything else
+ * asks) and the files print and printf write (> "FILE", >> "FILE"). Read as
+ * text, not parsed: the system function's name and parenthesis inside a
+ * string ask too, and a comparison with a string literal ($1 > "x") is
+ * taken for a write to x. */
 static int awk_program(struct an *an, size_t v, size_t wi, const char *s, const struct wctx *cx)
 {
 	const wref *vw = an->vw[v];
