@@ -3385,6 +3385,34 @@ static int reparse(struct an *an, const char *text, size_t len, const struct wct
 static struct wctx nest_ctx_of(const struct wctx *cx, wref origin, size_t v);
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
 
+/* Past the blanks (spaces, tabs) of s from i on. */
+static size_t skip_blank(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* A file a sed or awk script names (len bytes at f): noted for the policy,
+ * and checked as a write when the script writes it; /dev/stdout and
+ * /dev/stderr are the streams. */
+static int script_file(struct an *an, size_t v, unsigned fl, const char *f, size_t len, bool write)
+{
+	char *name;
+	int r;
+
+	if (!len)
+		return 0;
+	name = moat_arena_strndup(an->ar, f, len);
+	if (!name)
+		return an_oom(an);
+	if (!strcmp(name, "/dev/stdout") || !strcmp(name, "/dev/stderr"))
+		return 0;
+	if ((r = note_path(an, v, fl, name, 0)))
+		return r;
+	return write ? check_write(an, v, fl, name) : 0;
+}
+
 /* An awk string literal starting at s[i] == '"': its text (escapes
  * \" and \\ undone) in the arena, *end past its closing quote; NULL when
  * it does not close (or on no memory: an_oom is the caller's). */
@@ -3423,20 +3451,16 @@ static int awk_program(struct an *an, size_t v, size_t wi, const char *s, const 
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		bool sys = !strncmp(s + i, "system", 6) && (i == 0 || !isalnum((unsigned char)s[i - 1])) &&
-			   s[i - (i ? 1 : 0)] != '_';
+		bool sys = !strncmp(s + i, "system", 6) &&
+			   (i == 0 || (!isalnum((unsigned char)s[i - 1]) && s[i - 1] != '_'));
 		size_t j, end;
 		char *lit;
 
 		if (sys) {
-			j = i + 6;
-			while (j < n && (s[j] == ' ' || s[j] == '\t'))
-				j++;
+			j = skip_blank(s, n, i + 6);
 			if (j >= n || s[j] != '(')
 				continue;
-			j++;
-			while (j < n && (s[j] == ' ' || s[j] == '\t'))
-				j++;
+			j = skip_blank(s, n, j + 1);
 		} else if (s[i] == '|' && (i + 1 >= n || s[i + 1] != '|') && (i == 0 || s[i - 1] != '|')) {
 			/* print | "CMD", or "CMD" | getline (the literal before) */
 			j = i + 1;
@@ -3458,14 +3482,10 @@ static int awk_program(struct an *an, size_t v, size_t wi, const char *s, const 
 				j = k - 1;
 			}
 		} else if (s[i] == '>') {
-			j = i + 1 + (i + 1 < n && s[i + 1] == '>');
-			while (j < n && (s[j] == ' ' || s[j] == '\t'))
-				j++;
+			j = skip_blank(s, n, i + 1 + (i + 1 < n && s[i + 1] == '>'));
 			if (j >= n || s[j] != '"' || !(lit = awk_string(an, s, n, j, &end)))
 				continue;
-			if (!lit[0] || !strcmp(lit, "/dev/stdout") || !strcmp(lit, "/dev/stderr"))
-				continue;
-			if ((r = note_path(an, v, fl, lit, 0)) || (r = check_write(an, v, fl, lit)))
+			if ((r = script_file(an, v, fl, lit, strlen(lit), true)))
 				return r;
 			i = end - 1;
 			continue;
@@ -4704,12 +4724,9 @@ static int sed_script(struct an *an, size_t v, size_t wi, const char *s, const s
 				while (i < n && s[i] >= '0' && s[i] <= '9')
 					i++;
 			}
-			while (i < n && (s[i] == ' ' || s[i] == '\t'))
-				i++;
+			i = skip_blank(s, n, i);
 			if (k == 0 && i < n && s[i] == ',') {
-				i++;
-				while (i < n && (s[i] == ' ' || s[i] == '\t'))
-					i++;
+				i = skip_blank(s, n, i + 1);
 				continue;
 			}
 			break;
@@ -4740,9 +4757,7 @@ static int sed_script(struct an *an, size_t v, size_t wi, const char *s, const s
 		case 'e': case 'w': case 'W': case 'r': case 'R': {
 			size_t b, e;
 
-			while (i < n && (s[i] == ' ' || s[i] == '\t'))
-				i++;
-			b = i;
+			b = i = skip_blank(s, n, i);
 			while (i < n && s[i] != '\n')
 				i++;
 			e = i;
@@ -4757,18 +4772,8 @@ static int sed_script(struct an *an, size_t v, size_t wi, const char *s, const s
 					return r;
 				break;
 			}
-			{
-				char *f = moat_arena_strndup(an->ar, s + b, e - b);
-
-				if (!f)
-					return an_oom(an);
-				if (!strcmp(f, "/dev/stdout") || !strcmp(f, "/dev/stderr"))
-					break;
-				if ((r = note_path(an, v, fl, f, 0)))
-					return r;
-				if ((cmd == 'w' || cmd == 'W') && (r = check_write(an, v, fl, f)))
-					return r;
-			}
+			if ((r = script_file(an, v, fl, s + b, e - b, cmd == 'w' || cmd == 'W')))
+				return r;
 			break;
 		}
 		case 's': case 'y': {
@@ -4793,21 +4798,11 @@ static int sed_script(struct an *an, size_t v, size_t wi, const char *s, const s
 							   "sed runs the text it made as a command "
 							   "(s///e)");
 				if (s[i] == 'w') {
-					size_t b;
-					char *f;
+					size_t b = i = skip_blank(s, n, i + 1);
 
-					i++;
-					while (i < n && (s[i] == ' ' || s[i] == '\t'))
-						i++;
-					b = i;
 					while (i < n && s[i] != '\n')
 						i++;
-					f = moat_arena_strndup(an->ar, s + b, i - b);
-					if (!f)
-						return an_oom(an);
-					if (strcmp(f, "/dev/stdout") && strcmp(f, "/dev/stderr") &&
-					    ((r = note_path(an, v, fl, f, 0)) ||
-					     (r = check_write(an, v, fl, f))))
+					if ((r = script_file(an, v, fl, s + b, i - b, true)))
 						return r;
 					break;
 				}

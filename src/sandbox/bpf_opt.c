@@ -163,6 +163,16 @@ static bool single_bit(uint32_t k)
 	return k && !(k & (k - 1));
 }
 
+/* Instruction i becomes a no-op (ja 0), removed at compaction. */
+static void nop(struct opt *o, unsigned i)
+{
+	o->f[i].code = OP_JA;
+	o->f[i].k = 0;
+	o->f[i].jt = o->f[i].jf = 0;
+	o->dead[i] = true;
+	o->fwd[i] = i + 1;
+}
+
 /* One round of rewrites on the uncompacted program: true when it changed. */
 static bool rewrite(struct opt *o)
 {
@@ -205,39 +215,29 @@ static bool rewrite(struct opt *o)
 			continue;
 		}
 		/* the jeq is now unreachable: a no-op until compaction */
-		y->code = OP_JA;
-		y->k = 0;
-		y->jt = y->jf = 0;
-		o->dead[i + 1] = true;
-		o->fwd[i + 1] = i + 2;
+		nop(o, i + 1);
 		changed = true;
 	}
 	/* a load of the word A holds on every path (A unchanged: the other
 	 * answers of this pass stay true) */
 	analyse(o);
 	for (unsigned i = 0; i + 1 < o->n; i++) {
-		struct sock_filter *x = &o->f[i];
+		const struct sock_filter *x = &o->f[i];
 
 		if (o->dead[i] || x->code != OP_LD_ABS || o->a_in[i] != x->k)
 			continue;
-		x->code = OP_JA;
-		x->k = 0;
-		o->dead[i] = true;
-		o->fwd[i] = i + 1;
+		nop(o, i);
 		changed = true;
 	}
 	/* a load whose value is never read (after the pass above, and looked
 	 * at again: a load kept there may feed a removed one's readers) */
 	analyse(o);
 	for (unsigned i = 0; i + 1 < o->n; i++) {
-		struct sock_filter *x = &o->f[i];
+		const struct sock_filter *x = &o->f[i];
 
 		if (o->dead[i] || x->code != OP_LD_ABS || o->live[i + 1])
 			continue;
-		x->code = OP_JA;
-		x->k = 0;
-		o->dead[i] = true;
-		o->fwd[i] = i + 1;
+		nop(o, i);
 		changed = true;
 	}
 	/* a ja is a detour: jumps to it go where it goes (compact keeps the

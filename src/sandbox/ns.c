@@ -2414,6 +2414,22 @@ static int protect_link(struct moat_mounts *m, const char *name, const char *pat
 	return r;
 }
 
+/* A protected name that does not exist: judged after the run
+ * (moat_ns_quarantine) if the run made it. */
+static int add_missing(struct moat_mounts *m, const char *name)
+{
+	char **nv = realloc(m->protected_missing, (m->nprotected_missing + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	m->protected_missing = nv;
+	nv[m->nprotected_missing] = moat_strdup(name);
+	if (!nv[m->nprotected_missing])
+		return -ENOMEM;
+	m->nprotected_missing++;
+	return 0;
+}
+
 static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 			 struct moat_error *err)
 {
@@ -2473,8 +2489,6 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 			continue;
 		}
 		if (absent) {
-			char **nv;
-
 			if (standins && protect_is_dir(p->protect.v[i]) &&
 			    parent_is_dir(p->workspace, p->protect.v[i])) {
 
@@ -2504,16 +2518,9 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				}
 				continue;
 			}
-			nv = realloc(m->protected_missing,
-				     (m->nprotected_missing + 1) * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			m->protected_missing = nv;
-			nv[m->nprotected_missing] = moat_strdup(p->protect.v[i]);
-			if (!nv[m->nprotected_missing])
-				return -ENOMEM;
-			m->nprotected_missing++;
+			r = add_missing(m, p->protect.v[i]);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		r = add_op(m, MOAT_MNT_RO_BIND, path, -1, S_ISDIR(st.st_mode), true, NULL, 0);
@@ -3739,19 +3746,27 @@ static void judge_created(const struct moat_plan *p, int dfd, const char *leaf, 
 	}
 }
 
+/* The directory dfd/leaf for reading, its last component not followed;
+ * NULL when it cannot be opened (or is not a directory). */
+static DIR *opendir_at(int dfd, const char *leaf)
+{
+	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
 /* Is dfd/leaf a directory without entries? */
 static bool dir_empty(int dfd, const char *leaf)
 {
-	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = opendir_at(dfd, leaf);
 	struct dirent *e;
 	bool empty = true;
-	DIR *d;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return false;
-	}
 	while (empty && (e = readdir(d)))
 		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
 	closedir(d);
@@ -3912,16 +3927,12 @@ static int guard_add(struct moat_mounts *m, const char *rel, int dfd, const char
 /* How many entries below dfd/leaf (at most limit+1). */
 static size_t guard_count(int dfd, const char *leaf, size_t limit, int depth)
 {
-	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = opendir_at(dfd, leaf);
 	struct dirent *e;
 	size_t n = 0;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return 0;
-	}
 	while (n <= limit && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
@@ -3938,16 +3949,12 @@ static size_t guard_count(int dfd, const char *leaf, size_t limit, int depth)
 /* Record the entries below a protected directory, parents first. */
 static int guard_walk(struct moat_mounts *m, int dfd, const char *leaf, const char *rel, int depth)
 {
-	int fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = opendir_at(dfd, leaf);
 	struct dirent *e;
 	int r = 0;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return 0;
-	}
 	while (r == 0 && (e = readdir(d))) {
 		char child[PATH_MAX];
 		struct stat st;
@@ -4035,18 +4042,7 @@ static int guard_name(const struct moat_plan *p, struct moat_mounts *m, const st
 	} else {
 		/* absent (or below a directory that is): a name created during
 		 * the run is judged after it, as with a mount namespace */
-		char **nv = realloc(m->protected_missing, (m->nprotected_missing + 1) * sizeof(*nv));
-
-		if (!nv) {
-			r = -ENOMEM;
-		} else {
-			m->protected_missing = nv;
-			nv[m->nprotected_missing] = moat_strdup(name);
-			if (!nv[m->nprotected_missing])
-				r = -ENOMEM;
-			else
-				m->nprotected_missing++;
-		}
+		r = add_missing(m, name);
 	}
 	if (dfd >= 0)
 		close(dfd);
@@ -4115,14 +4111,11 @@ static void guard_new(const struct moat_plan *p, struct moat_mounts *m, const st
 {
 	const char *leaf = NULL;
 	int pfd = open_parent_nofollow(m, p->workspace, g->rel, &leaf);
-	int fd = pfd >= 0 ? openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = pfd >= 0 ? opendir_at(pfd, leaf) : NULL;
 	struct dirent *e;
 	size_t budget = 4 * GUARD_MAX_ENTRIES;
 
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
 		if (pfd >= 0)
 			close(pfd);
 		return;
