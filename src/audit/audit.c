@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "audit/audit.h"
 #include "base/json.h"
 #include "base/str.h"
@@ -917,7 +918,7 @@ static const char *cause(int e, char *buf, size_t bufsz)
 	case EISDIR:
 		return "is a directory";
 	default:
-		return strerror_r(e, buf, bufsz);
+		return moat_strerror(e, buf, bufsz);
 	}
 }
 

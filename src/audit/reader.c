@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "audit/audit.h"
 #include "base/json.h"
 #include "base/str.h"
@@ -283,7 +284,7 @@ int moat_audit_read(const char *path, const struct moat_audit_filter *f,
 		if (fd < 0) {
 			r = -errno;
 			moat_error_set(err, "cannot open the audit log '%.400s': %s", path,
-				       strerror_r(-r, ebuf, sizeof(ebuf)));
+				       moat_strerror(-r, ebuf, sizeof(ebuf)));
 			return r;
 		}
 	}
@@ -296,7 +297,7 @@ int moat_audit_read(const char *path, const struct moat_audit_filter *f,
 		if (n < 0) {
 			r = -errno;
 			moat_error_set(err, "cannot read the audit log '%.400s': %s", path,
-				       strerror_r(-r, ebuf, sizeof(ebuf)));
+				       moat_strerror(-r, ebuf, sizeof(ebuf)));
 			break;
 		}
 		if (n == 0) {

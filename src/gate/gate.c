@@ -20,6 +20,7 @@
  * This module must never turn a DENY into ALLOW, never answer an ASK it
  * cannot show to someone, and never print: the terminal approver (tty.c) is
  * the only code here that talks to a human. */
+#include "base/compat.h"
 #include "gate/gate.h"
 
 #include <errno.h>
@@ -533,7 +534,7 @@ static void conclude(struct moat_gate *g, const char *tool, const char *by, int 
 		char buf[128];
 
 		set_result(a, MOAT_DENY, by, "denied");
-		set_reason(a, "the approver failed (%s): denied", strerror_r(-r, buf, sizeof(buf)));
+		set_reason(a, "the approver failed (%s): denied", moat_strerror(-r, buf, sizeof(buf)));
 		return;
 	}
 	switch (reply->answer) {

@@ -14,14 +14,14 @@
 
 #include <moat/policy.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "core/config.h"
 
 static int read_error(struct moat_error *err, const char *path, int e)
 {
 	char buf[256];
-	/* GNU strerror_r (thread-safe): returns the message, maybe not in buf */
-	const char *msg = strerror_r(e, buf, sizeof(buf));
+	const char *msg = moat_strerror(e, buf, sizeof(buf));
 
 	moat_error_set_where(err, path, 0, 0);
 	moat_error_set(err, "cannot read config: %s", msg);

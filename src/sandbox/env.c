@@ -8,7 +8,6 @@
  * the child never allocates and the parent frees it with one free(). This
  * file must never pass a variable it was not asked to pass. */
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,14 +117,16 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 	return 0;
 }
 
-/* The home directory of uid from /etc/passwd, read directly (fgetpwent_r):
- * moat is linked statically, where glibc's getpwuid would load NSS modules
- * of whatever glibc the machine has. Users known only to a directory
- * service (LDAP, sssd) are not found: they have $HOME set in practice. */
+/* The home directory of uid from /etc/passwd, read directly: moat is linked
+ * statically, where glibc's getpwuid would load NSS modules of whatever
+ * glibc the machine has (and musl has no fgetpwent_r). Users known only to
+ * a directory service (LDAP, sssd) are not found: they have $HOME set in
+ * practice. A line is NAME:PASSWORD:UID:GID:GECOS:DIR:SHELL; a line longer
+ * than the buffer is skipped whole. */
 int moat_passwd_home(uid_t uid, char *out, size_t outsz)
 {
-	struct passwd pw, *pwp;
-	char buf[4096];
+	char line[4096];
+	bool cont = false; /* inside a line longer than the buffer */
 	FILE *f;
 	int r = -ENOENT;
 
@@ -134,13 +135,35 @@ int moat_passwd_home(uid_t uid, char *out, size_t outsz)
 	f = fopen("/etc/passwd", "re");
 	if (!f)
 		return -errno;
-	while (fgetpwent_r(f, &pw, buf, sizeof(buf), &pwp) == 0) {
-		if (pwp->pw_uid != uid)
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		bool whole = len && line[len - 1] == '\n';
+		char *field[7], *c = line, *end;
+		unsigned long id;
+		int n = 0;
+
+		if (cont || !whole) {
+			cont = !whole;
 			continue;
-		if (pwp->pw_dir && pwp->pw_dir[0] == '/')
-			r = strlen(pwp->pw_dir) < outsz ? 0 : -ENAMETOOLONG;
+		}
+		line[len - 1] = '\0';
+		while (n < 7) {
+			field[n++] = c;
+			c = strchr(c, ':');
+			if (!c)
+				break;
+			*c++ = '\0';
+		}
+		if (n != 7 || c || !field[2][0] || field[2][0] == '-')
+			continue;
+		errno = 0;
+		id = strtoul(field[2], &end, 10);
+		if (errno || *end || id != (unsigned long)uid)
+			continue;
+		if (field[5][0] == '/')
+			r = strlen(field[5]) < outsz ? 0 : -ENAMETOOLONG;
 		if (r == 0)
-			memcpy(out, pwp->pw_dir, strlen(pwp->pw_dir) + 1);
+			memcpy(out, field[5], strlen(field[5]) + 1);
 		break;
 	}
 	fclose(f);

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "core/cmd.h"
 #include "core/glob.h"
@@ -951,7 +952,7 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		ssize_t got = 0;
 
 		if (!ended && r == 0)
-			got = getdents64(dfd, buf, sizeof(buf));
+			got = moat_getdents64(dfd, buf, sizeof(buf));
 		if (got < 0)
 			whole = false; /* (never kept as read whole) */
 		if (got <= 0)
@@ -1719,9 +1720,97 @@ fail:
 	scan_cache_free(c);
 }
 
+#ifdef GLOB_BRACE
+static int glob_braces(const char *pat, glob_t *g)
+{
+	return glob(pat, GLOB_NOSORT | GLOB_BRACE, NULL, g);
+}
+#else
+/* musl's glob(3) has no GLOB_BRACE: {a,b} alternatives (docs/configuration.md)
+ * are expanded here as glibc does, the first group with a comma at its top
+ * level first; a group without one stays literal. At most 256 patterns. */
+static int glob_expand(const char *pat, glob_t *g, int *budget)
+{
+	const char *open = NULL, *close = NULL, *alt;
+	int depth = 0, r = 0;
+
+	for (const char *c = pat; *c && !open; c++) {
+		bool comma = false;
+		const char *e;
+
+		if (*c == '\\' && c[1]) {
+			c++;
+			continue;
+		}
+		if (*c != '{')
+			continue;
+		for (e = c, depth = 0; *e; e++) {
+			if (*e == '\\' && e[1])
+				e++;
+			else if (*e == '{')
+				depth++;
+			else if (*e == '}' && --depth == 0)
+				break;
+			else if (*e == ',' && depth == 1)
+				comma = true;
+		}
+		if (*e && comma) {
+			open = c;
+			close = e;
+		}
+	}
+	if (!open) {
+		if (--*budget < 0)
+			return GLOB_NOSPACE;
+		r = glob(pat, GLOB_NOSORT | GLOB_APPEND, NULL, g);
+		return r == GLOB_NOMATCH ? 0 : r;
+	}
+	depth = 0;
+	alt = open + 1;
+	for (const char *e = open + 1; e <= close && r == 0; e++) {
+		if (e < close && *e == '\\' && e[1]) {
+			e++;
+		} else if (e < close && *e == '{') {
+			depth++;
+		} else if (e < close && *e == '}') {
+			depth--;
+		} else if (e == close || (*e == ',' && depth == 0)) {
+			size_t pl = (size_t)(open - pat), al = (size_t)(e - alt), sl = strlen(close + 1);
+			char *one = malloc(pl + al + sl + 1);
+
+			if (!one)
+				return GLOB_NOSPACE;
+			memcpy(one, pat, pl);
+			memcpy(one + pl, alt, al);
+			memcpy(one + pl + al, close + 1, sl + 1);
+			r = glob_expand(one, g, budget);
+			free(one);
+			alt = e + 1;
+		}
+	}
+	return r;
+}
+
+static int glob_braces(const char *pat, glob_t *g)
+{
+	int budget = 256, r = glob_expand(pat, g, &budget);
+
+	return r ? r : g->gl_pathc ? 0 : GLOB_NOMATCH;
+}
+#endif
+
+/* Does glob pattern pj name entries of pat's literal directory (its first
+ * dlen bytes) by a name pattern fnmatch(3) can match (no braces)? */
+static bool same_dir_glob(const struct moat_mask *mk, const char *pat, size_t dlen)
+{
+	return mk->kind == MOAT_MASK_GLOB && !strncmp(mk->pattern, pat, dlen + 1) &&
+	       !strchr(mk->pattern + dlen + 1, '/') && !strchr(mk->pattern, '{');
+}
+
 /* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
  * directory once and match every name pattern against its entries; other
- * globs go through glob(3). */
+ * globs, and {a,b} alternatives anywhere (fnmatch(3) has none), go through
+ * glob(3). */
 static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 		      struct moat_error *err)
 {
@@ -1739,12 +1828,12 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			continue;
 		dlen = slash ? (size_t)(slash - pat) : 0;
 		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) ||
-		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || memchr(pat, '{', dlen)) {
+		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || strchr(pat, '{')) {
 			glob_t g;
 
 			done[i] = true;
 			memset(&g, 0, sizeof(g));
-			if (glob(pat, GLOB_NOSORT | GLOB_BRACE, NULL, &g) == 0)
+			if (glob_braces(pat, &g) == 0)
 				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
 					r = mask_one(p, m, hid, g.gl_pathv[k], err);
 			globfree(&g);
@@ -1755,9 +1844,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		d = opendir(dlen ? dir : "/");
 		if (!d) {
 			for (size_t j = i; j < p->nmasks; j++)
-				if (p->masks[j].kind == MOAT_MASK_GLOB &&
-				    !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
-				    !strchr(p->masks[j].pattern + dlen + 1, '/'))
+				if (same_dir_glob(&p->masks[j], pat, dlen))
 					done[j] = true;
 			continue;
 		}
@@ -1768,8 +1855,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				const char *pj = p->masks[j].pattern;
 				char full[PATH_MAX];
 
-				if (p->masks[j].kind != MOAT_MASK_GLOB ||
-				    strncmp(pj, pat, dlen + 1) || strchr(pj + dlen + 1, '/') ||
+				if (!same_dir_glob(&p->masks[j], pat, dlen) ||
 				    fnmatch(pj + dlen + 1, e->d_name, 0) != 0)
 					continue;
 				if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, e->d_name) <
@@ -1780,9 +1866,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		}
 		closedir(d);
 		for (size_t j = i; j < p->nmasks; j++)
-			if (p->masks[j].kind == MOAT_MASK_GLOB &&
-			    !strncmp(p->masks[j].pattern, pat, dlen + 1) &&
-			    !strchr(p->masks[j].pattern + dlen + 1, '/'))
+			if (same_dir_glob(&p->masks[j], pat, dlen))
 				done[j] = true;
 	}
 	return r;
@@ -2074,7 +2158,7 @@ static int set_aside(int dfd, const char *leaf)
 
 		if (n < 0 || (size_t)n >= sizeof(aside))
 			return -ENAMETOOLONG;
-		if (renameat2(dfd, leaf, dfd, aside, RENAME_NOREPLACE) == 0)
+		if (moat_renameat2(dfd, leaf, dfd, aside, RENAME_NOREPLACE) == 0)
 			return 0;
 		if (errno != EEXIST)
 			return -errno;
@@ -3049,7 +3133,7 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 					(void)fsetxattr(fd, STANDIN_XATTR, "1", 1, 0);
 					close(fd);
 				}
-				if (renameat2(dfd, tmp, dfd, leaf, RENAME_NOREPLACE) == 0) {
+				if (moat_renameat2(dfd, tmp, dfd, leaf, RENAME_NOREPLACE) == 0) {
 					op->created = true;
 				} else {
 					if (errno != EEXIST)

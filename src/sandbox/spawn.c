@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "core/path.h"
 #include "sandbox/rawsys.h"

@@ -17,6 +17,7 @@
  * directory, follow a symlink out of the allowed roots, write a file in
  * place (writes go to a temporary file renamed over the name), or hand out a
  * descriptor whose real path the policy denies. */
+#include "base/compat.h"
 #include "tools/fileops.h"
 
 #include <errno.h>
@@ -102,7 +103,7 @@ int moat_fo_sysfail(struct moat_tool_result *ret, int err, const char *path)
 				    path);
 	default:
 		return moat_fo_fail(ret, "cannot access %.400s: %s", path,
-				    strerror_r(err, buf, sizeof(buf)));
+				    moat_strerror(err, buf, sizeof(buf)));
 	}
 }
 

@@ -871,6 +871,19 @@ checke "moat: an absolute --mask with ** elsewhere is refused (125), never read 
 out=$(CWD=$GW m --mask '**/*.out' -- sh -c 'cat pkg/a/build/1.out pkg/b/build/nested/deep.out' 2>/dev/null)
 check "srt read-deny glob **/*.out (workspace-relative): every .out is unreadable" [ -z "$out" ]
 
+# {a,b} alternatives (docs/configuration.md) in the name and in a directory:
+# every alternative is hidden, the file beside them is not (the name form
+# went by fnmatch(3), which has no braces, and hid nothing)
+BR=$T/braces
+mkdir -p "$BR/d1" "$BR/d2" "$BR/d3"
+for f in a.key b.key c.key d1/k d2/k d3/k; do echo "BRACE-SECRET" >"$BR/$f"; done
+own "$BR"
+out=$(m --mask "$BR/{a,b}.key" --mask "$BR/{d1,d2}/k" -- sh -c "cat '$BR/a.key' '$BR/b.key' '$BR/d1/k' '$BR/d2/k'" 2>/dev/null)
+check "moat: --mask D/{a,b}.key and D/{d1,d2}/k hide every alternative" [ -z "$out" ]
+out=$(m --mask "$BR/{a,b}.key" --mask "$BR/{d1,d2}/k" -- sh -c "cat '$BR/c.key' '$BR/d3/k'" 2>/dev/null)
+check "moat: --mask with {a,b}: the names beside stay readable" [ "$out" = "BRACE-SECRET
+BRACE-SECRET" ]
+
 # srt credential-deny (Linux): denied files and directories, a symlinked
 # credential (masked at its target), a control file beside; env vars
 K=$T/cred

@@ -31,6 +31,7 @@
 
 #include <moat/policy.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "core/policy_check.h"
 #include "tap.h"
@@ -457,7 +458,7 @@ static void *swap_loop(void *arg)
 	unsigned seed = 42;
 
 	while (!atomic_load(&s->stop)) {
-		renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b, RENAME_EXCHANGE);
+		moat_renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b, RENAME_EXCHANGE);
 		n++;
 		/* a pause of random length, so the swaps never fall into step
 		 * with the calls they race */
@@ -496,7 +497,7 @@ static void swap_settle(struct swapper *s)
 	struct stat st;
 
 	if (lstat(s->a, &st) == 0 && S_ISLNK(st.st_mode))
-		renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b, RENAME_EXCHANGE);
+		moat_renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b, RENAME_EXCHANGE);
 }
 
 static void race_reads(struct fx *f, struct swapper *s, const char *arg, const char *what)

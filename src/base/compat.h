@@ -1,0 +1,53 @@
+/* What glibc and musl spell differently. moat builds with either: the CLI
+ * is linked statically with musl where scripts/deps.sh could build it
+ * (glibc's start-up probes the CPU with some forty trapped `cpuid`
+ * instructions, about 0.2 ms of every `moat run` in a VM;
+ * docs/benchmarks.md), the sanitizer builds use glibc.
+ *
+ * Header-only, no state. */
+#ifndef MOAT_BASE_COMPAT_H
+#define MOAT_BASE_COMPAT_H
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1u << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1u << 1)
+#endif
+#ifndef W_EXITCODE
+#define W_EXITCODE(ret, sig) (((ret) << 8) | (sig))
+#endif
+
+/* The message of errno e, thread-safe: GNU strerror_r returns it (maybe
+ * not in buf), the POSIX one fills buf. */
+static inline const char *moat_strerror(int e, char *buf, size_t n)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+	return strerror_r(e, buf, n);
+#else
+	if (strerror_r(e, buf, n) != 0)
+		snprintf(buf, n, "error %d", e);
+	return buf;
+#endif
+}
+
+/* renameat2(2) (musl has no wrapper): 0, or -1 with errno set */
+static inline int moat_renameat2(int olddfd, const char *oldpath, int newdfd, const char *newpath,
+				 unsigned int flags)
+{
+	return (int)syscall(SYS_renameat2, olddfd, oldpath, newdfd, newpath, flags);
+}
+
+/* getdents64(2) into a caller's buffer (musl's getdents64 takes a struct
+ * dirent): bytes read, 0 at the end, or -1 with errno set */
+static inline long moat_getdents64(int fd, void *buf, size_t n)
+{
+	return syscall(SYS_getdents64, fd, buf, n);
+}
+
+#endif
