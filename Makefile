@@ -9,10 +9,8 @@ all: build
 deps:
 	@scripts/deps.sh
 
-$(BUILD)/build.ninja:
-	meson setup $(BUILD) >/dev/null
-
-build: deps $(BUILD)/build.ninja
+build: deps
+	@scripts/setup-build.sh $(BUILD)
 	@ninja -C $(BUILD) >/dev/null || ninja -C $(BUILD)
 
 demo: build
