@@ -1821,18 +1821,18 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	     p->mntns ? "the tree read-only but for the writable paths (mount flags)" : "none");
 	if (!p->mntns)
 		hint(p, MOAT_FEAT_METADATA,
-		     "needs a mount namespace: enable unprivileged user namespaces; without one "
-		     "files the user owns outside the workspace can have their modes, times and "
-		     "attributes changed (not their content; setuid and setgid bits are refused)");
+		     "needs a mount namespace (enable unprivileged user namespaces); else modes, "
+		     "times and xattrs of the user's files outside the workspace can change (not "
+		     "content)");
 	if (p->protect.n || ro_inside_rw(p)) {
 		feat(p, MOAT_FEAT_PROTECTED, p->mntns, "%s",
 		     p->mntns ? "read-only bind mounts" : "none");
 		if (!p->mntns)
 			hint(
 			    p, MOAT_FEAT_PROTECTED,
-			    "protected names and read-only paths in writable ones need a mount "
-			    "namespace (enable unprivileged user namespaces, or --profile readonly); "
-			    "without one, changes to them are undone after the run");
+			    "protected names and --ro paths in writable ones need a mount namespace "
+			    "(enable user namespaces or use --profile readonly); else changes are "
+			    "undone afterwards");
 	}
 	return 0;
 }

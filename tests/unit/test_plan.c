@@ -518,6 +518,16 @@ static void test_plan_degraded(void)
 		CHECK(!p->home_cow && !p->private_pts); /* both need a mount namespace */
 		CHECK(p->pids_mech == MOAT_LIMIT_RLIMIT);
 		CHECK(strstr(p->feat[MOAT_FEAT_PRIVATE_TMP].hint, "faked") != NULL);
+		/* every gap's hint is whole, the reason after it too (a hint
+		 * is cut at 160 bytes to make room for the reason) */
+		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+			const char *h = p->feat[f].hint, *why = strstr(h, " (faked)");
+
+			if (!why)
+				continue;
+			tap_ok(why[8] == '\0' && (size_t)(why - h) < 160,
+			       "the hint of gap %d is whole before its reason: %s", f, h);
+		}
 		CHECK(moat_plan_gaps(p, names, sizeof(names)) >= 3 &&
 		      strstr(names, "private-tmp") && !strstr(names, "secrets"));
 	}
