@@ -1,4 +1,4 @@
-/* moat's allocator (src/base/alloc.c), driven beside the libc's own: every
+/* moat's allocator (src/alloc/alloc.c), driven beside the libc's own: every
  * size class handed out and reused, contents kept across realloc, blocks
  * never overlapping, alignment, calloc's overflow, large mappings, many
  * threads at once, and misuse stopping the process (a child checked from
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/alloc.h"
+#include "alloc/alloc.h"
 #include "tap.h"
 
 static int dies_of_abort(void (*fn)(void))

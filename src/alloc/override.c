@@ -1,11 +1,11 @@
-/* malloc and its family are moat's allocator (src/base/alloc.c) in the
+/* malloc and its family are moat's allocator (src/alloc/alloc.c) in the
  * static musl build of the CLI; linked into that executable only
  * (meson.build). musl supports replacing malloc this way. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "base/alloc.h"
+#include "alloc/alloc.h"
 
 void *malloc(size_t n)
 {

@@ -1,4 +1,4 @@
-/* moat's allocator for the musl build of the CLI (src/base/alloc_override.c
+/* moat's allocator for the musl build of the CLI (src/alloc/override.c
  * makes it malloc). glibc builds keep glibc's malloc.
  *
  * Why: musl's allocator gives every group of freed blocks back to the
@@ -19,7 +19,7 @@
  * Misuse stops the process: freeing a block twice, a pointer that is no
  * block's, a header overwritten (abort(), as glibc and musl do). One lock;
  * fork keeps it consistent (moat_alloc_atfork_*). */
-#include "base/alloc.h"
+#include "alloc/alloc.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* moat's allocator (src/base/alloc.c): malloc of the musl build of the CLI
- * (src/base/alloc_override.c). Prefixed so that tests can drive it beside
+/* moat's allocator (src/alloc/alloc.c): malloc of the musl build of the CLI
+ * (src/alloc/override.c). Prefixed so that tests can drive it beside
  * the libc's own in any build. */
 #ifndef MOAT_BASE_ALLOC_H
 #define MOAT_BASE_ALLOC_H
