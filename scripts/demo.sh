@@ -130,16 +130,27 @@ HOME="$ws/home" "$moat" run --workspace "$ws/project" --net deny -- sh -c "
 	cat '$ws/home/.ssh/id_ed25519' >leak.txt 2>/dev/null
 	python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $port), 2)' 2>/dev/null
 	ps -e >procs.txt 2>/dev/null
-	true" 2>/dev/null
+	true" 2>"$ws/run.err"
+rc=$?
 kill "$lpid" 2>/dev/null
 wait "$lpid" 2>/dev/null
 row() { printf '  %-52s %s\n' "$1" "$2"; }
-[ -f "$ws/project/build.log" ] && row "write inside the workspace" "ok (allowed)" || row "write inside the workspace" "FAILED"
-[ "$(cat "$canary")" = untouched ] && row "write a file outside the workspace" "blocked" || row "write outside" "NOT BLOCKED"
-[ -s "$ws/project/leak.txt" ] && row "read ~/.ssh/id_ed25519" "NOT BLOCKED" || row "read ~/.ssh/id_ed25519" "blocked (masked)"
-[ -s "$ws/listener.log" ] && row "connect to a listener on the host's loopback" "NOT BLOCKED" || row "connect to a listener on the host's loopback" "blocked (own network namespace)"
-n=$(grep -vc PID "$ws/project/procs.txt" 2>/dev/null || echo 0)
-row "processes visible to the command" "$n: moat's init, its shell and ps (own PID namespace)"
+if [ "$rc" = 125 ]; then
+	# moat refused to run (fail closed): say why instead of rows that
+	# would read as broken confinement
+	echo "  moat refused to run the command here (exit 125, nothing ran):"
+	sed 's/^/    /' "$ws/run.err"
+	echo "  (a common cause inside containers: parts of /proc are masked there, so"
+	echo "  no new /proc can be mounted in a user namespace; moat refuses rather"
+	echo "  than show the command the host's processes)"
+else
+	[ -f "$ws/project/build.log" ] && row "write inside the workspace" "ok (allowed)" || row "write inside the workspace" "FAILED"
+	[ "$(cat "$canary")" = untouched ] && row "write a file outside the workspace" "blocked" || row "write outside" "NOT BLOCKED"
+	[ -s "$ws/project/leak.txt" ] && row "read ~/.ssh/id_ed25519" "NOT BLOCKED" || row "read ~/.ssh/id_ed25519" "blocked (masked)"
+	[ -s "$ws/listener.log" ] && row "connect to a listener on the host's loopback" "NOT BLOCKED" || row "connect to a listener on the host's loopback" "blocked (own network namespace)"
+	n=$(grep -vc PID "$ws/project/procs.txt" 2>/dev/null || echo 0)
+	row "processes visible to the command" "$n: moat's init, its shell and ps (own PID namespace)"
+fi
 echo
 echo "'$moat status' shows what this kernel enforces."
 echo
