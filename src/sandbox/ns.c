@@ -1727,66 +1727,63 @@ static int glob_braces(const char *pat, glob_t *g)
 }
 #else
 /* musl's glob(3) has no GLOB_BRACE: {a,b} alternatives (docs/configuration.md)
- * are expanded here as glibc does, the first group with a comma at its top
- * level first; a group without one stays literal. At most 256 patterns. */
-static int glob_expand(const char *pat, glob_t *g, int *budget)
+ * are expanded here as glibc's glob does (checked against it on 100,000
+ * random patterns): the first unescaped '{' opens the group; if it is
+ * never closed the whole pattern is literal; {a} and {} are groups of one
+ * alternative. At most 256 patterns (then GLOB_NOSPACE: the mask refuses). */
+
+/* The end of the alternative starting at c: its ',' or the group's '}'
+ * (glibc's next_brace_sub); NULL when the group is not closed. */
+static const char *brace_sub_end(const char *c)
 {
-	const char *open = NULL, *close = NULL, *alt;
-	int depth = 0, r = 0;
+	size_t depth = 0;
 
-	for (const char *c = pat; *c && !open; c++) {
-		bool comma = false;
-		const char *e;
-
-		if (*c == '\\' && c[1]) {
+	while (*c) {
+		if (*c == '\\') {
+			if (!*++c)
+				return NULL;
 			c++;
-			continue;
-		}
-		if (*c != '{')
-			continue;
-		for (e = c, depth = 0; *e; e++) {
-			if (*e == '\\' && e[1])
-				e++;
-			else if (*e == '{')
-				depth++;
-			else if (*e == '}' && --depth == 0)
-				break;
-			else if (*e == ',' && depth == 1)
-				comma = true;
-		}
-		if (*e && comma) {
-			open = c;
-			close = e;
+		} else if ((*c == '}' && depth-- == 0) || (*c == ',' && depth == 0)) {
+			return c;
+		} else if (*c++ == '{') {
+			depth++;
 		}
 	}
-	if (!open) {
+	return NULL;
+}
+
+static int glob_expand(const char *pat, glob_t *g, int *budget)
+{
+	const char *open = pat, *end = NULL, *alt, *sep;
+	int r = 0;
+
+	while (*open && *open != '{')
+		open += open[0] == '\\' && open[1] ? 2 : 1;
+	if (*open)
+		for (end = brace_sub_end(open + 1); end && *end != '}';)
+			end = brace_sub_end(end + 1);
+	if (!end) { /* no '{', or the first is not closed: literal */
 		if (--*budget < 0)
 			return GLOB_NOSPACE;
 		r = glob(pat, GLOB_NOSORT | GLOB_APPEND, NULL, g);
 		return r == GLOB_NOMATCH ? 0 : r;
 	}
-	depth = 0;
-	alt = open + 1;
-	for (const char *e = open + 1; e <= close && r == 0; e++) {
-		if (e < close && *e == '\\' && e[1]) {
-			e++;
-		} else if (e < close && *e == '{') {
-			depth++;
-		} else if (e < close && *e == '}') {
-			depth--;
-		} else if (e == close || (*e == ',' && depth == 0)) {
-			size_t pl = (size_t)(open - pat), al = (size_t)(e - alt), sl = strlen(close + 1);
-			char *one = malloc(pl + al + sl + 1);
+	for (alt = open + 1; r == 0; alt = sep + 1) {
+		size_t pl = (size_t)(open - pat), al, sl = strlen(end + 1);
+		char *one;
 
-			if (!one)
-				return GLOB_NOSPACE;
-			memcpy(one, pat, pl);
-			memcpy(one + pl, alt, al);
-			memcpy(one + pl + al, close + 1, sl + 1);
-			r = glob_expand(one, g, budget);
-			free(one);
-			alt = e + 1;
-		}
+		sep = brace_sub_end(alt);
+		al = (size_t)(sep - alt);
+		one = malloc(pl + al + sl + 1);
+		if (!one)
+			return GLOB_NOSPACE;
+		memcpy(one, pat, pl);
+		memcpy(one + pl, alt, al);
+		memcpy(one + pl + al, end + 1, sl + 1);
+		r = glob_expand(one, g, budget);
+		free(one);
+		if (sep == end)
+			break;
 	}
 	return r;
 }
@@ -1820,6 +1817,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		const char *pat = p->masks[i].pattern, *slash = strrchr(pat, '/');
 		size_t dlen;
+		int gr;
 		char dir[PATH_MAX];
 		DIR *d;
 		struct dirent *e;
@@ -1833,10 +1831,18 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 
 			done[i] = true;
 			memset(&g, 0, sizeof(g));
-			if (glob_braces(pat, &g) == 0)
+			gr = glob_braces(pat, &g);
+			if (gr == 0)
 				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
 					r = mask_one(p, m, hid, g.gl_pathv[k], err);
 			globfree(&g);
+			if (gr != 0 && gr != GLOB_NOMATCH) {
+				/* SECURITY: a pattern not expanded hides nothing: refuse */
+				moat_error_set(err, "cannot expand the masked pattern '%s' (%s)", pat,
+					       gr == GLOB_NOSPACE ? "too many paths or {a,b} patterns"
+								  : "a directory could not be read");
+				r = -E2BIG;
+			}
 			continue;
 		}
 		memcpy(dir, pat, dlen);

@@ -883,6 +883,8 @@ check "moat: --mask D/{a,b}.key and D/{d1,d2}/k hide every alternative" [ -z "$o
 out=$(m --mask "$BR/{a,b}.key" --mask "$BR/{d1,d2}/k" -- sh -c "cat '$BR/c.key' '$BR/d3/k'" 2>/dev/null)
 check "moat: --mask with {a,b}: the names beside stay readable" [ "$out" = "BRACE-SECRET
 BRACE-SECRET" ]
+out=$(m --mask "$BR/{c}.key" --mask "$BR/d{3}/k" -- sh -c "cat '$BR/c.key' '$BR/d3/k'" 2>/dev/null)
+check "moat: --mask with a group of one ({c}, as glob(3) reads it) hides the name" [ -z "$out" ]
 
 # srt credential-deny (Linux): denied files and directories, a symlinked
 # credential (masked at its target), a control file beside; env vars
