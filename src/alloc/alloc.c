@@ -173,7 +173,7 @@ void *moat_alloc_malloc(size_t n)
 		struct freeblk *f = lists[cls];
 
 		h = (struct hdr *)f - 1;
-		if (h->magic != MAGIC_FREE || h->cls != cls)
+		if (h->magic != MAGIC_FREE || h->cls != cls || ((uintptr_t)f->next & 15))
 			corrupt();
 		lists[cls] = f->next;
 	} else {
@@ -193,12 +193,17 @@ static struct hdr *header(void *p)
 {
 	struct hdr *h = (struct hdr *)p - 1;
 
+	if ((uintptr_t)p & 15)
+		corrupt();
 	if (h->magic == MAGIC_ALIGNED) {
-		h = (struct hdr *)((char *)p - h->cap) - 1;
-		if (h->magic != MAGIC_USED)
+		if (!h->cap || (h->cap & 15) || h->cap > (uintptr_t)p)
 			corrupt();
+		h = (struct hdr *)((char *)p - h->cap) - 1;
 	}
-	if (h->magic != MAGIC_USED || (h->cls >= NCLASS && h->cls != CLASS_MAPPED))
+	if (h->magic != MAGIC_USED)
+		corrupt();
+	if (h->cls == CLASS_MAPPED ? ((uintptr_t)h & 4095) || (h->cap & 4095) || h->cap <= LARGE_MIN
+				   : h->cls >= NCLASS || h->cap != class_cap(h->cls))
 		corrupt();
 	return h;
 }
@@ -216,6 +221,8 @@ void moat_alloc_free(void *p)
 		return;
 	}
 	pthread_mutex_lock(&lock);
+	if (h->magic != MAGIC_USED) /* a double free racing another thread's */
+		corrupt();
 	h->magic = MAGIC_FREE;
 	((struct freeblk *)(h + 1))->next = lists[h->cls];
 	lists[h->cls] = (struct freeblk *)(h + 1);
@@ -261,7 +268,7 @@ void *moat_alloc_realloc(void *p, size_t n)
 		return p;
 	q = moat_alloc_malloc(n);
 	if (!q)
-		return NULL;
+		return n <= have ? p : NULL; /* a shrink never fails */
 	memcpy(q, p, n < have ? n : have);
 	moat_alloc_free(p);
 	return q;

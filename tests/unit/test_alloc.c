@@ -63,6 +63,34 @@ static void freed_then_written(void)
 	(void)moat_alloc_malloc(64);
 }
 
+static void class_overwritten(void)
+{
+	char *a = moat_alloc_malloc(48), *b = moat_alloc_malloc(48);
+
+	(void)a;
+	/* an overflow from a into b's header that keeps the magic but
+	 * names a larger class: b must not be filed under it */
+	((uint32_t *)(void *)(b - 16))[1] = 20;
+	moat_alloc_free(b);
+}
+
+static void unaligned_free(void)
+{
+	char *p = moat_alloc_malloc(64);
+
+	moat_alloc_free(p + 8);
+}
+
+static void freed_link_overwritten(void)
+{
+	char *p = moat_alloc_malloc(64);
+
+	moat_alloc_free(p);
+	memset(p, 'A', 8); /* the free list's link */
+	(void)moat_alloc_malloc(64);
+	(void)moat_alloc_malloc(64);
+}
+
 #define NTHREADS 8
 
 static void *worker(void *arg)
@@ -218,5 +246,10 @@ int main(void)
 	tap_ok(dies_of_abort(bad_pointer), "freeing a pointer into a block stops the process");
 	tap_ok(dies_of_abort(overwritten_header), "a header overwritten by an underflow stops the process at free");
 	tap_ok(dies_of_abort(freed_then_written), "a freed block written over stops the process when reused");
+	tap_ok(dies_of_abort(class_overwritten),
+	       "a header whose class was overwritten (magic kept) stops the process");
+	tap_ok(dies_of_abort(unaligned_free), "freeing a pointer that is not 16-aligned stops the process");
+	tap_ok(dies_of_abort(freed_link_overwritten),
+	       "a freed block's list link overwritten stops the process (not a stray write)");
 	return tap_done();
 }
