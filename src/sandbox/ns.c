@@ -1839,8 +1839,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			if (gr != 0 && gr != GLOB_NOMATCH) {
 				/* SECURITY: a pattern not expanded hides nothing: refuse */
 				moat_error_set(err, "cannot expand the masked pattern '%s' (%s)", pat,
-					       gr == GLOB_NOSPACE ? "too many paths or {a,b} patterns"
-								  : "a directory could not be read");
+					       gr == GLOB_NOSPACE ? "over 256 {a,b} patterns, or no memory"
+								  : "glob(3) failed");
 				r = -E2BIG;
 			}
 			continue;
