@@ -714,13 +714,16 @@ static bool keyword_tail(const char *p, size_t n)
 	    W("access_key"), W("access-key"),	 W("accesskey"),   W("secret_key"),
 	    W("secret-key"), W("secretkey"),	 W("private_key"), W("private-key"),
 	    W("privatekey"), W("authorization"), W("auth"),	   W("bearer"),
-	    W("cookie"),     W("sshpass"),
+	    W("cookie"),     W("sshpass"),		 W("signature"),
 	};
 	/* short words only as the last part of a compound: DB_PASS, --pwd */
 	static const struct word compound[] = {W("pwd"), W("pass")};
 
-	if (n < 3 || !strchr("dehnrsty", lower((unsigned char)p[n - 1])))
+	if (n < 3 || !strchr("deghnrsty", lower((unsigned char)p[n - 1])))
 		return false;
+	/* a signed URL's signature: Azure's shared access signature "sig" */
+	if (n == 3 && ci_eq(p, "sig", 3))
+		return true;
 	for (size_t i = 0; i < MOAT_ARRAY_SIZE(any); i++) {
 		size_t kl = any[i].n;
 

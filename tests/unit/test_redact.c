@@ -116,6 +116,18 @@ static const struct row rows[] = {
     /* other clients' password flags, attached or as the next word */
     {"sshpass -p Sup3rPw ssh h", "sshpass -p " R " ssh h"},
     {"redis-cli -a Sup3rPw ping", "redis-cli -a " R " ping"},
+    /* signed URLs: the signature is the credential (Azure SAS sig, S3 and
+     * GCS presigned, CloudFront); the rest of the query stays */
+    {"curl \"https://a.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig=Abc%2Bdef123%3D\"",
+     "curl \"https://a.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&sig=" R "\""},
+    {"https://s3.amazonaws.com/b/k?X-Amz-Credential=AKIAxx&X-Amz-Signature=0123abcd",
+     "https://s3.amazonaws.com/b/k?X-Amz-Credential=AKIAxx&X-Amz-Signature=" R},
+    {"https://storage.googleapis.com/b/o?X-Goog-Signature=abcdef0123",
+     "https://storage.googleapis.com/b/o?X-Goog-Signature=" R},
+    {"https://d1.cloudfront.net/x.jpg?Expires=1&Signature=abcDEF~123&Key-Pair-Id=K2",
+     "https://d1.cloudfront.net/x.jpg?Expires=1&Signature=" R "&Key-Pair-Id=K2"},
+    {"git commit -m \"fix sig handling\"", "git commit -m \"fix sig handling\""},
+    {"design=modern config=debug", "design=modern config=debug"},
     {"ldapsearch -x -w Sup3rPw -b dc=x", "ldapsearch -x -w " R " -b dc=x"},
     {"zip -P 'a b' a.zip f", "zip -P '" R "' a.zip f"},
     {"mongosh -u x -p Sup3rPw", "mongosh -u x -p " R},
