@@ -923,7 +923,8 @@ static const char *try_jwt(struct rctx *c, const char *p, const char *e)
 }
 
 /* Clients that take a password as a short flag's value ("-pPW", "-p PW"):
- * the program's name (a prefix, "mysql" for mysqldump too) and its flag. */
+ * the program's name (a prefix, "mysql" for mysqldump too) or subcommand
+ * ("login") and its flag. */
 static char pw_flag_word(const char *p, const char *q, bool *sep)
 {
 	static const struct {
@@ -942,6 +943,8 @@ static char pw_flag_word(const char *p, const char *q, bool *sep)
 	    {"7z", false, false, 'p'},		{"7za", false, false, 'p'},
 	    {"mosquitto_pub", false, true, 'P'}, {"mosquitto_sub", false, true, 'P'},
 	    {"sqlcmd", false, true, 'P'},
+	    /* docker, podman, nerdctl, helm registry, oras: `login -p PW` */
+	    {"login", false, true, 'p'},
 	};
 	const char *b = p;
 
