@@ -1,8 +1,8 @@
 /* moat's allocator (src/alloc/alloc.c): malloc of the musl build of the CLI
  * (src/alloc/override.c). Prefixed so that tests can drive it beside
  * the libc's own in any build. */
-#ifndef MOAT_BASE_ALLOC_H
-#define MOAT_BASE_ALLOC_H
+#ifndef MOAT_ALLOC_ALLOC_H
+#define MOAT_ALLOC_ALLOC_H
 
 #include <stddef.h>
 

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/compat.h"
 #include "audit/audit.h"
+#include "base/compat.h"
 #include "base/json.h"
 #include "base/str.h"
 #include "core/redact.h"

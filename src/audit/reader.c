@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/compat.h"
 #include "audit/audit.h"
+#include "base/compat.h"
 #include "base/json.h"
 #include "base/str.h"
 

@@ -1,8 +1,8 @@
 /* What glibc and musl spell differently. moat builds with either: the CLI
- * is linked statically with musl where scripts/deps.sh could build it
- * (glibc's start-up probes the CPU with some forty trapped `cpuid`
- * instructions, about 0.2 ms of every `moat run` in a VM;
- * docs/benchmarks.md), the sanitizer builds use glibc.
+ * is linked statically with musl where scripts/musl-deps.sh could build its
+ * libraries (glibc's start-up probes the CPU with 43 `cpuid` instructions,
+ * which a VM traps: about 0.3 ms of every `moat run`; docs/ARCHITECTURE.md),
+ * the sanitizer builds use glibc.
  *
  * Header-only, no state. */
 #ifndef MOAT_BASE_COMPAT_H

@@ -20,7 +20,6 @@
  * This module must never turn a DENY into ALLOW, never answer an ASK it
  * cannot show to someone, and never print: the terminal approver (tty.c) is
  * the only code here that talks to a human. */
-#include "base/compat.h"
 #include "gate/gate.h"
 
 #include <errno.h>
@@ -31,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "core/redact.h"
 #include "gate/preapprove.h"

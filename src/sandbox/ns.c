@@ -1817,7 +1817,6 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
 		const char *pat = p->masks[i].pattern, *slash = strrchr(pat, '/');
 		size_t dlen;
-		int gr;
 		char dir[PATH_MAX];
 		DIR *d;
 		struct dirent *e;
@@ -1828,6 +1827,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) ||
 		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || strchr(pat, '{')) {
 			glob_t g;
+			int gr;
 
 			done[i] = true;
 			memset(&g, 0, sizeof(g));

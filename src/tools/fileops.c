@@ -17,7 +17,6 @@
  * directory, follow a symlink out of the allowed roots, write a file in
  * place (writes go to a temporary file renamed over the name), or hand out a
  * descriptor whose real path the policy denies. */
-#include "base/compat.h"
 #include "tools/fileops.h"
 
 #include <errno.h>
@@ -34,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/json.h"
 #include "base/str.h"
 #include "core/policy_check.h"
