@@ -2346,3 +2346,78 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 	moat_buf_puts(b, "\n  }\n}\n");
 	return b->oom ? -ENOMEM : 0;
 }
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool strv_eq(const struct moat_strv *a, const struct moat_strv *b)
+{
+	if (a->n != b->n || a->replace != b->replace)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!str_eq(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
+/* Every field of the plan is named below but cwd, argv and timeout_s (and
+ * mask_seen, a hash of the masks; masks[].hash): a field added to the
+ * plan must be compared here too, which the size check (x86-64) is a
+ * reminder of. */
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct moat_plan) == 5728,
+	       "struct moat_plan changed: compare the new field in moat_plan_same_sandbox");
+#endif
+
+bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b)
+{
+	size_t nd = 0;
+
+	if (strcmp(a->profile, b->profile) || !str_eq(a->workspace, b->workspace) ||
+	    a->tmp_workspace != b->tmp_workspace || !str_eq(a->home, b->home) ||
+	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
+	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->protect, &b->protect) ||
+	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
+	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
+	    a->private_pts != b->private_pts || a->fresh_proc != b->fresh_proc ||
+	    a->scratch_tmp != b->scratch_tmp || a->userns != b->userns || a->mntns != b->mntns ||
+	    a->pidns != b->pidns || a->netns != b->netns || a->ipcns != b->ipcns ||
+	    a->net != b->net || a->nports != b->nports ||
+	    memcmp(a->ports, b->ports, sizeof(a->ports)) || a->landlock != b->landlock ||
+	    a->ll.abi != b->ll.abi || a->ll.fs != b->ll.fs || a->ll.net != b->ll.net ||
+	    a->ll.scoped != b->ll.scoped || a->ll.restrict_flags != b->ll.restrict_flags ||
+	    a->ll_net_handled != b->ll_net_handled || a->ll_scoped != b->ll_scoped ||
+	    a->ll_restrict_flags != b->ll_restrict_flags || a->seccomp != b->seccomp ||
+	    a->seccomp_no_inet != b->seccomp_no_inet || a->seccomp_no_unix != b->seccomp_no_unix ||
+	    a->seccomp_no_ns != b->seccomp_no_ns || a->seccomp_ports != b->seccomp_ports ||
+	    a->drop_caps != b->drop_caps || a->mem_mech != b->mem_mech ||
+	    a->pids_mech != b->pids_mech || a->mem_bytes != b->mem_bytes || a->pids != b->pids ||
+	    a->cpu_s != b->cpu_s || a->fsize_bytes != b->fsize_bytes || a->nofile != b->nofile ||
+	    a->env != b->env || !strv_eq(&a->env_pass, &b->env_pass) || a->fallback != b->fallback)
+		return false;
+	for (size_t i = 0; i < a->nfs; i++)
+		if (!str_eq(a->fs[i].path, b->fs[i].path) || a->fs[i].access != b->fs[i].access ||
+		    a->fs[i].optional != b->fs[i].optional || strcmp(a->fs[i].origin, b->fs[i].origin))
+			return false;
+	for (size_t i = 0; i < a->nmasks; i++)
+		if (!str_eq(a->masks[i].pattern, b->masks[i].pattern) ||
+		    a->masks[i].kind != b->masks[i].kind ||
+		    strcmp(a->masks[i].origin, b->masks[i].origin))
+			return false;
+	if (a->devices != b->devices) {
+		if (!a->devices || !b->devices)
+			return false;
+		for (; a->devices[nd] || b->devices[nd]; nd++)
+			if (!str_eq(a->devices[nd], b->devices[nd]))
+				return false;
+	}
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++)
+		if (a->feat[f].requested != b->feat[f].requested ||
+		    a->feat[f].enforced != b->feat[f].enforced ||
+		    strcmp(a->feat[f].mechanism, b->feat[f].mechanism) ||
+		    strcmp(a->feat[f].hint, b->feat[f].hint))
+			return false;
+	return true;
+}

@@ -511,6 +511,11 @@ unsigned moat_plan_seccomp_variant(const struct moat_plan *p);
 size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz);
 /* The plan as a JSON object (for --print-plan and the audit record). */
 int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *out);
+/* Do two plans ask for the same sandbox: everything the same but the
+ * working directory, the command and the timeout (what a sandbox armed
+ * ahead of its call still takes from the call)? False when unsure (no
+ * memory). */
+bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b);
 /* The kernel features as a JSON object. */
 int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *out);
 

@@ -155,6 +155,79 @@ void moat_mounts_release(struct moat_mounts *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void moat_mounts_note_ids(struct moat_mounts *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct moat_mount_op *op = &m->ops[i];
+		struct stat st;
+		int r = op->nofollow ? lstat(op->target, &st) : stat(op->target, &st);
+
+		op->id_dev = r == 0 ? st.st_dev : 0;
+		op->id_ino = r == 0 ? st.st_ino : 0;
+		op->id_ctime_ns = r == 0 ? (long long)st.st_ctim.tv_sec * 1000000000LL +
+					       st.st_ctim.tv_nsec
+					 : 0;
+	}
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool strs_same(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!str_same(a[i], b[i]))
+			return false;
+	return true;
+}
+
+/* Two descriptors of the same file (or both none). */
+static bool fd_same(int a, int b)
+{
+	struct stat sa, sb;
+
+	if (a < 0 || b < 0)
+		return a < 0 && b < 0;
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+bool moat_mounts_same(const struct moat_mounts *a, const struct moat_mounts *b)
+{
+	if (a->n != b->n || a->nmasks_found != b->nmasks_found || a->scan_note || b->scan_note ||
+	    a->nguard || b->nguard || a->gitcfg_watch != b->gitcfg_watch ||
+	    a->git_was_missing != b->git_was_missing || a->nested_watch != b->nested_watch ||
+	    !strs_same(a->protected_missing, a->nprotected_missing, b->protected_missing,
+		       b->nprotected_missing) ||
+	    !strs_same(a->quarantine, a->nquarantine, b->quarantine, b->nquarantine) ||
+	    a->nlinks != b->nlinks)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct moat_mount_op *x = &a->ops[i], *y = &b->ops[i];
+
+		if (x->kind != y->kind || !str_same(x->target, y->target) || x->is_dir != y->is_dir ||
+		    x->readonly != y->readonly || x->placeholder != y->placeholder ||
+		    x->optional != y->optional || x->nofollow != y->nofollow ||
+		    x->standin != y->standin || x->watch != y->watch || x->reveals != y->reveals ||
+		    x->dev != y->dev || x->ino != y->ino || x->flags != y->flags ||
+		    strcmp(x->data, y->data) || x->id_dev != y->id_dev || x->id_ino != y->id_ino ||
+		    x->id_ctime_ns != y->id_ctime_ns ||
+		    !fd_same(x->fd, y->fd))
+			return false;
+	}
+	for (size_t i = 0; i < a->nlinks; i++)
+		if (!str_same(a->links[i].name, b->links[i].name) ||
+		    !str_same(a->links[i].target, b->links[i].target) ||
+		    a->links[i].dev != b->links[i].dev || a->links[i].ino != b->links[i].ino ||
+		    a->links[i].dangling != b->links[i].dangling)
+			return false;
+	return true;
+}
+
 /* The names in one directory, read once. Most denied and protected paths
  * do not exist; one getdents of the home directory (or the workspace)
  * answers for all of its candidates, where a stat each would cost a path
@@ -798,6 +871,43 @@ static const struct scan_cdir *scan_cache_find(const struct scan_cache *c, const
 	return d;
 }
 
+/* The scan's compiled globs, kept for the process's life: a session's
+ * runner scans the same workspace with the same patterns ahead of the
+ * call, to arm its sandbox, and for the call (one compilation is most of
+ * a scan of a small workspace). Not thread-safe, like the runner. */
+#define GLOB_CACHE_MAX 64
+static struct {
+	char *pat;
+	struct moat_glob *g;
+} glob_cache[GLOB_CACHE_MAX];
+static size_t nglob_cache;
+
+static bool glob_is_cached(const struct moat_glob *g)
+{
+	for (size_t i = 0; i < nglob_cache; i++)
+		if (glob_cache[i].g == g)
+			return true;
+	return false;
+}
+
+static int glob_compile_cached(const char *pat, struct moat_glob **ret, struct moat_error *err)
+{
+	char *dup;
+
+	for (size_t i = 0; i < nglob_cache; i++)
+		if (!strcmp(glob_cache[i].pat, pat)) {
+			*ret = glob_cache[i].g;
+			return 0;
+		}
+	if (moat_glob_compile(pat, MOAT_GLOB_PATH, ret, err) < 0)
+		return -1;
+	if (nglob_cache < GLOB_CACHE_MAX && (dup = moat_strdup(pat))) {
+		glob_cache[nglob_cache].pat = dup;
+		glob_cache[nglob_cache++].g = *ret;
+	}
+	return 0;
+}
+
 /* What the patterns say of one entry by its path alone: SCAN_PLAIN when a
  * pattern matches it, else SCAN_DIRONLY when one matches it if it is a
  * directory (NAME followed by a globstar); -1 on a glob that does not
@@ -816,7 +926,7 @@ static int scan_what(struct scan *s, const char *name, size_t nl, size_t len)
 	if (what != SCAN_PLAIN && s->nglobs && !s->compiled) {
 		s->compiled = true;
 		for (size_t i = 0; i < s->nglobs; i++)
-			if (moat_glob_compile(s->pats[i], MOAT_GLOB_PATH, &s->globs[i], s->err) < 0)
+			if (glob_compile_cached(s->pats[i], &s->globs[i], s->err) < 0)
 				return -1;
 	}
 	for (size_t i = 0; i < s->nglobs && what != SCAN_PLAIN; i++)
@@ -1671,7 +1781,8 @@ static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
 	}
 out:
 	for (size_t i = 0; s.compiled && i < s.nglobs; i++)
-		moat_glob_free(globs[i]);
+		if (!glob_is_cached(globs[i]))
+			moat_glob_free(globs[i]);
 	return r;
 }
 

@@ -571,6 +571,33 @@ static int inet_stdio(void)
 	return -1;
 }
 
+/* The call's plan against the sandbox armed for it: the same sandbox,
+ * and mounts prepared now that do exactly what the armed ones did
+ * (nothing replaced, appeared or gone since): taken over (sp->armed), the
+ * fresh mounts' records for after the run. Otherwise the armed child goes
+ * and the call starts afresh. */
+static void take_armed(struct moat_run_warm *w, const struct moat_plan *plan,
+		       const struct moat_run_request *rq)
+{
+	struct moat_spawn *sp = &w->sp;
+	struct moat_mounts fresh;
+	struct moat_error e;
+
+	moat_error_clear(&e);
+	w->armed = false;
+	if (moat_plan_same_sandbox(w->plan, plan) && moat_ns_prepare(plan, &fresh, &e) == 0) {
+		moat_mounts_note_ids(&fresh);
+		if (moat_mounts_same(&sp->mounts, &fresh)) {
+			moat_spawn_rearm(sp, plan, &fresh);
+			return;
+		}
+		moat_mounts_release(&fresh);
+	}
+	/* (a failure to prepare is said when the call prepares its own) */
+	moat_spawn_disarm(sp);
+	spawn_fresh(sp, &w->kf, rq->exit_after, rq->detach_teardown);
+}
+
 int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *ret,
 		    struct moat_error *err)
 {
@@ -589,7 +616,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	int r, attempts = 0;
 
 	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
-	    ((rq->scan_only || rq->sweep_only) && rq->warm)) {
+	    ((rq->scan_only || rq->sweep_only) && rq->warm) ||
+	    (rq->arm_only && (!rq->warm || rq->warm->armed || rq->print_plan || rq->tmp_workspace))) {
 		moat_error_set(err, "invalid run request: no configuration or no command");
 		return -EINVAL;
 	}
@@ -699,6 +727,25 @@ replan:
 			moat_ns_standins_sweep(plan);
 		goto out;
 	}
+	/* a sandbox armed ahead of the call: this call's, when it is exactly
+	 * what the call would make now */
+	if (warm && warm->armed && !rq->print_plan)
+		take_armed(warm, plan, rq);
+	if (sp->armed) {
+		if (fallback(&st, plan, NULL)) {
+			moat_spawn_disarm(sp);
+			goto out;
+		}
+		goto run;
+	}
+	/* arming: only a sandbox that nothing is said of (a call finds it as
+	 * it would make it); otherwise warm stays as it was started */
+	if (rq->arm_only && (moat_plan_gaps(plan, NULL, 0) || ret->warning[0] || !plan->mntns ||
+			     !sp->started || !sp->early || !moat_spawn_agrees(sp, plan))) {
+		spawned = false;
+		ret->status = 0;
+		goto out;
+	}
 	/* a child started ahead for another plan (the network allowed, say)
 	 * is not this call's: it goes, and this call starts its own */
 	if (sp->started && !moat_spawn_agrees(sp, plan))
@@ -735,10 +782,28 @@ replan:
 				 "user namespaces, or move them out of the workspace",
 				 l ? "; " : "", sp->uncarved);
 		}
+		if (rq->arm_only) {
+			if (!extra[0] && moat_spawn_arm(sp, &e) == 0) {
+				moat_mounts_note_ids(&sp->mounts);
+				warm->armed = true;
+				warm->plan = plan;
+				plan = NULL;
+				warm->prof = prof;
+				warm->have_prof = true;
+				moat_profile_init(&prof, "");
+			} else {
+				/* prepared for nothing: the call starts its own */
+				moat_spawn_release(sp);
+				spawn_fresh(sp, kf, true, false);
+			}
+			spawned = false;
+			ret->status = 0;
+			goto out;
+		}
 		if (fallback(&st, plan, extra[0] ? extra : NULL))
 			goto out;
 	}
-
+run:
 	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);
@@ -751,7 +816,7 @@ replan:
 out:
 	if (spawned)
 		moat_spawn_release(sp);
-	if (warm)
+	if (warm && !rq->arm_only)
 		moat_runner_warm_free(warm);
 	plan = moat_plan_free(plan);
 	if (tmpws[0])
@@ -779,6 +844,11 @@ void moat_runner_warm_free(struct moat_run_warm *w)
 {
 	if (!w)
 		return;
+	if (w->armed)
+		moat_spawn_disarm(&w->sp); /* never used: its stand-ins go too */
 	moat_spawn_release(&w->sp); /* (a second release does nothing) */
+	moat_plan_free(w->plan);
+	if (w->have_prof)
+		moat_profile_release(&w->prof);
 	free(w);
 }

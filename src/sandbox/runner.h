@@ -26,6 +26,14 @@ struct moat_run_warm {
 	struct moat_kfeatures kf;
 	struct moat_spawn sp;
 	bool start_failed; /* user namespaces refused: planned without them */
+	/* armed (a request with arm_only): the sandbox made whole for a
+	 * predicted call, its child waiting before the exec; the call's own
+	 * plan and freshly prepared mounts must match it (or it is thrown
+	 * away and the call's sandbox made afresh) */
+	bool armed;
+	struct moat_plan *plan;
+	struct moat_profile prof;
+	bool have_prof;
 };
 
 /* Probe and start ahead; NULL only without memory. */
@@ -60,6 +68,12 @@ struct moat_run_request {
 	/* run nothing: remove the workspace's empty stand-ins a session kept
 	 * (moat_ns_standins_sweep) */
 	bool sweep_only;
+	/* run nothing yet: make the sandbox of warm whole for this request (a
+	 * prediction of the call to come) and leave its child waiting before
+	 * the exec; warm stays the caller's. Only a plan with a mount
+	 * namespace, without a gap or a note; otherwise warm stays as it
+	 * was started. Returns 0 either way; warm->armed says. */
+	bool arm_only;
 	/* Each line moat has to tell the user, when it arises: the gaps and
 	 * warnings before the command runs, the error or warning after it
 	 * (`moat run` prints "moat run: LINE"). May be NULL: the gist stays in

@@ -163,6 +163,14 @@ struct moat_mount_op {
 			   * read-only after them */
 	char data[80];	  /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
+	/* the target's device, inode and change time (0: absent) when the
+	 * sandbox was armed (moat_mounts_note_ids): the change time moves
+	 * with every link and unlink, so the same inode linked back under
+	 * the name (a new directory entry, which the mount made on the old
+	 * one does not cover) is not taken for it */
+	dev_t id_dev;
+	ino_t id_ino;
+	long long id_ctime_ns;
 };
 
 struct moat_mounts {
@@ -241,6 +249,16 @@ void moat_ns_scan_key_drop(void);
 int moat_ns_standins_hold(const char *ws);
 void moat_ns_standins_sweep(const struct moat_plan *p);
 void moat_mounts_release(struct moat_mounts *m);
+/* Each target's identity now (op->id_dev, op->id_ino), for
+ * moat_mounts_same. */
+void moat_mounts_note_ids(struct moat_mounts *m);
+/* Would mounts fresh (prepared for a call, ids noted) do exactly what
+ * armed (prepared ahead of it, ids noted then) did: the same operations
+ * on the same files, the same records for after the run? A secret file
+ * replaced since (a new inode: the mount on the old one no longer covers
+ * the path), a mask or a protected name more or less, a kept tree moved:
+ * false, and the call's sandbox is made afresh. */
+bool moat_mounts_same(const struct moat_mounts *armed, const struct moat_mounts *fresh);
 /* Parent side, right before the sandbox starts (never for --print-plan):
  * create the placeholder directories (protected names that did not exist,
  * so that they are read-only mount points in the sandbox, where the command
@@ -387,6 +405,11 @@ struct moat_spawn {
 	bool reaped;		      /* waited for */
 	bool ns_user, ns_net, ns_pid; /* the child's new namespaces (step 2, 3) */
 	int go;			      /* futex word the early child waits on: 0 wait, 1 go */
+	/* armed (moat_spawn_arm): the early child went through every step but
+	 * the exec ahead of its call, and waits on go2 for the call's
+	 * working directory and command (moat_spawn_run) */
+	bool arm, armed;
+	int go2;
 	int net_ready;		      /* futex word: the network helper is done (early child) */
 	int net_fd;		      /* its network namespace (in the child's table), or -errno */
 	int pidfd;		      /* of the child */
@@ -432,6 +455,22 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err);
 bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p);
 int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,
 		       struct moat_error *err);
+/* Ahead of the call (a started early child, a plan with a mount
+ * namespace, prepared): placeholders made, then the child takes every
+ * step up to the exec (mounts, limits, Landlock, seccomp) and waits. 0
+ * when it waits; otherwise (err) the child is gone and the spawn can only
+ * be released. The call then needs a plan that moat_plan_same_sandbox
+ * holds to this one, and mounts that moat_mounts_same holds to these
+ * (the caller swaps its fresh ones in: moat_spawn_rearm), and
+ * moat_spawn_run lets the child chdir to the call's directory and exec. */
+int moat_spawn_arm(struct moat_spawn *s, struct moat_error *err);
+/* An armed child the call cannot use: killed, its stand-ins removed,
+ * everything released. */
+void moat_spawn_disarm(struct moat_spawn *s);
+/* The call's plan and freshly prepared mounts (taken over) in place of
+ * the armed ones; the stand-ins the arming made stay this run's to
+ * remove. */
+void moat_spawn_rearm(struct moat_spawn *s, const struct moat_plan *p, struct moat_mounts *fresh);
 /* Clone (unless started), set up in the child, exec, wait (with the
  * timeout), kill the tree. Returns the exit status moat should exit with
  * (the command's, passed through; or one of MOAT_RUN_EXIT_*), with err

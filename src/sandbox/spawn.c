@@ -58,6 +58,8 @@
 #define X_NR_pidfd_send_signal 424
 #define X_CLOSE_RANGE_CLOEXEC (1U << 2)
 #define CANCEL_GRACE_MS 2000
+/* the report an armed child sends (step NONE): it waits for go2 */
+#define MOAT_REPORT_ARMED 0x41524d44
 
 /* 256 KiB for the child's setup, which borrows our memory (only the pages
  * touched are ever backed); with a PID namespace the lowest 64 KiB are the
@@ -502,6 +504,25 @@ static int child_main(void *arg)
 		r = moat_seccomp_load(&s->bpf);
 		if (r < 0)
 			fail_step(a, MOAT_STEP_SECCOMP, -r, "SECCOMP_SET_MODE_FILTER");
+	}
+	/* armed ahead of its call: said through the report pipe, then only
+	 * raw system calls (the parent runs on this memory again) until go2;
+	 * then the call's plan is s->plan, its working directory entered */
+	if (s->arm) {
+		struct moat_child_report ok;
+		long n;
+
+		memset(&ok, 0, sizeof(ok));
+		ok.err = MOAT_REPORT_ARMED;
+		do
+			n = moat_sys3(SYS_write, a->child_report_fd, &ok, sizeof(ok));
+		while (n == -EINTR);
+		while (__atomic_load_n(&s->go2, __ATOMIC_ACQUIRE) == 0)
+			moat_sys4(SYS_futex, &s->go2, FUTEX_WAIT_PRIVATE, 0, NULL);
+		p = s->plan;
+		r = (int)moat_sys1(SYS_chdir, p->cwd);
+		if (r < 0)
+			fail_step(a, MOAT_STEP_CHDIR, -r, p->cwd);
 	}
 	/* 12 */
 	if (s->ns_pid)
@@ -964,10 +985,10 @@ static void aff_restore(struct moat_spawn *s)
 	s->aff_set = false;
 }
 
-void moat_spawn_release(struct moat_spawn *s)
+/* A child started early that never ran (it waits for go or go2, or
+ * failed): killed and reaped. */
+static void kill_unreaped(struct moat_spawn *s)
 {
-	aff_restore(s);
-	/* a child started early that never ran: it waits for go, or failed */
 	if (s->started && !s->reaped) {
 		siginfo_t si;
 
@@ -981,6 +1002,12 @@ void moat_spawn_release(struct moat_spawn *s)
 		if (!s->ns_pid)
 			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 	}
+}
+
+void moat_spawn_release(struct moat_spawn *s)
+{
+	aff_restore(s);
+	kill_unreaped(s);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	s->pidfd = -1;
@@ -1249,10 +1276,16 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	s->search_path = search;
 
 	/* protected directories that do not exist: empty ones now, read-only
-	 * mount points in the sandbox (an early child mounts after go) */
-	if (p->mntns && moat_ns_make_placeholders(p, &s->mounts, err) < 0)
+	 * mount points in the sandbox (an early child mounts after go; an
+	 * armed one has them) */
+	if (p->mntns && !s->armed && moat_ns_make_placeholders(p, &s->mounts, err) < 0)
 		return MOAT_RUN_EXIT_SETUP;
-	if (!s->started) {
+	if (s->armed) {
+		/* it is set up: into the call's directory, and exec */
+		s->start_ms = now_ms();
+		__atomic_store_n(&s->go2, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &s->go2, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	} else if (!s->started) {
 		int nsflags = (p->userns ? CLONE_NEWUSER : 0) | (p->mntns ? CLONE_NEWNS : 0) |
 			      (p->pidns ? CLONE_NEWPID : 0) | (p->ipcns ? CLONE_NEWIPC : 0) |
 			      (p->netns ? CLONE_NEWNET : 0);
@@ -1443,4 +1476,62 @@ out:
 	if (!p->pidns)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 	return ret;
+}
+
+int moat_spawn_arm(struct moat_spawn *s, struct moat_error *err)
+{
+	const struct moat_plan *p = s->plan;
+	ssize_t n;
+
+	if (!s->started || !s->early || s->armed || !p || !p->mntns || !s->envp) {
+		moat_error_set(err, "internal error: nothing to arm");
+		return -EINVAL;
+	}
+	if (moat_ns_make_placeholders(p, &s->mounts, err) < 0)
+		return -EIO;
+	s->arm = true;
+	s->start_ms = now_ms();
+	__atomic_store_n(&s->go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* (as after go: we only wait, until the child says it is armed) */
+	memset(&s->report, 0, sizeof(s->report));
+	do
+		n = read(s->report_fd, &s->report, sizeof(s->report));
+	while (n < 0 && errno == EINTR);
+	aff_restore(s);
+	if (n == (ssize_t)sizeof(s->report) && s->report.step == MOAT_STEP_NONE &&
+	    s->report.err == MOAT_REPORT_ARMED) {
+		memset(&s->report, 0, sizeof(s->report));
+		s->armed = true;
+		return 0;
+	}
+	if (n == (ssize_t)sizeof(s->report) && s->report.step != MOAT_STEP_NONE)
+		(void)setup_error(s, err);
+	else
+		moat_error_set(err, "the sandbox's child ended before it was armed");
+	moat_spawn_disarm(s);
+	return -EIO;
+}
+
+void moat_spawn_disarm(struct moat_spawn *s)
+{
+	const struct moat_plan *p = s->plan;
+
+	kill_unreaped(s);
+	if (p && p->mntns)
+		moat_ns_remove_placeholders(p, &s->mounts, NULL);
+	moat_spawn_release(s);
+	s->armed = s->arm = false;
+}
+
+void moat_spawn_rearm(struct moat_spawn *s, const struct moat_plan *p, struct moat_mounts *fresh)
+{
+	/* the stand-ins made for the arming are this run's to remove */
+	for (size_t i = 0; i < s->mounts.n && i < fresh->n; i++)
+		fresh->ops[i].created = s->mounts.ops[i].created;
+	moat_mounts_release(&s->mounts);
+	s->mounts = *fresh;
+	memset(fresh, 0, sizeof(*fresh));
+	fresh->ws_fd = fresh->ws_lock_fd = -1;
+	s->plan = p;
 }

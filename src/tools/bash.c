@@ -592,6 +592,37 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
 		free(denied.v);
 }
 
+/* Make the sandbox of w whole for a call of the profile in the workspace
+ * (its directory, a command to come) and leave it waiting before the exec
+ * (arm_only): the call takes it when its own plan and mounts match,
+ * otherwise it makes its own. Quiet; harmless when it fails. */
+static void runner_arm(const struct moat_tool_env *env, const char *profile, const char *ws,
+		       struct moat_run_warm *w)
+{
+	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
+	struct bash_job j;
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	struct moat_error err;
+	struct moat_strv denied;
+
+	memset(&j, 0, sizeof(j));
+	j.env = env;
+	j.profile = profile;
+	j.workspace = ws;
+	j.cwd = ws;
+	j.timeout_s = MOAT_BASH_MAX_TIMEOUT_S;
+	if (!w || job_request(&j, (char **)argv, &denied, &rq) < 0)
+		return;
+	rq.warm = w;
+	rq.arm_only = true;
+	rq.exit_after = true;
+	moat_error_clear(&err);
+	(void)moat_runner_run(&rq, &res, &err);
+	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
+		free(denied.v);
+}
+
 __attribute__((noreturn)) static void bash_child(const struct bash_job *j)
 {
 	bash_child_begin(j->parent);
@@ -913,8 +944,16 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 	prctl(PR_SET_NAME, "moat-bash-warm", 0, 0, 0);
 	bash_child_fds(wr[0], wr[1], wr[2], job_r);
 	w = moat_runner_warm_start();
-	if (st->next_ws)
+	if (st->next_ws) {
+		struct pollfd pf = {4, POLLIN, 0};
+
 		runner_chore(env, st->next_profile, st->next_ws, false);
+		/* armed only once no call came for a while: calls back to back
+		 * (a script) would wait for the arming, or share a core with
+		 * it, and gain nothing from it */
+		if (poll(&pf, 1, (int)BASH_BURST_MS) == 0)
+			runner_arm(env, st->next_profile, st->next_ws, w);
+	}
 	while (got < sizeof(h)) {
 		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);
 

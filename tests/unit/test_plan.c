@@ -1229,8 +1229,70 @@ static void test_plan_early(void)
 	moat_plan_free(p);
 }
 
+/* A sandbox armed ahead of its call is the call's only when the call's plan
+ * asks for the same sandbox: the working directory, the command and the
+ * timeout may differ, nothing else. */
+static void test_same_sandbox(void)
+{
+	struct moat_kfeatures kf, kf_old;
+	struct moat_plan *a, *b, *c;
+	struct moat_profile over;
+	static char *argv2[] = {"/bin/sh", "-c", "make", NULL};
+	int rc;
+
+	moat_kfeatures_full(&kf);
+	a = build("workspace-write-no-network", &kf, NULL, &rc);
+	b = build("workspace-write-no-network", &kf, NULL, &rc);
+	if (!a || !b) {
+		CHECK(0);
+		moat_plan_free(a);
+		moat_plan_free(b);
+		return;
+	}
+	CHECK(moat_plan_same_sandbox(a, b));
+	/* the call's own directory, command and timeout */
+	free(b->cwd);
+	b->cwd = strdup("/home/u/proj");
+	b->argv = argv2;
+	b->timeout_s = 7;
+	CHECK(moat_plan_same_sandbox(a, b));
+	/* anything else: another sandbox */
+	b->fs[0].optional = !b->fs[0].optional;
+	CHECK(!moat_plan_same_sandbox(a, b));
+	b->fs[0].optional = !b->fs[0].optional;
+	b->mem_bytes++;
+	CHECK(!moat_plan_same_sandbox(a, b));
+	b->mem_bytes--;
+	b->masks[0].origin[0] ^= 1;
+	CHECK(!moat_plan_same_sandbox(a, b));
+	b->masks[0].origin[0] ^= 1;
+	b->seccomp_no_ns = !b->seccomp_no_ns;
+	CHECK(!moat_plan_same_sandbox(a, b));
+	b->seccomp_no_ns = !b->seccomp_no_ns;
+	CHECK(moat_plan_same_sandbox(a, b));
+	/* another profile, a flag layer, an older kernel */
+	c = build("workspace-write", &kf, NULL, &rc);
+	CHECK(c && !moat_plan_same_sandbox(a, c));
+	moat_plan_free(c);
+	moat_profile_init(&over, "flags");
+	over.pids = 17;
+	over.set = MOAT_PF_PIDS;
+	c = build("workspace-write-no-network", &kf, &over, &rc);
+	CHECK(c && !moat_plan_same_sandbox(a, c));
+	moat_plan_free(c);
+	moat_profile_release(&over);
+	kf_old = kf;
+	kf_old.landlock_abi = 3;
+	c = build("workspace-write-no-network", &kf_old, NULL, &rc);
+	CHECK(c && !moat_plan_same_sandbox(a, c));
+	moat_plan_free(c);
+	moat_plan_free(a);
+	moat_plan_free(b);
+}
+
 int main(void)
 {
+	test_same_sandbox();
 	test_plan_early();
 	test_normpath();
 	test_builtin();
