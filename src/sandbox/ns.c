@@ -1923,6 +1923,10 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		      struct moat_error *err)
 {
 	bool done[MOAT_PLAN_MAX_PATHS] = {false};
+	const char *same[MOAT_PLAN_MAX_PATHS];
+	bool plain[MOAT_PLAN_MAX_PATHS];
+	struct name_cut cut[MOAT_PLAN_MAX_PATHS];
+	size_t nsame;
 	int r = 0;
 
 	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
@@ -1958,33 +1962,46 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		}
 		memcpy(dir, pat, dlen);
 		dir[dlen] = '\0';
-		d = opendir(dlen ? dir : "/");
-		if (!d) {
-			for (size_t j = i; j < p->nmasks; j++)
-				if (same_dir_glob(&p->masks[j], pat, dlen))
-					done[j] = true;
-			continue;
+		/* the name patterns of this directory, each with the literal
+		 * start and end a name must have (when it has only '*' and '?') */
+		nsame = 0;
+		for (size_t j = i; j < p->nmasks; j++) {
+			const char *nj;
+
+			if (!same_dir_glob(&p->masks[j], pat, dlen))
+				continue;
+			done[j] = true;
+			nj = p->masks[j].pattern + dlen + 1;
+			same[nsame] = nj;
+			plain[nsame] = !strpbrk(nj, "[\\");
+			if (plain[nsame])
+				name_cut_of(nj, strlen(nj), &cut[nsame]);
+			nsame++;
 		}
+		d = opendir(dlen ? dir : "/");
+		if (!d)
+			continue;
 		while ((e = readdir(d)) && r == 0) {
+			size_t nl = strlen(e->d_name);
+
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
-			for (size_t j = i; j < p->nmasks && r == 0; j++) {
-				const char *pj = p->masks[j].pattern;
+			for (size_t j = 0; j < nsame && r == 0; j++) {
 				char full[PATH_MAX];
 
-				if (!same_dir_glob(&p->masks[j], pat, dlen) ||
-				    fnmatch(pj + dlen + 1, e->d_name, 0) != 0)
+				if ((plain[j] && !name_cut_fits(&cut[j], e->d_name, nl)) ||
+				    fnmatch(same[j], e->d_name, 0) != 0)
 					continue;
-				if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, e->d_name) <
-				    sizeof(full))
+				if (dlen + 1 + nl < sizeof(full)) {
+					memcpy(full, dir, dlen);
+					full[dlen] = '/';
+					memcpy(full + dlen + 1, e->d_name, nl + 1);
 					r = mask_one(p, m, hid, full, err);
+				}
 				break;
 			}
 		}
 		closedir(d);
-		for (size_t j = i; j < p->nmasks; j++)
-			if (same_dir_glob(&p->masks[j], pat, dlen))
-				done[j] = true;
 	}
 	return r;
 }
