@@ -45,6 +45,8 @@
 #include "core/path.h"
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
+/* last: the lookups below are recorded for an armed sandbox's watch */
+#include "sandbox/fsrec_wrap.h"
 
 struct scan_cache;
 static void scan_cache_free(struct scan_cache *c);
@@ -2401,6 +2403,26 @@ static void gitcfg_check(struct moat_mounts *m, const char *rel, const struct st
 	}
 }
 
+/* What the checks after a run judge from its start: the time, and the git
+ * index then. */
+static void run_start_note(const struct moat_plan *p, struct moat_mounts *m)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	struct timespec now;
+
+	snprintf(path, sizeof(path), "%s/.git/index", p->workspace);
+	m->index_ctime_ns = lstat(path, &st) == 0 ? ctime_ns(&st) : 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->run_start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+void moat_mounts_restart(const struct moat_plan *p, struct moat_mounts *m)
+{
+	if (m->nested_watch)
+		run_start_note(p, m);
+}
+
 static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 {
 	char path[PATH_MAX];
@@ -2408,15 +2430,8 @@ static int watch_git_redirects(const struct moat_plan *p, struct moat_mounts *m)
 
 	/* nested repositories are looked for after every run (nested_check):
 	 * whatever the run wrote is judged from its start */
-	{
-		struct timespec now;
-
-		snprintf(path, sizeof(path), "%s/.git/index", p->workspace);
-		m->index_ctime_ns = lstat(path, &st) == 0 ? ctime_ns(&st) : 0;
-		clock_gettime(CLOCK_REALTIME, &now);
-		m->run_start_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-		m->nested_watch = true;
-	}
+	run_start_note(p, m);
+	m->nested_watch = true;
 	snprintf(path, sizeof(path), "%s/.git", p->workspace);
 	if (lstat(path, &st) < 0) {
 		/* no repository yet: one the command creates (git init) gets the

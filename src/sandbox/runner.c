@@ -571,6 +571,34 @@ static int inet_stdio(void)
 	return -1;
 }
 
+/* A watch on what the armed mounts m were prepared from (recorded during
+ * their preparation), relied on only once mounts prepared again after it
+ * began are found the same (what changed before it began is not in its
+ * events). NULL: the call prepares its mounts again. */
+static struct moat_fswatch *arm_watch(const struct moat_plan *plan, const struct moat_mounts *m)
+{
+	struct moat_fswatch *w = moat_fswatch_start();
+	struct moat_mounts check;
+	struct moat_error e;
+	bool same;
+
+	if (!w)
+		return NULL;
+	moat_error_clear(&e);
+	if (moat_ns_prepare(plan, &check, &e) < 0) {
+		moat_fswatch_free(w);
+		return NULL;
+	}
+	moat_mounts_note_ids(&check);
+	same = moat_mounts_same(m, &check);
+	moat_mounts_release(&check);
+	if (!same || !moat_fswatch_quiet(w)) {
+		moat_fswatch_free(w);
+		return NULL;
+	}
+	return w;
+}
+
 /* The call's plan against the sandbox armed for it: the same sandbox,
  * and mounts prepared now that do exactly what the armed ones did
  * (nothing replaced, appeared or gone since): taken over (sp->armed), the
@@ -582,10 +610,22 @@ static void take_armed(struct moat_run_warm *w, const struct moat_plan *plan,
 	struct moat_spawn *sp = &w->sp;
 	struct moat_mounts fresh;
 	struct moat_error e;
+	bool same_plan = moat_plan_same_sandbox(w->plan, plan);
 
 	moat_error_clear(&e);
 	w->armed = false;
-	if (moat_plan_same_sandbox(w->plan, plan) && moat_ns_prepare(plan, &fresh, &e) == 0) {
+	/* nothing the mounts were prepared from has changed since the watch
+	 * began (and they were found the same once it had): as made now */
+	if (same_plan && w->watch && moat_fswatch_quiet(w->watch)) {
+		moat_spawn_rearm_kept(sp, plan);
+		/* removing the watches waits for the kernel's grace periods
+		 * (milliseconds): a caller that exits after the run leaves
+		 * them to its exit */
+		if (rq->exit_after)
+			w->watch = NULL;
+		return;
+	}
+	if (same_plan && moat_ns_prepare(plan, &fresh, &e) == 0) {
 		moat_mounts_note_ids(&fresh);
 		if (moat_mounts_same(&sp->mounts, &fresh)) {
 			moat_spawn_rearm(sp, plan, &fresh);
@@ -750,7 +790,13 @@ replan:
 	 * is not this call's: it goes, and this call starts its own */
 	if (sp->started && !moat_spawn_agrees(sp, plan))
 		spawn_again(sp, kf);
+	/* arming: what the mounts are prepared from is recorded, to be
+	 * watched (arm_watch) */
+	if (rq->arm_only)
+		moat_fsrec_begin();
 	r = moat_spawn_prepare(sp, plan, env, &e);
+	if (rq->arm_only)
+		moat_fsrec_end();
 	if (r < 0) {
 		fail(&st, "check the paths given with --ro, --rw and --workspace",
 		     "cannot prepare the sandbox: %s", e.msg);
@@ -783,9 +829,19 @@ replan:
 				 l ? "; " : "", sp->uncarved);
 		}
 		if (rq->arm_only) {
-			if (!extra[0] && moat_spawn_arm(sp, &e) == 0) {
+			/* SECURITY: the files' identities before the child
+			 * mounts on them: a file replaced in between is then
+			 * never taken for the one the mount covers (noted after,
+			 * the new one would match a fresh preparation while the
+			 * mount covers the old) */
+			if (!extra[0])
 				moat_mounts_note_ids(&sp->mounts);
+			if (!extra[0] && moat_spawn_arm(sp, &e) == 0) {
 				warm->armed = true;
+				/* (with a PID namespace only: the watch's holder is
+				 * a child of ours, which a run without one would
+				 * take for a leftover of the sandbox) */
+				warm->watch = plan->pidns ? arm_watch(plan, &sp->mounts) : NULL;
 				warm->plan = plan;
 				plan = NULL;
 				warm->prof = prof;
@@ -818,6 +874,8 @@ out:
 		moat_spawn_release(sp);
 	if (warm && !rq->arm_only)
 		moat_runner_warm_free(warm);
+	if (rq->arm_only)
+		moat_fsrec_drop(); /* (taken over by a watch, or not needed) */
 	plan = moat_plan_free(plan);
 	if (tmpws[0])
 		moat_rmtree(tmpws);
@@ -848,6 +906,7 @@ void moat_runner_warm_free(struct moat_run_warm *w)
 		moat_spawn_disarm(&w->sp); /* never used: its stand-ins go too */
 	moat_spawn_release(&w->sp); /* (a second release does nothing) */
 	moat_plan_free(w->plan);
+	moat_fswatch_free(w->watch);
 	if (w->have_prof)
 		moat_profile_release(&w->prof);
 	free(w);

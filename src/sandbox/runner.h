@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/plan.h"
+#include "sandbox/fsrec.h"
 #include "sandbox/sandbox.h"
 
 /* A sandbox started ahead of its call (a pre-forked runner of the bash
@@ -34,6 +35,10 @@ struct moat_run_warm {
 	struct moat_plan *plan;
 	struct moat_profile prof;
 	bool have_prof;
+	/* a watch on everything the armed mounts were prepared from (fsrec.h),
+	 * or NULL: while it has seen nothing change, the call takes the
+	 * sandbox without preparing the mounts again */
+	struct moat_fswatch *watch;
 };
 
 /* Probe and start ahead; NULL only without memory. */

@@ -259,6 +259,9 @@ void moat_mounts_note_ids(struct moat_mounts *m);
  * the path), a mask or a protected name more or less, a kept tree moved:
  * false, and the call's sandbox is made afresh. */
 bool moat_mounts_same(const struct moat_mounts *armed, const struct moat_mounts *fresh);
+/* Mounts prepared ahead of the run, taken for it: what the checks after
+ * the run judge from its start (the time, the git index) noted again. */
+void moat_mounts_restart(const struct moat_plan *p, struct moat_mounts *m);
 /* Parent side, right before the sandbox starts (never for --print-plan):
  * create the placeholder directories (protected names that did not exist,
  * so that they are read-only mount points in the sandbox, where the command
@@ -471,6 +474,9 @@ void moat_spawn_disarm(struct moat_spawn *s);
  * the armed ones; the stand-ins the arming made stay this run's to
  * remove. */
 void moat_spawn_rearm(struct moat_spawn *s, const struct moat_plan *p, struct moat_mounts *fresh);
+/* The call's plan in place of the armed one, the armed mounts kept (a
+ * watch saw nothing they were made from change): moat_mounts_restart. */
+void moat_spawn_rearm_kept(struct moat_spawn *s, const struct moat_plan *p);
 /* Clone (unless started), set up in the child, exec, wait (with the
  * timeout), kill the tree. Returns the exit status moat should exit with
  * (the command's, passed through; or one of MOAT_RUN_EXIT_*), with err

@@ -1535,3 +1535,9 @@ void moat_spawn_rearm(struct moat_spawn *s, const struct moat_plan *p, struct mo
 	fresh->ws_fd = fresh->ws_lock_fd = -1;
 	s->plan = p;
 }
+
+void moat_spawn_rearm_kept(struct moat_spawn *s, const struct moat_plan *p)
+{
+	moat_mounts_restart(p, &s->mounts);
+	s->plan = p;
+}

@@ -1,0 +1,44 @@
+/* What a preparation of the mounts looked at, and a watch on it (fsrec.c):
+ * how a sandbox armed ahead of its call knows that nothing it was made
+ * from has changed since. */
+#ifndef MOAT_SANDBOX_FSREC_H
+#define MOAT_SANDBOX_FSREC_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Record every lookup of ns.c from now on (dropping an earlier record),
+ * until moat_fswatch_start (or moat_fsrec_end, which keeps nothing
+ * watchable). */
+void moat_fsrec_begin(void);
+void moat_fsrec_end(void);
+/* Forget the record (moat_fswatch_start takes it over otherwise). */
+void moat_fsrec_drop(void);
+/* A lookup the record cannot follow (glob(3)): no watch can be made. */
+void moat_fsrec_unrecordable(void);
+
+struct moat_fswatch;
+/* A watch on everything recorded (the record ends); NULL when one cannot
+ * be relied on (fsrec.c says when). */
+struct moat_fswatch *moat_fswatch_start(void);
+/* Nothing that matters changed since the watch started (and none of the
+ * events so far was one that matters). */
+bool moat_fswatch_quiet(struct moat_fswatch *w);
+void moat_fswatch_free(struct moat_fswatch *w);
+
+/* the recorders (fsrec_wrap.h puts them in place of the calls) */
+int moat_fsrec_stat(const char *p, struct stat *st);
+int moat_fsrec_lstat(const char *p, struct stat *st);
+int moat_fsrec_access(const char *p, int mode);
+int moat_fsrec_fstatat(int dfd, const char *name, struct stat *st, int flags);
+int moat_fsrec_open(const char *p, int flags, ...);
+int moat_fsrec_openat(int dfd, const char *name, int flags, ...);
+DIR *moat_fsrec_opendir(const char *p);
+DIR *moat_fsrec_fdopendir(int fd);
+char *moat_fsrec_realpath(const char *p, char *out);
+ssize_t moat_fsrec_readlink(const char *p, char *buf, size_t n);
+ssize_t moat_fsrec_readlinkat(int dfd, const char *name, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,177 @@
+// The sandbox armed ahead of a bash call, against changes made between the
+// arming and the call in the places its mounts were prepared from (a watch
+// on them lets an unchanged sandbox be taken without preparing it again;
+// any change there must make the call's sandbox as it would be made now).
+// Each case: wait until the armed sandbox is seen waiting (process table),
+// change the filesystem the way a user or a tool would, call, and judge by
+// the bytes printed and the files on disk.
+import fs from 'node:fs';
+import path from 'node:path';
+import { main, ok, note, world, connect, waitFor, text } from './lib.mjs';
+
+// a child of the runner started ahead (both moat-bash-warm) whose mount
+// table has a mount on target
+function armedWith(target) {
+	const comm = {}, ppid = {};
+	for (const d of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+			const close = st.lastIndexOf(')');
+			comm[d] = st.slice(st.indexOf('(') + 1, close);
+			ppid[d] = st.slice(close + 2).split(' ')[1];
+		} catch {
+			/* gone */
+		}
+	}
+	for (const [pid, c] of Object.entries(comm)) {
+		if (c !== 'moat-bash-warm' || comm[ppid[pid]] !== 'moat-bash-warm')
+			continue;
+		try {
+			if (fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === target))
+				return true;
+		} catch {
+			/* gone */
+		}
+	}
+	return false;
+}
+
+await main(async () => {
+	const w = world('armedchg', {
+		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+	});
+	const ws = (...p) => path.join(w.ws, ...p);
+	fs.mkdirSync(ws('.git'));
+	fs.writeFileSync(ws('.git', 'config'), '[core]\n\tbare = false\n');
+	fs.mkdirSync(ws('src', 'deep'), { recursive: true });
+	fs.writeFileSync(ws('.env'), 'env-canary\n'); // masked from the start: the armed sandbox is seen by it
+	// under the home directory, which the sandbox sees (through its copy-on-write overlay)
+	const data = path.join(w.home, 'data');
+	fs.mkdirSync(path.join(data, 'one'), { recursive: true });
+	fs.mkdirSync(path.join(data, 'two'), { recursive: true });
+	fs.writeFileSync(path.join(data, 'two', 'credentials'), 'aws-two-canary\n');
+	// ~/.aws leads to data/one (no credentials there yet)
+	fs.symlinkSync(path.join(data, 'one'), path.join(w.home, '.aws'));
+	// ~/.config leads to cfg (no gcloud there)
+	fs.rmSync(path.join(w.home, '.config'), { recursive: true, force: true });
+	fs.mkdirSync(path.join(w.home, 'cfg'));
+	fs.symlinkSync(path.join(w.home, 'cfg'), path.join(w.home, '.config'));
+	// the command prints every file named on its lines that it can read
+	fs.writeFileSync(ws('show.sh'), 'while read -r f; do cat "$f" 2>/dev/null; done <files; echo done\n');
+	const c = await connect(w);
+	const arms = !process.env.ASAN_OPTIONS;
+	const bash = async (command) => {
+		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
+		return { r, out: JSON.stringify(r) };
+	};
+	const armed = async (what) => {
+		const seen = await waitFor(() => armedWith(ws('.env')), 5000, 20);
+		if (arms)
+			ok(seen, `armed before: ${what}`);
+		else
+			note(`sanitizer build: nothing armed (${what})`);
+	};
+	const leaks = async (what, files, canary, change) => {
+		fs.writeFileSync(ws('files'), files.join('\n') + '\n');
+		await bash('true'); // the next sandbox is armed after this call
+		await armed(what);
+		change();
+		const { r, out } = await bash('sh show.sh');
+		ok(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes(canary),
+			`${what}: not readable in the call`, out);
+	};
+
+	let { r } = await bash('echo start');
+	ok(!r.isError, 'a first call runs', r);
+
+	await leaks('a secret in a directory created after the arming', [ws('new', 'dir', '.env')], 'nested-canary', () => {
+		fs.mkdirSync(ws('new', 'dir'), { recursive: true });
+		fs.writeFileSync(ws('new', 'dir', '.env'), 'nested-canary\n');
+	});
+	await leaks('a secret in an existing deep directory', [ws('src', 'deep', 'id_rsa')], 'deep-canary', () => {
+		fs.writeFileSync(ws('src', 'deep', 'id_rsa'), 'deep-canary\n');
+	});
+	await leaks('a secret moved in from outside the workspace', [ws('src', 'server.pem')], 'moved-canary', () => {
+		fs.writeFileSync(path.join(w.root, 'server.pem'), 'moved-canary\n');
+		fs.renameSync(path.join(w.root, 'server.pem'), ws('src', 'server.pem'));
+	});
+	await leaks('a directory of secrets renamed into place', [ws('src', '.ssh', 'key')], 'ssh-canary', () => {
+		fs.mkdirSync(ws('src', 'tmpdir'));
+		fs.writeFileSync(ws('src', 'tmpdir', 'key'), 'ssh-canary\n');
+		fs.renameSync(ws('src', 'tmpdir'), ws('src', '.ssh'));
+	});
+	await leaks('a home secret where ~/.ssh did not exist', [path.join(w.home, '.ssh', 'id_ed25519')], 'home-ssh-canary', () => {
+		fs.mkdirSync(path.join(w.home, '.ssh'));
+		fs.writeFileSync(path.join(w.home, '.ssh', 'id_ed25519'), 'home-ssh-canary\n');
+	});
+	await leaks('a home secret behind a link (~/.aws) retargeted', [path.join(w.home, '.aws', 'credentials')], 'aws-two-canary', () => {
+		fs.unlinkSync(path.join(w.home, '.aws'));
+		fs.symlinkSync(path.join(data, 'two'), path.join(w.home, '.aws'));
+	});
+	await leaks('a secret created behind the link (~/.aws leads to it)', [path.join(w.home, '.aws', 'config.json'), path.join(w.home, '.aws', 'token')], 'aws-new-canary', () => {
+		fs.writeFileSync(path.join(data, 'two', 'token'), 'aws-new-canary\n');
+	});
+	await leaks('the directory behind the link swapped for another', [path.join(w.home, '.aws', 'credentials')], 'aws-three-canary', () => {
+		fs.renameSync(path.join(data, 'two'), path.join(data, 'two-old'));
+		fs.mkdirSync(path.join(data, 'two'));
+		fs.writeFileSync(path.join(data, 'two', 'credentials'), 'aws-three-canary\n');
+	});
+
+	// a secret that did not exist behind a link on the way (~/.config leads
+	// to cfg): the directory it leads to replaced by one that has it
+	await leaks('the directory a link on the way leads to replaced', [path.join(w.home, '.config', 'gcloud', 'credentials.db')], 'gcloud-canary', () => {
+		fs.renameSync(path.join(w.home, 'cfg'), path.join(w.home, 'cfg-old'));
+		fs.mkdirSync(path.join(w.home, 'cfg', 'gcloud'), { recursive: true });
+		fs.writeFileSync(path.join(w.home, 'cfg', 'gcloud', 'credentials.db'), 'gcloud-canary\n');
+	});
+
+	// the swap made the moment the armed sandbox shows (its mounts are
+	// made; the rest of its set-up may still be under way), ten times
+	let swapLeaks = 0;
+	for (let i = 0; i < 10; i++) {
+		fs.writeFileSync(ws('files'), path.join(w.home, '.aws', 'credentials') + '\n');
+		await bash('true');
+		const seen = await waitFor(() => armedWith(ws('.env')), 5000, 1);
+		if (!seen && arms)
+			break;
+		fs.renameSync(path.join(data, 'two'), path.join(data, `two-${i}`));
+		fs.mkdirSync(path.join(data, 'two'));
+		fs.writeFileSync(path.join(data, 'two', 'credentials'), `aws-race-canary-${i}\n`);
+		const { out } = await bash('sh show.sh');
+		if (out.includes('aws-race-canary'))
+			swapLeaks++;
+	}
+	ok(swapLeaks === 0, `a directory behind a masked link swapped as the sandbox is armed: never readable (${swapLeaks} of 10)`);
+
+	// a protected name created between the arming and the call stays
+	// read-only in the call
+	await bash('true');
+	await armed('a protected name appears');
+	fs.mkdirSync(ws('.vscode'), { recursive: true });
+	fs.writeFileSync(ws('.vscode', 'tasks.json'), '{"user": true}\n');
+	({ r } = await bash('echo \'{"pwned": true}\' > .vscode/tasks.json; echo x > .vscode/new.json; echo done'));
+	ok(fs.readFileSync(ws('.vscode', 'tasks.json'), 'utf8') === '{"user": true}\n' && !fs.existsSync(ws('.vscode', 'new.json')),
+		'a protected directory made after the arming is read-only in the call (on disk)', text(r));
+
+	// the user's own change of .git/config between the arming and the call
+	// is not taken for the command's (nothing set aside)
+	await bash('true');
+	await armed('.git/config changes');
+	fs.writeFileSync(ws('.git', 'config'), '[core]\n\tbare = false\n[user]\n\tname = someone\n');
+	({ r } = await bash('echo hi'));
+	ok(!r.isError && fs.readFileSync(ws('.git', 'config'), 'utf8').includes('someone') &&
+		!fs.readdirSync(ws('.git')).some((n) => n.includes('quarantined')),
+		'a change the user made to .git/config before the call is left as it is', r);
+
+	// nothing changed: the call still masks what was there
+	await bash('true');
+	await armed('nothing changes');
+	fs.writeFileSync(ws('files'), ws('.env') + '\n');
+	({ r } = await bash('sh show.sh'));
+	ok(!r.isError && !JSON.stringify(r).includes('env-canary') && r.structuredContent.stdout.includes('done'),
+		'with nothing changed, the secret masked at the arming stays masked', r);
+	await c.close();
+	w.cleanup();
+});
