@@ -1,23 +1,27 @@
-/* What a preparation of the mounts looked at, and a watch on it.
+/* What a preparation of the mounts looks at, watched as it looks.
  *
- * A sandbox armed ahead of its call (runner.c) was prepared from the
- * filesystem as it was then: which secrets exist, where links lead, which
- * protected names are there. ns.c's lookups go through the recorders
- * below (fsrec_wrap.h) while moat_fsrec_begin is in force: every path
- * looked up, every directory opened (its entries are what a listing or a
- * scan read). moat_fswatch_start then puts an inotify watch on each
- * directory opened (any change of its entries matters) and on every
- * directory on the way to each path looked up (only a change of the next
- * name on the way matters: a rename, a new entry, an entry gone, its
- * attributes). moat_fswatch_quiet is true when nothing that matters
- * changed since: the call may then take the armed sandbox without
- * preparing the mounts again.
+ * A sandbox armed ahead of its call (runner.c) is prepared from the
+ * filesystem as it is then: which secrets exist, where links lead, which
+ * protected names are there. While moat_fsrec_begin is in force, ns.c's
+ * lookups go through the recorders below (fsrec_wrap.h), and each puts an
+ * inotify watch on what it depends on BEFORE it looks: every directory on
+ * the way to the path, for the next name on the way (a rename, a new
+ * entry, an entry gone, its attributes); every symbolic link met on the
+ * way followed, link by link, and the way to where each leads watched the
+ * same; each directory opened (a listing, a scanned directory) is watched
+ * whole before its entries are read. What changes after a look is
+ * therefore an event; what changed before it is what the look saw.
+ * moat_fswatch_quiet is true while no event that matters has come: the
+ * call may then take the armed sandbox without preparing it again.
  *
- * Refused (NULL) where a watch could miss a change: a lookup that is not
- * by an absolute path or a descriptor, glob(3) (its walk is not seen), a
- * filesystem whose changes another machine can make (only ext2/3/4, xfs,
- * btrfs, tmpfs and f2fs are watched), too many directories, a watch the
- * kernel refuses. Not thread-safe, like the runner that uses it. */
+ * Refused (NULL from moat_fswatch_start) where a watch could miss a
+ * change: a lookup that is not by an absolute path or a descriptor,
+ * glob(3) (its walk is not seen), a filesystem whose changes another
+ * machine can make (only ext2/3/4, xfs, btrfs, tmpfs and f2fs are
+ * watched), a chain of links too long, too many directories, a watch the
+ * kernel refuses. Names are compared byte for byte (a directory that folds
+ * case is a gap: noted in docs/threat-model.md). Not thread-safe, like the
+ * runner. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,35 +40,105 @@
 #include "base/str.h"
 #include "sandbox/fsrec.h"
 
-#define FSREC_MAX_PATHS 4096
 #define FSWATCH_MAX_DIRS 512
 #define FSWATCH_EVENTS                                                                             \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_MODIFY |            \
 	 IN_DELETE_SELF | IN_MOVE_SELF)
 
-struct rec_path {
-	char *path;
-	bool opened; /* a directory opened: all its entries matter */
+struct watch_dir {
+	int wd;
+	bool all;     /* every entry matters */
+	char **names; /* else these entries */
+	size_t n;
+};
+
+struct moat_fswatch {
+	int fd;
+	pid_t holder; /* holds the last reference to fd (watch_hold) */
+	struct watch_dir *v;
+	size_t n;
+	bool spoiled; /* an event that matters was seen */
+};
+
+static bool fs_watchable(const char *dir);
+
+/* the ways already watched ("/a/b": the name b watched in /a, and where b
+ * leads followed when it is a link) and the directories watched whole: an
+ * open-addressing set of strings each */
+#define SEEN_SLOTS 8192
+struct seen {
+	char *v[SEEN_SLOTS];
+	size_t n;
 };
 
 static struct {
 	bool on, bad;
-	struct rec_path *v;
-	size_t n, cap;
+	struct moat_fswatch *w;
+	struct seen way, whole;
 } rec;
+
+static unsigned long long seen_hash(const char *p, size_t n)
+{
+	unsigned long long h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Is p[0..n) in the set? It is added when not; *full when it cannot be. */
+static bool seen_add(struct seen *t, const char *p, size_t n, bool *full)
+{
+	size_t i = (size_t)(seen_hash(p, n) % SEEN_SLOTS);
+
+	*full = false;
+	for (size_t k = 0; k < SEEN_SLOTS; k++, i = (i + 1) % SEEN_SLOTS) {
+		if (!t->v[i]) {
+			if (t->n * 4 >= SEEN_SLOTS * 3 || !(t->v[i] = moat_strndup(p, n)))
+				*full = true;
+			else
+				t->n++;
+			return false;
+		}
+		if (strlen(t->v[i]) == n && !memcmp(t->v[i], p, n))
+			return true;
+	}
+	*full = true;
+	return false;
+}
+
+static void seen_clear(struct seen *t)
+{
+	for (size_t i = 0; i < SEEN_SLOTS && t->n; i++)
+		if (t->v[i]) {
+			free(t->v[i]);
+			t->v[i] = NULL;
+			t->n--;
+		}
+	memset(t, 0, sizeof(*t));
+}
 
 static void rec_clear(void)
 {
-	for (size_t i = 0; i < rec.n; i++)
-		free(rec.v[i].path);
-	free(rec.v);
-	memset(&rec, 0, sizeof(rec));
+	moat_fswatch_free(rec.w);
+	seen_clear(&rec.way);
+	seen_clear(&rec.whole);
+	rec.w = NULL;
+	rec.on = rec.bad = false;
 }
 
 void moat_fsrec_begin(void)
 {
 	rec_clear();
 	rec.on = true;
+	rec.w = calloc(1, sizeof(*rec.w));
+	if (!rec.w) {
+		rec.bad = true;
+		return;
+	}
+	rec.w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (rec.w->fd < 0)
+		rec.bad = true;
 }
 
 void moat_fsrec_end(void)
@@ -83,38 +157,150 @@ void moat_fsrec_unrecordable(void)
 		rec.bad = true;
 }
 
-static void rec_add(const char *path, bool opened)
+bool moat_fsrec_on(void)
 {
-	char *dup;
+	return rec.on;
+}
 
-	if (!rec.on)
+/* Watch dir: all its entries (name NULL), or the entry name. 0; -1 when
+ * the kernel refused the watch (errno); -2 when it must not be relied on
+ * (a filesystem not watched, too many directories, no memory). */
+static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, size_t nl)
+{
+	struct watch_dir *d = NULL;
+	int wd;
+
+	wd = inotify_add_watch(w->fd, dir, FSWATCH_EVENTS);
+	if (wd < 0)
+		return -1;
+	for (size_t i = 0; i < w->n && !d; i++)
+		if (w->v[i].wd == wd)
+			d = &w->v[i];
+	if (!d) {
+		struct watch_dir *v;
+
+		if (w->n >= FSWATCH_MAX_DIRS || !fs_watchable(dir))
+			return -2;
+		v = realloc(w->v, (w->n + 1) * sizeof(*v));
+		if (!v)
+			return -2;
+		w->v = v;
+		d = &w->v[w->n++];
+		memset(d, 0, sizeof(*d));
+		d->wd = wd;
+	}
+	if (!name) {
+		d->all = true;
+		return 0;
+	}
+	if (d->all)
+		return 0;
+	for (size_t k = 0; k < d->n; k++)
+		if (strlen(d->names[k]) == nl && !memcmp(d->names[k], name, nl))
+			return 0;
+	{
+		char **v = realloc(d->names, (d->n + 1) * sizeof(*v));
+
+		if (!v)
+			return -2;
+		d->names = v;
+		if (!(d->names[d->n] = moat_strndup(name, nl)))
+			return -2;
+		d->n++;
+	}
+	return 0;
+}
+
+/* Watch the way to path: each directory on it for the next name, each
+ * link met followed to where it leads (its text taken against the
+ * directory it is in, link by link: a link in the text is met in turn).
+ * 0, or -1: it cannot be watched. */
+static int watch_way(const char *path, int depth)
+{
+	char pre[PATH_MAX], text[PATH_MAX], target[2 * PATH_MAX];
+	const char *c = path;
+	bool full;
+	int r;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(pre) || depth > 32)
+		return -1;
+	for (;;) {
+		const char *name = c + 1, *next = strchr(name, '/');
+		size_t nl = next ? (size_t)(next - name) : strlen(name), dl = (size_t)(c - path);
+		struct stat st;
+		ssize_t tl;
+
+		if (nl == 0 || (nl == 1 && name[0] == '.')) {
+			if (!next)
+				break;
+			c = next;
+			continue;
+		}
+		if (nl == 2 && name[0] == '.' && name[1] == '.')
+			return -1; /* (ns.c looks up normalized paths; a link's text may not) */
+		if (seen_add(&rec.way, path, dl + 1 + nl, &full)) {
+			if (!next)
+				break;
+			c = next;
+			continue;
+		}
+		if (full)
+			return -1;
+		memcpy(pre, path, dl);
+		pre[dl] = '\0';
+		r = watch_add(rec.w, dl ? pre : "/", name, nl);
+		if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
+			return -1;
+		if (r == -1)
+			return 0; /* the way ends here: its parent watches the name */
+		memcpy(pre, path, dl + 1 + nl);
+		pre[dl + 1 + nl] = '\0';
+		if (lstat(pre, &st) < 0)
+			return 0; /* nothing there (yet): the name is watched */
+		if (S_ISLNK(st.st_mode)) {
+			tl = readlink(pre, text, sizeof(text) - 1);
+			if (tl <= 0)
+				return -1;
+			text[tl] = '\0';
+			if (text[0] == '/')
+				r = snprintf(target, sizeof(target), "%s", text);
+			else
+				r = snprintf(target, sizeof(target), "%.*s/%s", (int)dl, path, text);
+			if (r < 0 || (size_t)r >= sizeof(target) || watch_way(target, depth + 1) < 0)
+				return -1;
+		}
+		if (!next)
+			break;
+		c = next;
+	}
+	return 0;
+}
+
+/* Before a look at path: the way to it watched. */
+static void rec_way(const char *path)
+{
+	if (rec.on && !rec.bad && (!path || watch_way(path, 0) < 0))
+		rec.bad = true;
+}
+
+/* A directory about to be read (opened, or trusted by the scan's record):
+ * watched whole. */
+static void rec_whole(const char *path)
+{
+	bool full;
+	int r;
+
+	if (!rec.on || rec.bad)
 		return;
-	if (!path || path[0] != '/' || rec.n >= FSREC_MAX_PATHS) {
+	if (!path || path[0] != '/') {
 		rec.bad = true;
 		return;
 	}
-	for (size_t i = rec.n; i-- > 0 && i + 64 >= rec.n;)
-		if (!strcmp(rec.v[i].path, path)) {
-			rec.v[i].opened = rec.v[i].opened || opened;
-			return;
-		}
-	if (rec.n == rec.cap) {
-		size_t cap = rec.cap ? rec.cap * 2 : 64;
-		struct rec_path *v = realloc(rec.v, cap * sizeof(*v));
-
-		if (!v) {
-			rec.bad = true;
-			return;
-		}
-		rec.v = v;
-		rec.cap = cap;
-	}
-	if (!(dup = moat_strdup(path))) {
-		rec.bad = true;
+	if (seen_add(&rec.whole, path, strlen(path), &full))
 		return;
-	}
-	rec.v[rec.n].path = dup;
-	rec.v[rec.n++].opened = opened;
+	r = full ? -2 : watch_add(rec.w, path, NULL, 0);
+	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
+		rec.bad = true;
 }
 
 /* The path of a descriptor, from /proc/self/fd; false when unknown. */
@@ -132,30 +318,48 @@ static bool fd_path(int fd, char *out, size_t outsz)
 	return !strstr(out, " (deleted)");
 }
 
-static void rec_at(int dfd, const char *name, bool opened)
+/* dfd/name as a path; false when it cannot be known. */
+static bool at_path(int dfd, const char *name, char *out, size_t outsz)
 {
-	char dir[PATH_MAX], full[2 * PATH_MAX];
+	char dir[PATH_MAX];
 
-	if (!rec.on)
+	if (name && name[0] == '/')
+		return (size_t)snprintf(out, outsz, "%s", name) < outsz;
+	if (dfd == AT_FDCWD || !fd_path(dfd, dir, sizeof(dir)))
+		return false;
+	if (!name || !name[0] || !strcmp(name, "."))
+		return (size_t)snprintf(out, outsz, "%s", dir) < outsz;
+	return (size_t)snprintf(out, outsz, "%s/%s", strcmp(dir, "/") ? dir : "", name) < outsz;
+}
+
+static void rec_way_at(int dfd, const char *name)
+{
+	char full[2 * PATH_MAX];
+
+	if (!rec.on || rec.bad)
 		return;
-	if (name && name[0] == '/') {
-		rec_add(name, opened);
-		return;
-	}
-	if (dfd == AT_FDCWD || !fd_path(dfd, dir, sizeof(dir))) {
+	if (!at_path(dfd, name, full, sizeof(full)))
 		rec.bad = true;
+	else
+		rec_way(full);
+}
+
+static void rec_whole_at(int dfd, const char *name)
+{
+	char full[2 * PATH_MAX];
+
+	if (!rec.on || rec.bad)
 		return;
-	}
-	if (!name || !name[0] || !strcmp(name, ".")) {
-		rec_add(dir, opened);
-		return;
-	}
-	if ((size_t)snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name) >=
-	    sizeof(full)) {
+	if (!at_path(dfd, name, full, sizeof(full)))
 		rec.bad = true;
-		return;
-	}
-	rec_add(full, opened);
+	else
+		rec_whole(full);
+}
+
+void moat_fsrec_dir_at(int dfd, const char *name)
+{
+	rec_way_at(dfd, name);
+	rec_whole_at(dfd, name);
 }
 
 static bool fd_is_dir(int fd)
@@ -167,34 +371,26 @@ static bool fd_is_dir(int fd)
 
 int moat_fsrec_stat(const char *p, struct stat *st)
 {
-	int r = stat(p, st);
-
-	rec_add(p, false);
-	return r;
+	rec_way(p);
+	return stat(p, st);
 }
 
 int moat_fsrec_lstat(const char *p, struct stat *st)
 {
-	int r = lstat(p, st);
-
-	rec_add(p, false);
-	return r;
+	rec_way(p);
+	return lstat(p, st);
 }
 
 int moat_fsrec_access(const char *p, int mode)
 {
-	int r = access(p, mode);
-
-	rec_add(p, false);
-	return r;
+	rec_way(p);
+	return access(p, mode);
 }
 
 int moat_fsrec_fstatat(int dfd, const char *name, struct stat *st, int flags)
 {
-	int r = fstatat(dfd, name, st, flags);
-
-	rec_at(dfd, name, false);
-	return r;
+	rec_way_at(dfd, name);
+	return fstatat(dfd, name, st, flags);
 }
 
 int moat_fsrec_open(const char *p, int flags, ...)
@@ -209,9 +405,11 @@ int moat_fsrec_open(const char *p, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 	}
+	rec_way(p);
 	fd = open(p, flags, mode);
-	if (rec.on)
-		rec_add(p, fd_is_dir(fd));
+	/* watched whole before its entries are read (after this returns) */
+	if (rec.on && fd_is_dir(fd))
+		rec_whole(p);
 	return fd;
 }
 
@@ -227,71 +425,47 @@ int moat_fsrec_openat(int dfd, const char *name, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 	}
+	rec_way_at(dfd, name);
 	fd = openat(dfd, name, flags, mode);
-	if (rec.on)
-		rec_at(dfd, name, fd_is_dir(fd));
+	if (rec.on && fd_is_dir(fd))
+		rec_whole_at(dfd, name);
 	return fd;
 }
 
 DIR *moat_fsrec_opendir(const char *p)
 {
-	DIR *d = opendir(p);
-
-	rec_add(p, true);
-	return d;
+	rec_way(p);
+	rec_whole(p);
+	return opendir(p);
 }
 
 DIR *moat_fsrec_fdopendir(int fd)
 {
-	if (rec.on)
-		rec_at(fd, NULL, true);
+	rec_whole_at(fd, NULL);
 	return fdopendir(fd);
 }
 
 char *moat_fsrec_realpath(const char *p, char *out)
 {
-	char *r = realpath(p, out);
-
-	rec_add(p, false);
-	if (r)
-		rec_add(r, false);
-	return r;
+	rec_way(p);
+	return realpath(p, out);
 }
 
 ssize_t moat_fsrec_readlink(const char *p, char *buf, size_t n)
 {
-	ssize_t r = readlink(p, buf, n);
-
-	rec_add(p, false);
-	return r;
+	rec_way(p);
+	return readlink(p, buf, n);
 }
 
 ssize_t moat_fsrec_readlinkat(int dfd, const char *name, char *buf, size_t n)
 {
-	ssize_t r = readlinkat(dfd, name, buf, n);
-
-	rec_at(dfd, name, false);
-	return r;
+	rec_way_at(dfd, name);
+	return readlinkat(dfd, name, buf, n);
 }
 
 /* ------------------------------------------------------------------ */
 /* the watch                                                          */
 /* ------------------------------------------------------------------ */
-
-struct watch_dir {
-	int wd;
-	bool all;     /* every entry matters */
-	char **names; /* else these entries */
-	size_t n;
-};
-
-struct moat_fswatch {
-	int fd;
-	pid_t holder; /* holds the last reference to fd (watch_hold) */
-	struct watch_dir *v;
-	size_t n;
-	bool spoiled; /* an event that matters was seen */
-};
 
 static bool fs_watchable(const char *dir)
 {
@@ -348,130 +522,17 @@ void moat_fswatch_free(struct moat_fswatch *w)
 	free(w);
 }
 
-/* Watch dir: all its entries (name NULL), or the entry name. 0; -1 when
- * the kernel refused the watch (errno); -2 when it must not be relied on
- * (a filesystem not watched, too many directories, no memory). */
-static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, size_t nl)
-{
-	struct watch_dir *d = NULL;
-	int wd;
-
-	wd = inotify_add_watch(w->fd, dir, FSWATCH_EVENTS);
-	if (wd < 0)
-		return -1;
-	for (size_t i = 0; i < w->n && !d; i++)
-		if (w->v[i].wd == wd)
-			d = &w->v[i];
-	if (!d) {
-		struct watch_dir *v;
-
-		if (w->n >= FSWATCH_MAX_DIRS || !fs_watchable(dir))
-			return -2;
-		v = realloc(w->v, (w->n + 1) * sizeof(*v));
-		if (!v)
-			return -2;
-		w->v = v;
-		d = &w->v[w->n++];
-		memset(d, 0, sizeof(*d));
-		d->wd = wd;
-	}
-	if (!name) {
-		d->all = true;
-		return 0;
-	}
-	if (d->all)
-		return 0;
-	for (size_t k = 0; k < d->n; k++)
-		if (strlen(d->names[k]) == nl && !memcmp(d->names[k], name, nl))
-			return 0;
-	{
-		char **v = realloc(d->names, (d->n + 1) * sizeof(*v));
-
-		if (!v)
-			return -2;
-		d->names = v;
-		if (!(d->names[d->n] = moat_strndup(name, nl)))
-			return -2;
-		d->n++;
-	}
-	return 0;
-}
-
-/* Every directory on the way to path, each for the next name; path
- * itself too when it is a directory that was opened. A symbolic link on
- * the way: the way to where it leads too (a directory renamed there would
- * change the lookup without an event here); one that leads nowhere cannot
- * be watched (what it will lead to is not known). */
-static int watch_path(struct moat_fswatch *w, const char *path, bool opened, int depth)
-{
-	char pre[PATH_MAX], real[PATH_MAX];
-	const char *c = path;
-	int r;
-
-	if (strlen(path) >= sizeof(pre) || depth > 16)
-		return -1;
-	for (;;) {
-		const char *name = c + 1, *next = strchr(name, '/');
-		size_t nl = next ? (size_t)(next - name) : strlen(name), dl = (size_t)(c - path);
-		struct stat st;
-
-		if (nl == 0) {
-			if (!next)
-				break; /* a trailing '/' */
-			c = next;
-			continue;
-		}
-		memcpy(pre, path, dl);
-		pre[dl] = '\0';
-		r = watch_add(w, dl ? pre : "/", name, nl);
-		if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
-			return -1;
-		if (r == -1)
-			return 0; /* the way ends here: its parent watches the name */
-		memcpy(pre, path, dl + 1 + nl);
-		pre[dl + 1 + nl] = '\0';
-		if (lstat(pre, &st) < 0)
-			return 0; /* nothing there (yet): the name is watched */
-		if (S_ISLNK(st.st_mode)) {
-			if (!realpath(pre, real))
-				return -1;
-			if (watch_path(w, real, false, depth + 1) < 0)
-				return -1;
-		}
-		if (!next)
-			break;
-		c = next;
-	}
-	r = opened ? watch_add(w, path, NULL, 0) : 0;
-	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
-		return -1;
-	return 0;
-}
-
 struct moat_fswatch *moat_fswatch_start(void)
 {
-	struct moat_fswatch *w;
-	bool bad = rec.bad;
+	struct moat_fswatch *w = rec.w;
+	bool bad = rec.bad || !w;
 
-	rec.on = false;
-	if (bad || !(w = calloc(1, sizeof(*w)))) {
-		rec_clear();
-		return NULL;
-	}
-	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->fd < 0) {
-		free(w);
-		rec_clear();
-		return NULL;
-	}
-	for (size_t i = 0; i < rec.n; i++) {
-		if (watch_path(w, rec.v[i].path, rec.v[i].opened, 0) < 0) {
-			moat_fswatch_free(w);
-			rec_clear();
-			return NULL;
-		}
-	}
+	rec.w = NULL;
 	rec_clear();
+	if (bad) {
+		moat_fswatch_free(w);
+		return NULL;
+	}
 	w->holder = watch_hold(w->fd);
 	return w;
 }

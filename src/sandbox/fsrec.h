@@ -1,6 +1,6 @@
-/* What a preparation of the mounts looked at, and a watch on it (fsrec.c):
- * how a sandbox armed ahead of its call knows that nothing it was made
- * from has changed since. */
+/* What a preparation of the mounts looks at, watched as it looks
+ * (fsrec.c): how a sandbox armed ahead of its call knows that nothing it
+ * was made from has changed since. */
 #ifndef MOAT_SANDBOX_FSREC_H
 #define MOAT_SANDBOX_FSREC_H
 
@@ -9,18 +9,22 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Record every lookup of ns.c from now on (dropping an earlier record),
- * until moat_fswatch_start (or moat_fsrec_end, which keeps nothing
- * watchable). */
+/* Watch what every lookup of ns.c depends on, before it looks, from now
+ * on (an earlier record dropped) until moat_fsrec_end; moat_fswatch_start
+ * then takes the watch over. */
 void moat_fsrec_begin(void);
 void moat_fsrec_end(void);
+bool moat_fsrec_on(void);
+/* A directory the caller relies on without reading it (the scan's record
+ * says what is in it): watched whole, as if opened. */
+void moat_fsrec_dir_at(int dfd, const char *name);
 /* Forget the record (moat_fswatch_start takes it over otherwise). */
 void moat_fsrec_drop(void);
 /* A lookup the record cannot follow (glob(3)): no watch can be made. */
 void moat_fsrec_unrecordable(void);
 
 struct moat_fswatch;
-/* A watch on everything recorded (the record ends); NULL when one cannot
+/* The watch made while recording (the record ends); NULL when it cannot
  * be relied on (fsrec.c says when). */
 struct moat_fswatch *moat_fswatch_start(void);
 /* Nothing that matters changed since the watch started (and none of the

@@ -993,6 +993,15 @@ static int scan_act(struct scan *s, int dfd, dev_t ddev, const char *name, size_
 		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
 		    st.st_dev == ddev && scan_dev_local(&s->use_devs, dfd, ddev))
 			c = scan_cache_find(s->ahead, s->rel, &st);
+		/* an armed sandbox's watch: a directory relied on unread is
+		 * watched whole, then found unchanged once more (a change
+		 * before the watch began is not among its events) */
+		if (c && !c->nents && moat_fsrec_on()) {
+			moat_fsrec_dir_at(dfd, name);
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+			    scan_cache_find(s->ahead, s->rel, &st) != c)
+				c = NULL;
+		}
 		if (c && !c->nents && s->entries + c->entries <= MOAT_MASK_SCAN_MAX_ENTRIES) {
 			s->entries += c->entries;
 			if (s->rec && !s->rec->failed)

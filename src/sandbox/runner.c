@@ -16,6 +16,7 @@
  * thread-safe (src/sandbox/runner.h). */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,28 +572,22 @@ static int inet_stdio(void)
 	return -1;
 }
 
-/* A watch on what the armed mounts m were prepared from (recorded during
- * their preparation), relied on only once mounts prepared again after it
- * began are found the same (what changed before it began is not in its
- * events). NULL: the call prepares its mounts again. */
-static struct moat_fswatch *arm_watch(const struct moat_plan *plan, const struct moat_mounts *m)
+/* Arming: has the call come meanwhile (rq->arm_busy_fd readable)? */
+static bool call_came(const struct moat_run_request *rq)
+{
+	struct pollfd pf = {rq->arm_busy_fd, POLLIN, 0};
+
+	return rq->arm_busy_fd > 0 && poll(&pf, 1, 0) > 0;
+}
+
+/* The watch made while the armed mounts were prepared (fsrec.h): each
+ * lookup watched before it looked. NULL: the call prepares its mounts
+ * again. */
+static struct moat_fswatch *arm_watch(void)
 {
 	struct moat_fswatch *w = moat_fswatch_start();
-	struct moat_mounts check;
-	struct moat_error e;
-	bool same;
 
-	if (!w)
-		return NULL;
-	moat_error_clear(&e);
-	if (moat_ns_prepare(plan, &check, &e) < 0) {
-		moat_fswatch_free(w);
-		return NULL;
-	}
-	moat_mounts_note_ids(&check);
-	same = moat_mounts_same(m, &check);
-	moat_mounts_release(&check);
-	if (!same || !moat_fswatch_quiet(w)) {
+	if (w && !moat_fswatch_quiet(w)) {
 		moat_fswatch_free(w);
 		return NULL;
 	}
@@ -781,7 +776,8 @@ replan:
 	/* arming: only a sandbox that nothing is said of (a call finds it as
 	 * it would make it); otherwise warm stays as it was started */
 	if (rq->arm_only && (moat_plan_gaps(plan, NULL, 0) || ret->warning[0] || !plan->mntns ||
-			     !sp->started || !sp->early || !moat_spawn_agrees(sp, plan))) {
+			     !sp->started || !sp->early || !moat_spawn_agrees(sp, plan) ||
+			     call_came(rq))) {
 		spawned = false;
 		ret->status = 0;
 		goto out;
@@ -841,7 +837,9 @@ replan:
 				/* (with a PID namespace only: the watch's holder is
 				 * a child of ours, which a run without one would
 				 * take for a leftover of the sandbox) */
-				warm->watch = plan->pidns ? arm_watch(plan, &sp->mounts) : NULL;
+				warm->watch = plan->pidns && !call_came(rq)
+						  ? arm_watch()
+						  : NULL;
 				warm->plan = plan;
 				plan = NULL;
 				warm->prof = prof;

@@ -597,7 +597,7 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
  * (arm_only): the call takes it when its own plan and mounts match,
  * otherwise it makes its own. Quiet; harmless when it fails. */
 static void runner_arm(const struct moat_tool_env *env, const char *profile, const char *ws,
-		       struct moat_run_warm *w)
+		       struct moat_run_warm *w, int job_fd)
 {
 	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
 	struct bash_job j;
@@ -616,6 +616,7 @@ static void runner_arm(const struct moat_tool_env *env, const char *profile, con
 		return;
 	rq.warm = w;
 	rq.arm_only = true;
+	rq.arm_busy_fd = job_fd;
 	rq.exit_after = true;
 	moat_error_clear(&err);
 	(void)moat_runner_run(&rq, &res, &err);
@@ -952,7 +953,7 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 		 * (a script) would wait for the arming, or share a core with
 		 * it, and gain nothing from it */
 		if (poll(&pf, 1, (int)BASH_BURST_MS) == 0)
-			runner_arm(env, st->next_profile, st->next_ws, w);
+			runner_arm(env, st->next_profile, st->next_ws, w, 4);
 	}
 	while (got < sizeof(h)) {
 		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);

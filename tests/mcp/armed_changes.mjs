@@ -7,7 +7,7 @@
 // the bytes printed and the files on disk.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, text } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, text } from './lib.mjs';
 
 // a child of the runner started ahead (both moat-bash-warm) whose mount
 // table has a mount on target
@@ -54,6 +54,17 @@ await main(async () => {
 	fs.writeFileSync(path.join(data, 'two', 'credentials'), 'aws-two-canary\n');
 	// ~/.aws leads to data/one (no credentials there yet)
 	fs.symlinkSync(path.join(data, 'one'), path.join(w.home, '.aws'));
+	// ~/.docker -> ~/links/cur -> ~/docker-one (no config.json there);
+	// docker-two has one
+	fs.mkdirSync(path.join(w.home, 'docker-one'));
+	fs.mkdirSync(path.join(w.home, 'docker-two'));
+	fs.writeFileSync(path.join(w.home, 'docker-two', 'config.json'), 'chain-canary\n');
+	fs.mkdirSync(path.join(w.home, 'links'));
+	fs.symlinkSync(path.join(w.home, 'docker-one'), path.join(w.home, 'links', 'cur'));
+	fs.symlinkSync(path.join(w.home, 'links', 'cur'), path.join(w.home, '.docker'));
+	// an ordinary directory with nothing that matters in it
+	fs.mkdirSync(ws('conf'));
+	fs.writeFileSync(ws('conf', 'app.json'), '{}\n');
 	// ~/.config leads to cfg (no gcloud there)
 	fs.rmSync(path.join(w.home, '.config'), { recursive: true, force: true });
 	fs.mkdirSync(path.join(w.home, 'cfg'));
@@ -85,6 +96,18 @@ await main(async () => {
 
 	let { r } = await bash('echo start');
 	ok(!r.isError, 'a first call runs', r);
+
+	// directories older than the scan's trust (2 s) that hold nothing that
+	// matters are not even opened by the scan: watched whole all the same
+	await sleep(3000);
+	await leaks('a secret in an old directory holding nothing that mattered', [ws('conf', '.env')], 'leaf-canary', () => {
+		fs.writeFileSync(ws('conf', '.env'), 'leaf-canary\n');
+	});
+	// a link that leads through another link: the inner one retargeted
+	await leaks('a link through a link, the inner one retargeted', [path.join(w.home, '.docker', 'config.json')], 'chain-canary', () => {
+		fs.unlinkSync(path.join(w.home, 'links', 'cur'));
+		fs.symlinkSync(path.join(w.home, 'docker-two'), path.join(w.home, 'links', 'cur'));
+	});
 
 	await leaks('a secret in a directory created after the arming', [ws('new', 'dir', '.env')], 'nested-canary', () => {
 		fs.mkdirSync(ws('new', 'dir'), { recursive: true });
