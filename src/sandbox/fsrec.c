@@ -19,8 +19,8 @@
  * glob(3) (its walk is not seen), a filesystem whose changes another
  * machine can make (only ext2/3/4, xfs, btrfs, tmpfs and f2fs are
  * watched), a chain of links too long, too many directories, a watch the
- * kernel refuses. Names are compared byte for byte (a directory that folds
- * case is a gap: noted in docs/threat-model.md). Not thread-safe, like the
+ * kernel refuses. A directory that folds case has every entry watched
+ * (its names are not compared byte for byte). Not thread-safe, like the
  * runner. */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/fs.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -162,6 +164,20 @@ bool moat_fsrec_on(void)
 	return rec.on;
 }
 
+/* Does the directory fold case (ext4, f2fs, tmpfs casefold)? When it
+ * cannot be told: yes (its entries are all watched). */
+static bool folds_case(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK), flags = 0;
+	bool folds;
+
+	if (fd < 0)
+		return true;
+	folds = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL);
+	close(fd);
+	return folds;
+}
+
 /* Watch dir: all its entries (name NULL), or the entry name. 0; -1 when
  * the kernel refused the watch (errno); -2 when it must not be relied on
  * (a filesystem not watched, too many directories, no memory). */
@@ -188,6 +204,9 @@ static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, 
 		d = &w->v[w->n++];
 		memset(d, 0, sizeof(*d));
 		d->wd = wd;
+		/* a directory that folds case: "Credentials" is looked up as
+		 * "credentials", so every entry matters */
+		d->all = folds_case(dir);
 	}
 	if (!name) {
 		d->all = true;
