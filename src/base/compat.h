@@ -8,6 +8,8 @@
 #ifndef MOAT_BASE_COMPAT_H
 #define MOAT_BASE_COMPAT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -48,6 +50,29 @@ static inline int moat_renameat2(int olddfd, const char *oldpath, int newdfd, co
 static inline long moat_getdents64(int fd, void *buf, size_t n)
 {
 	return syscall(SYS_getdents64, fd, buf, n);
+}
+
+/* Is dfd/name (AT_EMPTY_PATH with "") an encrypted file or directory
+ * (fscrypt), by statx(2), which neither libc wraps the same way? Such a
+ * directory lists encoded names while it is locked, and the real ones as
+ * soon as its key is added, without a change of its times or an inotify
+ * event. When it cannot be told: true (the caller then trusts nothing). */
+static inline bool moat_encrypted_at(int dfd, const char *name, int flags)
+{
+	struct {
+		uint32_t mask, blksize;
+		uint64_t attributes;
+		uint32_t nlink, uid, gid;
+		uint16_t mode, pad;
+		uint64_t ino, size, blocks, attributes_mask;
+		unsigned char rest[256 - 64];
+	} x;
+	const uint64_t encrypted = 0x800; /* STATX_ATTR_ENCRYPTED */
+
+	memset(&x, 0, sizeof(x));
+	if (syscall(SYS_statx, dfd, name, flags, 0, &x) != 0)
+		return true;
+	return (x.attributes_mask & encrypted) && (x.attributes & encrypted);
 }
 
 #endif

@@ -39,6 +39,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "base/compat.h"
 #include "base/str.h"
 #include "sandbox/fsrec.h"
 
@@ -207,6 +208,10 @@ static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, 
 		/* a directory that folds case: "Credentials" is looked up as
 		 * "credentials", so every entry matters */
 		d->all = folds_case(dir);
+		/* SECURITY: an encrypted one lists other names once its key is
+		 * added, with no event: not watchable */
+		if (moat_encrypted_at(AT_FDCWD, dir, 0))
+			return -2;
 	}
 	if (!name) {
 		d->all = true;

@@ -996,6 +996,8 @@ static int scan_act(struct scan *s, int dfd, dev_t ddev, const char *name, size_
 		/* an armed sandbox's watch: a directory relied on unread is
 		 * watched whole, then found unchanged once more (a change
 		 * before the watch began is not among its events) */
+		if (c && moat_encrypted_at(dfd, name, AT_SYMLINK_NOFOLLOW))
+			c = NULL; /* (SECURITY: see scan_dir) */
 		if (c && !c->nents && moat_fsrec_on()) {
 			moat_fsrec_dir_at(dfd, name);
 			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
@@ -1033,7 +1035,7 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 	struct stat st;
 	char buf[8192] __attribute__((aligned(8)));
 	struct dirent64 *e;
-	bool recording = s->rec && !s->rec->failed, whole = true, ended = false;
+	bool recording = s->rec && !s->rec->failed, whole = true, ended = false, trusted = true;
 	int r = 0;
 
 	if (depth > MOAT_MASK_SCAN_MAX_DEPTH) {
@@ -1045,10 +1047,16 @@ static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
 		close(dfd);
 		return 0;
 	}
+	/* SECURITY: an encrypted directory lists other names once its key is
+	 * added, its times unchanged: never judged by a record, never kept */
+	if ((s->ahead || recording) && moat_encrypted_at(dfd, "", AT_EMPTY_PATH)) {
+		trusted = false;
+		recording = false;
+	}
 	/* (its subdirectories are judged on their own) */
 	if (recording && !scan_dev_local(&s->rec->devs, dfd, st.st_dev))
 		recording = false;
-	if (s->ahead && scan_dev_local(&s->use_devs, dfd, st.st_dev))
+	if (s->ahead && trusted && scan_dev_local(&s->use_devs, dfd, st.st_dev))
 		c = scan_cache_find(s->ahead, s->rel, &st);
 	/* one that would cross the bound is read, to stop where a scan
 	 * without the record stops */

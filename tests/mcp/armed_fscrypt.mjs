@@ -1,0 +1,107 @@
+// An encrypted directory (fscrypt) in the workspace unlocked between the
+// arming of the next call's sandbox and the call: its real names come back
+// with no inotify event and no change of its times, so neither the armed
+// sandbox's watch nor a record of the workspace scan may stand for it. The
+// call must not print the secret inside. Needs root, mkfs.ext4, a loop
+// device and fscrypt (tests/helpers/fscrypt_key.c, MOAT_FSCRYPT_KEY);
+// otherwise it skips.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { main, ok, note, world, connect, waitFor, sleep } from './lib.mjs';
+
+function armedWith(target) {
+	const comm = {}, ppid = {};
+	for (const d of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+			const close = st.lastIndexOf(')');
+			comm[d] = st.slice(st.indexOf('(') + 1, close);
+			ppid[d] = st.slice(close + 2).split(' ')[1];
+		} catch {
+			/* gone */
+		}
+	}
+	for (const [pid, c] of Object.entries(comm)) {
+		if (c !== 'moat-bash-warm' || comm[ppid[pid]] !== 'moat-bash-warm')
+			continue;
+		try {
+			if (fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === target))
+				return true;
+		} catch {
+			/* gone */
+		}
+	}
+	return false;
+}
+
+await main(async () => {
+	const KEY = process.env.MOAT_FSCRYPT_KEY;
+	const base = fs.mkdtempSync(path.join('/var/tmp', 'moat-armed-fscrypt-'));
+	const mnt = path.join(base, 'mnt');
+	let mounted = false;
+	const undo = () => {
+		if (mounted)
+			try {
+				execFileSync('umount', [mnt]);
+			} catch {
+				/* busy: left for the reboot */
+			}
+		fs.rmSync(base, { recursive: true, force: true });
+	};
+	try {
+		if (process.getuid() !== 0 || !KEY || !fs.existsSync(KEY))
+			throw new Error('needs root and MOAT_FSCRYPT_KEY');
+		execFileSync('truncate', ['-s', '64M', path.join(base, 'img')]);
+		execFileSync('mkfs.ext4', ['-q', '-O', 'encrypt', '-F', path.join(base, 'img')], { stdio: 'ignore' });
+		fs.mkdirSync(mnt);
+		execFileSync('mount', ['-o', 'loop', path.join(base, 'img'), mnt], { stdio: 'ignore' });
+		mounted = true;
+		fs.mkdirSync(path.join(mnt, 'probe'));
+		execFileSync(KEY, ['setpolicy', path.join(mnt, 'probe')], { stdio: 'ignore' });
+	} catch (e) {
+		console.log(`ok 1 - # SKIP an encrypted directory cannot be made here (${e.message.split('\n')[0]})`);
+		undo();
+		return;
+	}
+	process.env.TMPDIR = mnt;
+	const w = world('armedfscrypt', {
+		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+	});
+	const ws = (...p) => path.join(w.ws, ...p);
+	const vault = ws('vault');
+	fs.mkdirSync(ws('.git'));
+	fs.writeFileSync(ws('.env'), 'env-canary\n');
+	fs.mkdirSync(vault);
+	execFileSync(KEY, ['setpolicy', vault]);
+	fs.writeFileSync(path.join(vault, '.env'), 'vault-canary\n');
+	execFileSync(KEY, ['lock', vault]);
+	ok(!fs.readdirSync(vault).includes('.env'), 'locked, the directory lists encoded names');
+	fs.writeFileSync(ws('show.sh'), 'cat vault/.env 2>&1; echo done\n');
+	const c = await connect(w);
+	const bash = async (command) => {
+		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
+		return { r, out: JSON.stringify(r) };
+	};
+	for (const [what, wait] of [['older than the scan record\'s trust', 3000], ['just made', 0]]) {
+		await bash('true');
+		await sleep(wait);
+		await bash('true'); // the next sandbox is armed after this call
+		const armed = await waitFor(() => armedWith(ws('.env')), 5000, 20);
+		if (process.env.ASAN_OPTIONS)
+			note(`sanitizer build: nothing armed (${armed})`);
+		else
+			ok(armed, `armed before the unlock (${what})`);
+		execFileSync(KEY, ['unlock', vault]);
+		const { r, out } = await bash('sh show.sh');
+		ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('vault-canary'),
+			`a secret in a directory unlocked after the arming is masked in the call (${what})`, out);
+		execFileSync(KEY, ['lock', vault]);
+	}
+	await c.close();
+	w.cleanup();
+	undo();
+});
