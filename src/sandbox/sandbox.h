@@ -412,7 +412,7 @@ struct moat_spawn {
 	 * the exec ahead of its call, and waits on go2 for the call's
 	 * working directory and command (moat_spawn_run) */
 	bool arm, armed;
-	int go2;
+	int go2; /* 0 wait, 1 go */
 	int net_ready;		      /* futex word: the network helper is done (early child) */
 	int net_fd;		      /* its network namespace (in the child's table), or -errno */
 	int pidfd;		      /* of the child */

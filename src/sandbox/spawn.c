@@ -1015,7 +1015,9 @@ void moat_spawn_release(struct moat_spawn *s)
 		close(s->report_fd);
 	s->report_fd = -1;
 	close_status(s);
-	if (s->child_stack)
+	/* (a caller that exits right after leaves the child's stack to its
+	 * exit: unmapping memory the child ran on flushes the other CPUs) */
+	if (s->child_stack && !s->hold_mntns)
 		munmap(s->child_stack, CHILD_STACK_SIZE);
 	s->child_stack = NULL;
 	if (s->hold_mntns && s->detach_teardown && s->mntns_fd >= 0)

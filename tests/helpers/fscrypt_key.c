@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <linux/fscrypt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -25,18 +24,24 @@ static int add_key(int fd, struct fscrypt_add_key_arg *a)
 	return 0;
 }
 
+/* the key argument and its 64 raw bytes (no allocation: sanitizer builds
+ * run this too) */
+static union {
+	struct fscrypt_add_key_arg arg;
+	unsigned char bytes[sizeof(struct fscrypt_add_key_arg) + 64];
+} key;
+
 int main(int argc, char **argv)
 {
-	struct fscrypt_add_key_arg *a;
+	struct fscrypt_add_key_arg *a = &key.arg;
 	int fd;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: fscrypt_key setpolicy|unlock|lock DIR\n");
 		return 2;
 	}
-	a = calloc(1, sizeof(*a) + 64);
 	fd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!a || fd < 0) {
+	if (fd < 0) {
 		perror("fscrypt_key: open");
 		return 1;
 	}
