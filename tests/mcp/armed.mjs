@@ -10,7 +10,7 @@
 // already masks the workspace's secret) before each check that needs it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, sleep, text } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, text , asNobody } from './lib.mjs';
 
 // the process waiting in an armed sandbox: a child of the runner started
 // ahead (both named moat-bash-warm) whose own mount table masks file
@@ -41,8 +41,9 @@ function armedPid(file) {
 	return null;
 }
 
-await main(async () => {
-	const w = world('armed', {
+async function scenario(who) {
+	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
+	const w = world(`armed-${who}`, {
 		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
 	});
 	fs.mkdirSync(path.join(w.ws, '.git'));
@@ -53,6 +54,8 @@ await main(async () => {
 	// line, the policy would stop them before any sandbox (denied paths)
 	fs.writeFileSync(path.join(w.ws, 'show.sh'),
 		'cat .env sub/credentials.json "$HOME/.aws/credentials" 2>&1; echo done\n');
+	if (who === 'nobody')
+		asNobody(w);
 	const c = await connect(w);
 	const bash = async (args) => {
 		const r = await c.client.callTool({ name: 'bash', arguments: args });
@@ -64,13 +67,13 @@ await main(async () => {
 	const armed = async (what) => {
 		const seen = await waitFor(() => armedPid(env) !== null, 5000, 20);
 		if (arms)
-			ok(seen, `an armed sandbox waits before the call (${what}), seen from outside`);
+			okw(seen, `an armed sandbox waits before the call (${what}), seen from outside`);
 		else
 			note(`sanitizer build: no armed sandbox expected (${what}); seen: ${seen}`);
 	};
 
 	let { r, out } = await bash({ command: 'sh show.sh' });
-	ok(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-1'),
+	okw(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-1'),
 		'first call: the workspace secret is masked', out);
 
 	// 1. the secret replaced by a rename (an editor's save): a new inode
@@ -78,7 +81,7 @@ await main(async () => {
 	fs.writeFileSync(env + '.new', 'env-canary-2\n');
 	fs.renameSync(env + '.new', env);
 	({ r, out } = await bash({ command: 'sh show.sh' }));
-	ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-2'),
+	okw(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-2'),
 		'a secret replaced after the arming is masked in the call', out);
 
 	// 1b. the same file linked back under its name (a new directory entry
@@ -88,14 +91,14 @@ await main(async () => {
 	fs.unlinkSync(env);
 	fs.linkSync(path.join(w.root, 'env-link'), env);
 	({ r, out } = await bash({ command: 'sh show.sh' }));
-	ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-2'),
+	okw(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('env-canary-2'),
 		'a secret unlinked and linked back after the arming is masked in the call', out);
 
 	// 2. a new secret in the workspace
 	await armed('before a new workspace secret');
 	fs.writeFileSync(path.join(w.ws, 'sub', 'credentials.json'), 'cred-canary\n');
 	({ r, out } = await bash({ command: 'sh show.sh' }));
-	ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('cred-canary'),
+	okw(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('cred-canary'),
 		'a secret created in the workspace after the arming is masked', out);
 
 	// 3. a new secret in the home directory
@@ -103,29 +106,35 @@ await main(async () => {
 	fs.mkdirSync(path.join(w.home, '.aws'), { recursive: true });
 	fs.writeFileSync(path.join(w.home, '.aws', 'credentials'), 'aws-canary\n');
 	({ r, out } = await bash({ command: 'sh ../show.sh', cwd: 'sub' }));
-	ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('aws-canary'),
+	okw(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('aws-canary'),
 		'a home secret created after the arming is masked', out);
 
 	// 4. the call's own directory, a fresh /tmp, the call's timeout
 	await armed('before a call in a subdirectory');
 	({ r } = await bash({ command: 'pwd; echo x >/tmp/moat-armed-mark', cwd: 'sub' }));
-	ok(!r.isError && r.structuredContent.stdout.trim() === path.join(w.ws, 'sub'),
+	okw(!r.isError && r.structuredContent.stdout.trim() === path.join(w.ws, 'sub'),
 		'an armed sandbox runs in the call\'s directory', r);
 	await armed('before /tmp is looked at');
 	({ r } = await bash({ command: 'cat /tmp/moat-armed-mark 2>/dev/null || echo fresh' }));
-	ok(!r.isError && r.structuredContent.stdout.trim() === 'fresh',
+	okw(!r.isError && r.structuredContent.stdout.trim() === 'fresh',
 		'the armed sandbox has a /tmp of its own (nothing of the last call\'s)', r);
 	await armed('before a call with a timeout');
 	const t0 = Date.now();
 	({ r } = await bash({ command: 'sleep 20', timeout: 1 }));
-	ok(r.isError && /timed out after 1 s/.test(text(r)) && Date.now() - t0 < 10000,
+	okw(r.isError && /timed out after 1 s/.test(text(r)) && Date.now() - t0 < 10000,
 		'an armed sandbox keeps the call\'s timeout', r);
 
 	// 5. nothing of an armed sandbox outlives the session
 	await armed('before the session ends');
 	await c.close();
 	const gone = await waitFor(() => armedPid(env) === null, 5000, 50);
-	ok(gone, 'no armed sandbox is left once the session has ended (process table)');
+	okw(gone, 'no armed sandbox is left once the session has ended (process table)');
 	await sleep(100);
 	w.cleanup();
+}
+
+// as root, then as the unprivileged user
+await main(async () => {
+	for (const who of ['root', 'nobody'])
+		await scenario(who);
 });

@@ -7,7 +7,7 @@
 // the bytes printed and the files on disk.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, sleep, text } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, text , asNobody } from './lib.mjs';
 
 // a child of the runner started ahead (both moat-bash-warm) whose mount
 // table has a mount on target
@@ -38,8 +38,9 @@ function armedWith(target) {
 	return false;
 }
 
-await main(async () => {
-	const w = world('armedchg', {
+async function scenario(who) {
+	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
+	const w = world(`armedchg-${who}`, {
 		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
 	});
 	const ws = (...p) => path.join(w.ws, ...p);
@@ -71,6 +72,8 @@ await main(async () => {
 	fs.symlinkSync(path.join(w.home, 'cfg'), path.join(w.home, '.config'));
 	// the command prints every file named on its lines that it can read
 	fs.writeFileSync(ws('show.sh'), 'while read -r f; do cat "$f" 2>/dev/null; done <files; echo done\n');
+	if (who === 'nobody')
+		asNobody(w);
 	const c = await connect(w);
 	const arms = !process.env.ASAN_OPTIONS;
 	const bash = async (command) => {
@@ -80,7 +83,7 @@ await main(async () => {
 	const armed = async (what) => {
 		const seen = await waitFor(() => armedWith(ws('.env')), 5000, 20);
 		if (arms)
-			ok(seen, `armed before: ${what}`);
+			okw(seen, `armed before: ${what}`);
 		else
 			note(`sanitizer build: nothing armed (${what})`);
 	};
@@ -90,12 +93,12 @@ await main(async () => {
 		await armed(what);
 		change();
 		const { r, out } = await bash('sh show.sh');
-		ok(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes(canary),
+		okw(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes(canary),
 			`${what}: not readable in the call`, out);
 	};
 
 	let { r } = await bash('echo start');
-	ok(!r.isError, 'a first call runs', r);
+	okw(!r.isError, 'a first call runs', r);
 
 	// directories older than the scan's trust (2 s) that hold nothing that
 	// matters are not even opened by the scan: watched whole all the same
@@ -166,7 +169,7 @@ await main(async () => {
 		if (out.includes('aws-race-canary'))
 			swapLeaks++;
 	}
-	ok(swapLeaks === 0, `a directory behind a masked link swapped as the sandbox is armed: never readable (${swapLeaks} of 10)`);
+	okw(swapLeaks === 0, `a directory behind a masked link swapped as the sandbox is armed: never readable (${swapLeaks} of 10)`);
 
 	// a protected name created between the arming and the call stays
 	// read-only in the call
@@ -175,7 +178,7 @@ await main(async () => {
 	fs.mkdirSync(ws('.vscode'), { recursive: true });
 	fs.writeFileSync(ws('.vscode', 'tasks.json'), '{"user": true}\n');
 	({ r } = await bash('echo \'{"pwned": true}\' > .vscode/tasks.json; echo x > .vscode/new.json; echo done'));
-	ok(fs.readFileSync(ws('.vscode', 'tasks.json'), 'utf8') === '{"user": true}\n' && !fs.existsSync(ws('.vscode', 'new.json')),
+	okw(fs.readFileSync(ws('.vscode', 'tasks.json'), 'utf8') === '{"user": true}\n' && !fs.existsSync(ws('.vscode', 'new.json')),
 		'a protected directory made after the arming is read-only in the call (on disk)', text(r));
 
 	// the user's own change of .git/config between the arming and the call
@@ -184,7 +187,7 @@ await main(async () => {
 	await armed('.git/config changes');
 	fs.writeFileSync(ws('.git', 'config'), '[core]\n\tbare = false\n[user]\n\tname = someone\n');
 	({ r } = await bash('echo hi'));
-	ok(!r.isError && fs.readFileSync(ws('.git', 'config'), 'utf8').includes('someone') &&
+	okw(!r.isError && fs.readFileSync(ws('.git', 'config'), 'utf8').includes('someone') &&
 		!fs.readdirSync(ws('.git')).some((n) => n.includes('quarantined')),
 		'a change the user made to .git/config before the call is left as it is', r);
 
@@ -193,8 +196,14 @@ await main(async () => {
 	await armed('nothing changes');
 	fs.writeFileSync(ws('files'), ws('.env') + '\n');
 	({ r } = await bash('sh show.sh'));
-	ok(!r.isError && !JSON.stringify(r).includes('env-canary') && r.structuredContent.stdout.includes('done'),
+	okw(!r.isError && !JSON.stringify(r).includes('env-canary') && r.structuredContent.stdout.includes('done'),
 		'with nothing changed, the secret masked at the arming stays masked', r);
 	await c.close();
 	w.cleanup();
+}
+
+// as root, then as the unprivileged user
+await main(async () => {
+	for (const who of ['root', 'nobody'])
+		await scenario(who);
 });

@@ -83,10 +83,13 @@ export function world(name, config = {}) {
 	return w;
 }
 
+// w.asNobody: the server runs as the unprivileged user (setpriv), the
+// world handed to it first (asNobody() below)
 export function serverParams(w, extra = []) {
+	const args = ['mcp', '--workspace', w.ws, '--config', w.config, '--audit-log', w.audit, ...extra];
 	return {
-		command: MOAT,
-		args: ['mcp', '--workspace', w.ws, '--config', w.config, '--audit-log', w.audit, ...extra],
+		command: w.asNobody ? 'setpriv' : MOAT,
+		args: w.asNobody ? ['--reuid=65534', '--regid=65534', '--clear-groups', MOAT, ...args] : args,
 		env: {
 			PATH: process.env.PATH || '/usr/bin:/bin',
 			HOME: w.home,
@@ -123,6 +126,17 @@ export async function connect(w, { capabilities = {}, extra = [], name = 'moat-t
 			await client.close();
 		},
 	};
+}
+
+// Hand the world to the unprivileged user (nobody, 65534) and run its
+// server as that user: the workspace, home and audit log become nobody's
+// (files the test writes later as root stay readable: umask 022).
+export function asNobody(w) {
+	execFileSync('chown', ['-R', '65534:65534', w.ws, w.home, w.outside]);
+	fs.writeFileSync(w.audit, '');
+	execFileSync('chown', ['65534:65534', w.audit]);
+	w.asNobody = true;
+	return w;
 }
 
 export function text(result) {
