@@ -1129,14 +1129,16 @@ const struct moat_sc_rule moat_seccomp_rules_no_unix[] = {
     {NULL, 0, MOAT_SC_ALWAYS, 0, 0, NULL},
 };
 
-void moat_plan_early(const struct moat_kfeatures *kf, struct moat_plan *ret)
+void moat_plan_early(const struct moat_kfeatures *kf, bool net_allowed, struct moat_plan *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->landlock = kf->landlock_abi > 0;
 	moat_landlock_masks(kf->landlock_abi, &ret->ll);
 	ret->ll_scoped = ret->landlock ? ret->ll.scoped : 0;
 	if (kf->userns) {
-		ret->userns = ret->mntns = ret->pidns = ret->ipcns = ret->netns = true;
+		/* net_allowed: the host's network, no namespace of its own */
+		ret->userns = ret->mntns = ret->pidns = ret->ipcns = true;
+		ret->netns = !net_allowed;
 		/* in its own network namespace the command may use its
 		 * loopback: TCP is not handled (moat_plan_build, MOAT_NET_DENY) */
 		ret->ll_net_handled = 0;
@@ -1150,11 +1152,15 @@ void moat_plan_early(const struct moat_kfeatures *kf, struct moat_plan *ret)
 	ret->seccomp_no_inet = ret->seccomp_no_unix = ret->seccomp_no_ns = kf->seccomp;
 }
 
-bool moat_plan_fits_early(const struct moat_kfeatures *kf, const struct moat_plan *p)
+bool moat_plan_fits_early(const struct moat_kfeatures *kf, bool net_allowed,
+			  const struct moat_plan *p)
 {
 	struct moat_plan e;
 
-	moat_plan_early(kf, &e);
+	/* (without user namespaces only the network denied is started early) */
+	if (net_allowed && !kf->userns)
+		return false;
+	moat_plan_early(kf, net_allowed, &e);
 	return p->userns == e.userns && p->mntns == e.mntns && p->pidns == e.pidns &&
 	       p->ipcns == e.ipcns && p->netns == e.netns && p->landlock == e.landlock &&
 	       p->ll.fs == e.ll.fs && p->ll_net_handled == e.ll_net_handled &&

@@ -493,7 +493,9 @@ int moat_plan_build(const struct moat_profile *profile, const struct moat_plan_c
 		    struct moat_error *err);
 struct moat_plan *moat_plan_free(struct moat_plan *p);
 /* What an early start (src/sandbox/spawn.c) makes before the plan exists,
- * for a plan that denies the network. With user namespaces: user, mount,
+ * for a plan that denies the network (or, with user namespaces and
+ * net_allowed, one that allows the host's network: the same without the
+ * network namespace). With user namespaces: user, mount,
  * PID, IPC and network namespaces, and a Landlock ruleset whose handled
  * rights are the ones moat_plan_build gives such a plan at this ABI (no TCP
  * rights: the network namespace denies the network). Without them
@@ -503,8 +505,9 @@ struct moat_plan *moat_plan_free(struct moat_plan *p);
  * the early child of a plan that does not is discarded and the call starts
  * again (twice the cost, so a mismatch between the two is a bug the unit
  * test catches; never a weaker sandbox). */
-void moat_plan_early(const struct moat_kfeatures *kf, struct moat_plan *ret);
-bool moat_plan_fits_early(const struct moat_kfeatures *kf, const struct moat_plan *p);
+void moat_plan_early(const struct moat_kfeatures *kf, bool net_allowed, struct moat_plan *ret);
+bool moat_plan_fits_early(const struct moat_kfeatures *kf, bool net_allowed,
+			  const struct moat_plan *p);
 /* The plan's seccomp rows: MOAT_SC_NO_INET | MOAT_SC_NO_UNIX. */
 unsigned moat_plan_seccomp_variant(const struct moat_plan *p);
 /* Number of gaps; fills names (comma separated) into out when non-NULL. */

@@ -424,14 +424,15 @@ static void spawn_again(struct moat_spawn *sp, const struct moat_kfeatures *kf)
  * the child now (moat_spawn_start). User namespaces refused at the clone:
  * *refused, and on without them, as the plan will be. */
 static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, bool early,
-			   bool hold_mntns, bool detach, bool *refused, struct moat_error *e)
+			   bool net_allowed, bool hold_mntns, bool detach, bool *refused,
+			   struct moat_error *e)
 {
 	int r = 0;
 
 	moat_probe_start(kf);
 	spawn_fresh(sp, kf, hold_mntns, detach);
 	if (early && kf->userns) {
-		r = moat_spawn_start(sp, e);
+		r = moat_spawn_start(sp, net_allowed, e);
 		if (r == -EPERM) {
 			*refused = true;
 			replan_without_userns(kf, e->msg);
@@ -443,7 +444,7 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
 	/* Landlock and seccomp only: the child loads its filter while we
 	 * plan (it needs the probe of seccomp) */
 	if (early && r == 0 && !kf->userns)
-		r = moat_spawn_start(sp, e);
+		r = moat_spawn_start(sp, net_allowed, e);
 	return r;
 }
 
@@ -720,7 +721,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
 					prof.net == MOAT_NET_DENY,
-				    rq->exit_after, rq->detach_teardown, &refused, &e);
+				    false, rq->exit_after, rq->detach_teardown, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -883,7 +884,7 @@ out:
 	return 0;
 }
 
-struct moat_run_warm *moat_runner_warm_start(void)
+struct moat_run_warm *moat_runner_warm_start(bool net_allowed)
 {
 	struct moat_run_warm *w = calloc(1, sizeof(*w));
 	struct moat_error e;
@@ -892,7 +893,7 @@ struct moat_run_warm *moat_runner_warm_start(void)
 		return NULL;
 	/* (another failure to start leaves it unstarted: the call starts its
 	 * own child then) */
-	(void)probe_and_start(&w->kf, &w->sp, true, true, false, &w->start_failed, &e);
+	(void)probe_and_start(&w->kf, &w->sp, true, net_allowed, true, false, &w->start_failed, &e);
 	return w;
 }
 

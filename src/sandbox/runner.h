@@ -41,8 +41,10 @@ struct moat_run_warm {
 	struct moat_fswatch *watch;
 };
 
-/* Probe and start ahead; NULL only without memory. */
-struct moat_run_warm *moat_runner_warm_start(void);
+/* Probe and start ahead, for a plan that denies the network, or (with
+ * user namespaces) one that allows the host's: net_allowed; NULL only
+ * without memory. */
+struct moat_run_warm *moat_runner_warm_start(bool net_allowed);
 /* Release one never handed to moat_runner_run (which frees its own). */
 void moat_runner_warm_free(struct moat_run_warm *w);
 

@@ -400,6 +400,7 @@ struct moat_spawn {
 	/* the child */
 	bool started;		      /* cloned (early by moat_spawn_start, or by moat_spawn_run) */
 	bool early;		      /* started early: it runs beside the parent until go */
+	bool early_net_allowed;	      /* ... for a plan with the host's network (no netns) */
 	/* an early child runs on another CPU than the parent until go (the
 	 * scheduler tends to queue it behind the parent on the same one),
 	 * then on all of the parent's again */
@@ -453,7 +454,7 @@ struct moat_spawn {
  *   moat_spawn_release   always last; kills a started child that never ran.
  * A refusal between start and run (the fallback policy) just releases. */
 void moat_spawn_init(struct moat_spawn *s, const struct moat_kfeatures *kf);
-int moat_spawn_start(struct moat_spawn *s, struct moat_error *err);
+int moat_spawn_start(struct moat_spawn *s, bool net_allowed, struct moat_error *err);
 /* Does the plan ask for exactly the sandbox a started child was made for? */
 bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p);
 int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,

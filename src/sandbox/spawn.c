@@ -697,7 +697,7 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	return 0;
 }
 
-int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
+int moat_spawn_start(struct moat_spawn *s, bool net_allowed, struct moat_error *err)
 {
 	struct moat_plan rs;
 	int r;
@@ -713,7 +713,10 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 	/* the descriptors the child uses are opened before it exists (it gets
 	 * a copy of our descriptor table): the Landlock ruleset, filled in
 	 * later through our copy */
-	moat_plan_early(s->kf, &rs);
+	if (net_allowed && !s->kf->userns)
+		return 0; /* (Landlock and seccomp only: the network denied alone) */
+	s->early_net_allowed = net_allowed;
+	moat_plan_early(s->kf, net_allowed, &rs);
 	r = moat_landlock_create(&rs, &s->ll_fd, err);
 	if (r < 0)
 		return r;
@@ -723,14 +726,14 @@ int moat_spawn_start(struct moat_spawn *s, struct moat_error *err)
 			return r;
 		return spawn_clone(s, true, 0, err);
 	}
-	s->ns_net = true; /* created by the child (step 3) */
+	s->ns_net = !net_allowed; /* created by the child (step 3) */
 	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, err);
 }
 
 /* Does the plan ask for exactly what the early child was started with? */
 bool moat_spawn_agrees(const struct moat_spawn *s, const struct moat_plan *p)
 {
-	return moat_plan_fits_early(s->kf, p);
+	return moat_plan_fits_early(s->kf, s->early_net_allowed, p);
 }
 
 int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *const *parent_env,

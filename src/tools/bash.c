@@ -831,7 +831,9 @@ struct srv_state {
 	struct srv_child *kids;
 	size_t nkids, akids;
 	struct srv_warm warm;
-	bool warm_ok; /* the shell's profile denies the network: a start ahead fits it */
+	bool warm_ok; /* the shell's profile denies the network or allows the host's:
+		       * a start ahead fits it */
+	bool warm_net_allowed; /* ... allows it */
 	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
 	double last_done; /* when the last call ended (ms) */
 	bool burst;	  /* this call came within BASH_BURST_MS of the last one's end */
@@ -944,7 +946,7 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 	bash_child_begin(parent);
 	prctl(PR_SET_NAME, "moat-bash-warm", 0, 0, 0);
 	bash_child_fds(wr[0], wr[1], wr[2], job_r);
-	w = moat_runner_warm_start();
+	w = moat_runner_warm_start(st->warm_net_allowed);
 	if (st->next_ws) {
 		struct pollfd pf = {4, POLLIN, 0};
 
@@ -1291,7 +1293,8 @@ __attribute__((noreturn)) static void server_main(int sock, const struct moat_to
 		moat_profile_init(&prof, "");
 		st.warm_ok = moat_config_sandbox_profile(env.cfg, shell_profile(env.cfg), &prof,
 							 &perr) == 0 &&
-			     prof.net == MOAT_NET_DENY;
+			     (prof.net == MOAT_NET_DENY || prof.net == MOAT_NET_ALLOW);
+		st.warm_net_allowed = prof.net == MOAT_NET_ALLOW;
 		moat_profile_release(&prof);
 	}
 	/* the host's mount table changing (a volume unmounted, a new mount)

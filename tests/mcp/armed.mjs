@@ -41,10 +41,10 @@ function armedPid(file) {
 	return null;
 }
 
-async function scenario(who) {
-	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
-	const w = world(`armed-${who}`, {
-		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+async function scenario(who, profile) {
+	const okw = (c, d, diag) => ok(c, `${who}, ${profile || 'the default profile (network allowed)'}: ${d}`, diag);
+	const w = world(`armed-${who}-${profile ? "nonet" : "net"}`, {
+		sandbox: profile ? { mode: 'linux', rules: [{ tool: 'bash', profile }] } : { mode: 'linux' },
 	});
 	fs.mkdirSync(path.join(w.ws, '.git'));
 	fs.mkdirSync(path.join(w.ws, 'sub'));
@@ -124,6 +124,18 @@ async function scenario(who) {
 	okw(r.isError && /timed out after 1 s/.test(text(r)) && Date.now() - t0 < 10000,
 		'an armed sandbox keeps the call\'s timeout', r);
 
+	// the network the plan asks for: the host's (the default profile), or
+	// a namespace of its own
+	await armed('before the network is looked at');
+	({ r } = await bash({ command: 'readlink /proc/self/ns/net' }));
+	{
+		const host = fs.readlinkSync('/proc/self/ns/net');
+		const inside = !r.isError && r.structuredContent.stdout.trim();
+
+		okw(profile ? inside && inside !== host : inside === host,
+			`an armed sandbox has the plan's network (${profile ? 'a namespace of its own' : 'the host\'s'})`, r);
+	}
+
 	// 5. nothing of an armed sandbox outlives the session
 	await armed('before the session ends');
 	await c.close();
@@ -136,5 +148,6 @@ async function scenario(who) {
 // as root, then as the unprivileged user
 await main(async () => {
 	for (const who of ['root', 'nobody'])
-		await scenario(who);
+		await scenario(who, 'workspace-write-no-network');
+	await scenario('root', null);
 });

@@ -1175,20 +1175,27 @@ static void test_plan_early(void)
 		kf.landlock_abi = abi;
 		p = build("workspace-write-no-network", &kf, NULL, &rc);
 		CHECK_INT(rc, 0);
-		CHECKF(p && moat_plan_fits_early(&kf, p), "workspace-write-no-network, ABI %d", abi);
+		CHECKF(p && moat_plan_fits_early(&kf, false, p), "workspace-write-no-network, ABI %d", abi);
 		moat_plan_free(p);
 		p = build("workspace-write", &kf, &net_deny, &rc);
 		CHECK_INT(rc, 0);
-		CHECKF(p && moat_plan_fits_early(&kf, p), "workspace-write --net deny, ABI %d", abi);
+		CHECKF(p && moat_plan_fits_early(&kf, false, p), "workspace-write --net deny, ABI %d", abi);
 		moat_plan_free(p);
 		p = build("readonly", &kf, NULL, &rc);
 		CHECK_INT(rc, 0);
-		CHECKF(p && moat_plan_fits_early(&kf, p), "readonly, ABI %d", abi);
+		CHECKF(p && moat_plan_fits_early(&kf, false, p), "readonly, ABI %d", abi);
 		moat_plan_free(p);
-		/* the network allowed: no network namespace, not the early one */
+		/* the network allowed: no network namespace, not the early one
+		 * of a denied network, but exactly the one of an allowed one */
 		p = build("workspace-write", &kf, NULL, &rc);
 		CHECK_INT(rc, 0);
-		CHECKF(p && !moat_plan_fits_early(&kf, p), "workspace-write, ABI %d", abi);
+		CHECKF(p && !moat_plan_fits_early(&kf, false, p), "workspace-write, ABI %d", abi);
+		CHECKF(p && moat_plan_fits_early(&kf, true, p),
+		       "workspace-write, the network allowed, ABI %d", abi);
+		moat_plan_free(p);
+		p = build("workspace-write-no-network", &kf, NULL, &rc);
+		CHECKF(p && !moat_plan_fits_early(&kf, true, p),
+		       "workspace-write-no-network is not an allowed network's, ABI %d", abi);
 		moat_plan_free(p);
 	}
 	/* without user namespaces (Landlock + seccomp only): the early child
@@ -1200,7 +1207,7 @@ static void test_plan_early(void)
 		kf.ns_admin = false;
 		kf.landlock_abi = abi;
 		p = build("workspace-write-no-network", &kf, NULL, &rc);
-		CHECKF(p && moat_plan_fits_early(&kf, p),
+		CHECKF(p && moat_plan_fits_early(&kf, false, p),
 		       "no namespaces: workspace-write-no-network, ABI %d", abi);
 		CHECKF(p && !p->mntns && p->seccomp &&
 			   moat_plan_seccomp_variant(p) ==
@@ -1208,16 +1215,19 @@ static void test_plan_early(void)
 		       "no namespaces: the filter of the mode, ABI %d", abi);
 		moat_plan_free(p);
 		p = build("workspace-write", &kf, &net_deny, &rc);
-		CHECKF(p && moat_plan_fits_early(&kf, p), "no namespaces: --net deny, ABI %d",
+		CHECKF(p && moat_plan_fits_early(&kf, false, p), "no namespaces: --net deny, ABI %d",
 		       abi);
 		moat_plan_free(p);
 		p = build("readonly", &kf, NULL, &rc);
-		CHECKF(p && moat_plan_fits_early(&kf, p), "no namespaces: readonly, ABI %d", abi);
+		CHECKF(p && moat_plan_fits_early(&kf, false, p), "no namespaces: readonly, ABI %d", abi);
 		moat_plan_free(p);
-		/* the network allowed: another filter, not the early one */
+		/* the network allowed: another filter, not the early one; and
+		 * no early start for it in this mode */
 		p = build("workspace-write", &kf, NULL, &rc);
-		CHECKF(p && !moat_plan_fits_early(&kf, p), "no namespaces: workspace-write, ABI %d",
+		CHECKF(p && !moat_plan_fits_early(&kf, false, p), "no namespaces: workspace-write, ABI %d",
 		       abi);
+		CHECKF(p && !moat_plan_fits_early(&kf, true, p),
+		       "no namespaces: no early start with the network allowed, ABI %d", abi);
 		moat_plan_free(p);
 	}
 	/* root without user namespaces makes the other namespaces: no fit */
@@ -1225,7 +1235,7 @@ static void test_plan_early(void)
 	kf.userns = false;
 	kf.ns_admin = true;
 	p = build("workspace-write-no-network", &kf, NULL, &rc);
-	CHECK(p && !moat_plan_fits_early(&kf, p));
+	CHECK(p && !moat_plan_fits_early(&kf, false, p));
 	moat_plan_free(p);
 }
 
