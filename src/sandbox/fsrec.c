@@ -356,7 +356,8 @@ static bool at_path(int dfd, const char *name, char *out, size_t outsz)
 	return (size_t)snprintf(out, outsz, "%s/%s", strcmp(dir, "/") ? dir : "", name) < outsz;
 }
 
-static void rec_way_at(int dfd, const char *name)
+/* rec_way or rec_whole (whole) of dfd/name. */
+static void rec_at(int dfd, const char *name, bool whole)
 {
 	char full[2 * PATH_MAX];
 
@@ -364,26 +365,16 @@ static void rec_way_at(int dfd, const char *name)
 		return;
 	if (!at_path(dfd, name, full, sizeof(full)))
 		rec.bad = true;
+	else if (whole)
+		rec_whole(full);
 	else
 		rec_way(full);
 }
 
-static void rec_whole_at(int dfd, const char *name)
-{
-	char full[2 * PATH_MAX];
-
-	if (!rec.on || rec.bad)
-		return;
-	if (!at_path(dfd, name, full, sizeof(full)))
-		rec.bad = true;
-	else
-		rec_whole(full);
-}
-
 void moat_fsrec_dir_at(int dfd, const char *name)
 {
-	rec_way_at(dfd, name);
-	rec_whole_at(dfd, name);
+	rec_at(dfd, name, false);
+	rec_at(dfd, name, true);
 }
 
 static bool fd_is_dir(int fd)
@@ -413,7 +404,7 @@ int moat_fsrec_access(const char *p, int mode)
 
 int moat_fsrec_fstatat(int dfd, const char *name, struct stat *st, int flags)
 {
-	rec_way_at(dfd, name);
+	rec_at(dfd, name, false);
 	return fstatat(dfd, name, st, flags);
 }
 
@@ -449,10 +440,10 @@ int moat_fsrec_openat(int dfd, const char *name, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 	}
-	rec_way_at(dfd, name);
+	rec_at(dfd, name, false);
 	fd = openat(dfd, name, flags, mode);
 	if (rec.on && fd_is_dir(fd))
-		rec_whole_at(dfd, name);
+		rec_at(dfd, name, true);
 	return fd;
 }
 
@@ -465,7 +456,7 @@ DIR *moat_fsrec_opendir(const char *p)
 
 DIR *moat_fsrec_fdopendir(int fd)
 {
-	rec_whole_at(fd, NULL);
+	rec_at(fd, NULL, true);
 	return fdopendir(fd);
 }
 
@@ -483,7 +474,7 @@ ssize_t moat_fsrec_readlink(const char *p, char *buf, size_t n)
 
 ssize_t moat_fsrec_readlinkat(int dfd, const char *name, char *buf, size_t n)
 {
-	rec_way_at(dfd, name);
+	rec_at(dfd, name, false);
 	return readlinkat(dfd, name, buf, n);
 }
 
@@ -495,9 +486,12 @@ static bool fs_watchable(const char *dir)
 {
 	struct statfs sf;
 
-	if (statfs(dir, &sf) < 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
+	return statfs(dir, &sf) == 0 && moat_fs_local_type((unsigned long)sf.f_type);
+}
+
+bool moat_fs_local_type(unsigned long f_type)
+{
+	switch (f_type) {
 	case 0xEF53UL:	   /* ext2/3/4 */
 	case 0x58465342UL: /* xfs */
 	case 0x9123683EUL: /* btrfs */

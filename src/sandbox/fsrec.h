@@ -23,6 +23,11 @@ void moat_fsrec_drop(void);
 /* A lookup the record cannot follow (glob(3)): no watch can be made. */
 void moat_fsrec_unrecordable(void);
 
+/* A filesystem (statfs f_type) whose every change this kernel makes, so
+ * that its times and inotify events can be trusted: ext2/3/4, xfs, btrfs,
+ * tmpfs, f2fs (never a network filesystem or FUSE, whose server sets them). */
+bool moat_fs_local_type(unsigned long f_type);
+
 struct moat_fswatch;
 /* The watch made while recording (the record ends); NULL when it cannot
  * be relied on (fsrec.c says when). */

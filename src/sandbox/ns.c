@@ -745,18 +745,7 @@ static bool local_fs(int fd)
 {
 	struct statfs sf;
 
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
-	case 0xEF53UL:	   /* ext2/3/4 */
-	case 0x58465342UL: /* xfs */
-	case 0x9123683EUL: /* btrfs */
-	case 0x01021994UL: /* tmpfs */
-	case 0xF2F52010UL: /* f2fs */
-		return true;
-	default:
-		return false;
-	}
+	return fstatfs(fd, &sf) == 0 && moat_fs_local_type((unsigned long)sf.f_type);
 }
 
 /* Whether directories of dev (fd one of them) may be kept: every device

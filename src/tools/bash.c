@@ -560,14 +560,23 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	_exit(0);
 }
 
-/* Plan a job of the profile in the workspace and do one of the runner's
- * chores with it: scan_only (a runner started ahead, while it waits: the
- * masks' workspace scan, moat_ns_scan_ahead) or sweep_only (the server, at
- * its end: the stand-ins its calls kept, moat_ns_standins_sweep). Quiet,
- * and harmless when it fails: a call scans as usual, a later run removes
- * stand-ins. */
+/* The runner's chores, each on a job of the profile in the workspace (its
+ * directory, a command to come): */
+enum chore {
+	CHORE_SCAN,  /* a runner started ahead, while it waits: the masks'
+		      * workspace scan (scan_only, moat_ns_scan_ahead) */
+	CHORE_SWEEP, /* the server, at its end: the stand-ins its calls kept
+		      * (sweep_only, moat_ns_standins_sweep) */
+	CHORE_ARM,   /* a runner started ahead: the sandbox of w made whole and
+		      * left waiting before the exec (arm_only); the call takes
+		      * it when its own plan and mounts match, else makes its
+		      * own; job_fd readable: the call has come */
+};
+
+/* Quiet, and harmless when it fails: a call scans as usual, a later run
+ * removes stand-ins, a call makes its own sandbox. */
 static void runner_chore(const struct moat_tool_env *env, const char *profile, const char *ws,
-			 bool sweep)
+			 enum chore what, struct moat_run_warm *w, int job_fd)
 {
 	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
 	struct bash_job j;
@@ -582,42 +591,16 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
 	j.workspace = ws;
 	j.cwd = ws;
 	j.timeout_s = MOAT_BASH_MAX_TIMEOUT_S;
-	if (job_request(&j, (char **)argv, &denied, &rq) < 0)
+	if ((what == CHORE_ARM && !w) || job_request(&j, (char **)argv, &denied, &rq) < 0)
 		return;
-	rq.scan_only = !sweep;
-	rq.sweep_only = sweep;
-	moat_error_clear(&err);
-	(void)moat_runner_run(&rq, &res, &err);
-	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
-		free(denied.v);
-}
-
-/* Make the sandbox of w whole for a call of the profile in the workspace
- * (its directory, a command to come) and leave it waiting before the exec
- * (arm_only): the call takes it when its own plan and mounts match,
- * otherwise it makes its own. Quiet; harmless when it fails. */
-static void runner_arm(const struct moat_tool_env *env, const char *profile, const char *ws,
-		       struct moat_run_warm *w, int job_fd)
-{
-	static char *const argv[] = {"/bin/sh", "-c", ":", NULL};
-	struct bash_job j;
-	struct moat_run_request rq;
-	struct moat_run_result res;
-	struct moat_error err;
-	struct moat_strv denied;
-
-	memset(&j, 0, sizeof(j));
-	j.env = env;
-	j.profile = profile;
-	j.workspace = ws;
-	j.cwd = ws;
-	j.timeout_s = MOAT_BASH_MAX_TIMEOUT_S;
-	if (!w || job_request(&j, (char **)argv, &denied, &rq) < 0)
-		return;
-	rq.warm = w;
-	rq.arm_only = true;
-	rq.arm_busy_fd = job_fd;
-	rq.exit_after = true;
+	rq.scan_only = what == CHORE_SCAN;
+	rq.sweep_only = what == CHORE_SWEEP;
+	if (what == CHORE_ARM) {
+		rq.warm = w;
+		rq.arm_only = true;
+		rq.arm_busy_fd = job_fd;
+		rq.exit_after = true;
+	}
 	moat_error_clear(&err);
 	(void)moat_runner_run(&rq, &res, &err);
 	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
@@ -885,7 +868,7 @@ __attribute__((noreturn)) static void srv_exit(struct srv_state *st, int code)
 	if (st->hold >= 0) {
 		close(st->hold);
 		st->hold = -1;
-		runner_chore(st->env, st->hold_profile, st->hold_ws, true);
+		runner_chore(st->env, st->hold_profile, st->hold_ws, CHORE_SWEEP, NULL, -1);
 	}
 	_exit(code);
 }
@@ -950,12 +933,12 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 	if (st->next_ws) {
 		struct pollfd pf = {4, POLLIN, 0};
 
-		runner_chore(env, st->next_profile, st->next_ws, false);
+		runner_chore(env, st->next_profile, st->next_ws, CHORE_SCAN, NULL, -1);
 		/* armed only once no call came for a while: calls back to back
 		 * (a script) would wait for the arming, or share a core with
 		 * it, and gain nothing from it */
 		if (poll(&pf, 1, (int)BASH_BURST_MS) == 0)
-			runner_arm(env, st->next_profile, st->next_ws, w, 4);
+			runner_chore(env, st->next_profile, st->next_ws, CHORE_ARM, w, 4);
 	}
 	while (got < sizeof(h)) {
 		ssize_t n = read(4, (char *)&h + got, sizeof(h) - got);

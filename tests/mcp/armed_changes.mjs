@@ -7,36 +7,7 @@
 // the bytes printed and the files on disk.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, sleep, text , asNobody } from './lib.mjs';
-
-// a child of the runner started ahead (both moat-bash-warm) whose mount
-// table has a mount on target
-function armedWith(target) {
-	const comm = {}, ppid = {};
-	for (const d of fs.readdirSync('/proc')) {
-		if (!/^\d+$/.test(d))
-			continue;
-		try {
-			const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-			const close = st.lastIndexOf(')');
-			comm[d] = st.slice(st.indexOf('(') + 1, close);
-			ppid[d] = st.slice(close + 2).split(' ')[1];
-		} catch {
-			/* gone */
-		}
-	}
-	for (const [pid, c] of Object.entries(comm)) {
-		if (c !== 'moat-bash-warm' || comm[ppid[pid]] !== 'moat-bash-warm')
-			continue;
-		try {
-			if (fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === target))
-				return true;
-		} catch {
-			/* gone */
-		}
-	}
-	return false;
-}
+import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid } from './lib.mjs';
 
 async function scenario(who) {
 	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
@@ -81,7 +52,7 @@ async function scenario(who) {
 		return { r, out: JSON.stringify(r) };
 	};
 	const armed = async (what) => {
-		const seen = await waitFor(() => armedWith(ws('.env')), 5000, 20);
+		const seen = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 20);
 		if (arms)
 			okw(seen, `armed before: ${what}`);
 		else
@@ -159,7 +130,7 @@ async function scenario(who) {
 	for (let i = 0; i < 10; i++) {
 		fs.writeFileSync(ws('files'), path.join(w.home, '.aws', 'credentials') + '\n');
 		await bash('true');
-		const seen = await waitFor(() => armedWith(ws('.env')), 5000, 1);
+		const seen = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 1);
 		if (!seen && arms)
 			break;
 		fs.renameSync(path.join(data, 'two'), path.join(data, `two-${i}`));

@@ -6,37 +6,9 @@
 // device and fscrypt (tests/helpers/fscrypt_key.c, MOAT_FSCRYPT_KEY);
 // otherwise it skips.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { main, ok, note, world, connect, waitFor, sleep } from './lib.mjs';
-
-function armedWith(target) {
-	const comm = {}, ppid = {};
-	for (const d of fs.readdirSync('/proc')) {
-		if (!/^\d+$/.test(d))
-			continue;
-		try {
-			const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-			const close = st.lastIndexOf(')');
-			comm[d] = st.slice(st.indexOf('(') + 1, close);
-			ppid[d] = st.slice(close + 2).split(' ')[1];
-		} catch {
-			/* gone */
-		}
-	}
-	for (const [pid, c] of Object.entries(comm)) {
-		if (c !== 'moat-bash-warm' || comm[ppid[pid]] !== 'moat-bash-warm')
-			continue;
-		try {
-			if (fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === target))
-				return true;
-		} catch {
-			/* gone */
-		}
-	}
-	return false;
-}
+import { main, ok, note, world, connect, waitFor, sleep, armedPid } from './lib.mjs';
 
 await main(async () => {
 	const KEY = process.env.MOAT_FSCRYPT_KEY;
@@ -95,7 +67,7 @@ await main(async () => {
 		await bash('true');
 		await sleep(wait);
 		await bash('true'); // the next sandbox is armed after this call
-		const armed = await waitFor(() => armedWith(ws('.env')), 5000, 20);
+		const armed = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 20);
 		if (process.env.ASAN_OPTIONS)
 			note(`sanitizer build: nothing armed (${armed})`);
 		else
