@@ -1361,23 +1361,28 @@ static pid_t warm_runner_of(pid_t srv, pid_t not, int tries)
 	return 0;
 }
 
-/* The fork server started last by this process: the one not in before. */
+/* The fork server started last by this process: the one not in before
+ * (waited for: a server just forked has its name a moment later). */
 static pid_t new_server(const pid_t *before, int nb)
 {
 	struct pinfo kids[64];
-	int n = descendants(getpid(), kids, 64);
 
-	for (int k = 0; k < n; k++) {
-		bool old = false;
+	for (int i = 0; i < 300; i++) {
+		int n = descendants(getpid(), kids, 64);
 
-		if (kids[k].ppid != getpid() || strcmp(kids[k].comm, "moat-bash-srv"))
-			continue;
-		for (int b = 0; b < nb && !old; b++)
-			old = before[b] == kids[k].pid;
-		if (!old)
-			return kids[k].pid;
+		for (int k = 0; k < n; k++) {
+			bool old = false;
+
+			if (kids[k].ppid != getpid() || strcmp(kids[k].comm, "moat-bash-srv"))
+				continue;
+			for (int b = 0; b < nb && !old; b++)
+				old = before[b] == kids[k].pid;
+			if (!old)
+				return kids[k].pid;
+		}
+		usleep(10000);
 	}
-	return 0;
+	return -1; /* (never a pid: no runner is taken for another server's) */
 }
 
 /* The fork servers of this process, into out (at most max). */
@@ -1425,6 +1430,7 @@ static void test_warm(void)
 	env_for(&e, nonet);
 	CHECK_INT(moat_bash_server_start(&e, &err), 0);
 	srv = new_server(before, nb);
+	CHECKF(srv > 0, "the server of the network-denied profile runs");
 	w = warm_runner_of(srv, 0, 300);
 	CHECKF(w > 0, "with the network denied the server keeps a runner started ahead");
 	CHECK_INT(bash_env(&e, NULL, &r, "{\"command\": \"echo warm; echo $$\"}"), 0);
