@@ -859,6 +859,7 @@ replan:
 			goto out;
 	}
 run:
+	sp->end_stdio = rq->end_stdio;
 	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);

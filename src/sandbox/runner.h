@@ -106,6 +106,9 @@ struct moat_run_request {
 	 * namespace then goes first), scratch directories too. */
 	bool exit_after;
 	bool detach_teardown;
+	/* stdout and stderr are the command's alone: ended as soon as the
+	 * sandbox is gone (sandbox.h, end_stdio) */
+	bool end_stdio;
 };
 
 #define MOAT_RUN_SANDBOX_JSON_MAX 2048

@@ -379,6 +379,11 @@ struct moat_spawn {
 	 * runner, whose exit nobody waits for; sanitizer builds) */
 	bool hold_mntns;
 	bool detach_teardown;
+	/* the caller's stdout and stderr (1 and 2) are the command's alone
+	 * (the bash tool's runner): once every process of the sandbox is
+	 * gone they are closed (made /dev/null), so that whoever reads them
+	 * sees their end while the checks after the run go on */
+	bool end_stdio;
 	int mntns_fd;
 	struct moat_ll_late ll_late[MOAT_LL_LATE_MAX];
 	int nll_late;

@@ -235,7 +235,7 @@ static int command_main(void *arg)
 }
 #endif
 
-#define KSIG(n) (1UL << ((n) - 1))
+#define KSIG(n) (1UL << ((n)-1))
 
 /* The PID namespace's init (PID 1), confined like the command (it applied
  * Landlock and seccomp to itself before this): it starts the command as
@@ -249,14 +249,12 @@ static int command_main(void *arg)
  * moat's handlers may run here); the command cannot reach its memory
  * (ptrace and process_vm_* are filtered, and the init keeps capabilities
  * the command lacks, so /proc/1/mem is closed to it). */
+static void init_loop(struct moat_spawn *s, long cmd);
+
 static void run_init(struct moat_spawn *s)
 {
-	unsigned long set = KSIG(SIGCHLD) | KSIG(SIGHUP) | KSIG(SIGINT) | KSIG(SIGQUIT) |
-			    KSIG(SIGTERM) | KSIG(SIGUSR1) | KSIG(SIGUSR2) | KSIG(SIGWINCH) |
-			    KSIG(SIGCONT);
 	unsigned long all = ~0UL;
-	int sfd = s->child_status_fd;
-	long cmd, r;
+	long cmd;
 
 	/* every signal blocked, the libc-reserved ones too (raw: sigfillset
 	 * leaves those out) */
@@ -275,6 +273,61 @@ static void run_init(struct moat_spawn *s)
 #endif
 	if (cmd < 0)
 		fail_step(s, MOAT_STEP_INIT, (int)-cmd, "clone");
+	init_loop(s, cmd);
+}
+
+#if SPAWN_SHARE_VM
+/* The command of an armed sandbox, cloned at the arming (not at the call:
+ * a clone and a wake-up less between the call and the exec). It waits on
+ * go2 like the init did, on its own stack, raw system calls only (the
+ * parent runs on this memory again); then the call's plan is s->plan: into
+ * its working directory, and exec. */
+static int armed_command_main(void *arg)
+{
+	struct moat_spawn *s = arg;
+	long r;
+
+	while (__atomic_load_n(&s->go2, __ATOMIC_ACQUIRE) == 0)
+		moat_sys4(SYS_futex, &s->go2, FUTEX_WAIT_PRIVATE, 0, NULL);
+	r = moat_sys1(SYS_chdir, s->plan->cwd);
+	if (r < 0)
+		fail_step(s, MOAT_STEP_CHDIR, (int)-r, s->plan->cwd);
+	exec_command(s);
+	return 0;
+}
+
+/* An armed child with a PID namespace: the init's part of run_init now,
+ * the command cloned waiting for go2, then "armed" said. Never returns. */
+static void arm_init(struct moat_spawn *s)
+{
+	unsigned long all = ~0UL;
+	struct moat_child_report ok;
+	long cmd, n;
+
+	(void)moat_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
+	/* (the parent still waits for the report: libc's clone is safe) */
+	cmd = clone(armed_command_main, (char *)s->child_stack + CMD_STACK_SIZE, CLONE_VM | SIGCHLD,
+		    s);
+	if (cmd < 0)
+		fail_step(s, MOAT_STEP_INIT, errno, "clone");
+	memset(&ok, 0, sizeof(ok));
+	ok.err = MOAT_REPORT_ARMED;
+	do
+		n = moat_sys3(SYS_write, s->child_report_fd, &ok, sizeof(ok));
+	while (n == -EINTR);
+	init_loop(s, cmd);
+}
+#endif
+
+/* The init's life once the command is cloned (its pid cmd). */
+static void init_loop(struct moat_spawn *s, long cmd)
+{
+	unsigned long set = KSIG(SIGCHLD) | KSIG(SIGHUP) | KSIG(SIGINT) | KSIG(SIGQUIT) |
+			    KSIG(SIGTERM) | KSIG(SIGUSR1) | KSIG(SIGUSR2) | KSIG(SIGWINCH) |
+			    KSIG(SIGCONT);
+	int sfd = s->child_status_fd;
+	long r;
+
 	(void)moat_sys2(SYS_prctl, PR_SET_NAME, "moat-init");
 	/* everything but the status pipe closed: the report pipe (its end
 	 * closing tells moat the command has exec'd), the terminal, stdio */
@@ -508,6 +561,10 @@ static int child_main(void *arg)
 	/* armed ahead of its call: said through the report pipe, then only
 	 * raw system calls (the parent runs on this memory again) until go2;
 	 * then the call's plan is s->plan, its working directory entered */
+#if SPAWN_SHARE_VM
+	if (s->arm && s->ns_pid)
+		arm_init(s); /* never returns */
+#endif
 	if (s->arm) {
 		struct moat_child_report ok;
 		long n;
@@ -609,8 +666,8 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	/* without a PID namespace, a process group of its own lets one
 	 * kill(-pgid, SIGSTOP) freeze a fork bomb at once (kill_tree); not
 	 * with a terminal, whose job control needs the group it has */
-	s->own_pgrp = !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) &&
-		      !isatty(STDERR_FILENO);
+	s->own_pgrp =
+	    !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) && !isatty(STDERR_FILENO);
 
 	/* the init of a PID namespace never execs: the parent cannot sleep
 	 * until an exec as with vfork, it waits for the report pipe to close */
@@ -1423,7 +1480,8 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		siginfo_t si;
 
 		memset(&si, 0, sizeof(si));
-		while (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+		while (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) < 0 &&
+		       errno == EINTR)
 			;
 		main_alive = false;
 		s->reaped = true;
@@ -1431,6 +1489,15 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 			status = SIGKILL; /* WIFSIGNALED form */
 	}
 	s->wait_status = status;
+	if (s->end_stdio) {
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (nul >= 0) {
+			(void)dup2(nul, 1);
+			(void)dup2(nul, 2);
+			close(nul);
+		}
+	}
 	if (s->timed_out) {
 		moat_error_set(err,
 			       "timed out after %ld s; the command and all its processes were "

@@ -537,6 +537,7 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 		_exit(125);
 	rq.warm = warm;
 	rq.exit_after = true;
+	rq.end_stdio = true;
 	memset(&res, 0, sizeof(res));
 	moat_error_clear(&err);
 	if (moat_runner_run(&rq, &res, &err) < 0) {
@@ -814,19 +815,18 @@ struct srv_state {
 	struct srv_child *kids;
 	size_t nkids, akids;
 	struct srv_warm warm;
-	bool warm_ok; /* the shell's profile denies the network or allows the host's:
-		       * a start ahead fits it */
+	bool warm_ok;	       /* the shell's profile denies the network or allows the host's:
+				* a start ahead fits it */
 	bool warm_net_allowed; /* ... allows it */
 	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
-	double last_done; /* when the last call ended (ms) */
-	bool burst;	  /* this call came within BASH_BURST_MS of the last one's end */
+	double last_done;	      /* when the last call ended (ms) */
+	bool burst; /* this call came within BASH_BURST_MS of the last one's end */
 	/* the workspace's shared lock, held while the server lives: the empty
 	 * stand-ins of its calls stay from one call to the next, and go at the
 	 * end (moat_ns_standins_hold) */
 	int hold;
 	char *hold_ws, *hold_profile;
 };
-
 
 static void warm_close(struct srv_warm *w)
 {
@@ -1017,10 +1017,33 @@ fail:
 	}
 }
 
+/* The job to the runner: header and strings in one write where the pipe
+ * takes them whole (the runner then wakes once), the rest after. */
+static int job_write(int fd, const struct srv_req *h, const char *data, size_t total)
+{
+	struct iovec iov[2] = {{(void *)h, sizeof(*h)}, {(void *)data, total}};
+	size_t hn = sizeof(*h), dn = 0;
+	ssize_t n;
+
+	do
+		n = writev(fd, iov, 2);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof(*h)) {
+		hn = (size_t)n;
+	} else {
+		dn = (size_t)n - sizeof(*h);
+	}
+	if (hn < sizeof(*h) && write_all(fd, (const char *)h + hn, sizeof(*h) - hn) < 0)
+		return -1;
+	return dn < total && write_all(fd, data + dn, total - dn) < 0 ? -1 : 0;
+}
+
 /* Hand the job to the runner started ahead: its pidfd into *pidfd. False:
  * there is none, or it could not take the job (then it is gone). */
-static bool warm_take(struct srv_state *st, const struct srv_req *h, const char *data,
-		      size_t total, int *pidfd)
+static bool warm_take(struct srv_state *st, const struct srv_req *h, const char *data, size_t total,
+		      int *pidfd)
 {
 	if (st->warm.pid <= 0)
 		return false;
@@ -1029,8 +1052,7 @@ static bool warm_take(struct srv_state *st, const struct srv_req *h, const char 
 		return false;
 	}
 	*pidfd = (int)syscall(SYS_pidfd_open, st->warm.pid, 0);
-	if (*pidfd < 0 || write_all(st->warm.job_w, h, sizeof(*h)) < 0 ||
-	    write_all(st->warm.job_w, data, total) < 0) {
+	if (*pidfd < 0 || job_write(st->warm.job_w, h, data, total) < 0) {
 		if (*pidfd >= 0)
 			close(*pidfd);
 		*pidfd = -1;
@@ -1429,7 +1451,8 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, 
 			int *ret_pidfd, int rd[3], struct moat_tool_result *ret)
 {
 	const char *s[SRV_NSTR] = {j->workspace, j->cwd, j->profile, command};
-	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r, got[4] = {-1, -1, -1, -1};
+	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r,
+	    got[4] = {-1, -1, -1, -1};
 	struct srv_req h;
 	struct srv_reply rep;
 	struct iovec iov[2];

@@ -156,7 +156,10 @@ export function armedPid(file) {
 		}
 	}
 	for (const [pid, c] of Object.entries(comm)) {
-		if (c !== 'moat-bash-warm' || comm[ppid[pid]] !== 'moat-bash-warm')
+		/* the armed child: the sandbox's init (its command cloned, waiting
+		 * too), or without a PID namespace the child itself, under the
+		 * runner that has no call yet */
+		if ((c !== 'moat-init' && c !== 'moat-bash-warm') || comm[ppid[pid]] !== 'moat-bash-warm')
 			continue;
 		try {
 			if (fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').some((l) => l.split(' ')[4] === file))
