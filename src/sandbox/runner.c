@@ -679,7 +679,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		fail(&st, NULL, "%s", e.msg);
 		goto out;
 	}
-	if (rq->timeout_s > 0) {
+	if (rq->timeout_s > 0 &&
+	    !(rq->timeout_at_most && prof.timeout_s > 0 && prof.timeout_s <= rq->timeout_s)) {
 		struct moat_profile t;
 
 		moat_profile_init(&t, "timeout");

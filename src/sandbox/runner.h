@@ -61,6 +61,8 @@ struct moat_run_request {
 	char *const *argv;		 /* the command */
 	char *const *env;		 /* the environment to filter; NULL: environ */
 	long timeout_s;			 /* > 0: overrides the profile's timeout */
+	bool timeout_at_most;		 /* timeout_s only lowers the profile's (the bash
+					  * tool's: a call's timeout never raises it) */
 	const struct moat_strv *denied_extra; /* the policy's user denied paths, may be NULL */
 	struct moat_run_warm *warm;	      /* started ahead, or NULL; taken over and freed */
 	/* fallback "ask": called with the missing protections; true runs the

@@ -473,19 +473,6 @@ static int job_request(const struct bash_job *j, char **argv, struct moat_strv *
 		       struct moat_run_request *rq)
 {
 	const struct moat_config *cfg = j->env->cfg;
-	long timeout = j->timeout_s;
-
-	/* a timeout of the profile caps the call's */
-	{
-		struct moat_profile p;
-		struct moat_error perr;
-
-		moat_profile_init(&p, "");
-		if (moat_config_sandbox_profile(cfg, j->profile, &p, &perr) == 0 &&
-		    p.timeout_s > 0 && p.timeout_s < timeout)
-			timeout = p.timeout_s;
-		moat_profile_release(&p);
-	}
 	/* the configuration's denied paths, borrowed (the runner only reads them) */
 	memset(denied, 0, sizeof(*denied));
 	if (cfg) {
@@ -513,7 +500,8 @@ static int job_request(const struct bash_job *j, char **argv, struct moat_strv *
 	rq->cwd = j->cwd;
 	rq->argv = argv;
 	rq->env = j->env->env ? j->env->env : environ;
-	rq->timeout_s = timeout;
+	rq->timeout_s = j->timeout_s;
+	rq->timeout_at_most = true; /* a timeout of the profile caps the call's */
 	rq->denied_extra = denied;
 	rq->ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
 	return 0;
