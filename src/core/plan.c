@@ -1358,7 +1358,7 @@ static int add_rule(struct moat_plan *p, const char *path, unsigned access, bool
 /* The first symbolic link on path's way that lies inside a writable path
  * of the plan: into link (and *ret_rw), or false. */
 static bool planted_link(const struct moat_plan *p, const char *path, char *link, size_t linksz,
-			 const char **ret_rw)
+			 const char **ret_rw, int (*look)(const char *, struct stat *))
 {
 	size_t len = strlen(path);
 
@@ -1371,7 +1371,7 @@ static bool planted_link(const struct moat_plan *p, const char *path, char *link
 			continue;
 		memcpy(link, path, k);
 		link[k] = '\0';
-		if (lstat(link, &st) < 0)
+		if ((look ? look(link, &st) : lstat(link, &st)) < 0)
 			return false; /* missing: reported where the path is opened */
 		if (!S_ISLNK(st.st_mode))
 			continue;
@@ -1386,7 +1386,8 @@ static bool planted_link(const struct moat_plan *p, const char *path, char *link
 	return false;
 }
 
-static int refuse_planted_links(const struct moat_plan *p, struct moat_error *err)
+static int refuse_planted_links(const struct moat_plan *p, const struct moat_plan_context *ctx,
+				struct moat_error *err)
 {
 	char link[PATH_MAX];
 	const char *rw = NULL;
@@ -1395,7 +1396,7 @@ static int refuse_planted_links(const struct moat_plan *p, struct moat_error *er
 		const char *path = p->fs[i].path;
 
 		if (!strcmp(p->fs[i].origin, "system") || !strcmp(p->fs[i].origin, "workspace") ||
-		    !planted_link(p, path, link, sizeof(link), &rw))
+		    !planted_link(p, path, link, sizeof(link), &rw, ctx->lstat))
 			continue;
 		moat_error_set(err,
 			       "%s path '%s' goes through the symbolic link '%s', "
@@ -1407,7 +1408,8 @@ static int refuse_planted_links(const struct moat_plan *p, struct moat_error *er
 	return 0;
 }
 
-static int refuse_planted_mask_links(const struct moat_plan *p, struct moat_error *err)
+static int refuse_planted_mask_links(const struct moat_plan *p,
+				     const struct moat_plan_context *ctx, struct moat_error *err)
 {
 	char link[PATH_MAX];
 	const char *rw = NULL;
@@ -1422,7 +1424,7 @@ static int refuse_planted_mask_links(const struct moat_plan *p, struct moat_erro
 		const struct moat_mask *mk = &p->masks[i];
 
 		if (mk->kind != MOAT_MASK_PATH || strcmp(mk->origin, "--mask") ||
-		    !planted_link(p, mk->pattern, link, sizeof(link), &rw))
+		    !planted_link(p, mk->pattern, link, sizeof(link), &rw, ctx->lstat))
 			continue;
 		moat_error_set(err,
 			       "%s path '%s' goes through the symbolic link '%s', which lies in "
@@ -1704,7 +1706,7 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 			return r;
 	}
 
-	r = refuse_planted_links(p, err);
+	r = refuse_planted_links(p, ctx, err);
 	if (r < 0)
 		return r;
 
@@ -1749,7 +1751,7 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		if (r < 0)
 			return r;
 	}
-	r = refuse_planted_mask_links(p, err);
+	r = refuse_planted_mask_links(p, ctx, err);
 	if (r < 0)
 		return r;
 

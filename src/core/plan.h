@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include <moat/error.h>
 
 #include "base/str.h"
@@ -412,6 +414,11 @@ struct moat_plan_context {
 	const char *const *denied; /* the policy's denied paths (globs), NULL-terminated */
 	const struct moat_strv *denied_extra; /* more denied paths (config), may be NULL */
 	char *const *argv;		      /* the command, borrowed */
+	/* the planner's one look at the filesystem (a symbolic link planted
+	 * on the way to a path); NULL: lstat(2). The runner passes its
+	 * recorder (sandbox/fsrec.h), so that a sandbox armed ahead knows
+	 * when the plan would come out otherwise */
+	int (*lstat)(const char *path, struct stat *st);
 };
 
 struct moat_plan {

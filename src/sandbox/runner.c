@@ -118,11 +118,12 @@ static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 	char real[PATH_MAX];
 
 	if (!h || h[0] != '/') {
+		moat_fsrec_unrecordable(); /* (the password database) */
 		if (moat_passwd_home(getuid(), buf, bufsz) != 0)
 			return NULL;
 		h = buf;
 	}
-	if (realpath(h, real) && strlen(real) < bufsz) {
+	if (moat_fsrec_realpath(h, real) && strlen(real) < bufsz) {
 		memcpy(buf, real, strlen(real) + 1);
 		return buf;
 	}
@@ -280,6 +281,8 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 	const char *w;
 	struct stat st_ws;
 
+	/* (the lookups below through the recorders of fsrec.h: a sandbox
+	 * armed ahead is made from them too) */
 	if (rq->tmp_workspace) {
 		snprintf(tmpws, tmpsz, "/tmp/moat-ws-XXXXXX");
 		if (!mkdtemp(tmpws)) {
@@ -295,7 +298,7 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 	    : rq->cfg->sandbox_workspace ? rq->cfg->sandbox_workspace
 					 : ".";
 	errno = 0;
-	if (!realpath(w, ws) || stat(ws, &st_ws) < 0 || !S_ISDIR(st_ws.st_mode))
+	if (!moat_fsrec_realpath(w, ws) || moat_fsrec_stat(ws, &st_ws) < 0 || !S_ISDIR(st_ws.st_mode))
 		return fail(st, "pass an existing directory with --workspace",
 			    "cannot use '%s' as the workspace: %s", w,
 			    errno ? strerror(errno) : "not a directory");
@@ -303,7 +306,7 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 		/* SECURITY: resolved here, and the planner refuses one outside
 		 * the workspace (seed 000's workspace-escape guard) */
 		errno = 0;
-		if (!realpath(rq->cwd, cwd))
+		if (!moat_fsrec_realpath(rq->cwd, cwd))
 			return fail(st, "pass an existing directory inside the workspace",
 				    "cannot use '%s' as the working directory: %s", rq->cwd,
 				    strerror(errno));
@@ -312,6 +315,7 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 
 	char here[PATH_MAX];
 
+	moat_fsrec_unrecordable(); /* (the process's own directory) */
 	if (tmpws[0] || !getcwd(here, sizeof(here)) || !realpath(here, cwd))
 		moat_strlcpy(cwd, ws, PATH_MAX);
 	/* a cwd outside an explicitly given workspace starts at the workspace */
@@ -467,7 +471,7 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 
 		if (fr->optional || !strcmp(fr->origin, "workspace") || !strcmp(fr->origin, "system"))
 			continue;
-		if (lstat(fr->path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		if (moat_fsrec_lstat(fr->path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
 			continue; /* there (or unreadable: preparing it says why) */
 		for (size_t j = 0; j < plan->nfs && !(fr->access & MOAT_FS_WRITE); j++)
 			if (j != i && (plan->fs[j].access & MOAT_FS_WRITE) &&
@@ -573,6 +577,13 @@ static int inet_stdio(void)
 	return -1;
 }
 
+/* A plan that denies the network takes no IP socket on stdio (the
+ * planned path says why; inet_stdio). */
+static bool plan_net_ok(const struct moat_plan *p)
+{
+	return p->net != MOAT_NET_DENY || inet_stdio() < 0;
+}
+
 /* Arming: has the call come meanwhile (rq->arm_busy_fd readable)? */
 static bool call_came(const struct moat_run_request *rq)
 {
@@ -593,6 +604,67 @@ static struct moat_fswatch *arm_watch(void)
 		return NULL;
 	}
 	return w;
+}
+
+static void armed_inputs_release(struct moat_run_warm *w)
+{
+	free(w->in_profile);
+	free(w->in_ws);
+	free(w->in_cwd);
+	free(w->in_home);
+	moat_strv_release(&w->in_denied);
+	w->in_profile = w->in_ws = w->in_cwd = w->in_home = NULL;
+	w->reuse = false;
+}
+
+static bool opt_str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Arming: what its plan was made from, for a call to compare
+ * (moat_run_warm, reuse). */
+static void armed_inputs_note(struct moat_run_warm *w, const struct moat_run_request *rq,
+			      char *const *env, long prof_timeout)
+{
+	const struct moat_strv *d = rq->denied_extra;
+	const char *home = env_lookup(env, "HOME");
+	bool ok = w->watch && rq->timeout_at_most && !rq->over && !rq->tmp_workspace &&
+		  rq->workspace && rq->cwd;
+
+	armed_inputs_release(w);
+	w->in_cfg = rq->cfg;
+	w->in_prof_timeout = prof_timeout;
+	if (ok && rq->profile && !(w->in_profile = moat_strdup(rq->profile)))
+		ok = false;
+	if (ok && (!(w->in_ws = moat_strdup(rq->workspace)) || !(w->in_cwd = moat_strdup(rq->cwd))))
+		ok = false;
+	if (ok && home && !(w->in_home = moat_strdup(home)))
+		ok = false;
+	for (size_t i = 0; ok && d && i < d->n; i++)
+		if (moat_strv_add(&w->in_denied, d->v[i]) < 0)
+			ok = false;
+	w->reuse = ok;
+}
+
+/* A call the armed plan was made for: the same request but for its
+ * command and timeout, and nothing looked at since changed. */
+static bool armed_inputs_same(const struct moat_run_warm *w, const struct moat_run_request *rq,
+			      char *const *env)
+{
+	const struct moat_strv *d = rq->denied_extra;
+	size_t nd = d ? d->n : 0;
+
+	if (!w->armed || !w->reuse || !w->plan || !w->watch || rq->cfg != w->in_cfg ||
+	    !rq->timeout_at_most || rq->timeout_s <= 0 || rq->over || rq->tmp_workspace ||
+	    rq->print_plan || rq->arm_only || !opt_str_eq(rq->profile, w->in_profile) ||
+	    !opt_str_eq(rq->workspace, w->in_ws) || !opt_str_eq(rq->cwd, w->in_cwd) ||
+	    !opt_str_eq(env_lookup(env, "HOME"), w->in_home) || nd != w->in_denied.n)
+		return false;
+	for (size_t i = 0; i < nd; i++)
+		if (strcmp(d->v[i], w->in_denied.v[i]))
+			return false;
+	return moat_fswatch_quiet(w->watch);
 }
 
 /* The call's plan against the sandbox armed for it: the same sandbox,
@@ -648,8 +720,9 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	const struct moat_config *cfg;
 	char *const *env;
 	char ws[PATH_MAX], cwd[PATH_MAX], homebuf[PATH_MAX], tmpws[64] = "";
-	bool spawned = false;
+	bool spawned = false, reused = false;
 	int r, attempts = 0;
+	long prof_timeout;
 
 	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
 	    ((rq->scan_only || rq->sweep_only) && rq->warm) ||
@@ -665,6 +738,34 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	moat_profile_init(&prof, "");
 	moat_error_clear(&e);
 
+	/* the call the armed sandbox was made for, nothing it was planned and
+	 * prepared from changed since (the watch): its plan as it is, with the
+	 * call's command and timeout (the planner uses them for nothing else) */
+	if (warm && armed_inputs_same(warm, rq, env) && (plan_net_ok(warm->plan))) {
+		kf = &warm->kf;
+		sp = &warm->sp;
+		spawned = reused = true;
+		plan = warm->plan;
+		warm->plan = NULL;
+		warm->armed = false;
+		plan->argv = rq->argv;
+		plan->timeout_s = warm->in_prof_timeout > 0 && warm->in_prof_timeout <= rq->timeout_s
+					  ? warm->in_prof_timeout
+					  : rq->timeout_s;
+		sandbox_json(ret, plan);
+		moat_spawn_rearm_kept(sp, plan);
+		/* (as in take_armed: its removal is left to our exit) */
+		if (rq->exit_after)
+			warm->watch = NULL;
+		if (fallback(&st, plan, NULL)) {
+			moat_spawn_disarm(sp);
+			goto out;
+		}
+		goto run;
+	}
+	if (rq->arm_only)
+		moat_fsrec_begin(); /* every lookup from here to the mounts watched */
+
 	/* the profile: a built-in or named one (sandbox.profiles, over its
 	 * extends chain, with the configuration's defaults), then the flags,
 	 * then the caller's timeout (a layer too: an immutable process
@@ -679,6 +780,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		fail(&st, NULL, "%s", e.msg);
 		goto out;
 	}
+	prof_timeout = prof.timeout_s;
 	if (rq->timeout_s > 0 &&
 	    !(rq->timeout_at_most && prof.timeout_s > 0 && prof.timeout_s <= rq->timeout_s)) {
 		struct moat_profile t;
@@ -705,6 +807,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
 	ctx.denied_extra = rq->denied_extra;
 	ctx.argv = rq->argv;
+	ctx.lstat = moat_fsrec_lstat;
 
 	if (warm && !rq->print_plan) {
 		/* probed, and its child started, ahead of the call */
@@ -788,10 +891,6 @@ replan:
 	 * is not this call's: it goes, and this call starts its own */
 	if (sp->started && !moat_spawn_agrees(sp, plan))
 		spawn_again(sp, kf);
-	/* arming: what the mounts are prepared from is recorded, to be
-	 * watched (arm_watch) */
-	if (rq->arm_only)
-		moat_fsrec_begin();
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (rq->arm_only)
 		moat_fsrec_end();
@@ -842,6 +941,7 @@ replan:
 				warm->watch = plan->pidns && !call_came(rq)
 						  ? arm_watch()
 						  : NULL;
+				armed_inputs_note(warm, rq, env, prof_timeout);
 				warm->plan = plan;
 				plan = NULL;
 				warm->prof = prof;
@@ -862,7 +962,7 @@ replan:
 run:
 	sp->end_stdio = rq->end_stdio;
 	r = moat_spawn_run(sp, &e);
-	if (r == -EPERM && attempts++ == 0) {
+	if (r == -EPERM && !reused && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);
 		spawn_again(sp, kf);
 		goto replan;
@@ -910,5 +1010,6 @@ void moat_runner_warm_free(struct moat_run_warm *w)
 	moat_fswatch_free(w->watch);
 	if (w->have_prof)
 		moat_profile_release(&w->prof);
+	armed_inputs_release(w);
 	free(w);
 }

@@ -39,6 +39,17 @@ struct moat_run_warm {
 	 * or NULL: while it has seen nothing change, the call takes the
 	 * sandbox without preparing the mounts again */
 	struct moat_fswatch *watch;
+	/* what the armed plan was made from (the request's strings as given,
+	 * $HOME, the profile's own timeout): a call that gives the same (but
+	 * its command and its timeout) while the watch is quiet takes the
+	 * armed plan as it is, with its command and timeout, rather than
+	 * planning again. reuse: the arming was such a request (a watch, a
+	 * timeout_at_most request, no flag layer) */
+	bool reuse;
+	const struct moat_config *in_cfg;
+	char *in_profile, *in_ws, *in_cwd, *in_home;
+	struct moat_strv in_denied;
+	long in_prof_timeout;
 };
 
 /* Probe and start ahead, for a plan that denies the network, or (with
