@@ -173,8 +173,55 @@ async function scenario(who) {
 	w.cleanup();
 }
 
+// A call the sandbox was armed for takes the armed plan without planning
+// again while nothing it was planned from changed: the home directory is
+// one of those (its real path places the masks of ~/.ssh and the rest).
+// HOME is a link here, retargeted between the arming and the call to a
+// home with a key: planned afresh, the key is masked.
+async function homeLink(who) {
+	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
+	const w = world(`armedhome-${who}`, {
+		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+	});
+	// (the second home inside the first, which the sandbox shows: planned
+	// for the first, its ~/.ssh would not be masked)
+	const homeA = path.join(w.root, 'homeA'), homeB = path.join(homeA, 'other');
+	fs.renameSync(w.home, homeA);
+	for (const d of ['.config', '.state', '.ssh'])
+		fs.mkdirSync(path.join(homeB, d), { recursive: true });
+	fs.writeFileSync(path.join(homeB, '.ssh', 'id_rsa'), 'home-link-canary\n');
+	fs.symlinkSync(homeA, w.home);
+	fs.writeFileSync(path.join(w.ws, '.env'), 'env-canary\n');
+	// (the key's name in a file: a command naming it is refused by the policy)
+	// (by its real path: the link itself is in the host's /tmp, which the
+	// sandbox does not show)
+	fs.writeFileSync(path.join(w.ws, 'keyname'), path.join(homeB, '.ssh', 'id_rsa') + '\n');
+	fs.writeFileSync(path.join(w.ws, 'showkey.sh'), 'cat "$(cat keyname)" 2>/dev/null; echo done\n');
+	if (who === 'nobody')
+		asNobody(w);
+	const c = await connect(w);
+	const bash = async (command) => {
+		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
+		return { r, out: JSON.stringify(r) };
+	};
+	await bash('true');
+	await bash('true'); // the next sandbox is armed after this call
+	if (!process.env.ASAN_OPTIONS)
+		okw(await waitFor(() => armedPid(path.join(w.ws, '.env')) !== null, 5000, 20),
+			'armed before: HOME (a link) retargeted');
+	fs.symlinkSync(homeB, w.home + '.new');
+	fs.renameSync(w.home + '.new', w.home);
+	const { r, out } = await bash('sh showkey.sh');
+	okw(!r.isError && r.structuredContent.stdout.includes('done') && !out.includes('home-link-canary'),
+		'HOME (a link) retargeted after the arming: the new home\'s key not readable in the call', out);
+	await c.close();
+	w.cleanup();
+}
+
 // as root, then as the unprivileged user
 await main(async () => {
-	for (const who of ['root', 'nobody'])
+	for (const who of ['root', 'nobody']) {
 		await scenario(who);
+		await homeLink(who);
+	}
 });
