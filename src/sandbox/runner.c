@@ -274,7 +274,12 @@ static void replan_without_userns(struct moat_kfeatures *kf, const char *why)
 }
 
 /* The workspace and the working directory, symlinks resolved; tmpws is
- * created when asked for. Returns 0 or the exit status. */
+ * created when asked for. Returns 0 or the exit status.
+ * SECURITY: every look at the filesystem on the way to the plan (here,
+ * home_dir, missing_paths, the planner's through ctx.lstat) goes through
+ * the recorders of fsrec.h, or marks the record unrecordable: a call the
+ * sandbox was armed for takes the armed plan as it is while the watch made
+ * from them is quiet (armed_inputs_same). */
 static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, char *cwd)
 {
 	const struct moat_run_request *rq = st->rq;
@@ -525,7 +530,7 @@ static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_
 		bool known = false;
 
 		if (mk->kind != MOAT_MASK_PATH || strcmp(mk->origin, "--mask") ||
-		    lstat(mk->pattern, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		    moat_fsrec_lstat(mk->pattern, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
 			continue;
 		for (size_t j = 0; j < plan->nfs; j++)
 			if ((plan->fs[j].access & MOAT_FS_WRITE) &&
