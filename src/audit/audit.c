@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -606,6 +607,57 @@ static void w_value(struct moat_buf *out, json_t *v, unsigned depth, const char 
 	moat_buf_puts(out, "null");
 }
 
+/* The sandbox's description, redacted like the rest. A session's calls
+ * mostly run in the same sandbox: the last one's text is kept, and the
+ * same description is not parsed and redacted again (the redaction is a
+ * function of the text alone). */
+static pthread_mutex_t sandbox_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *sandbox_memo_in, *sandbox_memo_out;
+static size_t sandbox_memo_len;
+
+static void w_sandbox(struct moat_buf *out, const char *sandbox_json, size_t cap)
+{
+	size_t len = strlen(sandbox_json);
+	struct moat_buf b = MOAT_BUF_INIT;
+	json_t *sj = NULL;
+
+	pthread_mutex_lock(&sandbox_memo_lock);
+	if (sandbox_memo_in && !strcmp(sandbox_memo_in, sandbox_json)) {
+		moat_buf_append(out, sandbox_memo_out, sandbox_memo_len);
+		pthread_mutex_unlock(&sandbox_memo_lock);
+		return;
+	}
+	pthread_mutex_unlock(&sandbox_memo_lock);
+	if (moat_json_parse(sandbox_json, len, "sandbox", MOAT_AUDIT_MAX_RECORD,
+			    MOAT_JSON_MAX_DEPTH, &sj, NULL) == 0) {
+		w_value(&b, sj, 1, NULL, 0, cap);
+		json_decref(sj);
+	} else {
+		w_str(&b, sandbox_json, len, true, cap);
+	}
+	if (b.oom) {
+		moat_buf_release(&b);
+		out->oom = true;
+		return;
+	}
+	moat_buf_append(out, b.data, b.len);
+	pthread_mutex_lock(&sandbox_memo_lock);
+	{
+		char *in = moat_strdup(sandbox_json);
+
+		if (in) {
+			free(sandbox_memo_in);
+			free(sandbox_memo_out);
+			sandbox_memo_in = in;
+			sandbox_memo_out = b.data; /* taken over */
+			sandbox_memo_len = b.len;
+			b.data = NULL;
+		}
+	}
+	pthread_mutex_unlock(&sandbox_memo_lock);
+	moat_buf_release(&b);
+}
+
 static int write_fast(const struct moat_audit_record *r, const char *now, struct moat_buf *out)
 {
 	size_t cap = MOAT_AUDIT_MAX_FIELD;
@@ -656,17 +708,8 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		moat_buf_putc(out, '}');
 	}
 	if (r->sandbox_json) {
-		size_t len = strlen(r->sandbox_json);
-		json_t *sj = NULL;
-
 		w_key(out, &first, "sandbox");
-		if (moat_json_parse(r->sandbox_json, len, "sandbox", MOAT_AUDIT_MAX_RECORD,
-				    MOAT_JSON_MAX_DEPTH, &sj, NULL) == 0) {
-			w_value(out, sj, 1, NULL, 0, cap);
-			json_decref(sj);
-		} else {
-			w_str(out, r->sandbox_json, len, true, cap);
-		}
+		w_sandbox(out, r->sandbox_json, cap);
 	}
 	if (r->has_result) {
 		double ms = r->duration_ms;
