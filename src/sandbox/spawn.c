@@ -1442,7 +1442,9 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		if (pr > 0 && pf[2].revents && !(pf[0].revents & (POLLIN | POLLHUP))) {
 			/* the init said the command's status and is exiting: its
 			 * exit is watched for a moment here rather than slept on
-			 * (the wake-up of a CPU gone idle costs more on a VM) */
+			 * (the wake-up of a CPU gone idle costs more on a VM),
+			 * yielding each time (the wake-up may have put us on the
+			 * init's own CPU, which it needs to finish) */
 			double spin_until = now_ms() + INIT_EXIT_SPIN_MS;
 
 			piped = true;
@@ -1453,9 +1455,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 
 				if (poll(&q, 1, 0) > 0)
 					break;
-#if defined(__x86_64__) || defined(__i386__)
-				__builtin_ia32_pause();
-#endif
+				sched_yield();
 			}
 			continue;
 		}

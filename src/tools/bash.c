@@ -549,12 +549,15 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	write_all(3, &res, sizeof(res));
 	/* the caller reads it now; what is left here (our exit, the
 	 * sandbox's mount namespace torn down with it: a few hundred
-	 * microseconds) runs only where it takes no CPU from the caller, on
-	 * whose CPU the result's wake-up may have put it */
+	 * microseconds) runs only where it takes no CPU from the caller. The
+	 * caller's wake-up put it on our CPU (a pipe's wake-up is a sync
+	 * one), where it would wait for all of that: the CPU goes to it now
+	 * (the lower policy alone does not preempt us) */
 	{
 		struct sched_param idle = {0};
 
 		(void)sched_setscheduler(0, SCHED_IDLE, &idle);
+		sched_yield();
 	}
 	_exit(0);
 }
