@@ -727,7 +727,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	char ws[PATH_MAX], cwd[PATH_MAX], homebuf[PATH_MAX], tmpws[64] = "";
 	bool spawned = false, reused = false;
 	int r, attempts = 0;
-	long prof_timeout;
+	long prof_timeout = 0;
 
 	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
 	    ((rq->scan_only || rq->sweep_only) && rq->warm) ||
