@@ -347,6 +347,9 @@ static int move_high(int fd)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
 }
 
+/* how long a runner waits after its result before it exits (above) */
+#define BASH_EXIT_PAUSE_NS (1000 * 1000)
+
 static ssize_t write_all(int fd, const void *p, size_t n)
 {
 	const char *s = p;
@@ -549,15 +552,18 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	write_all(3, &res, sizeof(res));
 	/* the caller reads it now; what is left here (our exit, the
 	 * sandbox's mount namespace torn down with it: a few hundred
-	 * microseconds) runs only where it takes no CPU from the caller. The
-	 * caller's wake-up put it on our CPU (a pipe's wake-up is a sync
-	 * one), where it would wait for all of that: the CPU goes to it now
-	 * (the lower policy alone does not preempt us) */
+	 * microseconds of CPU) must not delay it. The caller's wake-up put it
+	 * on our CPU (a pipe's wake-up is a sync one), where it would wait
+	 * for all of that: we sleep a moment first, and the caller finishes
+	 * its call meanwhile. (Not a lower priority for the exit instead: the
+	 * teardown takes the kernel's mount lock, which every sandbox and the
+	 * host need, and a task of idle priority may hold it long on a busy
+	 * machine.) */
 	{
-		struct sched_param idle = {0};
+		struct timespec pause = {0, BASH_EXIT_PAUSE_NS};
 
-		(void)sched_setscheduler(0, SCHED_IDLE, &idle);
-		sched_yield();
+		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+			;
 	}
 	_exit(0);
 }
