@@ -340,6 +340,8 @@ struct bash_job {
 	const char *command;
 	pid_t parent;
 	int out_w, err_w, res_w;
+	bool exit_unwaited; /* the fork server's child: the caller waits for
+			     * its result, not its exit */
 };
 
 static int move_high(int fd)
@@ -559,7 +561,7 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	 * teardown takes the kernel's mount lock, which every sandbox and the
 	 * host need, and a task of idle priority may hold it long on a busy
 	 * machine.) */
-	{
+	if (j->exit_unwaited) {
 		struct timespec pause = {0, BASH_EXIT_PAUSE_NS};
 
 		while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
@@ -976,6 +978,7 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 		_exit(2);
 	job.env = env;
 	job.parent = parent;
+	job.exit_unwaited = true;
 	prctl(PR_SET_NAME, "moat-bash-run", 0, 0, 0);
 	bash_child_run(&job, w);
 }
@@ -1154,6 +1157,7 @@ static void srv_request(struct srv_state *st)
 		_exit(2);
 	job.env = st->env;
 	job.parent = getpid();
+	job.exit_unwaited = true;
 	st->burst = st->last_done > 0 && now_ms() - st->last_done < BASH_BURST_MS;
 	/* the first call's workspace is held for the server's life */
 	if (st->hold < 0 && !st->hold_ws && (st->hold_ws = moat_strdup(job.workspace))) {
