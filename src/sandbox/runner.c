@@ -286,8 +286,6 @@ static int resolve_dirs(struct runner *st, char *tmpws, size_t tmpsz, char *ws, 
 	const char *w;
 	struct stat st_ws;
 
-	/* (the lookups below through the recorders of fsrec.h: a sandbox
-	 * armed ahead is made from them too) */
 	if (rq->tmp_workspace) {
 		snprintf(tmpws, tmpsz, "/tmp/moat-ws-XXXXXX");
 		if (!mkdtemp(tmpws)) {
@@ -672,6 +670,19 @@ static bool armed_inputs_same(const struct moat_run_warm *w, const struct moat_r
 	return moat_fswatch_quiet(w->watch);
 }
 
+/* The armed sandbox as it was made, for the call's plan p (nothing it was
+ * made from changed since: the watch). */
+static void take_kept(struct moat_run_warm *w, const struct moat_plan *p,
+		      const struct moat_run_request *rq)
+{
+	moat_spawn_rearm_kept(&w->sp, p);
+	/* removing the watches waits for the kernel's grace periods
+	 * (milliseconds): a caller that exits after the run leaves them to
+	 * its exit */
+	if (rq->exit_after)
+		w->watch = NULL;
+}
+
 /* The call's plan against the sandbox armed for it: the same sandbox,
  * and mounts prepared now that do exactly what the armed ones did
  * (nothing replaced, appeared or gone since): taken over (sp->armed), the
@@ -690,12 +701,7 @@ static void take_armed(struct moat_run_warm *w, const struct moat_plan *plan,
 	/* nothing the mounts were prepared from has changed since the watch
 	 * began (and they were found the same once it had): as made now */
 	if (same_plan && w->watch && moat_fswatch_quiet(w->watch)) {
-		moat_spawn_rearm_kept(sp, plan);
-		/* removing the watches waits for the kernel's grace periods
-		 * (milliseconds): a caller that exits after the run leaves
-		 * them to its exit */
-		if (rq->exit_after)
-			w->watch = NULL;
+		take_kept(w, plan, rq);
 		return;
 	}
 	if (same_plan && moat_ns_prepare(plan, &fresh, &e) == 0) {
@@ -746,7 +752,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	/* the call the armed sandbox was made for, nothing it was planned and
 	 * prepared from changed since (the watch): its plan as it is, with the
 	 * call's command and timeout (the planner uses them for nothing else) */
-	if (warm && armed_inputs_same(warm, rq, env) && (plan_net_ok(warm->plan))) {
+	if (warm && armed_inputs_same(warm, rq, env) && plan_net_ok(warm->plan)) {
 		kf = &warm->kf;
 		sp = &warm->sp;
 		spawned = reused = true;
@@ -758,10 +764,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 					  ? warm->in_prof_timeout
 					  : rq->timeout_s;
 		sandbox_json(ret, plan);
-		moat_spawn_rearm_kept(sp, plan);
-		/* (as in take_armed: its removal is left to our exit) */
-		if (rq->exit_after)
-			warm->watch = NULL;
+		take_kept(warm, plan, rq);
 		if (fallback(&st, plan, NULL)) {
 			moat_spawn_disarm(sp);
 			goto out;

@@ -238,7 +238,7 @@ static int command_main(void *arg)
 }
 #endif
 
-#define KSIG(n) (1UL << ((n)-1))
+#define KSIG(n) (1UL << ((n) - 1))
 
 /* The PID namespace's init (PID 1), confined like the command (it applied
  * Landlock and seccomp to itself before this): it starts the command as
@@ -279,6 +279,33 @@ static void run_init(struct moat_spawn *s)
 	init_loop(s, cmd);
 }
 
+/* An armed child's report (step NONE, MOAT_REPORT_ARMED): raw, the parent
+ * reads it and runs on this memory again. */
+static void say_armed(struct moat_spawn *s)
+{
+	struct moat_child_report ok;
+	long n;
+
+	memset(&ok, 0, sizeof(ok));
+	ok.err = MOAT_REPORT_ARMED;
+	do
+		n = moat_sys3(SYS_write, s->child_report_fd, &ok, sizeof(ok));
+	while (n == -EINTR);
+}
+
+/* Armed: wait for go2, then the call's plan is s->plan: into its working
+ * directory. Raw system calls only until go2. */
+static void await_call(struct moat_spawn *s)
+{
+	long r;
+
+	while (__atomic_load_n(&s->go2, __ATOMIC_ACQUIRE) == 0)
+		moat_sys4(SYS_futex, &s->go2, FUTEX_WAIT_PRIVATE, 0, NULL);
+	r = moat_sys1(SYS_chdir, s->plan->cwd);
+	if (r < 0)
+		fail_step(s, MOAT_STEP_CHDIR, (int)-r, s->plan->cwd);
+}
+
 #if SPAWN_SHARE_VM
 /* The command of an armed sandbox, cloned at the arming (not at the call:
  * a clone and a wake-up less between the call and the exec). It waits on
@@ -288,13 +315,8 @@ static void run_init(struct moat_spawn *s)
 static int armed_command_main(void *arg)
 {
 	struct moat_spawn *s = arg;
-	long r;
 
-	while (__atomic_load_n(&s->go2, __ATOMIC_ACQUIRE) == 0)
-		moat_sys4(SYS_futex, &s->go2, FUTEX_WAIT_PRIVATE, 0, NULL);
-	r = moat_sys1(SYS_chdir, s->plan->cwd);
-	if (r < 0)
-		fail_step(s, MOAT_STEP_CHDIR, (int)-r, s->plan->cwd);
+	await_call(s);
 	exec_command(s);
 	return 0;
 }
@@ -304,8 +326,7 @@ static int armed_command_main(void *arg)
 static void arm_init(struct moat_spawn *s)
 {
 	unsigned long all = ~0UL;
-	struct moat_child_report ok;
-	long cmd, n;
+	long cmd;
 
 	(void)moat_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
 	/* (the parent still waits for the report: libc's clone is safe) */
@@ -313,11 +334,7 @@ static void arm_init(struct moat_spawn *s)
 		    s);
 	if (cmd < 0)
 		fail_step(s, MOAT_STEP_INIT, errno, "clone");
-	memset(&ok, 0, sizeof(ok));
-	ok.err = MOAT_REPORT_ARMED;
-	do
-		n = moat_sys3(SYS_write, s->child_report_fd, &ok, sizeof(ok));
-	while (n == -EINTR);
+	say_armed(s);
 	init_loop(s, cmd);
 }
 #endif
@@ -569,20 +586,8 @@ static int child_main(void *arg)
 		arm_init(s); /* never returns */
 #endif
 	if (s->arm) {
-		struct moat_child_report ok;
-		long n;
-
-		memset(&ok, 0, sizeof(ok));
-		ok.err = MOAT_REPORT_ARMED;
-		do
-			n = moat_sys3(SYS_write, a->child_report_fd, &ok, sizeof(ok));
-		while (n == -EINTR);
-		while (__atomic_load_n(&s->go2, __ATOMIC_ACQUIRE) == 0)
-			moat_sys4(SYS_futex, &s->go2, FUTEX_WAIT_PRIVATE, 0, NULL);
-		p = s->plan;
-		r = (int)moat_sys1(SYS_chdir, p->cwd);
-		if (r < 0)
-			fail_step(a, MOAT_STEP_CHDIR, -r, p->cwd);
+		say_armed(s);
+		await_call(s);
 	}
 	/* 12 */
 	if (s->ns_pid)
@@ -669,8 +674,8 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 	/* without a PID namespace, a process group of its own lets one
 	 * kill(-pgid, SIGSTOP) freeze a fork bomb at once (kill_tree); not
 	 * with a terminal, whose job control needs the group it has */
-	s->own_pgrp =
-	    !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) && !isatty(STDERR_FILENO);
+	s->own_pgrp = !s->ns_pid && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO) &&
+		      !isatty(STDERR_FILENO);
 
 	/* the init of a PID namespace never execs: the parent cannot sleep
 	 * until an exec as with vfork, it waits for the report pipe to close */
@@ -1508,8 +1513,7 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		siginfo_t si;
 
 		memset(&si, 0, sizeof(si));
-		while (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) < 0 &&
-		       errno == EINTR)
+		while (waitid((idtype_t)P_PIDFD, (id_t)s->pidfd, &si, WEXITED) < 0 && errno == EINTR)
 			;
 		main_alive = false;
 		s->reaped = true;

@@ -31,7 +31,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -824,18 +823,19 @@ struct srv_state {
 	struct srv_child *kids;
 	size_t nkids, akids;
 	struct srv_warm warm;
-	bool warm_ok;	       /* the shell's profile denies the network or allows the host's:
-				* a start ahead fits it */
+	bool warm_ok; /* the shell's profile denies the network or allows the host's:
+		       * a start ahead fits it */
 	bool warm_net_allowed; /* ... allows it */
 	char *next_profile, *next_ws; /* the last call's: the next one's, most likely */
-	double last_done;	      /* when the last call ended (ms) */
-	bool burst; /* this call came within BASH_BURST_MS of the last one's end */
+	double last_done; /* when the last call ended (ms) */
+	bool burst;	  /* this call came within BASH_BURST_MS of the last one's end */
 	/* the workspace's shared lock, held while the server lives: the empty
 	 * stand-ins of its calls stay from one call to the next, and go at the
 	 * end (moat_ns_standins_hold) */
 	int hold;
 	char *hold_ws, *hold_profile;
 };
+
 
 static void warm_close(struct srv_warm *w)
 {
@@ -1052,8 +1052,8 @@ static int job_write(int fd, const struct srv_req *h, const char *data, size_t t
 
 /* Hand the job to the runner started ahead: its pidfd into *pidfd. False:
  * there is none, or it could not take the job (then it is gone). */
-static bool warm_take(struct srv_state *st, const struct srv_req *h, const char *data, size_t total,
-		      int *pidfd)
+static bool warm_take(struct srv_state *st, const struct srv_req *h, const char *data,
+		      size_t total, int *pidfd)
 {
 	if (st->warm.pid <= 0)
 		return false;
@@ -1462,8 +1462,7 @@ static int server_spawn(struct moat_bash_server *srv, const struct bash_job *j, 
 			int *ret_pidfd, int rd[3], struct moat_tool_result *ret)
 {
 	const char *s[SRV_NSTR] = {j->workspace, j->cwd, j->profile, command};
-	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r,
-	    got[4] = {-1, -1, -1, -1};
+	int fds[3] = {j->out_w, j->err_w, j->res_w}, pidfd = -1, flags, r, got[4] = {-1, -1, -1, -1};
 	struct srv_req h;
 	struct srv_reply rep;
 	struct iovec iov[2];
