@@ -10,7 +10,7 @@
 // already masks the workspace's secret) before each check that needs it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid, arms, waitArmed } from './lib.mjs';
 
 async function scenario(who, profile) {
 	const okw = (c, d, diag) => ok(c, `${who}, ${profile || 'the default profile (network allowed)'}: ${d}`, diag);
@@ -32,11 +32,8 @@ async function scenario(who, profile) {
 		const r = await c.client.callTool({ name: 'bash', arguments: args });
 		return { r, out: JSON.stringify(r) };
 	};
-	// sanitizer builds start no child early (it cannot borrow the memory
-	// under ASan): nothing is armed there, and the checks below still hold
-	const arms = !process.env.ASAN_OPTIONS;
 	const armed = async (what) => {
-		const seen = await waitFor(() => armedPid(env) !== null, 5000, 20);
+		const seen = await waitArmed(env);
 		if (arms)
 			okw(seen, `an armed sandbox waits before the call (${what}), seen from outside`);
 		else

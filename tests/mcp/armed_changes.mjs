@@ -7,7 +7,7 @@
 // the bytes printed and the files on disk.
 import fs from 'node:fs';
 import path from 'node:path';
-import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid, arms, waitArmed } from './lib.mjs';
 
 async function scenario(who) {
 	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
@@ -46,13 +46,12 @@ async function scenario(who) {
 	if (who === 'nobody')
 		asNobody(w);
 	const c = await connect(w);
-	const arms = !process.env.ASAN_OPTIONS;
 	const bash = async (command) => {
 		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
 		return { r, out: JSON.stringify(r) };
 	};
 	const armed = async (what) => {
-		const seen = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 20);
+		const seen = await waitArmed(ws('.env'));
 		if (arms)
 			okw(seen, `armed before: ${what}`);
 		else
@@ -130,7 +129,7 @@ async function scenario(who) {
 	for (let i = 0; i < 10; i++) {
 		fs.writeFileSync(ws('files'), path.join(w.home, '.aws', 'credentials') + '\n');
 		await bash('true');
-		const seen = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 1);
+		const seen = await waitArmed(ws('.env'), 1);
 		if (!seen && arms)
 			break;
 		fs.renameSync(path.join(data, 'two'), path.join(data, `two-${i}`));
@@ -206,8 +205,8 @@ async function homeLink(who) {
 	};
 	await bash('true');
 	await bash('true'); // the next sandbox is armed after this call
-	if (!process.env.ASAN_OPTIONS)
-		okw(await waitFor(() => armedPid(path.join(w.ws, '.env')) !== null, 5000, 20),
+	if (arms)
+		okw(await waitArmed(path.join(w.ws, '.env')),
 			'armed before: HOME (a link) retargeted');
 	fs.symlinkSync(homeB, w.home + '.new');
 	fs.renameSync(w.home + '.new', w.home);

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { main, ok, note, world, connect, waitFor, sleep, armedPid } from './lib.mjs';
+import { main, ok, note, world, connect, waitFor, sleep, armedPid, arms, waitArmed } from './lib.mjs';
 
 await main(async () => {
 	const KEY = process.env.MOAT_FSCRYPT_KEY;
@@ -67,8 +67,8 @@ await main(async () => {
 		await bash('true');
 		await sleep(wait);
 		await bash('true'); // the next sandbox is armed after this call
-		const armed = await waitFor(() => armedPid(ws('.env')) !== null, 5000, 20);
-		if (process.env.ASAN_OPTIONS)
+		const armed = await waitArmed(ws('.env'));
+		if (!arms)
 			note(`sanitizer build: nothing armed (${armed})`);
 		else
 			ok(armed, `armed before the unlock (${what})`);

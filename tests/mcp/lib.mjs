@@ -139,6 +139,16 @@ export function asNobody(w) {
 	return w;
 }
 
+// Sanitizer builds arm nothing (the early child cannot share the caller's
+// memory under ASan); the armed tests still run their checks there.
+export const arms = !process.env.ASAN_OPTIONS;
+
+// True once an armed sandbox masking file waits; false at once where
+// nothing is ever armed, after 5 s elsewhere.
+export function waitArmed(file, step = 20) {
+	return arms ? waitFor(() => armedPid(file) !== null, 5000, step) : Promise.resolve(false);
+}
+
 // the process waiting in an armed sandbox: a child of the runner started
 // ahead (both named moat-bash-warm) whose own mount table masks file
 export function armedPid(file) {
