@@ -39,12 +39,16 @@ fi
 # Node.js and the npm packages the MCP tests use (tests/mcp): the official
 # TypeScript SDK client, the MCP conformance suite, the stdio <-> Streamable
 # HTTP bridge, and the reference filesystem server (sandboxed in the docs'
-# example). One prefix outside the tree, shared by every checkout:
-# MOAT_NPM_PREFIX, else /opt/moat-npm (root), else ~/.cache/moat-npm.
-# Versions are pinned; a failure here is reported, and the MCP tests then
-# fail in CI (and skip, saying why, outside it).
+# example); and the real agent clients of tests/agents, Claude Code and
+# Codex (each a native binary in a platform package npm installs as an
+# optional dependency). One prefix outside the tree, shared by every
+# checkout: MOAT_NPM_PREFIX, else /opt/moat-npm (root), else
+# ~/.cache/moat-npm. Versions are pinned; a failure here is reported, and
+# the MCP and agent tests then fail in CI (and skip, saying why, outside
+# it).
 NPM_PKGS="@modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/conformance@0.1.16 \
-supergateway@4.0.0 @modelcontextprotocol/server-filesystem@2026.8.31"
+supergateway@4.0.0 @modelcontextprotocol/server-filesystem@2026.8.31 \
+@anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0"
 
 node_missing=""
 command -v node >/dev/null 2>&1 || node_missing="nodejs"
@@ -74,13 +78,23 @@ if command -v npm >/dev/null 2>&1; then
 		have=$(node -p "require('$npm_prefix/node_modules/$name/package.json').version" 2>/dev/null || true)
 		[ "$have" = "$want" ] || npm_need=1
 	done
+	# the clients' platform binaries (optional dependencies) must run too
+	# (asked in a scratch home: they may write their configuration there)
+	if [ -z "$npm_need" ]; then
+		scratch=$(mktemp -d)
+		for bin in claude codex; do
+			HOME=$scratch CODEX_HOME=$scratch "$npm_prefix/node_modules/.bin/$bin" --version \
+				>/dev/null 2>&1 </dev/null || npm_need=1
+		done
+		rm -rf "$scratch"
+	fi
 	if [ -n "$npm_need" ]; then
 		echo "deps: installing npm packages into $npm_prefix" >&2
 		mkdir -p "$npm_prefix"
 		# one install of all of them: npm prunes what a later install does not name
 		# shellcheck disable=SC2086
 		if ! (cd "$npm_prefix" && npm install --no-save --no-audit --no-fund --no-update-notifier \
-			--loglevel=error $NPM_PKGS >"$npm_prefix/install.log" 2>&1); then
+			--include=optional --loglevel=error $NPM_PKGS >"$npm_prefix/install.log" 2>&1); then
 			echo "deps: npm install failed (see $npm_prefix/install.log); the MCP tests need it" >&2
 		fi
 	fi

@@ -208,7 +208,7 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 	if (oldn == newn && memcmp(olds, news, oldn) == 0)
 		return moat_fo_ret(moat_fo_fail(ret, "old_string and new_string are the same; "
 						     "there is nothing to change"));
-	r = moat_fo_open_target(env, "edit_file", abs, &t, ret);
+	r = moat_fo_open_target(env, "edit_file", abs, false, &t, ret);
 	if (r)
 		return moat_fo_ret(r);
 	if (!t.exists) {
@@ -343,6 +343,12 @@ int moat_tool_edit_file(const struct moat_tool_env *env, json_t *args,
 	}
 	ret->data = json_pack("{s:s, s:I, s:I}", "path", abs, "replacements", (json_int_t)count,
 			      "bytes", (json_int_t)edited.len);
+	/* what the text says of line endings, for a client that shows the
+	 * structured result only */
+	if (ret->data && crlf_match)
+		json_object_set_new(ret->data, "crlf_matched", json_true());
+	if (ret->data && eol_note)
+		json_object_set_new(ret->data, "new_line_breaks", json_string(eol_note));
 	ret->output_len = out.len;
 	ret->bytes_out = out.len;
 	ret->output = moat_buf_steal(&out);

@@ -740,14 +740,244 @@ void moat_fo_target_close(struct moat_fo_target *t)
 	t->dirfd = -1;
 }
 
+/* The directory of real (a path ending in "/name"): its length. */
+static size_t dir_len(const char *real)
+{
+	const char *slash = strrchr(real, '/');
+
+	return slash && slash > real ? (size_t)(slash - real) : 1;
+}
+
+/* Remove the made directories below fd, the deepest of them (its real path
+ * is the first dl bytes of real), deepest first; each only while its real
+ * path is still the one it was made at and it is empty (rmdir refuses
+ * anything else). Takes fd. Returns how many are left. */
+static unsigned unmake(int fd, const char *real, size_t dl, unsigned made)
+{
+	char want[MOAT_PATH_MAX], got[MOAT_PATH_MAX];
+
+	if (dl >= sizeof(want)) {
+		close(fd);
+		return made;
+	}
+	memcpy(want, real, dl);
+	want[dl] = '\0';
+	while (made > 0) {
+		char *slash = strrchr(want, '/');
+		int up;
+
+		if (!slash || slash == want || fd_real_path(fd, got, sizeof(got)) < 0 ||
+		    strcmp(got, want) != 0)
+			break;
+		up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0)
+			break;
+		close(fd);
+		fd = up;
+		*slash = '\0';
+		if (fd_real_path(fd, got, sizeof(got)) < 0 || strcmp(got, want) != 0 ||
+		    unlinkat(fd, slash + 1, AT_REMOVEDIR) < 0)
+			break;
+		made--;
+	}
+	close(fd);
+	return made;
+}
+
+void moat_fo_target_unmake(struct moat_fo_target *t)
+{
+	int fd;
+
+	if (!t->made || t->dirfd < 0)
+		return;
+	fd = openat(t->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		t->made = unmake(fd, t->real, dir_len(t->real), t->made);
+}
+
+/* A refusal of a directory write_file would make (each is checked as the
+ * file is: DENY refuses, ASK and ALLOW pass, the call was approved). */
+static int check_new_dir(const struct moat_tool_env *env, const char *tool, const char *dir,
+			 const char *display, struct moat_tool_result *ret)
+{
+	struct moat_decision d;
+
+	if (moat_policy_check_path(env->policy, tool, dir, &d) == 0 && d.verdict != MOAT_DENY)
+		return 0;
+	return moat_fo_fail(ret,
+			    "refused: writing %.300s would create the directory %.300s, and "
+			    "%.300s; nothing was created",
+			    display, dir, d.reason);
+}
+
+/* write_file: dir, abs's directory, does not exist. Make its missing
+ * directories: the deepest that exists is resolved as any parent is
+ * (beneath a root, symlinks followed there, its real path read back); then,
+ * before anything is made, the real path of every directory to make and of
+ * the file itself (name) is checked against the policy; then each missing
+ * component is made with mkdirat in the one before and opened
+ * O_DIRECTORY | O_NOFOLLOW, so a name that is (or was swapped for) a
+ * symbolic link is refused rather than followed, and its real path must be
+ * the one checked. On success *ret_dfd is the deepest, opened O_RDONLY, its
+ * real path in rdir, t->made the number made (the last components of
+ * rdir); on failure what was made is removed again. */
+static int make_parents(const struct moat_tool_env *env, const char *tool, const char *dir,
+			const char *name, const char *abs, struct moat_fo_target *t, int *ret_dfd,
+			char *rdir, struct moat_tool_result *ret)
+{
+	char base[MOAT_PATH_MAX], rbase[MOAT_PATH_MAX], root[MOAT_PATH_MAX];
+	char plan[MOAT_PATH_MAX], got[MOAT_PATH_MAX];
+	size_t rl, keep = strlen(dir), bl, pl, cur_end;
+	const char *rest;
+	int pfd, cur, r, k;
+
+	r = pick_root(env->policy, dir, root, &rl);
+	if (r < 0)
+		return moat_fo_sysfail(ret, -r, abs);
+	/* the deepest existing directory, never above the root */
+	for (;;) {
+		size_t was = keep;
+
+		while (keep > 0 && dir[keep - 1] != '/')
+			keep--;
+		keep = keep > 1 ? keep - 1 : 1;
+		if (keep < rl || keep >= was)
+			return moat_fo_fail(ret, "the directory of %.400s does not exist", abs);
+		memcpy(base, dir, keep);
+		base[keep] = '\0';
+		r = resolve(env, base, &pfd);
+		if (r == 0)
+			break;
+		if (r != -ENOENT)
+			return moat_fo_sysfail(ret, -r, abs);
+	}
+	rest = dir + keep + (dir[keep] == '/');
+	r = fd_real_path(pfd, rbase, sizeof(rbase));
+	if (r < 0) {
+		close(pfd);
+		return real_path_fail(ret, r, abs);
+	}
+	bl = strcmp(rbase, "/") ? strlen(rbase) : 0;
+	k = snprintf(plan, sizeof(plan), "%.*s/%s/%s", (int)bl, rbase, rest, name);
+	if (k < 0 || (size_t)k >= sizeof(plan)) {
+		close(pfd);
+		return moat_fo_sysfail(ret, ENAMETOOLONG, abs);
+	}
+	/* SECURITY: every directory to make, and the file, before any is made */
+	r = post_check(env, tool, plan, abs, ret);
+	for (pl = bl + 1; r == 0 && plan[pl]; pl++) {
+		if (plan[pl] != '/')
+			continue;
+		plan[pl] = '\0';
+		r = check_new_dir(env, tool, plan, abs, ret);
+		plan[pl] = '/';
+		if (pl == (size_t)k - strlen(name) - 1)
+			break;
+	}
+	if (r) {
+		close(pfd);
+		return r;
+	}
+	/* make them, one component at a time */
+	cur = pfd;
+	cur_end = bl;
+	t->made = 0;
+	for (pl = bl + 1;; pl++) {
+		const char *comp = plan + pl;
+		size_t cl = strcspn(comp, "/");
+		char cname[NAME_MAX + 1];
+		int nfd;
+		bool made = false;
+
+		if (!comp[cl])
+			break; /* the file's own name */
+		if (cl > NAME_MAX) {
+			r = moat_fo_sysfail(ret, ENAMETOOLONG, abs);
+			break;
+		}
+		memcpy(cname, comp, cl);
+		cname[cl] = '\0';
+		pl += cl;
+		if (mkdirat(cur, cname, 0755) == 0) {
+			made = true;
+		} else if (errno != EEXIST || t->made) {
+			/* (a name that appeared in a directory made here just
+			 * now: someone else is writing there) */
+			r = errno == EEXIST
+				? moat_fo_fail(ret,
+					       "%.400s changed while its directories were being "
+					       "created; nothing was written",
+					       abs)
+				: moat_fo_sysfail(ret, errno, abs);
+			break;
+		}
+		nfd = openat(cur, cname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			struct stat st;
+			int e = errno;
+
+			plan[pl] = '\0';
+			if (fstatat(cur, cname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				r = moat_fo_fail(
+				    ret,
+				    "%.300s is a symbolic link that leads nowhere; "
+				    "write_file makes a missing directory itself, never "
+				    "through a link (writing %.300s)",
+				    plan, abs);
+			else
+				r = moat_fo_sysfail(ret, e == ELOOP ? ENOTDIR : e, abs);
+			plan[pl] = '/';
+			break;
+		}
+		plan[pl] = '\0';
+		/* the real path must be the one checked */
+		if (fd_real_path(nfd, got, sizeof(got)) < 0 || strcmp(got, plan) != 0) {
+			plan[pl] = '/';
+			if (made)
+				t->made++;
+			close(cur);
+			cur = nfd;
+			cur_end = pl;
+			r = moat_fo_fail(ret,
+					 "%.400s changed while its directories were being created; "
+					 "nothing was written",
+					 abs);
+			break;
+		}
+		plan[pl] = '/';
+		close(cur);
+		cur = nfd;
+		cur_end = pl;
+		if (made)
+			t->made++;
+	}
+	if (r) {
+		if (t->made) {
+			/* the made ones end with cur (those made come last) */
+			t->made = unmake(cur, plan, cur_end, t->made);
+		} else {
+			close(cur);
+		}
+		return r;
+	}
+	/* cur was opened O_RDONLY (pfd, the O_PATH one, is not left here: at
+	 * least one component was missing) */
+	memcpy(rdir, plan, (size_t)k - strlen(name) - 1);
+	rdir[(size_t)k - strlen(name) - 1] = '\0';
+	*ret_dfd = cur;
+	return 0;
+}
+
 int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const char *abs,
-			struct moat_fo_target *t, struct moat_tool_result *ret)
+			bool mkdirs, struct moat_fo_target *t, struct moat_tool_result *ret)
 {
 	char path[MOAT_PATH_MAX], dir[MOAT_PATH_MAX], rdir[MOAT_PATH_MAX], link[MOAT_PATH_MAX];
-	char next[MOAT_PATH_MAX];
+	char next[MOAT_PATH_MAX], asked[MOAT_PATH_MAX];
 
 	t->dirfd = -1;
 	t->exists = false;
+	t->made = 0;
 	if (!env->policy)
 		return moat_fo_invalid(ret, "the tool environment has no policy");
 	moat_strlcpy(path, abs, sizeof(path));
@@ -775,13 +1005,37 @@ int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const
 			moat_strlcpy(rdir, dir, sizeof(rdir));
 			goto dir_open;
 		}
+		moat_strlcpy(asked, dir, sizeof(asked)); /* (resolve may rewrite dir) */
 		r = resolve(env, dir, &pfd);
+		if (r == -ENOENT && mkdirs && !hops) {
+			r = make_parents(env, tool, asked, name, abs, t, &dfd, rdir, ret);
+			if (r)
+				return r;
+			/* the real path was checked before anything was made; in a
+			 * directory made just now the name is new, and anything
+			 * there was put there meanwhile by someone else */
+			k = snprintf(t->real, sizeof(t->real), "%s/%s", rdir, name);
+			moat_strlcpy(t->name, name, sizeof(t->name));
+			t->dirfd = dfd;
+			if (k < 0 || (size_t)k >= sizeof(t->real) ||
+			    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+				moat_fo_target_unmake(t);
+				moat_fo_target_close(t);
+				return moat_fo_fail(
+				    ret,
+				    "%.400s changed while its directories were being "
+				    "created; nothing was written",
+				    abs);
+			}
+			return 0;
+		}
 		if (r == -ENOENT)
 			return moat_fo_fail(
-			    ret,
-			    "the directory of %.400s does not exist (the file tools "
-			    "do not create directories)",
-			    abs);
+			    ret, "the directory of %.400s does not exist%s", abs,
+			    !mkdirs ? " (write_file creates missing directories)"
+			    : hops  ? " (a symbolic link leads there, and write_file makes "
+				      "no directory through a link)"
+				    : "");
 		if (r < 0)
 			return moat_fo_sysfail(ret, -r, abs);
 		dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -93,15 +93,29 @@ struct moat_fo_target {
 	char real[MOAT_PATH_MAX]; /* real path of dirfd + "/" + name, policy-checked */
 	bool exists;		  /* name is an existing regular file, st its status */
 	struct stat st;
+	unsigned made; /* directories made for it: the last components of
+			* real's directory (mkdirs) */
 };
 
 /* Resolve abs for writing: the parent directory beneath the allowed roots,
  * symlinks at the last component followed (each hop beneath a root again),
  * the real path checked against the policy for tool. Refuses directories,
- * FIFOs, devices and hard-linked files. t->dirfd is open on success only. */
+ * FIFOs, devices and hard-linked files. t->dirfd is open on success only.
+ *
+ * mkdirs: a missing directory of abs itself (not of where a link at its
+ * name leads) is made, component by component beneath the deepest one that
+ * exists: every directory to make and the file are checked against the
+ * policy before the first is made, each is made with mkdirat and opened
+ * O_NOFOLLOW (a symbolic link in the way is refused, never followed), and
+ * its real path must be the one checked. t->made says how many; on a
+ * failure nothing made is left. */
 int moat_fo_open_target(const struct moat_tool_env *env, const char *tool, const char *abs,
-			struct moat_fo_target *t, struct moat_tool_result *ret);
+			bool mkdirs, struct moat_fo_target *t, struct moat_tool_result *ret);
 void moat_fo_target_close(struct moat_fo_target *t);
+/* Remove the directories the open made (t->made), deepest first, each only
+ * while it is empty and still where it was made: for a write that failed
+ * after the open. t->dirfd stays open. */
+void moat_fo_target_unmake(struct moat_fo_target *t);
 
 /* Replace t's file with data atomically: a temporary file beside it
  * (O_CREAT|O_EXCL|O_NOFOLLOW), written, mode kept (new files 0644 less the

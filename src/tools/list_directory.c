@@ -145,6 +145,7 @@ static int list(int dfd, const char *abs, struct moat_tool_result *ret)
 		struct stat st;
 		char link[MOAT_PATH_MAX];
 		ssize_t ln = -1;
+		json_t *ent;
 		const char *type;
 		long long size = -1;
 
@@ -169,9 +170,20 @@ static int list(int dfd, const char *abs, struct moat_tool_result *ret)
 		}
 		if (strcmp(type, "dir"))
 			moat_buf_putc(&out, '\n');
-		if (esc.oom || json_array_append_new(
-				   entries, json_pack("{s:s, s:s, s:I}", "name", esc.data, "type",
-						      type, "size", (json_int_t)size)) < 0) {
+		ent = esc.oom ? NULL
+			      : json_pack("{s:s, s:s, s:I}", "name", esc.data, "type", type, "size",
+					  (json_int_t)size);
+		if (ent && ln >= 0) {
+			/* the link's target, as the text shows it */
+			moat_buf_reset(&esc);
+			moat_fo_put_name(&esc, link, (size_t)ln);
+			if (esc.oom ||
+			    json_object_set_new(ent, "target", json_string(esc.data)) < 0) {
+				json_decref(ent);
+				ent = NULL;
+			}
+		}
+		if (!ent || json_array_append_new(entries, ent) < 0) {
 			r = moat_fo_sysfail(ret, ENOMEM, abs);
 			goto out;
 		}

@@ -293,6 +293,19 @@ int moat_tool_read_file(const struct moat_tool_env *env, json_t *args,
 			json_object_set_new_nocheck(
 			    ret->data, "next_offset",
 			    json_integer((json_int_t)(rd.cut ? rd.line + 1 : rd.line)));
+		/* the text itself, as the text content has it: a client that
+		 * hands the model the structured result (Claude Code, Codex)
+		 * shows it nothing else (valid UTF-8: fixed above) */
+		if (json_object_set_new_nocheck(
+			ret->data, "text",
+			json_stringn_nocheck(rd.out.data ? rd.out.data : "", rd.out.len)) < 0) {
+			json_decref(ret->data);
+			ret->data = NULL;
+		}
+	}
+	if (!ret->data) {
+		moat_buf_release(&rd.out);
+		return moat_fo_ret(moat_fo_sysfail(ret, ENOMEM, abs));
 	}
 	ret->output_len = rd.out.len;
 	ret->bytes_out = rd.out.len;

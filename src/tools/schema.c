@@ -25,7 +25,8 @@ static const char *const descriptions[MOAT_TOOL__COUNT] = {
 	"against the workspace; every path is checked against moat's policy (denied paths "
 	"such as secrets and keys are refused, and only the allowed paths are readable).",
     [MOAT_TOOL_WRITE_FILE] =
-	"Create a file or replace its whole content. The write is atomic (a temporary file "
+	"Create a file or replace its whole content. Missing parent directories are created "
+	"(the result names them). The write is atomic (a temporary file "
 	"in the same directory, then a rename), keeps the mode of an existing file, and "
 	"never follows a symbolic link out of the allowed paths. Content is at most 16 MiB. "
 	"To change part of a file prefer edit_file; read a file before overwriting it. "
@@ -70,7 +71,7 @@ static const char *const input_schemas[MOAT_TOOL__COUNT] = {
     [MOAT_TOOL_WRITE_FILE] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"path\":{\"type\":\"string\",\"description\":\"The file to write: absolute, or "
-	"relative to the workspace. Its directory must exist.\"},"
+	"relative to the workspace. Missing directories on the way are created.\"},"
 	"\"content\":{\"type\":\"string\",\"description\":\"The whole new content of the "
 	"file.\"}"
 	"},\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
@@ -118,16 +119,24 @@ static const char *const output_schemas[MOAT_TOOL__COUNT] = {
 	"\"next_offset\":{\"type\":\"integer\",\"description\":\"The offset to read on "
 	"with, when truncated.\"},"
 	"\"binary\":{\"type\":\"boolean\",\"description\":\"The file is binary: reported, "
-	"not dumped.\"}"
-	"},\"required\":[\"path\",\"size\",\"offset\",\"lines\",\"truncated\",\"binary\"]}",
+	"not dumped.\"},"
+	"\"text\":{\"type\":\"string\",\"description\":\"The text returned, exactly as the "
+	"text content has it: the lines numbered like cat -n (raw: as they are), then a "
+	"[truncated: ...] line when more follows; for a binary file, the sentence saying "
+	"so.\"}"
+	"},\"required\":[\"path\",\"size\",\"offset\",\"lines\",\"truncated\",\"binary\","
+	"\"text\"]}",
     [MOAT_TOOL_WRITE_FILE] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"path\":{\"type\":\"string\",\"description\":\"The file written, as an absolute "
 	"path.\"},"
 	"\"bytes\":{\"type\":\"integer\",\"description\":\"Bytes written.\"},"
 	"\"created\":{\"type\":\"boolean\",\"description\":\"The file did not exist "
-	"before.\"}"
-	"},\"required\":[\"path\",\"bytes\",\"created\"]}",
+	"before.\"},"
+	"\"created_dirs\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	"\"description\":\"The directories made for the file (absolute real paths, "
+	"shallowest first); empty when its directory existed.\"}"
+	"},\"required\":[\"path\",\"bytes\",\"created\",\"created_dirs\"]}",
     [MOAT_TOOL_EDIT_FILE] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"path\":{\"type\":\"string\",\"description\":\"The file edited, as an absolute "
@@ -135,7 +144,12 @@ static const char *const output_schemas[MOAT_TOOL__COUNT] = {
 	"\"replacements\":{\"type\":\"integer\",\"description\":\"Occurrences "
 	"replaced.\"},"
 	"\"bytes\":{\"type\":\"integer\",\"description\":\"The file's new size in "
-	"bytes.\"}"
+	"bytes.\"},"
+	"\"crlf_matched\":{\"type\":\"boolean\",\"description\":\"old_string matched "
+	"with its line breaks read as CRLF, the file's line endings.\"},"
+	"\"new_line_breaks\":{\"type\":\"string\",\"enum\":[\"CRLF\",\"LF\"],"
+	"\"description\":\"new_string's line breaks were written so, as the file's line "
+	"endings are.\"}"
 	"},\"required\":[\"path\",\"replacements\",\"bytes\"]}",
     [MOAT_TOOL_LIST_DIRECTORY] =
 	"{\"type\":\"object\",\"properties\":{"
@@ -147,7 +161,9 @@ static const char *const output_schemas[MOAT_TOOL__COUNT] = {
 	"\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"name\":{\"type\":\"string\"},"
 	"\"type\":{\"type\":\"string\",\"description\":\"file, dir, symlink or other.\"},"
-	"\"size\":{\"type\":\"integer\"}"
+	"\"size\":{\"type\":\"integer\",\"description\":\"Bytes; -1 for a directory.\"},"
+	"\"target\":{\"type\":\"string\",\"description\":\"A symlink's target, not "
+	"followed.\"}"
 	"},\"required\":[\"name\",\"type\",\"size\"]}}"
 	"},\"required\":[\"path\",\"total\",\"truncated\",\"entries\"]}",
     [MOAT_TOOL_BASH] =

@@ -374,8 +374,9 @@ async function run(w) {
 	r = await call('write_file', { path: 'd\u00e9j\u00e0/x.txt', content: 'x' });
 	fs.mkdirSync(f('caf\u00e9'));
 	const r6 = await call('write_file', { path: 'caf\u00e9/file', content: 'unicode' });
-	ok(r.isError && !fs.existsSync(f('d\u00e9j\u00e0')) && !r6.isError && rd(f('caf\u00e9/file')) === 'unicode' &&
-		!fs.existsSync(f('cafe\u0301')), 'a Unicode directory name: written under exactly that (NFC) name', [msg(r), msg(r6)]);
+	ok(!r.isError && rd(f('d\u00e9j\u00e0/x.txt')) === 'x' && !fs.existsSync(f('deja\u0300')) && !r6.isError &&
+		rd(f('caf\u00e9/file')) === 'unicode' && !fs.existsSync(f('cafe\u0301')),
+		'a Unicode directory name: made and written under exactly that (NFC) name', [msg(r), msg(r6)]);
 	// server-paths.test.ts: "resolves a composed (NFC) request to the decomposed (NFD) names on disk",
 	// "keeps a new basename when the parent resolves through Unicode equivalence": moat reads the bytes
 	// it was given, as the kernel does (deliberate: no equivalence guessing, no second name reached)
@@ -384,13 +385,21 @@ async function run(w) {
 	const nfdBefore = snapshot(ws);
 	r = await call('read_file', { path: 'd\u00e9marche/r\u00e9sum\u00e9.txt', raw: true });
 	const r7 = await call('write_file', { path: path.join(ws, 'd\u00e9marche', 'new.txt'), content: 'x' });
-	ok(r.isError && r7.isError && snapshot(ws) === nfdBefore,
-		'deliberate: an NFC spelling of an NFD name is another name (not found, nothing created)', [msg(r), msg(r7)]);
+	const nfdAfter = snapshot(ws);
+	ok(r.isError && !r7.isError && rd(f('d\u00e9marche/new.txt')) === 'x' && !fs.existsSync(f('de\u0301marche/new.txt')) &&
+		fs.readdirSync(f('de\u0301marche')).join() === 're\u0301sume\u0301.txt',
+		'deliberate: an NFC spelling of an NFD name is another name (not found; a write makes that name, as mkdir -p does, the NFD one untouched)', [msg(r), msg(r7)]);
+	fs.rmSync(f('d\u00e9marche'), { recursive: true });
+	ok(snapshot(ws) === nfdBefore && nfdAfter !== nfdBefore, '(and nothing else changed)');
 	// server-paths.test.ts: "refuses a component that matches two canonically equivalent entries"
 	fs.mkdirSync(f('cafe\u0301'));
 	const ambBefore = snapshot(ws);
 	r = await call('write_file', { path: path.join(ws, 'cafe\u0341', 'file.txt'), content: 'x' });
-	ok(r.isError && snapshot(ws) === ambBefore, 'a third spelling of two equivalent names (cafe + U+0341): nothing written', msg(r));
+	ok(!r.isError && rd(f('cafe\u0341/file.txt')) === 'x' && fs.readdirSync(f('cafe\u0301')).length === 0 &&
+		fs.readdirSync(f('caf\u00e9')).join() === 'file',
+		'a third spelling of two equivalent names (cafe + U+0341): written under exactly its bytes, neither of the others touched', msg(r));
+	fs.rmSync(f('cafe\u0341'), { recursive: true });
+	ok(snapshot(ws) === ambBefore, '(and nothing else changed)');
 	// lookalike separators and dots never act as / or ..
 	for (const p of ['\uff0e\uff0e/outside/secret.txt', '..\u2215outside\u2215secret.txt', '\u2024\u2024/outside/secret.txt', '..%2foutside%2fsecret.txt']) {
 		r = await call('read_file', { path: p });
@@ -511,13 +520,24 @@ async function run(w) {
 	r = await call('write_file', { path: 'src', content: 'x' });
 	ok(r.isError && fs.statSync(f('src')).isDirectory() && /directory/.test(msg(r)), 'write_file over a directory: refused, saying so', msg(r));
 	// server-tools.test.ts: "reports a missing parent directory as ENOENT"
+	// (deliberately otherwise: moat's write_file makes the missing directories, as the agents' own
+	// write tools do, and says which)
 	r = await call('write_file', { path: f('no/such/file.txt'), content: 'x' });
-	ok(r.isError && !fs.existsSync(f('no')) && /does not exist/.test(msg(r)), 'write_file into a missing directory: refused, saying the directory does not exist', msg(r));
+	ok(!r.isError && rd(f('no/such/file.txt')) === 'x' && msg(r).includes(f('no/such')) &&
+		JSON.stringify(r.structuredContent.created_dirs) === JSON.stringify([f('no'), f('no/such')]),
+		'deliberate: write_file into missing directories makes them, saying which', msg(r));
 	// lib.test.ts: "handles non-existent files by checking parent directory"
 	fs.mkdirSync(f('subdir'));
 	r = await call('write_file', { path: 'subdir/newfile.txt', content: 'in existing dir' });
 	ok(!r.isError && rd(f('subdir/newfile.txt')) === 'in existing dir', 'write_file of a new file in an existing subdirectory', msg(r));
-	skip('create_directory (nested, existing, a file in the way)', 'moat has no create_directory; bash mkdir -p does it in the sandbox');
+	// server-tools.test.ts: create_directory (nested, existing, a file in the way): moat has no
+	// create_directory; write_file makes what a file needs
+	r = await call('write_file', { path: 'subdir/n1/n2/f.txt', content: 'n' });
+	ok(!r.isError && rd(f('subdir/n1/n2/f.txt')) === 'n' && r.structuredContent.created_dirs.length === 2,
+		'write_file makes nested directories beneath an existing one (only the missing)', msg(r));
+	fs.writeFileSync(f('in-the-way'), 'w');
+	r = await call('write_file', { path: 'in-the-way/d/f.txt', content: 'x' });
+	ok(r.isError && /not a directory/.test(msg(r)) && rd(f('in-the-way')) === 'w', 'write_file with a file in the way of a directory: refused, the file intact', msg(r));
 
 	// ================= edit_file =================
 	const code = "function greet() {\n  console.log('hi');\n  return 1;\n}\n";

@@ -45,7 +45,7 @@ if [ $# -gt 0 ]; then
 	scripts=()
 	for a in "$@"; do scripts+=("$DIR/$a.mjs"); done
 else
-	scripts=(handshake tools escapes race elicit noelicit cancel concurrent badinput audit armed armed_changes armed_fscrypt)
+	scripts=(handshake tools results escapes race elicit noelicit cancel concurrent badinput audit armed armed_changes armed_fscrypt)
 	for i in "${!scripts[@]}"; do scripts[$i]=$DIR/${scripts[$i]}.mjs; done
 fi
 

@@ -22,13 +22,18 @@ await main(async () => {
 	ok(!r.isError && fs.readFileSync(f('hello.txt'), 'utf8') === 'hello\nthere\nworld\n', 'write_file replaces a file (absolute path)', r);
 	ok((fs.statSync(f('hello.txt')).mode & 0o777) === 0o640, 'write_file keeps the mode');
 	ok(r.structuredContent && r.structuredContent.created === false, 'write_file: created false on replace');
-	r = await call('write_file', { path: 'nodir/x.txt', content: 'x' });
-	ok(r.isError && !fs.existsSync(f('nodir')), 'write_file into a missing directory fails clearly', text(r));
+	r = await call('write_file', { path: 'nodir/deeper/x.txt', content: 'x' });
+	ok(!r.isError && fs.readFileSync(f('nodir/deeper/x.txt'), 'utf8') === 'x', 'write_file into missing directories makes them (on disk)', r);
+	ok(r.structuredContent && JSON.stringify(r.structuredContent.created_dirs) === JSON.stringify([f('nodir'), f('nodir/deeper')]) &&
+		text(r).includes(f('nodir/deeper')), 'write_file: the made directories in the text and in created_dirs', r);
+	r = await call('write_file', { path: 'nodir/y.txt', content: 'y' });
+	ok(!r.isError && r.structuredContent.created_dirs.length === 0, 'write_file into an existing directory: created_dirs empty', r.structuredContent);
 
 	// read_file
 	r = await call('read_file', { path: 'hello.txt' });
 	ok(!r.isError && text(r).includes('     1\thello') && text(r).includes('     3\tworld'), 'read_file numbers the lines', text(r));
 	ok(r.structuredContent && r.structuredContent.lines === 3 && r.structuredContent.binary === false, 'read_file: structured lines', r.structuredContent);
+	ok(r.structuredContent && r.structuredContent.text === text(r), 'read_file: structuredContent.text is the text content', r.structuredContent);
 	r = await call('read_file', { path: 'hello.txt', raw: true });
 	ok(text(r) === 'hello\nthere\nworld\n', 'read_file raw is the exact text', text(r));
 	r = await call('read_file', { path: 'hello.txt', offset: 2, limit: 1 });
@@ -55,7 +60,7 @@ await main(async () => {
 	fs.mkdirSync(f('sub'));
 	r = await call('list_directory', { path: '.' });
 	const names = r.structuredContent ? r.structuredContent.entries.map((e) => e.name) : [];
-	ok(!r.isError && ['bin.dat', 'dup.txt', 'hello.txt', 'sub'].every((x) => names.includes(x)), 'list_directory lists the workspace', r);
+	ok(!r.isError && ['bin.dat', 'dup.txt', 'hello.txt', 'nodir', 'sub'].every((x) => names.includes(x)), 'list_directory lists the workspace', r);
 	ok(names.join() === [...names].sort().join(), 'list_directory is sorted');
 	const sub = r.structuredContent && r.structuredContent.entries.find((e) => e.name === 'sub');
 	ok(sub && sub.type === 'dir', 'list_directory gives the type');

@@ -964,7 +964,7 @@ static void test_server(void)
 	fclose(wf); /* end of input right away: the calls still answer or are refused */
 	{
 		bool init = false, pong = false, list = false, parse_err = false;
-		int got[51] = {0};
+		int got[51] = {0}, structured = 0, texts = 0;
 
 		while ((len = getline(&out, &cap, rf)) > 0) {
 			json_t *j = json_loads(out, 0, NULL);
@@ -988,10 +988,19 @@ static void test_server(void)
 				const char *t = json_string_value(json_object_get(
 				    json_array_get(json_object_get(res, "content"), 0), "text"));
 
+				const char *st = json_string_value(json_object_get(
+				    json_object_get(res, "structuredContent"), "text"));
+
 				snprintf(want, sizeof(want), "content %d\n", k - 1);
 				got[k]++;
-				if (t && !strcmp(t, want))
+				if (t && !strcmp(t, want)) {
 					answered++;
+					texts++;
+				}
+				/* the structured result carries the text too (a client
+				 * may show the model nothing else) */
+				if (t && st && !strcmp(st, t))
+					structured++;
 				else if (json_object_get(j, "error"))
 					answered++; /* refused: the server was stopping */
 			}
@@ -1001,6 +1010,10 @@ static void test_server(void)
 		       "server: initialize, ping, tools/list answered; garbage gets -32700");
 		CHECKF(answered == n, "server: %d pipelined calls, each answered once (%d)", n,
 		       answered);
+		CHECKF(
+		    texts > 0 && structured == texts,
+		    "server: each read_file result's structuredContent.text is its text (%d of %d)",
+		    structured, texts);
 		for (int i = 1; i <= n; i++)
 			if (got[i] != 1)
 				CHECKF(0, "call %d answered %d times", i, got[i]);

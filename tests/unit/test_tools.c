@@ -7,11 +7,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <moat/policy.h>
@@ -291,6 +294,8 @@ static void test_read(void)
 	CHECK_STR(r.output, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
 	CHECK_INT(r.output_len, strlen(r.output));
 	CHECK(json_integer_value(json_object_get(r.data, "lines")) == 3);
+	/* the structured result carries the text itself */
+	CHECK_STR(json_string_value(json_object_get(r.data, "text")), r.output);
 	CHECK(json_is_false(json_object_get(r.data, "truncated")));
 	/* absolute path, raw */
 	{
@@ -509,9 +514,6 @@ static void test_write(void)
 	    0);
 	CHECK(file_is("u.txt", "caf\xc3\xa9\t\"q\"\r\n"));
 	/* refusals */
-	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"nodir/x.txt\", \"content\": \"x\"}"),
-		  0);
-	CHECK(!r.ok && has(r.error, "directory") && has(r.error, "does not exist"));
 	{
 		char p[PATH_MAX];
 
@@ -553,6 +555,167 @@ static void test_write(void)
 		free(got);
 		free(buf);
 	}
+	umask(old);
+	moat_tool_result_release(&r);
+}
+
+static bool exists(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	wpath(p, rel);
+	return lstat(p, &st) == 0;
+}
+
+/* created_dirs holds exactly these workspace-relative directories */
+static bool made_dirs(const struct moat_tool_result *r, int n, ...)
+{
+	json_t *a = json_object_get(r->data, "created_dirs");
+	va_list ap;
+	bool ok = json_is_array(a) && json_array_size(a) == (size_t)n;
+
+	va_start(ap, n);
+	for (int i = 0; ok && i < n; i++) {
+		char p[PATH_MAX];
+
+		wpath(p, va_arg(ap, const char *));
+		ok = !strcmp(json_string_value(json_array_get(a, (size_t)i)), p) &&
+		     has(r->output, p);
+	}
+	va_end(ap);
+	return ok;
+}
+
+/* write_file makes missing directories: each checked before any is made,
+ * never through a symbolic link, nothing left when the write fails. */
+static void test_write_mkdir(void)
+{
+	struct moat_tool_result r;
+	char p[PATH_MAX], t[PATH_MAX], out[PATH_MAX];
+	mode_t old = umask(022);
+
+	moat_tool_result_init(&r);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"nodir/x.txt\", \"content\": \"x\"}"),
+		  0);
+	CHECK(r.ok && file_is("nodir/x.txt", "x") && made_dirs(&r, 1, "nodir"));
+	CHECK(has(r.output, "Created the directory ") && has(r.output, "Created a file of 1 byte"));
+	CHECK_INT(mode_of("nodir"), 0755);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+		      "{\"path\": \"d1/d2/d3/deep.txt\", \"content\": \"deep\"}"),
+		  0);
+	CHECK(r.ok && file_is("d1/d2/d3/deep.txt", "deep") &&
+	      made_dirs(&r, 3, "d1", "d1/d2", "d1/d2/d3"));
+	CHECK(has(r.output, "Created the directories "));
+	/* only the missing ones; none when the directory is there */
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"d1/e1/f.txt\", \"content\": \"f\"}"),
+		  0);
+	CHECK(r.ok && made_dirs(&r, 1, "d1/e1"));
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"d1/e1/g.txt\", \"content\": \"g\"}"),
+		  0);
+	CHECK(r.ok && made_dirs(&r, 0) && !has(r.output, "director"));
+	umask(077);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"priv/p.txt\", \"content\": \"p\"}"),
+		  0);
+	CHECK(r.ok);
+	CHECK_INT(mode_of("priv"), 0700);
+	umask(022);
+
+	/* a file in the way: nothing made */
+	puts_file("plain", "p");
+	CHECK_INT(
+	    run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"plain/sub/x.txt\", \"content\": \"x\"}"),
+	    0);
+	CHECK(!r.ok && has(r.error, "not a directory") && file_is("plain", "p"));
+	/* a symbolic link leading out of the allowed paths: nothing made there */
+	if (snprintf(out, sizeof(out), "%s-out", ws) >= (int)sizeof(out))
+		abort();
+	CHECK(mkdir(out, 0755) == 0);
+	wpath(p, "lout");
+	CHECK(symlink(out, p) == 0);
+	CHECK_INT(
+	    run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"lout/new/x.txt\", \"content\": \"x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "outside the allowed"));
+	if (snprintf(t, sizeof(t), "%s/new", out) >= (int)sizeof(t))
+		abort();
+	CHECK(access(t, F_OK) < 0);
+	/* a dangling link inside: no directory is made through it */
+	wpath(p, "dl");
+	wpath(t, "dl-target");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"dl/sub/x.txt\", \"content\": \"x\"}"),
+		  0);
+	CHECK(!r.ok && has(r.error, "symbolic link") && has(r.error, "never through a link"));
+	CHECK(!exists("dl-target") && !exists("dl/sub"));
+	/* a link at the file's name into a missing directory: not made either */
+	wpath(p, "ln-file");
+	wpath(t, "ln-dir/f.txt");
+	CHECK(symlink(t, p) == 0);
+	CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r, "{\"path\": \"ln-file\", \"content\": \"x\"}"), 0);
+	CHECK(!r.ok && has(r.error, "does not exist") && has(r.error, "link") && !exists("ln-dir"));
+
+	/* denied: a directory to make, or the file, refuses before any is made */
+	{
+		struct moat_config *c2;
+		struct moat_policy *p2;
+		struct moat_error err;
+		const struct moat_policy *keep = env.policy;
+		char json[2 * PATH_MAX + 200];
+
+		snprintf(json, sizeof(json),
+			 "{\"allowed_paths\": [\"%s/**\"], \"denied_paths\": [\"%s/vault\", "
+			 "\"**/*.key\"]}",
+			 ws, ws);
+		CHECK(moat_config_new(&c2) == 0 &&
+		      moat_config_load_string(c2, json, strlen(json), "test", 0, &err) == 0 &&
+		      moat_policy_new(c2, NULL, ws, &p2, &err) == 0);
+		env.policy = p2;
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+			      "{\"path\": \"vault/inner/x.txt\", \"content\": \"x\"}"),
+			  0);
+		CHECK(!r.ok && has(r.error, "refused") && has(r.error, "vault"));
+		CHECK(!exists("vault"));
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+			      "{\"path\": \"kdir/sub/a.key\", \"content\": \"x\"}"),
+			  0);
+		CHECK(!r.ok && has(r.error, "refused") && !exists("kdir"));
+		/* reached through a link inside: the real path is what is checked */
+		wpath(p, "to-ws");
+		CHECK(symlink(".", p) == 0);
+		CHECK_INT(run(MOAT_TOOL_WRITE_FILE, &r,
+			      "{\"path\": \"to-ws/vault/x.txt\", \"content\": \"x\"}"),
+			  0);
+		CHECK(!r.ok && has(r.error, "refused") && !exists("vault"));
+		env.policy = keep;
+		moat_policy_free(p2);
+		moat_config_free(c2);
+	}
+
+	/* a write that fails after its directories were made leaves none:
+	 * a file size limit makes the write itself fail (EFBIG) */
+	{
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			struct rlimit rl = {4, 4};
+
+			signal(SIGXFSZ, SIG_IGN);
+			setrlimit(RLIMIT_FSIZE, &rl);
+			moat_tool_result_release(&r);
+			if (run(MOAT_TOOL_WRITE_FILE, &r,
+				"{\"path\": \"big1/big2/x.txt\", \"content\": \"0123456789\"}") !=
+				0 ||
+			    r.ok)
+				_exit(r.ok ? 3 : 4);
+			_exit(exists("big1") ? 5 : 0);
+		}
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK(!exists("big1"));
+	}
+	CHECK_INT(count_temps(), 0);
+	nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	umask(old);
 	moat_tool_result_release(&r);
 }
@@ -682,6 +845,8 @@ static void test_edit_eol(void)
 		  0);
 	CHECK(r.ok && has(r.output, "1 occurrence") && has(r.output, "CRLF"));
 	CHECK(file_is("crlf.txt", "a\r\nd\r\ne\r\nf\r\n"));
+	/* and the structured result says so too */
+	CHECK(json_is_true(json_object_get(r.data, "crlf_matched")));
 	CHECK(json_integer_value(json_object_get(r.data, "bytes")) == 12);
 	/* a leading "\n" in old_string, one already written "\r\n" in new_string */
 	CHECK_INT(run(MOAT_TOOL_EDIT_FILE, &r,
@@ -942,6 +1107,9 @@ static void test_list(void)
 	CHECK_STR(json_string_value(json_object_get(json_array_get(e, 2), "type")), "dir");
 	CHECK(json_integer_value(json_object_get(json_array_get(e, 1), "size")) == 5);
 	CHECK(json_integer_value(json_object_get(r.data, "total")) == 6);
+	/* the link's target, as the text shows it; none for the others */
+	CHECK_STR(json_string_value(json_object_get(json_array_get(e, 3), "target")), "b.txt");
+	CHECK(!json_object_get(json_array_get(e, 1), "target"));
 	/* empty, not a directory, missing */
 	wpath(p, "ls/c");
 	CHECK_INT(run(MOAT_TOOL_LIST_DIRECTORY, &r, "{\"path\": \"%s\"}", p), 0);
@@ -987,6 +1155,7 @@ int main(void)
 	test_read();
 	test_read_caps();
 	test_write();
+	test_write_mkdir();
 	test_edit();
 	test_edit_eol();
 	test_tilde();
