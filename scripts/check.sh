@@ -56,7 +56,7 @@ run_build() { # dir, meson options...
 		return 1
 	fi
 	rm -f "$dir/meson-logs/testlog.json"
-	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir/test-output.txt" 2>&1
+	meson test -C "$dir" --print-errorlogs --num-processes "${MOAT_TEST_JOBS:-$(($(nproc) * 2))}" >"$dir/test-output.txt" 2>&1
 	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-output.txt" || true
 	grep -A60 -E '^(FAIL|ERROR|TIMEOUT)|not ok' "$dir/test-output.txt" | head -n 200 || true
 	count "$dir"
