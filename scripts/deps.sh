@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="gcc make meson ninja-build pkg-config libjansson-dev libpcre2-dev libseccomp-dev \
-clang libclang-rt-14-dev bubblewrap util-linux procps iproute2 python3 git ca-certificates strace"
+clang libclang-rt-14-dev bubblewrap util-linux procps iproute2 python3 git ca-certificates strace \
+socat curl"
 
 missing=""
 for p in $PKGS; do

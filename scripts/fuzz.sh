@@ -13,7 +13,7 @@ if [ ! -f "$dir/build.ninja" ]; then
 	CC=clang meson setup "$dir" -Dfuzzers=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debugoptimized -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
 fi
-ninja -C "$dir" >/dev/null
+ninja -C "$dir" >/dev/null || { ninja -C "$dir" 2>&1 | grep -E -A5 "error|FAILED" | head -n 40; exit 1; }
 [ "$secs" = 0 ] && exit 0
 for f in "$dir"/fuzz/fuzz_*; do
 	[ -f "$f" ] && [ -x "$f" ] || continue

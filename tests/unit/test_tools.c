@@ -657,7 +657,7 @@ static void test_write_mkdir(void)
 	/* denied: a directory to make, or the file, refuses before any is made */
 	{
 		struct moat_config *c2;
-		struct moat_policy *p2;
+		struct moat_policy *p2 = NULL;
 		struct moat_error err;
 		const struct moat_policy *keep = env.policy;
 		char json[2 * PATH_MAX + 200];
@@ -695,7 +695,7 @@ static void test_write_mkdir(void)
 	 * a file size limit makes the write itself fail (EFBIG) */
 	{
 		pid_t pid = fork();
-		int st;
+		int st = -1;
 
 		if (pid == 0) {
 			struct rlimit rl = {4, 4};
