@@ -491,16 +491,24 @@ static int real_path_fail(struct moat_tool_result *ret, int r, const char *displ
 			    display);
 }
 
-/* SECURITY: the check after open. The call was approved for the path the
- * model gave; what was opened may differ (a symlink swapped in between);
- * DENY for the real path refuses, ASK and ALLOW pass (already approved). */
+/* SECURITY: the check after open. The call was decided (and, if asked,
+ * approved) for display, the path the model gave; what was opened may
+ * differ (a symlink on the way, ".." after a missing name, a swap in
+ * between). DENY for the real path refuses; ASK passes only when the real
+ * path is the one decided, since no one was asked about another. */
 static int post_check(const struct moat_tool_env *env, const char *tool, const char *real,
 		      const char *display, struct moat_tool_result *ret)
 {
 	struct moat_decision d;
 
-	if (moat_policy_check_path(env->policy, tool, real, &d) == 0 && d.verdict != MOAT_DENY)
+	if (moat_policy_check_path(env->policy, tool, real, &d) == 0 &&
+	    (d.verdict == MOAT_ALLOW || (d.verdict == MOAT_ASK && strcmp(real, display) == 0)))
 		return 0;
+	if (d.verdict == MOAT_ASK)
+		return moat_fo_fail(ret,
+				    "refused: %.300s opens %.300s, which needs approval of its own "
+				    "(%.300s); name it directly",
+				    display, real, d.reason);
 	if (strcmp(real, display) == 0)
 		return moat_fo_fail(ret, "refused: %.400s", d.reason);
 	return moat_fo_fail(ret, "refused: %.300s opens %.300s, and %.300s", display, real,
@@ -795,14 +803,18 @@ void moat_fo_target_unmake(struct moat_fo_target *t)
 		t->made = unmake(fd, t->real, dir_len(t->real), t->made);
 }
 
-/* A refusal of a directory write_file would make (each is checked as the
- * file is: DENY refuses, ASK and ALLOW pass, the call was approved). */
+/* A refusal of a directory write_file would make, checked as the file is:
+ * DENY refuses; ASK passes only for a directory on the way to display, the
+ * path the call was decided for (see post_check). */
 static int check_new_dir(const struct moat_tool_env *env, const char *tool, const char *dir,
 			 const char *display, struct moat_tool_result *ret)
 {
 	struct moat_decision d;
+	size_t dl = strlen(dir);
+	bool on_way = strncmp(dir, display, dl) == 0 && display[dl] == '/';
 
-	if (moat_policy_check_path(env->policy, tool, dir, &d) == 0 && d.verdict != MOAT_DENY)
+	if (moat_policy_check_path(env->policy, tool, dir, &d) == 0 &&
+	    (d.verdict == MOAT_ALLOW || (d.verdict == MOAT_ASK && on_way)))
 		return 0;
 	return moat_fo_fail(ret,
 			    "refused: writing %.300s would create the directory %.300s, and "

@@ -115,6 +115,18 @@ echo '{"denied_paths": ["**/secret.txt"]}' >"$tmp/pj/.moat/config.json"
 out=$("$MOAT" tool --audit-log "$A" --cwd "$tmp/pj" bash '{"command": "cat s*.txt"}' 2>/dev/null)
 lacks "$out" "PROJECT-SECRET" "a project's denied path is unreadable from bash (a glob the policy cannot see)"
 
+# ---- a real path that needs approval of its own ----
+# ".." after a missing name hides a link from the call's decision (allow);
+# what the write would reach, a startup file under ~/.config, was never
+# asked about: refused, nothing made there
+mkdir -p "$HOME/.config"
+ln -s "$HOME/.config" "$ws/cfgln"
+expect 1 "write_file through nope/../LINK to a startup path is refused" -- \
+	T write_file '{"path": "nope/../cfgln/systemd/user/evil.service", "content": "x"}'
+[ ! -e "$HOME/.config/systemd" ] && ok "... and nothing was made behind the link" ||
+	nok "nothing was made behind the link" "$(ls -R "$HOME/.config")"
+rm -f "$ws/cfgln"
+
 # ---- replay ----
 printf '{"tool": "write_file", "args": {"path": "r1.txt", "content": "1"}}\n{"tool": "write_file", "args": {"path": "r2.txt"\n' >"$tmp/bad.jsonl"
 expect 2 "a malformed session file is refused" -- T --replay "$tmp/bad.jsonl"
