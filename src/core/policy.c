@@ -101,6 +101,7 @@ static int pf_cmp(const void *a, const void *b)
 struct layer {
 	const char *prefix; /* "" or "project:" */
 	bool read_only, req_writes, req_execute, hardline, forced_ask;
+	bool allow_list; /* the user layer has allowed_paths (forced ASK without a sandbox) */
 
 	struct moat_globset *path_rules;
 	bool *path_rule_read, *path_rule_write;
@@ -965,6 +966,7 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	l->hardline = project ? true : c->hardline;
 	/* Forced ASK: an allow-list is set but the sandbox cannot enforce it. */
 	l->forced_ask = !project && c->allowed_paths_set && c->sandbox_mode == MOAT_SANDBOX_LOCAL;
+	l->allow_list = !project && c->allowed_paths_set;
 	l->allow_local = project ? false : c->allow_local_network;
 
 	/* path rules */
@@ -1205,6 +1207,7 @@ struct call {
 	struct verdict lv[2]; /* per layer */
 	bool path_done[2];    /* a path rule decided this path for the layer */
 	bool builtin_file_tool; /* read_file, list_directory, write_file, edit_file */
+	bool unsandboxed;	/* MOAT_CHECK_UNSANDBOXED */
 	const struct tool_decl *decl; /* the configured declaration, or NULL */
 };
 
@@ -2015,10 +2018,20 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		    (!(pp->flags & MOAT_CMD_PATH_WRITE) || l->path_rule_write[pr]))
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
-		vset(out, MOAT_ASK, false, rule,
-		     "'%s' names %s, a denied path: the command would %s it (the sandbox hides it)",
-		     a->views[pp->view].text, subj,
-		     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		/* SECURITY: the ASK stands on the sandbox hiding the path; with
+		 * no sandbox behind the call the command would read it */
+		if (c->unsandboxed)
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' names %s, a denied path: the command would %s it, and no "
+			     "sandbox hides it where this command runs",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		else
+			vset(out, MOAT_ASK, false, rule,
+			     "'%s' names %s, a denied path: the command would %s it (the sandbox "
+			     "hides it)",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
 		return;
 	}
 }
@@ -2245,6 +2258,13 @@ static void finish_layer(struct call *c, size_t li)
 		     "command");
 		return;
 	}
+	if ((c->effects & MOAT_EFFECT_EXECUTE) && l->allow_list && c->unsandboxed) {
+		rule_id(rule, sizeof(rule), l, "sandbox:forced-ask", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "allowed_paths is set but no sandbox enforces it on a shell command run "
+		     "where this call runs");
+		return;
+	}
 	/* 8. approval requirements */
 	if ((c->effects & MOAT_EFFECT_WRITE) && l->req_writes) {
 		rule_id(rule, sizeof(rule), l, "require_approval_for_writes", NULL);
@@ -2294,6 +2314,12 @@ static void decide_fail(struct moat_decision *ret, const char *rule, const char 
 int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t *args,
 			   struct moat_decision *ret, struct moat_error *err)
 {
+	return moat_policy_check_args_ex(p, tool, args, 0, ret, err);
+}
+
+int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, json_t *args,
+			      unsigned flags, struct moat_decision *ret, struct moat_error *err)
+{
 	struct call c;
 	const struct tool_decl *d;
 	const char *command_arg = NULL, *url_arg = NULL;
@@ -2310,6 +2336,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 	c.command_len = 0;
 	c.url = NULL;
 	c.builtin_file_tool = false;
+	c.unsandboxed = (flags & MOAT_CHECK_UNSANDBOXED) != 0;
 	c.decl = NULL;
 	for (size_t li = 0; li < MOAT_ARRAY_SIZE(c.lv); li++) {
 		c.lv[li].v = MOAT_ALLOW;
