@@ -87,7 +87,8 @@ static struct moat_policy *make_policy(const char *ws, int rules)
 					i ? "," : "", i);
 		moat_buf_puts(&b, "], \"command_rules\": [");
 		for (int i = 0; i < rules; i++)
-			moat_buf_printf(&b, "%s{\"pattern\": \"tool%d *\", \"decision\": \"%s\"}",
+			moat_buf_printf(&b, "%s{\"pattern\": \"tool%d *\", \"decision\": \"%s\", "
+					"\"match\": \"glob\"}",
 					i ? "," : "", i, i % 2 ? "allow" : "ask");
 		moat_buf_puts(&b, "]}");
 		if (moat_config_load_string(c, b.data, b.len, "bench", 0, &err) < 0) {

@@ -7,6 +7,7 @@
 #include "base/str.h"
 #include "cli/cli.h"
 #include "cli/policy_opts.h"
+#include "core/config.h"
 
 static const char config_usage[] =
 	"usage: moat config show [policy options]\n"
@@ -15,7 +16,9 @@ static const char config_usage[] =
 	"show   print the effective configuration as JSON: built-in defaults, then the\n"
 	"       user file, then flags; the project layer (.moat/config.json) separately.\n"
 	"check  validate configuration files (with --project: as project files, which\n"
-	"       may only tighten). Prints 'FILE: ok' or the error with file:line:column.\n"
+	"       may only tighten). Prints 'FILE: ok' or the error with file:line:column;\n"
+	"       warnings (a substring command rule that looks like a glob, ...) go to\n"
+	"       stderr and leave the exit status 0.\n"
 	"\n"
 	"exit status: 0 valid, 2 invalid or unreadable.\n\n";
 
@@ -80,6 +83,17 @@ static int config_show(int argc, char **argv)
 	return 0;
 }
 
+static void print_warning(const struct moat_loc *loc, const char *key, const char *msg, void *ud)
+{
+	const char *file = loc->file ? loc->file : (const char *)ud;
+
+	if (loc->line > 0)
+		fprintf(stderr, "%s:%d:%d: warning: %s: %s\n", file, loc->line, loc->column, key,
+			msg);
+	else
+		fprintf(stderr, "%s: warning: %s: %s\n", file, key, msg);
+}
+
 static int config_check(int argc, char **argv)
 {
 	unsigned flags = 0;
@@ -114,6 +128,9 @@ static int config_check(int argc, char **argv)
 			cli_print_error("config check", &err);
 			rc = MOAT_EXIT_USAGE;
 		} else {
+			/* valid, and said so; what may not mean what it says is
+			 * on stderr (the exit status stays 0) */
+			moat_config_warnings(c, print_warning, argv[i]);
 			printf("%s: ok\n", argv[i]);
 		}
 		moat_policy_free(p);

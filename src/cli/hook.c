@@ -29,6 +29,7 @@
 #include "base/json.h"
 #include "base/str.h"
 #include "cli/cli.h"
+#include "cli/hook_search.h"
 #include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/path.h"
@@ -59,6 +60,9 @@ static const char hook_usage[] =
     "options:\n"
     "  --audit-log FILE       append the record here ('-': stderr) instead of the\n"
     "                         configuration's audit_log\n"
+    "  --on-allow allow|defer what an ALLOW answers: \"allow\" (the default: the call\n"
+    "                         runs without Claude Code's prompt) or nothing at all\n"
+    "                         (\"defer\": Claude Code's own permissions then decide)\n"
     "The working directory (--cwd) defaults to the hook input's cwd.\n"
     "\n"
     "exit status: 0 with the decision on stdout; 2 when the input or moat failed\n"
@@ -196,10 +200,18 @@ static int joined_path(const char *dir, json_t *pattern, json_t **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* A search tool's root and the glob it is limited to (NULL: none), both
+ * owned by the call's input or arguments; on is false for other tools. */
+struct hook_search {
+	bool on;
+	const char *root;
+	const char *filter;
+};
+
 /* Build moat's tool name and arguments for one Claude Code call.
  * cwd is the directory Glob and Grep search when they name none. */
 static int map_call(struct hook_answer *a, const char *tool, json_t *in, const char *cwd,
-		    const char **ret_tool, json_t **ret_args)
+		    const char **ret_tool, json_t **ret_args, struct hook_search *srch)
 {
 	const char *const *known = NULL;
 	const char *moat = tool;
@@ -312,6 +324,11 @@ static int map_call(struct hook_answer *a, const char *tool, json_t *in, const c
 			r = set_copy(args, "path", v);
 		else
 			r = json_object_set_new(args, "path", json_string(cwd));
+		if (!r && hook_tools[t].kind != K_LS) {
+			srch->on = true;
+			srch->root = json_string_value(json_object_get(args, "path"));
+			srch->filter = v2 ? json_string_value(v2) : NULL;
+		}
 		if (r || hook_tools[t].kind == K_LS || !v2)
 			break;
 		if (joined_path(v ? json_string_value(v) : cwd, v2, &joined) < 0) {
@@ -394,13 +411,67 @@ static void protect_settings(const char *moat_tool, json_t *args, const char *cw
 		 "%.300s holds Claude Code's settings, and with them this hook", p);
 }
 
+/* ---- what a search reads ------------------------------------------------ */
+
+/* SECURITY: a Grep or Glob the policy allowed by its root reads (or lists)
+ * every file below it, and no sandbox hides the denied ones from Claude
+ * Code's tool: a search that would read one asks, naming it; one too large
+ * to check, or that cannot be walked, asks too. */
+static void check_search(const struct moat_policy *p, const struct hook_search *srch,
+			 const char *cwd, const char *claude_tool, struct moat_decision *d)
+{
+	char root[MOAT_PATH_MAX], spelled[MOAT_PATH_MAX], hit[PATH_MAX];
+	struct moat_decision why;
+	const char *home = moat_policy_home(p), *src = srch->root;
+	int r;
+
+	if (!srch->on || !src || d->verdict != MOAT_ALLOW)
+		return;
+	/* the root as the tool reads it: "~" is the home directory */
+	if (src[0] == '~' && (!src[1] || src[1] == '/') && home[0]) {
+		snprintf(spelled, sizeof(spelled), "%s%s", home, src + 1);
+		src = spelled;
+	}
+	r = moat_path_normalize_posix(src, strlen(src), cwd, root, sizeof(root));
+	if (r >= 0)
+		r = hook_search_denied(p, root, srch->filter, hit, sizeof(hit), &why);
+	if (r == 0)
+		return;
+	d->verdict = MOAT_ASK;
+	d->hard = false;
+	if (r == 1) {
+		moat_strlcpy(d->rule, "hook:search-denied", sizeof(d->rule));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s over %.150s would read %.200s, a denied path (rule %.100s)", claude_tool,
+			 root, hit, why.rule);
+	} else if (r == -E2BIG) {
+		moat_strlcpy(d->rule, "hook:search-unbounded", sizeof(d->rule));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s over %.200s searches more than %u entries or %u levels: moat cannot "
+			 "tell whether it reads a denied path",
+			 claude_tool, root, HOOK_SEARCH_MAX_ENTRIES, HOOK_SEARCH_MAX_DEPTH);
+	} else {
+		moat_strlcpy(d->rule, "hook:search-unchecked", sizeof(d->rule));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s over %.200s: moat cannot tell whether it reads a denied path (%s)",
+			 claude_tool, srch->root, strerror(-r));
+	}
+}
+
 /* ---- the answer --------------------------------------------------------- */
 
-static void print_answer(const struct hook_answer *a, bool *ret_write_failed)
+/* defer: an ALLOW answers nothing (Claude Code's own permissions decide) */
+static void print_answer(const struct hook_answer *a, bool defer, bool *ret_write_failed)
 {
 	struct moat_buf out = MOAT_BUF_INIT, why = MOAT_BUF_INIT;
 	const struct moat_decision *d = &a->d;
 	const char *v = moat_verdict_name(d->verdict);
+
+	/* (a failure is a DENY, never deferred) */
+	if (defer && d->verdict == MOAT_ALLOW && !a->failed) {
+		*ret_write_failed = fflush(stdout) != 0;
+		return;
+	}
 
 	if (d->verdict == MOAT_ALLOW)
 		moat_buf_printf(&why, "moat: allowed (%s)", d->rule);
@@ -581,7 +652,8 @@ static int hook_claude_code(int argc, char **argv)
 	json_t *args = NULL;
 	char *text = NULL;
 	size_t len = 0;
-	bool bad_args = false, write_failed = false;
+	bool bad_args = false, write_failed = false, defer = false;
+	struct hook_search srch = {0};
 	int r;
 
 	memset(&a, 0, sizeof(a));
@@ -606,6 +678,18 @@ static int hook_claude_code(int argc, char **argv)
 			    argv[i][11] == '=' ? argv[i] + 12 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!audit_path || !*audit_path) {
 				answer_fail(&a, "hook:usage", "--audit-log needs a file");
+				bad_args = true;
+			}
+			continue;
+		}
+		if (!strcmp(argv[i], "--on-allow") || !strncmp(argv[i], "--on-allow=", 11)) {
+			const char *val =
+			    argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : NULL);
+
+			if (val && !strcmp(val, "defer")) {
+				defer = true;
+			} else if (!val || strcmp(val, "allow") != 0) {
+				answer_fail(&a, "hook:usage", "--on-allow takes allow or defer");
 				bad_args = true;
 			}
 			continue;
@@ -650,24 +734,27 @@ static int hook_claude_code(int argc, char **argv)
 	}
 
 	if (!a.failed) {
-		r = map_call(&a, in.tool_name, in.tool_input, cp.cwd, &tool, &args);
+		r = map_call(&a, in.tool_name, in.tool_input, cp.cwd, &tool, &args, &srch);
 		if (r < 0 && !a.failed)
 			answer_fail(&a, "hook:error", "cannot map the %s call", in.tool_name);
 		if (r == 0) {
 			moat_error_clear(&err);
-			r = moat_policy_check_args(cp.policy, tool, args, &a.d, &err);
+			/* SECURITY: Claude Code runs the tool itself, unconfined */
+			r = moat_policy_check_args_ex(cp.policy, tool, args, MOAT_CHECK_UNSANDBOXED,
+						      &a.d, &err);
 			if (r < 0) {
 				/* the policy's DENY names the problem; it is bad input */
 				a.failed = true;
 				snprintf(a.error, sizeof(a.error), "%s", a.d.reason);
 			} else {
 				protect_settings(tool, args, cp.cwd, &a.d);
+				check_search(cp.policy, &srch, cp.cwd, in.tool_name, &a.d);
 			}
 		}
 	}
 	record(&a, log, &cp, &in, tool ? tool : in.tool_name, args);
 
-	print_answer(&a, &write_failed);
+	print_answer(&a, defer, &write_failed);
 	if (write_failed && !a.failed) {
 		a.failed = true;
 		snprintf(a.error, sizeof(a.error), "cannot write the answer to stdout");

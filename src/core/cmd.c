@@ -411,6 +411,7 @@ enum pk {
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
 	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE, PK_UMOUNT,
+	PK_DISKUTIL,
 };
 
 static const struct {
@@ -461,7 +462,7 @@ static const struct {
 	{"tar", PK_UNPACK}, {"bsdtar", PK_UNPACK}, {"unzip", PK_UNPACK},
 	{"awk", PK_AWK}, {"gawk", PK_AWK}, {"mawk", PK_AWK}, {"nawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
-	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL},
+	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL}, {"diskutil", PK_DISKUTIL},
 	/* programs that run a command given after their own words */
 	{"setarch", PK_RUNAFTER},
 	{"linux32", PK_RUNAFTER},
@@ -613,6 +614,9 @@ static int prog_kind(const char *p)
 	}
 	if (p[0] == 'm' && strncmp(p, "mkfs.", 5) == 0)
 		return PK_MKFS;
+	/* macOS's mkfs: newfs_hfs, newfs_apfs, newfs_msdos, ... */
+	if (p[0] == 'n' && strncmp(p, "newfs", 5) == 0 && (!p[5] || p[5] == '_'))
+		return PK_MKFS;
 	/* the dynamic loader run as a program: ld-linux-x86-64.so.2 PROG */
 	if (p[0] == 'l' && (strncmp(p, "ld-linux", 8) == 0 || strncmp(p, "ld-musl", 7) == 0 ||
 			    strncmp(p, "ld64.so", 7) == 0) && strstr(p, ".so"))
@@ -760,6 +764,8 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 static const char *const sysdirs[] = {
 	"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
 	"nix", "opt", "proc", "root", "sbin", "snap", "srv", "sys", "usr", "var",
+	/* macOS */
+	"Applications", "Library", "System", "Users", "Volumes", "private",
 };
 
 static bool is_sysdir(const char *c, size_t l)
@@ -803,7 +809,45 @@ static bool all_glob(const char *c, size_t l)
 	return star;
 }
 
-enum { PC_NONE = 0, PC_ROOT, PC_SYSTEM, PC_HOME };
+/* What a destructive operation on a path would hit. PC_SYSTEM: the
+ * system's own programs, libraries, boot files and the configuration it
+ * cannot start or log in without: their recursive removal, chmod or chown
+ * is the floor, and a container given one gets the host. PC_TREE: the
+ * machine's local installs, sources, kernel modules, logs, sites, spools,
+ * caches and the rest of its configuration: only their removal (and a
+ * find that deletes all of one) is the floor, since their owner and modes
+ * change in honest work (`chown -R www-data /var/www`) and containers are
+ * given them (`-v /var/log/app:/logs`). */
+enum { PC_NONE = 0, PC_ROOT, PC_SYSTEM, PC_HOME, PC_TREE };
+
+/* The system trees below the top level (docs/policy.md lists them), at the
+ * depth where losing one breaks the machine; a "*" component is any one
+ * name. The first entry naming a path decides: the PC_SYSTEM entries of
+ * /etc come before the "/etc/" "*" of every other directory there. */
+static const struct {
+	const char *path;
+	unsigned char cls;
+} systrees[] = {
+	{"/usr/bin", PC_SYSTEM},     {"/usr/sbin", PC_SYSTEM},	   {"/usr/lib", PC_SYSTEM},
+	{"/usr/lib32", PC_SYSTEM},   {"/usr/lib64", PC_SYSTEM},	   {"/usr/libx32", PC_SYSTEM},
+	{"/usr/libexec", PC_SYSTEM}, {"/usr/include", PC_SYSTEM},  {"/usr/share", PC_SYSTEM},
+	{"/var/lib", PC_SYSTEM},     {"/boot/*", PC_SYSTEM},	   {"/lib/*", PC_SYSTEM},
+	{"/lib64/*", PC_SYSTEM},     {"/bin/*", PC_SYSTEM},	   {"/sbin/*", PC_SYSTEM},
+	{"/etc/ssh", PC_SYSTEM},     {"/etc/pam.d", PC_SYSTEM},	   {"/etc/apt", PC_SYSTEM},
+	{"/etc/systemd", PC_SYSTEM}, {"/etc/sudoers.d", PC_SYSTEM}, {"/etc/security", PC_SYSTEM},
+	{"/etc/ssl", PC_SYSTEM},     {"/etc/alternatives", PC_SYSTEM},
+	{"/etc/ld.so.conf.d", PC_SYSTEM}, {"/etc/init.d", PC_SYSTEM}, {"/etc/default", PC_SYSTEM},
+	{"/etc/network", PC_SYSTEM},
+	{"/etc/*", PC_TREE},
+	{"/usr/local", PC_TREE},     {"/usr/local/bin", PC_TREE},  {"/usr/local/sbin", PC_TREE},
+	{"/usr/local/lib", PC_TREE}, {"/usr/local/lib64", PC_TREE}, {"/usr/local/libexec", PC_TREE},
+	{"/usr/local/include", PC_TREE}, {"/usr/local/share", PC_TREE}, {"/usr/local/etc", PC_TREE},
+	{"/usr/local/src", PC_TREE}, {"/usr/local/man", PC_TREE},  {"/usr/local/games", PC_TREE},
+	{"/usr/src", PC_TREE},	     {"/usr/lib/modules/*", PC_TREE}, {"/lib/modules/*", PC_TREE},
+	{"/var/log", PC_TREE},	     {"/var/www", PC_TREE},	   {"/var/spool", PC_TREE},
+	{"/var/cache", PC_TREE},     {"/var/mail", PC_TREE},	   {"/var/backups", PC_TREE},
+	{"/var/opt", PC_TREE},	     {"/var/local", PC_TREE},
+};
 
 static bool is_home_path(const struct an *an, const char *p)
 {
@@ -814,18 +858,58 @@ static bool is_home_path(const struct an *an, const char *p)
 		return true;
 	if (strcmp(p, "/root") == 0)
 		return true;
-	if (strncmp(p, "/home/", 6) == 0) {
-		s = p + 6;
+	if (strncmp(p, "/home/", 6) == 0 || strncmp(p, "/Users/", 7) == 0) {
+		s = p + (p[1] == 'h' ? 6 : 7);
 		return *s && !strchr(s, '/');
 	}
 	return false;
+}
+
+/* Does the absolute, normalised path p name the system tree t? With glob,
+ * a component of p holding a glob character names the component of t it
+ * matches as the shell would ("/usr/l*" names /usr/lib), never a "*" of t
+ * (a "*.bak" under /etc is no system tree). */
+static bool tree_names(const char *t, const char *p, bool glob)
+{
+	for (;;) {
+		size_t tl, pl;
+
+		if (*t != '/' || *p != '/')
+			return false;
+		t++;
+		p++;
+		tl = strcspn(t, "/");
+		pl = strcspn(p, "/");
+		if (!pl || !tl)
+			return false;
+		if (glob && has_glob(p, pl)) {
+			char pat[256], lit[256];
+
+			if (tl == 1 && t[0] == '*')
+				return false;
+			if (pl >= sizeof(pat) || tl >= sizeof(lit))
+				return false;
+			memcpy(pat, p, pl);
+			pat[pl] = '\0';
+			memcpy(lit, t, tl);
+			lit[tl] = '\0';
+			if (fnmatch(pat, lit, FNM_PERIOD) != 0)
+				return false;
+		} else if (!(tl == 1 && t[0] == '*') && (tl != pl || memcmp(t, p, tl) != 0)) {
+			return false;
+		}
+		t += tl;
+		p += pl;
+		if (!*t || !*p)
+			return !*t && !*p;
+	}
 }
 
 /* What a destructive operation on this absolute path would hit (buf is
  * changed and restored). */
 static int classify_abs(const struct an *an, bool glob, char *buf)
 {
-	const char *c1, *c2, *sl;
+	const char *c1, *sl;
 	size_t l1;
 
 	if (strcmp(buf, "/") == 0)
@@ -839,49 +923,24 @@ static int classify_abs(const struct an *an, bool glob, char *buf)
 		if (is_sysdir(c1, l1))
 			return PC_SYSTEM;
 	}
-	/* the system's own second level: /usr/lib, /usr/bin, /var/lib, /etc/ssh
-	 * and the other /etc directories the system cannot start or log in
-	 * without, /boot/grub, /lib/x86_64-linux-gnu (not /usr/local, /usr/src,
-	 * /var/tmp, /opt/X, /srv/X, /etc/nginx: places of the user's own) */
-	if (sl && sl[1] && !strchr(sl + 1, '/')) {
-		static const char *const usr2[] = {"bin",     "sbin",    "lib",	  "lib32",
-						   "lib64",   "libx32",  "libexec", "include",
-						   "share",   NULL};
-		const char *c = sl + 1;
-		static const char *const etc2[] = {"ssh", "pam.d", "apt", "systemd", "sudoers.d",
-						   "security", "ssl", "alternatives", "ld.so.conf.d",
-						   "init.d", "default", "network", NULL};
-		bool sys = (l1 == 4 && !strncmp(c1, "boot", 4)) ||
-			   (l1 == 3 && !strncmp(c1, "var", 3) && !strcmp(c, "lib")) ||
-			   (l1 == 3 && !strncmp(c1, "lib", 3)) || (l1 == 5 && !strncmp(c1, "lib64", 5)) ||
-			   (l1 == 3 && !strncmp(c1, "bin", 3)) || (l1 == 4 && !strncmp(c1, "sbin", 4));
-
-		for (size_t k = 0; !sys && l1 == 3 && !strncmp(c1, "usr", 3) && usr2[k]; k++)
-			sys = !strcmp(c, usr2[k]);
-		for (size_t k = 0; !sys && l1 == 3 && !strncmp(c1, "etc", 3) && etc2[k]; k++)
-			sys = !strcmp(c, etc2[k]);
-		if (sys && !(glob && has_glob(c, strlen(c))))
-			return PC_SYSTEM;
-	}
+	for (size_t k = 0; sl && k < MOAT_ARRAY_SIZE(systrees); k++)
+		if (tree_names(systrees[k].path, buf, glob))
+			return systrees[k].cls;
 	if (is_home_path(an, buf))
 		return PC_HOME;
 	if (glob) {
-		/* X/<everything>: the home directory's or a system directory's contents */
+		/* X/<everything>: the contents of the home directory, of a
+		 * system directory or of a system tree are that directory */
 		char *last = strrchr(buf, '/');
+		int cls = PC_NONE;
 
-		c2 = last + 1;
-		if (all_glob(c2, strlen(c2))) {
+		if (all_glob(last + 1, strlen(last + 1))) {
 			*last = '\0';
-			if (is_home_path(an, buf[0] ? buf : "/")) {
-				*last = '/';
-				return PC_HOME;
-			}
-			if (sl && !strchr(sl + 1, '/') && is_sysdir(c1, l1)) {
-				*last = '/';
-				return PC_SYSTEM;
-			}
+			if (buf[0])
+				cls = classify_abs(an, glob, buf);
 			*last = '/';
 		}
+		return cls;
 	}
 	return PC_NONE;
 }
@@ -974,25 +1033,92 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 	return 0;
 }
 
-static bool is_disk_path(const char *p)
+/* What a device node under /dev is, for a write to it. */
+enum { DEV_OTHER = 0, DEV_HARMLESS, DEV_DISK, DEV_MEM };
+/* how a name below /dev matches an entry */
+enum {
+	DN_EXACT,  /* the name itself */
+	DN_PREFIX, /* the name and anything after it */
+	DN_UNIT,   /* followed by a digit, '/' or a glob: md0, disk0s1, rdisk3 (not mdadm.conf) */
+	DN_DIGITS, /* followed by digits only: fd/3 */
+};
+
+/* Device names (below /dev/), Linux and macOS. Writing to a harmless one
+ * is nothing; to a disk, or to memory and I/O ports, the floor; to any
+ * other device node an ask. samples: whole names of the kind, against
+ * which a glob in a written path is matched ("/dev/[s]da"). */
+static const struct {
+	const char *name;
+	unsigned char match, kind;
+	const char *samples[4];
+} devnames[] = {
+	{"null", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"zero", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"full", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"random", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"urandom", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"tty", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"stdout", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"stderr", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"fd/", DN_DIGITS, DEV_HARMLESS, {NULL}},
+	{"pts/", DN_PREFIX, DEV_HARMLESS, {NULL}},
+	{"shm/", DN_PREFIX, DEV_HARMLESS, {NULL}},
+	{"mem", DN_EXACT, DEV_MEM, {"mem"}},
+	{"kmem", DN_EXACT, DEV_MEM, {"kmem"}},
+	{"port", DN_EXACT, DEV_MEM, {"port"}},
+	{"sd", DN_PREFIX, DEV_DISK, {"sda", "sdb", "sdz", "sda1"}},
+	{"hd", DN_PREFIX, DEV_DISK, {"hda"}},
+	{"vd", DN_PREFIX, DEV_DISK, {"vda", "vdb"}},
+	{"xvd", DN_PREFIX, DEV_DISK, {"xvda"}},
+	{"nvme", DN_PREFIX, DEV_DISK, {"nvme0n1", "nvme0n1p1", "nvme1n1"}},
+	{"mmcblk", DN_PREFIX, DEV_DISK, {"mmcblk0", "mmcblk0p1"}},
+	{"dm-", DN_PREFIX, DEV_DISK, {"dm-0"}},
+	{"mapper/", DN_PREFIX, DEV_DISK, {NULL}},
+	{"nbd", DN_PREFIX, DEV_DISK, {"nbd0"}},
+	{"md", DN_UNIT, DEV_DISK, {"md0"}},
+	/* Linux's /dev/disk/by-id/..., macOS's disk0, disk0s1, rdisk3 */
+	{"disk", DN_UNIT, DEV_DISK, {"disk0", "disk0s1", "disk2"}},
+	{"rdisk", DN_UNIT, DEV_DISK, {"rdisk0", "rdisk0s1", "rdisk2"}},
+};
+
+/* The kind of device an absolute, normalised path names; DEV_OTHER for a
+ * device node not in the table, -1 for a path outside /dev. */
+static int dev_kind(const char *p)
 {
-	static const char *const pfx[] = {"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-",
-					  "mapper/", "disk/", "nbd", "md"};
 	const char *n;
 
-	if (strncmp(p, "/dev/", 5) != 0)
-		return false;
+	if (strncmp(p, "/dev/", 5) != 0 || !p[5])
+		return -1;
 	n = p + 5;
-	for (size_t k = 0; k < MOAT_ARRAY_SIZE(pfx); k++) {
-		size_t l = strlen(pfx[k]);
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(devnames); k++) {
+		size_t l = strlen(devnames[k].name);
+		const char *r = n + l;
 
-		if (strncmp(n, pfx[k], l) == 0) {
-			if (k == MOAT_ARRAY_SIZE(pfx) - 1) /* md0, md/name, not /dev/mdadm.conf */
-				return (n[2] >= '0' && n[2] <= '9') || n[2] == '/' || n[2] == '*';
-			return true;
+		if (strncmp(n, devnames[k].name, l) != 0)
+			continue;
+		switch (devnames[k].match) {
+		case DN_EXACT:
+			if (!*r)
+				return devnames[k].kind;
+			break;
+		case DN_PREFIX:
+			return devnames[k].kind;
+		case DN_UNIT:
+			if ((*r >= '0' && *r <= '9') || *r == '/' || *r == '*' || *r == '?' || *r == '[')
+				return devnames[k].kind;
+			break;
+		case DN_DIGITS:
+			if (*r && strspn(r, "0123456789") == strlen(r))
+				return devnames[k].kind;
+			break;
 		}
 	}
-	return false;
+	return DEV_OTHER;
+}
+
+static bool is_disk_path(const char *p)
+{
+	return dev_kind(p) == DEV_DISK;
 }
 
 /* Files that run code at the next login, shell, editor, git or agent
@@ -2466,26 +2592,22 @@ static const char *unknown_tail(const char *t)
 
 /* An unquoted glob in a written path ("> /dev/[s]da", "> ~/.b*rc"):
  * bash expands it when it matches one file (a redirection) or passes
- * every match (arguments). Could it name a raw disk, the sysrq trigger or
- * a startup file? Checked against names of each kind (FNM_PERIOD: a
- * leading dot must be spelt, as bash's globs need it). */
-static bool glob_could(const char *pat, const char *const *names, size_t n)
+ * every match (arguments). Could it name a raw disk, memory, the sysrq
+ * trigger or a startup file? Checked against names of each kind
+ * (FNM_PERIOD: a leading dot must be spelt, as bash's globs need it).
+ * Here: the kind of disk or memory device it may name (DEV_DISK,
+ * DEV_MEM), or 0. */
+static int glob_device(const char *pat)
 {
-	for (size_t i = 0; i < n; i++)
-		if (fnmatch(pat, names[i], FNM_PATHNAME | FNM_PERIOD) == 0)
-			return true;
-	return false;
-}
+	char name[64];
 
-static bool glob_disk(const char *pat)
-{
-	static const char *const disks[] = {
-	    "/dev/sda",	   "/dev/sdb",	   "/dev/sdz",	  "/dev/sda1", "/dev/hda",  "/dev/vda",
-	    "/dev/vdb",	   "/dev/xvda",	   "/dev/nvme0n1", "/dev/nvme0n1p1", "/dev/nvme1n1",
-	    "/dev/mmcblk0", "/dev/mmcblk0p1", "/dev/dm-0",   "/dev/md0",  "/dev/nbd0",
-	};
-
-	return glob_could(pat, disks, MOAT_ARRAY_SIZE(disks));
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(devnames); k++)
+		for (size_t j = 0; j < 4 && devnames[k].samples[j]; j++) {
+			snprintf(name, sizeof(name), "/dev/%s", devnames[k].samples[j]);
+			if (fnmatch(pat, name, FNM_PATHNAME | FNM_PERIOD) == 0)
+				return devnames[k].kind;
+		}
+	return 0;
 }
 
 /* The startup name a globbed path may be (into name), from the lists
@@ -2533,9 +2655,17 @@ static int check_write_abs(struct an *an, size_t v, const char *buf, bool glob)
 	int r;
 
 	if (an->hardline && glob) {
-		if (glob_disk(buf) &&
+		int dk = glob_device(buf);
+
+		if (dk == DEV_DISK &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
 				     "writes to %s, which may name a raw disk device", buf)))
+			return r;
+		if (dk == DEV_MEM &&
+		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:mem-write",
+				     "writes to %s, which may name the machine's memory or I/O "
+				     "ports",
+				     buf)))
 			return r;
 		if (fnmatch(buf, "/proc/sysrq-trigger", FNM_PATHNAME | FNM_PERIOD) == 0 &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
@@ -2549,11 +2679,31 @@ static int check_write_abs(struct an *an, size_t v, const char *buf, bool glob)
 				   "credential file",
 				   buf, name);
 	}
-	if (an->hardline) {
-		if (is_disk_path(buf) &&
+	switch (dev_kind(buf)) {
+	case DEV_HARMLESS:
+		return 0;
+	case DEV_DISK:
+		if (an->hardline &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-write",
 				     "writes to the raw disk device %s", buf)))
 			return r;
+		break;
+	case DEV_MEM:
+		if (an->hardline)
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:mem-write",
+					   "writes to %s, the machine's memory or I/O ports", buf);
+		/* without the floor, as any other device */
+		__attribute__((fallthrough));
+	case DEV_OTHER:
+		/* (a glob under /dev, too: it names what it matches then) */
+		return add_finding(an, v, MOAT_FINDING_ASK, "command:device-write",
+				   "writes to the device node %s, which is neither a harmless "
+				   "one (/dev/null, /dev/tty, ...) nor a known disk",
+				   buf);
+	default:
+		break;
+	}
+	if (an->hardline) {
 		if (strcmp(buf, "/proc/sysrq-trigger") == 0 &&
 		    (r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:power",
 				     "writes to /proc/sysrq-trigger (immediate reboot or crash)")))
@@ -2723,7 +2873,7 @@ static int check_rm(struct an *an, size_t v)
 		if (cls == PC_ROOT)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-root",
 					"recursive removal of the root directory (%s)", a);
-		else if (cls == PC_SYSTEM)
+		else if (cls == PC_SYSTEM || cls == PC_TREE)
 			r = add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
 					"recursive removal of the system directory %s", hit);
 		else if (cls == PC_HOME)
@@ -2821,6 +2971,44 @@ static bool is_find_expr(const char *a)
 	       strcmp(a, ",") == 0;
 }
 
+/* find's words that choose nothing: options, and actions with their
+ * arguments (a removal of everything the walk meets stays everything) */
+static const char *const find_choose_nothing[] = {
+	"-depth",   "-d",	"-xdev",      "-mount",	      "-noleaf",
+	"-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-follow",
+	"-warn",    "-nowarn",	"-true",      "-print",	      "-print0",
+	"-delete",  "-ls",	"-prune",
+};
+
+/* Does find's expression, from word i on, hold a test that chooses some
+ * files and not others? Unknown words and groups count as choosing. */
+static bool find_filters(const struct moat_cmdview *view, size_t i)
+{
+	for (; i < view->argc; i++) {
+		const char *a = view->argv[i];
+		bool plain = false;
+
+		if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") ||
+		    !strcmp(a, "-okdir")) {
+			while (i + 1 < view->argc && strcmp(view->argv[i + 1], ";") != 0 &&
+			       strcmp(view->argv[i + 1], "+") != 0)
+				i++;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-maxdepth") || !strcmp(a, "-mindepth") || !strcmp(a, "-type") ||
+		    !strcmp(a, "-xtype") || !strcmp(a, "-regextype")) {
+			i++;
+			continue;
+		}
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_choose_nothing) && !plain; k++)
+			plain = !strcmp(a, find_choose_nothing[k]);
+		if (!plain)
+			return true;
+	}
+	return false;
+}
+
 static int check_find(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2843,25 +3031,38 @@ static int check_find(struct an *an, size_t v)
 	}
 	{
 		size_t first = i;
+		bool sys = false, tree = false;
+		char other[CMD_PATH_MAX];
 
 		for (; i < argc && !is_find_expr(view->argv[i]); i++) {
 			bool unknown = false;
+			int cls = classify_word(an, view, vw[i], view->argv[i], bad ? other : hit,
+						sizeof(hit), &unknown);
 
-			if (!bad && classify_word(an, view, vw[i], view->argv[i], hit, sizeof(hit),
-						  &unknown) != PC_NONE)
+			if (cls != PC_NONE) {
 				bad = true;
-			else if (unknown && !unknown_text)
+				*(cls == PC_TREE ? &tree : &sys) = true;
+			} else if (unknown && !unknown_text) {
 				unknown_text = view->argv[i];
+			}
 		}
 		/* no start path: GNU find starts at ".", the working directory */
 		if (i == first) {
 			bool unknown = false;
+			int cls = classify_word(an, view, vw[0], ".", hit, sizeof(hit), &unknown);
 
-			if (classify_word(an, view, vw[0], ".", hit, sizeof(hit), &unknown) != PC_NONE)
+			if (cls != PC_NONE) {
 				bad = true;
-			else if (unknown)
+				*(cls == PC_TREE ? &tree : &sys) = true;
+			} else if (unknown) {
 				unknown_text = ".";
+			}
 		}
+		/* a system tree of the machine's own (/var/log) is the floor only
+		 * when all of it goes: a test choosing what (-name, -mtime) is
+		 * the honest clean-up */
+		if (bad && !sys && find_filters(view, i))
+			bad = false;
 	}
 	if (!bad && !unknown_text)
 		return 0;
@@ -3191,12 +3392,65 @@ static int check_devices(struct an *an, size_t v, int kind)
 				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:mkfs",
 						   "%s creates a file system on %s", view->prog,
 						   buf);
-			if (kind == PK_WIPE && is_disk_path(buf))
+			if (kind == PK_WIPE && dev_kind(buf) == DEV_DISK)
 				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
 						   "%s destroys the contents of %s", view->prog,
 						   buf);
+			if (kind == PK_WIPE && dev_kind(buf) == DEV_MEM)
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:mem-write",
+						   "%s writes over %s, the machine's memory or I/O "
+						   "ports",
+						   view->prog, buf);
 		}
 	}
+	return 0;
+}
+
+/* macOS diskutil's verbs that erase, overwrite or repartition what they
+ * name (a disk, a partition, a volume by name or mount point): sub is the
+ * verb group ("apfs", "cs", ...) or "" for a top-level verb. Verbs compare
+ * without case, as diskutil reads them. */
+static const struct {
+	const char *sub, *verb;
+} diskutil_erase[] = {
+	{"", "eraseDisk"},	    {"", "eraseVolume"},	{"", "reformat"},
+	{"", "zeroDisk"},	    {"", "randomDisk"},		{"", "secureErase"},
+	{"", "partitionDisk"},	    {"", "eraseCD"},		{"", "splitPartition"},
+	{"", "mergePartitions"},    {"apfs", "deleteContainer"}, {"apfs", "eraseVolume"},
+	{"apfs", "deleteVolume"},   {"apfs", "createContainer"}, {"cs", "delete"},
+	{"cs", "deleteVolume"},	    {"appleRAID", "delete"},	{"appleRAID", "create"},
+};
+
+/* diskutil's short names for its verb groups */
+static const struct {
+	const char *alias, *sub;
+} diskutil_groups[] = {
+	{"apfs", "apfs"}, {"ap", "apfs"}, {"cs", "cs"}, {"coreStorage", "cs"},
+	{"appleRAID", "appleRAID"}, {"ar", "appleRAID"},
+};
+
+static int check_diskutil(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *sub = "", *verb = NULL;
+	size_t i = 1;
+
+	while (i < view->argc && is_opt(view->argv[i]))
+		i++;
+	if (i >= view->argc)
+		return 0;
+	verb = view->argv[i];
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(diskutil_groups); k++)
+		if (!strcasecmp(verb, diskutil_groups[k].alias)) {
+			sub = diskutil_groups[k].sub;
+			verb = i + 1 < view->argc ? view->argv[i + 1] : "";
+			break;
+		}
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(diskutil_erase); k++)
+		if (!strcmp(sub, diskutil_erase[k].sub) && !strcasecmp(verb, diskutil_erase[k].verb))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+					   "diskutil %s%s%s erases or repartitions what it names",
+					   sub, sub[0] ? " " : "", verb);
 	return 0;
 }
 
@@ -4071,6 +4325,8 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 					if (buf[0] == '.') {
 						why = "a relative host path";
 					} else if (buf[0] == '/' || buf[0] == '~') {
+						int cls;
+
 						if (buf[0] == '~') {
 							char t[CMD_PATH_MAX];
 
@@ -4080,7 +4336,11 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 							moat_strlcpy(buf, t, sizeof(buf));
 						}
 						moat_cmd_norm_path(buf);
-						if (classify_abs(an, false, buf) != PC_NONE ||
+						/* (a tree of the machine's own, such as
+						 * /var/log/app, is given to containers in
+						 * honest work) */
+						cls = classify_abs(an, false, buf);
+						if ((cls != PC_NONE && cls != PC_TREE) ||
 						    path_under(buf, "/run") ||
 						    path_under(buf, "/var/run") ||
 						    path_under(buf, "/var/lib/docker") ||
@@ -5237,7 +5497,7 @@ static int removal_floor(struct an *an, size_t v, const char *what, size_t i, bo
 	if (cls == PC_ROOT)
 		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-root",
 				   "%s removes the root directory (%s)", what, a);
-	if (cls == PC_SYSTEM)
+	if (cls == PC_SYSTEM || cls == PC_TREE)
 		return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
 				   "%s removes the system directory %s", what, hit);
 	if (cls == PC_HOME)
@@ -5474,7 +5734,7 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_MKFS: case PK_DD: case PK_WIPE: case PK_KILL: case PK_CHMOD: case PK_CHOWN:
 	case PK_FIND: case PK_TRUNCATE: case PK_SGDISK: case PK_SFDISK: case PK_FDISK:
 	case PK_PARTED: case PK_RSYNC: case PK_PKILL: case PK_DISKTOOL: case PK_UNPACK:
-	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: {
+	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: case PK_DISKUTIL: {
 		int r = h ? check_many_words(an, v) : 0;
 
 		if (r)
@@ -5557,6 +5817,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return h ? check_pkill(an, v) : 0;
 	case PK_DISKTOOL:
 		return h ? check_disktool(an, v) : 0;
+	case PK_DISKUTIL:
+		return h ? check_diskutil(an, v) : 0;
 	case PK_UNPACK:
 		return check_unpack(an, v);
 	case PK_AWK:

@@ -28,6 +28,7 @@
 #include <pcre2.h>
 
 #include "base/json.h"
+#include "core/cmd.h"
 #include "core/glob.h"
 #include "core/path.h"
 
@@ -210,6 +211,58 @@ const char *const moat_default_denied_commands[] = {
     "/dev/udp",
     NULL,
 };
+
+bool moat_config_is_default_denied_command(const char *entry)
+{
+	for (size_t i = 0; entry && moat_default_denied_commands[i]; i++)
+		if (!strcmp(entry, moat_default_denied_commands[i]))
+			return true;
+	return false;
+}
+
+size_t moat_config_warnings(const struct moat_config *c, moat_config_warn_fn fn, void *ud)
+{
+	char key[64], msg[MOAT_ERROR_MSG_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; c && i < c->ncommand_rules; i++) {
+		const struct moat_cmd_rule *cr = &c->command_rules[i];
+
+		if (cr->match != MOAT_CMD_MATCH_SUBSTRING || cr->match_given || !cr->pattern ||
+		    !strpbrk(cr->pattern, "*?["))
+			continue;
+		snprintf(key, sizeof(key), "safety.command_rules[%zu].pattern", i);
+		snprintf(msg, sizeof(msg),
+			 "\"%.200s\" holds glob characters but matches as a substring (Aar's "
+			 "reading: this text must occur in the command); write \"match\": \"glob\" "
+			 "to match it as a glob over each program invocation, or \"match\": "
+			 "\"substring\" to keep it and silence this warning",
+			 cr->pattern);
+		if (fn)
+			fn(&cr->pattern_loc, key, msg, ud);
+		n++;
+	}
+	for (size_t i = 0; c && i < c->denied_commands.n; i++) {
+		struct moat_cmdpat *pat = NULL;
+		struct moat_error e;
+		struct moat_loc none = {NULL, 0, 0};
+
+		moat_error_clear(&e);
+		if (moat_cmdpat_compile(c->denied_commands.v[i], &pat, &e) != -EINVAL) {
+			moat_cmdpat_free(pat);
+			continue;
+		}
+		snprintf(key, sizeof(key), "safety.denied_commands[%zu]", i);
+		snprintf(msg, sizeof(msg),
+			 "\"%.200s\" is not a shell command (%.200s); it denies only commands "
+			 "whose text holds it (Aar's substring)",
+			 c->denied_commands.v[i], e.msg);
+		if (fn)
+			fn(c->denied_commands.loc ? &c->denied_commands.loc[i] : &none, key, msg, ud);
+		n++;
+	}
+	return n;
+}
 
 /* ---- environment -------------------------------------------------------- */
 
@@ -517,6 +570,7 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 		cr = &dst->command_rules[dst->ncommand_rules];
 		*cr = src->command_rules[i];
 		cr->loc = remap_loc(src, dst, cr->loc);
+		cr->pattern_loc = remap_loc(src, dst, cr->pattern_loc);
 		cr->pattern = dup_or_null(src->command_rules[i].pattern, &oom);
 		dst->ncommand_rules++;
 		if (oom)
@@ -1336,7 +1390,9 @@ static int h_path_rules(struct walker *w, const struct key_spec *s, json_t *v, s
 
 struct cmd_rule_ctx {
 	struct moat_cmd_rule *rule;
-	size_t pattern_off;
+	size_t pattern_off, match_off, is_regex_off;
+	int is_regex; /* -1: not written */
+	int match;    /* -1: not written, else enum moat_cmd_match */
 };
 
 static int h_cmd_pattern(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
@@ -1383,14 +1439,35 @@ static int h_cmd_is_regex(struct walker *w, const struct key_spec *s, json_t *v,
 
 	if (r < 0)
 		return r;
-	cc->rule->is_regex = json_is_true(v);
+	cc->is_regex = json_is_true(v);
+	cc->is_regex_off = off;
 	return 0;
+}
+
+/* The names of enum moat_cmd_match, in its order. */
+static const char *const cmd_match_names[] = {"substring", "glob", "regex", NULL};
+
+static int h_cmd_match(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct cmd_rule_ctx *cc = t;
+	int r = expect_type(w, v, off, JSON_STRING);
+
+	if (r < 0)
+		return r;
+	for (int k = 0; cmd_match_names[k]; k++)
+		if (!strcmp(json_string_value(v), cmd_match_names[k])) {
+			cc->match = k;
+			cc->match_off = off;
+			return 0;
+		}
+	return fail_at(w, off, "expected \"substring\", \"glob\" or \"regex\"");
 }
 
 static const struct key_spec cmd_rule_specs[] = {
     {"pattern", h_cmd_pattern, P_ANY, true, 0},
     {"decision", h_cmd_decision, P_ANY, true, 0},
     {"is_regex", h_cmd_is_regex, P_ANY, false, 0},
+    {"match", h_cmd_match, P_ANY, false, 0},
 };
 
 static int cmd_rule_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
@@ -1405,16 +1482,44 @@ static int cmd_rule_element(struct walker *w, size_t i, json_t *v, size_t off, v
 	memset(cc.rule, 0, sizeof(*cc.rule));
 	cc.rule->decision = MOAT_DENY;
 	cc.rule->loc = loc_at(w, off);
-	cc.pattern_off = off;
+	cc.pattern_off = cc.match_off = cc.is_regex_off = off;
+	cc.is_regex = cc.match = -1;
 	r = walk_object(w, v, off, cmd_rule_specs, MOAT_ARRAY_SIZE(cmd_rule_specs), &cc);
 	if (r < 0)
 		return r;
-	/* is_regex may follow the pattern: check the pattern last */
+	/* is_regex (Aar's key) and match must agree */
+	if (cc.match >= 0 && cc.is_regex >= 0 &&
+	    (cc.is_regex == 1) != (cc.match == MOAT_CMD_MATCH_REGEX)) {
+		push_key(w, "match");
+		r = fail_at(w, cc.match_off, "\"match\": \"%s\" contradicts \"is_regex\": %s",
+			    cmd_match_names[cc.match], cc.is_regex ? "true" : "false");
+		pop(w);
+		return r;
+	}
+	cc.rule->match = cc.match >= 0	  ? (enum moat_cmd_match)cc.match
+			 : cc.is_regex == 1 ? MOAT_CMD_MATCH_REGEX
+					    : MOAT_CMD_MATCH_SUBSTRING;
+	cc.rule->match_given = cc.match >= 0 || cc.is_regex == 1;
+	cc.rule->pattern_loc = loc_at(w, cc.pattern_off);
+	/* match may follow the pattern: check the pattern last */
 	push_key(w, "pattern");
-	if (cc.rule->is_regex)
+	switch (cc.rule->match) {
+	case MOAT_CMD_MATCH_REGEX:
 		r = check_regex(cc.rule->pattern, w->err);
-	else
+		break;
+	case MOAT_CMD_MATCH_GLOB:
 		r = check_glob(cc.rule->pattern, MOAT_GLOB_TEXT, w->err);
+		break;
+	case MOAT_CMD_MATCH_SUBSTRING:
+	default:
+		r = 0;
+		if (!cc.rule->pattern[strspn(cc.rule->pattern, " \t\n\r\v\f")]) {
+			moat_error_set(w->err, "an empty or blank substring would match every "
+					       "command");
+			r = -EINVAL;
+		}
+		break;
+	}
 	if (r < 0)
 		r = fail_keep_msg(w, cc.pattern_off, r);
 	pop(w);
@@ -3192,8 +3297,8 @@ char *moat_config_to_json(const struct moat_config *c)
 		put_indent(&b, 3);
 		moat_buf_puts(&b, "{\"pattern\": ");
 		put_str(&b, cr->pattern ? cr->pattern : "");
-		moat_buf_printf(&b, ", \"decision\": \"%s\", \"is_regex\": %s}",
-				decision_name(cr->decision), cr->is_regex ? "true" : "false");
+		moat_buf_printf(&b, ", \"decision\": \"%s\", \"match\": \"%s\"}",
+				decision_name(cr->decision), cmd_match_names[cr->match]);
 	}
 	if (c->ncommand_rules) {
 		moat_buf_putc(&b, '\n');

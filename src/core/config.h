@@ -50,11 +50,22 @@ struct moat_path_rule {
 	struct moat_loc loc;
 };
 
+/* How a command rule's pattern meets a command (docs/configuration.md):
+ * Aar's substring (the default), a glob over the whole program invocation,
+ * a PCRE2 regex ("is_regex": true). */
+enum moat_cmd_match {
+	MOAT_CMD_MATCH_SUBSTRING = 0,
+	MOAT_CMD_MATCH_GLOB,
+	MOAT_CMD_MATCH_REGEX,
+};
+
 struct moat_cmd_rule {
 	char *pattern;
 	enum moat_verdict decision;
-	bool is_regex;
+	enum moat_cmd_match match;
+	bool match_given; /* "match" or "is_regex" was written (no warning then) */
 	struct moat_loc loc;
+	struct moat_loc pattern_loc;
 };
 
 #define MOAT_EFFECT_READ 1u
@@ -169,6 +180,23 @@ extern const char *const moat_default_denied_paths[];
  * entry's name, nl bytes. */
 bool moat_denied_template(const char *pattern, const char *name, size_t nl);
 extern const char *const moat_default_denied_commands[];
+
+/* Is this denied_commands entry one of the built-in patterns? While the
+ * built-ins are on, such an entry is matched as the built-in is, by
+ * structure only, so that the effective configuration (which writes them
+ * out) loads back to the same meaning. */
+bool moat_config_is_default_denied_command(const char *entry);
+
+/* Warnings about a loaded configuration that is valid but may not mean
+ * what it says (`moat config check`): a substring command rule holding
+ * glob characters, a denied_commands entry that is no shell command. fn is
+ * called once per warning, in file order, with where the value is, its key
+ * path ("safety.command_rules[0].pattern") and the sentence. Returns how
+ * many there were. Indexes count from the first entry of the
+ * configuration, so they match the file when one file was loaded. */
+typedef void (*moat_config_warn_fn)(const struct moat_loc *loc, const char *key, const char *msg,
+				    void *ud);
+size_t moat_config_warnings(const struct moat_config *c, moat_config_warn_fn fn, void *ud);
 
 /* Environment lookup used for ~, $HOME, ${VAR} in path lists (tests inject one). */
 typedef const char *(*moat_getenv_fn)(const char *name, void *ud);

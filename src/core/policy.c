@@ -33,6 +33,7 @@
 #include "core/glob.h"
 #include "core/path.h"
 #include "core/policy_check.h"
+#include "core/strset.h"
 #include "core/url.h"
 
 #define ACCESS_READ 1u
@@ -41,8 +42,16 @@
 struct cmd_rule {
 	char *pattern;
 	enum moat_verdict decision;
-	pcre2_code *re; /* NULL for a glob rule */
+	enum moat_cmd_match match;
+	pcre2_code *re; /* the regex rules' */
 };
+
+/* The strset classes of the command rules' substrings (class 0 and 1, as
+ * masks here): a deny or ask rule matches where its text occurs, an allow
+ * rule only as the start of one program invocation
+ * (moat_strset_first_prefix). */
+#define SUB_STOP MOAT_STRSET_CLASS0  /* deny, ask: class 0 */
+#define SUB_ALLOW MOAT_STRSET_CLASS1 /* allow: class 1 */
 
 /* A quick "can this path match any denied path?" for the shell's path
  * operands: each pattern needs its longest literal run (within a path
@@ -92,6 +101,7 @@ static int pf_cmp(const void *a, const void *b)
 struct layer {
 	const char *prefix; /* "" or "project:" */
 	bool read_only, req_writes, req_execute, hardline, forced_ask;
+	bool allow_list; /* the user layer has allowed_paths (forced ASK without a sandbox) */
 
 	struct moat_globset *path_rules;
 	bool *path_rule_read, *path_rule_write;
@@ -109,6 +119,16 @@ struct layer {
 	size_t *cmd_glob_rule;		/* glob index -> rule index */
 	size_t *cmd_regex_rule;		/* regex rules in order */
 	size_t ncmd_regex;
+	/* substring rules by rule index: their text with blanks as the views
+	 * join words (one space), for the views; as written, for the raw
+	 * command (NULL when that is the same set) */
+	struct moat_strset *cmd_subs, *cmd_subs_raw;
+	/* the configured denied_commands as Aar reads them, substrings (but
+	 * repeats of the built-in patterns while those are on), by entry
+	 * index; NULL when none */
+	struct moat_strset *denied_subs, *denied_subs_raw;
+	char **denied_sub_src;
+	size_t ndenied_sub_src;
 	struct moat_cmdpat **denied_cmds;
 	size_t ndenied_cmds;
 	/* the patterns grouped by what they need (moat_cmdpat_needs): indexes
@@ -214,6 +234,11 @@ static void layer_release(struct layer *l)
 			pcre2_code_free(l->cmd_rules[i].re);
 	}
 	free(l->cmd_rules);
+	moat_strset_free(l->cmd_subs);
+	moat_strset_free(l->cmd_subs_raw);
+	moat_strset_free(l->denied_subs);
+	moat_strset_free(l->denied_subs_raw);
+	free_strv(l->denied_sub_src, l->ndenied_sub_src);
 	moat_globset_free(l->cmd_globs);
 	free(l->cmd_glob_rule);
 	free(l->cmd_regex_rule);
@@ -644,9 +669,76 @@ static int dup_strlist(const struct moat_strlist *l, char ***ret, size_t *ret_n)
 	return 0;
 }
 
+/* s with every run of blanks made one space (as the views join words):
+ * into out. */
+static int squeeze_blanks(const char *s, struct moat_buf *out)
+{
+	moat_buf_reset(out);
+	for (size_t i = 0; s[i]; i++) {
+		if (strchr(" \t\n\r\v\f", s[i])) {
+			if (!out->len || out->data[out->len - 1] != ' ')
+				moat_buf_putc(out, ' ');
+			continue;
+		}
+		moat_buf_putc(out, s[i]);
+	}
+	moat_buf_putc(out, '\0');
+	return out->oom ? -ENOMEM : 0;
+}
+
+/* Add one substring to the views' set (blanks squeezed; an allow's trimmed:
+ * it must start an invocation) and to the raw set (as written). *differs
+ * is set when the two spellings differ. */
+static int add_substring(struct moat_strset *views, struct moat_strset *raw, const char *pat,
+			 long id, unsigned cls, bool trim, bool *differs)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	const char *t;
+	size_t n;
+	int r;
+
+	r = squeeze_blanks(pat, &b);
+	if (r < 0)
+		goto out;
+	t = b.data;
+	n = b.len - 1;
+	if (trim) {
+		while (n && t[0] == ' ') {
+			t++;
+			n--;
+		}
+		while (n && t[n - 1] == ' ')
+			n--;
+	}
+	if (n != strlen(pat) || memcmp(t, pat, n) != 0)
+		*differs = true;
+	r = moat_strset_add(views, t, n, id, cls);
+	if (r >= 0)
+		r = moat_strset_add(raw, pat, strlen(pat), id, cls);
+out:
+	moat_buf_release(&b);
+	return r;
+}
+
+/* The views' set and the raw one, built; the raw one dropped when it is the
+ * same. */
+static int build_substrings(struct moat_strset **views, struct moat_strset **raw, bool differs)
+{
+	int r = moat_strset_build(*views);
+
+	if (r < 0)
+		return r;
+	if (!differs) {
+		*raw = moat_strset_free(*raw);
+		return 0;
+	}
+	return moat_strset_build(*raw);
+}
+
 static int compile_cmd_rules(struct layer *l, const struct moat_config *c, struct moat_error *err)
 {
-	size_t nglob = 0;
+	size_t nglob = 0, nsub = 0;
+	bool differs = false;
 	int r;
 
 	l->cmd_rules = calloc(c->ncommand_rules + 1, sizeof(*l->cmd_rules));
@@ -663,10 +755,11 @@ static int compile_cmd_rules(struct layer *l, const struct moat_config *c, struc
 
 		rule->pattern = moat_strdup(cr->pattern);
 		rule->decision = cr->decision;
+		rule->match = cr->match;
 		if (!rule->pattern)
 			return -ENOMEM;
 		l->ncmd_rules++;
-		if (cr->is_regex) {
+		if (cr->match == MOAT_CMD_MATCH_REGEX) {
 			int ecode;
 			PCRE2_SIZE eoff;
 
@@ -684,7 +777,7 @@ static int compile_cmd_rules(struct layer *l, const struct moat_config *c, struc
 			}
 			pcre2_jit_compile(rule->re, PCRE2_JIT_COMPLETE);
 			l->cmd_regex_rule[l->ncmd_regex++] = i;
-		} else {
+		} else if (cr->match == MOAT_CMD_MATCH_GLOB) {
 			long gi = moat_globset_add(l->cmd_globs, cr->pattern, err);
 
 			if (gi < 0) {
@@ -692,8 +785,21 @@ static int compile_cmd_rules(struct layer *l, const struct moat_config *c, struc
 				return (int)gi;
 			}
 			l->cmd_glob_rule[nglob++] = i;
+		} else {
+			bool allow = cr->decision == MOAT_ALLOW;
+
+			if (!l->cmd_subs && ((r = moat_strset_new(&l->cmd_subs)) < 0 ||
+					     (r = moat_strset_new(&l->cmd_subs_raw)) < 0))
+				return r;
+			r = add_substring(l->cmd_subs, l->cmd_subs_raw, cr->pattern, (long)i,
+					  allow ? 1 : 0, allow, &differs);
+			if (r < 0)
+				return r;
+			nsub++;
 		}
 	}
+	if (nsub && (r = build_substrings(&l->cmd_subs, &l->cmd_subs_raw, differs)) < 0)
+		return r;
 	return moat_globset_build(l->cmd_globs);
 }
 
@@ -701,6 +807,7 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 			       struct moat_error *err)
 {
 	size_t ndef = 0, cap;
+	bool differs = false;
 
 	while (defaults && moat_default_denied_commands[ndef])
 		ndef++;
@@ -714,14 +821,46 @@ static int compile_denied_cmds(struct layer *l, const struct moat_config *c, boo
 		const char *src =
 			i < ndef ? moat_default_denied_commands[i] : c->denied_commands.v[i - ndef];
 		int r = moat_cmdpat_compile(src, &l->denied_cmds[l->ndenied_cmds], err);
+		bool blank = !src[strspn(src, " \t\n\r\v\f")];
 
-		if (r < 0) {
+		/* a user's entry that is no shell command ("it's", "a; b") is
+		 * still Aar's substring; a blank one would match everything */
+		if (r == -EINVAL && i >= ndef && !blank) {
+			if (err)
+				moat_error_clear(err);
+		} else if (r < 0) {
 			if (i >= ndef && c->denied_commands.loc)
 				loc_error(err, &c->denied_commands.loc[i - ndef]);
 			return r;
+		} else {
+			l->denied_pair[l->ndenied_cmds] =
+			    moat_cmdpat_pair(l->denied_cmds[l->ndenied_cmds]);
+			l->ndenied_cmds++;
 		}
-		l->denied_pair[l->ndenied_cmds] = moat_cmdpat_pair(l->denied_cmds[l->ndenied_cmds]);
-		l->ndenied_cmds++;
+		/* (a repeat of a built-in pattern, with the built-ins on, is that
+		 * pattern: the effective configuration writes them out) */
+		if (i < ndef || (defaults && moat_config_is_default_denied_command(src)))
+			continue;
+		if (!l->denied_subs) {
+			l->denied_sub_src = calloc(c->denied_commands.n, sizeof(char *));
+			if (!l->denied_sub_src || (r = moat_strset_new(&l->denied_subs)) < 0 ||
+			    (r = moat_strset_new(&l->denied_subs_raw)) < 0)
+				return -ENOMEM;
+		}
+		l->denied_sub_src[l->ndenied_sub_src] = moat_strdup(src);
+		if (!l->denied_sub_src[l->ndenied_sub_src])
+			return -ENOMEM;
+		r = add_substring(l->denied_subs, l->denied_subs_raw, src, (long)l->ndenied_sub_src,
+				  0, false, &differs);
+		l->ndenied_sub_src++;
+		if (r < 0)
+			return r;
+	}
+	if (l->denied_subs) {
+		int r = build_substrings(&l->denied_subs, &l->denied_subs_raw, differs);
+
+		if (r < 0)
+			return r;
 	}
 	/* counting sort by need, stable: each group stays in pattern order */
 	for (size_t i = 0; i < l->ndenied_cmds; i++)
@@ -827,6 +966,7 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	l->hardline = project ? true : c->hardline;
 	/* Forced ASK: an allow-list is set but the sandbox cannot enforce it. */
 	l->forced_ask = !project && c->allowed_paths_set && c->sandbox_mode == MOAT_SANDBOX_LOCAL;
+	l->allow_list = !project && c->allowed_paths_set;
 	l->allow_local = project ? false : c->allow_local_network;
 
 	/* path rules */
@@ -1067,6 +1207,7 @@ struct call {
 	struct verdict lv[2]; /* per layer */
 	bool path_done[2];    /* a path rule decided this path for the layer */
 	bool builtin_file_tool; /* read_file, list_directory, write_file, edit_file */
+	bool unsandboxed;	/* MOAT_CHECK_UNSANDBOXED */
 	const struct tool_decl *decl; /* the configured declaration, or NULL */
 };
 
@@ -1610,7 +1751,32 @@ static void check_url(struct call *c, size_t li)
 
 static _Thread_local pcre2_match_data *tl_md;
 
-/* First command rule matching one view's text; -1 if none. */
+/* The first regex rule (below limit, a rule index or -1 for none) found in
+ * text; -1 if none. */
+static long first_regex_rule(const struct layer *l, const char *text, size_t len, long limit)
+{
+	if (l->ncmd_regex && !tl_md)
+		tl_md = pcre2_match_data_create(1, NULL);
+	for (size_t k = 0; k < l->ncmd_regex; k++) {
+		size_t ri = l->cmd_regex_rule[k];
+
+		if (limit >= 0 && ri > (size_t)limit)
+			break;
+		if (tl_md && pcre2_match(l->cmd_rules[ri].re, (PCRE2_SPTR)text, len, 0, 0, tl_md,
+					 NULL) >= 0)
+			return (long)ri;
+	}
+	return -1;
+}
+
+static long min_rule(long a, long b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+/* First command rule matching one view's text; -1 if none: a glob over the
+ * whole text, a regex found in it, a deny or ask substring occurring in it,
+ * an allow substring starting it. */
 static long first_cmd_rule(const struct layer *l, const char *text)
 {
 	size_t len;
@@ -1619,23 +1785,38 @@ static long first_cmd_rule(const struct layer *l, const char *text)
 	if (!l->ncmd_rules)
 		return -1;
 	len = strlen(text);
-	gi = moat_globset_first(l->cmd_globs, text, len);
+	gi = moat_globset_count(l->cmd_globs) ? moat_globset_first(l->cmd_globs, text, len) : -1;
 	if (gi >= 0)
 		best = (long)l->cmd_glob_rule[gi];
-	if (l->ncmd_regex && !tl_md)
-		tl_md = pcre2_match_data_create(1, NULL);
-	for (size_t k = 0; k < l->ncmd_regex; k++) {
-		size_t ri = l->cmd_regex_rule[k];
-
-		if (best >= 0 && ri > (size_t)best)
-			break;
-		if (tl_md && pcre2_match(l->cmd_rules[ri].re, (PCRE2_SPTR)text, len, 0, 0, tl_md,
-					 NULL) >= 0) {
-			best = (long)ri;
-			break;
-		}
+	if (l->cmd_subs) {
+		best = min_rule(best, moat_strset_first_in(l->cmd_subs, text, len, SUB_STOP));
+		best = min_rule(best, moat_strset_first_prefix(l->cmd_subs, text, len, SUB_ALLOW));
 	}
-	return best;
+	return min_rule(best, first_regex_rule(l, text, len, best));
+}
+
+/* First command rule matching the command as written (Aar's subject): a
+ * glob over all of it (blanks around it aside), a regex or any substring
+ * found in it; -1 if none. Only a deny or ask decides anything here (an
+ * allow is for one program invocation at a time), but an allow found first
+ * is still the first match, as in Aar: an exception stays one. */
+static long first_cmd_rule_raw(const struct layer *l, const char *cmd, size_t len)
+{
+	const struct moat_strset *subs = l->cmd_subs_raw ? l->cmd_subs_raw : l->cmd_subs;
+	size_t b = 0, e = len;
+	long best = -1, gi;
+
+	while (b < e && is_space(cmd[b]))
+		b++;
+	while (e > b && is_space(cmd[e - 1]))
+		e--;
+	gi = moat_globset_count(l->cmd_globs) ? moat_globset_first(l->cmd_globs, cmd + b, e - b)
+					      : -1;
+	if (gi >= 0)
+		best = (long)l->cmd_glob_rule[gi];
+	if (subs)
+		best = min_rule(best, moat_strset_first_in(subs, cmd, len, MOAT_STRSET_ALL));
+	return min_rule(best, first_regex_rule(l, cmd, len, best));
 }
 
 /* A view whose program, or whose script, cannot be known before it runs. */
@@ -1837,10 +2018,20 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		    (!(pp->flags & MOAT_CMD_PATH_WRITE) || l->path_rule_write[pr]))
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
-		vset(out, MOAT_ASK, false, rule,
-		     "'%s' names %s, a denied path: the command would %s it (the sandbox hides it)",
-		     a->views[pp->view].text, subj,
-		     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		/* SECURITY: the ASK stands on the sandbox hiding the path; with
+		 * no sandbox behind the call the command would read it */
+		if (c->unsandboxed)
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' names %s, a denied path: the command would %s it, and no "
+			     "sandbox hides it where this command runs",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		else
+			vset(out, MOAT_ASK, false, rule,
+			     "'%s' names %s, a denied path: the command would %s it (the sandbox "
+			     "hides it)",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
 		return;
 	}
 }
@@ -1901,6 +2092,22 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 			break;
 		}
 	}
+	/* the command as written, as Aar reads it: its first matching rule,
+	 * when it denies or asks, holds for the whole command (a comment or a
+	 * quoted mention no program invocation shows) */
+	if (l->ncmd_rules) {
+		long ri = first_cmd_rule_raw(l, c->command, c->command_len);
+
+		if (ri >= 0 && l->cmd_rules[ri].decision != MOAT_ALLOW) {
+			bool deny = l->cmd_rules[ri].decision == MOAT_DENY;
+
+			rule_id(rule, sizeof(rule), l, "command_rules", l->cmd_rules[ri].pattern);
+			vset(out, deny ? MOAT_DENY : MOAT_ASK, deny, rule,
+			     "a command rule %s '%.300s'", deny ? "denies" : "asks before",
+			     c->command);
+			all_allowed = false;
+		}
+	}
 	/* 6. denied commands, by structure; an explicit rule for the view wins.
 	 * Most patterns need a program no view runs: only candidates are tried
 	 * (all of them, in order, when there are too many to list). */
@@ -1921,6 +2128,34 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 		vset(out, MOAT_DENY, true, rule, "'%s' matches the denied command '%s'",
 		     vi < a->nviews ? a->views[vi].text : c->command,
 		     moat_cmdpat_source(l->denied_cmds[k]));
+	}
+	/* the user's entries as Aar reads them: text occurring in a program
+	 * invocation without a rule of its own, or in the command as written
+	 * unless command rules allow every program it runs (Aar checks its
+	 * command rules first) */
+	if (l->denied_subs && !(out->set && out->v == MOAT_DENY)) {
+		const struct moat_strset *raw = l->denied_subs_raw ? l->denied_subs_raw
+								    : l->denied_subs;
+		long k = -1;
+		size_t vi = a->nviews;
+
+		for (size_t i = 0; i < a->nviews && k < 0; i++) {
+			if (decided[i] >= 0)
+				continue;
+			k = moat_strset_first_in(l->denied_subs, a->views[i].text,
+						 strlen(a->views[i].text), MOAT_STRSET_ALL);
+			vi = i;
+		}
+		if (k < 0 && !(all_allowed && first_allow >= 0)) {
+			k = moat_strset_first_in(raw, c->command, c->command_len, MOAT_STRSET_ALL);
+			vi = a->nviews;
+		}
+		if (k >= 0) {
+			rule_id(rule, sizeof(rule), l, "denied_commands", l->denied_sub_src[k]);
+			vset(out, MOAT_DENY, true, rule, "'%.300s' holds the denied command '%s'",
+			     vi < a->nviews ? a->views[vi].text : c->command,
+			     l->denied_sub_src[k]);
+		}
 	}
 	/* configuration-independent asks: startup-file writes, unknown programs */
 	for (size_t i = 0; i < a->nfindings; i++) {
@@ -2023,6 +2258,13 @@ static void finish_layer(struct call *c, size_t li)
 		     "command");
 		return;
 	}
+	if ((c->effects & MOAT_EFFECT_EXECUTE) && l->allow_list && c->unsandboxed) {
+		rule_id(rule, sizeof(rule), l, "sandbox:forced-ask", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "allowed_paths is set but no sandbox enforces it on a shell command run "
+		     "where this call runs");
+		return;
+	}
 	/* 8. approval requirements */
 	if ((c->effects & MOAT_EFFECT_WRITE) && l->req_writes) {
 		rule_id(rule, sizeof(rule), l, "require_approval_for_writes", NULL);
@@ -2072,6 +2314,12 @@ static void decide_fail(struct moat_decision *ret, const char *rule, const char 
 int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t *args,
 			   struct moat_decision *ret, struct moat_error *err)
 {
+	return moat_policy_check_args_ex(p, tool, args, 0, ret, err);
+}
+
+int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, json_t *args,
+			      unsigned flags, struct moat_decision *ret, struct moat_error *err)
+{
 	struct call c;
 	const struct tool_decl *d;
 	const char *command_arg = NULL, *url_arg = NULL;
@@ -2088,6 +2336,7 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 	c.command_len = 0;
 	c.url = NULL;
 	c.builtin_file_tool = false;
+	c.unsandboxed = (flags & MOAT_CHECK_UNSANDBOXED) != 0;
 	c.decl = NULL;
 	for (size_t li = 0; li < MOAT_ARRAY_SIZE(c.lv); li++) {
 		c.lv[li].v = MOAT_ALLOW;

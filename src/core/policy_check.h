@@ -11,6 +11,15 @@
 
 int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t *args,
 			   struct moat_decision *ret, struct moat_error *err);
+/* Flags of moat_policy_check_args_ex. UNSANDBOXED: nothing confines what
+ * the call runs (a hook answering for an agent that runs the tool itself),
+ * so what the policy leaves to moat's sandbox is decided here: a shell
+ * command naming a denied path is DENY, not ASK (the sandbox would hide the
+ * path), and a shell command asks whenever allowed_paths is set (the
+ * sandbox would enforce it). */
+#define MOAT_CHECK_UNSANDBOXED 1u
+int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, json_t *args,
+			      unsigned flags, struct moat_decision *ret, struct moat_error *err);
 /* Effects of a tool (MOAT_EFFECT_*), 0 for an undeclared tool. */
 unsigned moat_policy_tool_effects(const struct moat_policy *p, const char *tool);
 bool moat_policy_logs_commands(const struct moat_policy *p);

@@ -175,7 +175,8 @@ __attribute__((format(printf, 2, 3))) static void set_reason(struct moat_approva
  * remembered or pre-approved: a write into a startup, persistence or
  * credential file, a destructive command whose target is unknown, a download
  * run in the same command, setuid modes, disk partitioning, a command naming
- * a denied path, a program or script unknown before running. Only the
+ * a denied path, a program or script unknown before running, a write to a
+ * device node. Only the
  * approver answers these (a pre-approved glob could not describe them, and
  * "always" was said about other calls). */
 static bool sticky_ask(const char *rule)
@@ -183,6 +184,7 @@ static bool sticky_ask(const char *rule)
 	static const char *const prefixes[] = {
 	    "startup-write:",	      "dynamic-target:", "command:download-exec", "command:setuid",
 	    "command:disk-partition", "command:dynamic", "command:shell-stdin",	  "denied_paths",
+	    "command:device-write",
 	};
 
 	if (moat_str_has_prefix(rule, "project:"))

@@ -5,6 +5,9 @@
  *                         (defaults only when absent; reset per file)
  *   project: {JSON}       a project layer (may only tighten); "project: none" drops it
  *   cwd: /abs/dir         working directory (default /home/user/project)
+ *   context: unsandboxed  decide as the hook does, with nothing confining the
+ *                         call (MOAT_CHECK_UNSANDBOXED); "context: sandboxed"
+ *                         goes back (the default, reset per file)
  *   TOOL {ARGS} -> VERDICT [RULE]
  * RULE is compared exactly, or as a prefix when it ends in '*'. Lines
  * starting with '#' and blank lines are ignored. The environment seen by the
@@ -19,6 +22,7 @@
 #include <moat/moat.h>
 
 #include "core/config.h"
+#include "core/policy_check.h"
 
 static int n, failed;
 
@@ -66,6 +70,7 @@ static int run_file(const char *path, const char *name)
 	int lineno = 0;
 	struct moat_policy *p = NULL;
 	bool dirty = true;
+	unsigned flags = 0;
 
 	if (!f)
 		return -errno;
@@ -87,6 +92,10 @@ static int run_file(const char *path, const char *name)
 			free(project_json);
 			project_json = strcmp(trim(s + 8), "none") ? strdup(trim(s + 8)) : NULL;
 			dirty = true;
+			continue;
+		}
+		if (!strncmp(s, "context:", 8)) {
+			flags = !strcmp(trim(s + 8), "unsandboxed") ? MOAT_CHECK_UNSANDBOXED : 0;
 			continue;
 		}
 		if (!strncmp(s, "cwd:", 4)) {
@@ -144,7 +153,18 @@ static int run_file(const char *path, const char *name)
 			continue;
 		}
 		moat_error_clear(&err);
-		moat_policy_check(p, tool, args, strlen(args), &d, &err);
+		if (flags) {
+			json_t *j = json_loads(args, JSON_REJECT_DUPLICATES, NULL);
+
+			if (!j || moat_policy_check_args_ex(p, tool, j, flags, &d, &err) < 0) {
+				d.verdict = MOAT_DENY;
+				snprintf(d.rule, sizeof(d.rule), "input:invalid");
+				d.reason[0] = '\0';
+			}
+			json_decref(j);
+		} else {
+			moat_policy_check(p, tool, args, strlen(args), &d, &err);
+		}
 		{
 			const char *got = moat_verdict_name(d.verdict);
 			bool ok = !strcmp(got, verdict);

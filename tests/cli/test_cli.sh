@@ -69,6 +69,18 @@ expect 2 "invalid glob exits 2" -- "$MOAT" config check "$tmp/glob.json"
 printf '{"require_approval_for_writes": true}' >"$tmp/good.json"
 expect 0 "valid config passes config check" -- "$MOAT" config check "$tmp/good.json"
 contains "$out" 'good.json: ok' "config check says ok"
+# an Aar rule that looks like a glob: valid (exit 0), with a warning naming it
+printf '{"command_rules": [{"pattern": "DROP TABLE", "decision": "deny"},\n  {"pattern": "rm .*", "decision": "deny"}]}' >"$tmp/aar.json"
+expect 0 "a substring rule holding glob characters still passes config check" -- "$MOAT" config check "$tmp/aar.json"
+contains "$out" 'aar.json: ok' "config check says ok"
+contains "$err" 'aar.json:2:15: warning: safety.command_rules[1].pattern: "rm .*" holds glob characters' "the warning names the rule and its place"
+contains "$err" '"match": "glob"' "the warning suggests \"match\": \"glob\""
+case "$err" in *"command_rules[0]"*) nok "no warning for a plain substring" "$err" ;; *) ok "no warning for a plain substring" ;; esac
+printf '{"command_rules": [{"pattern": "rm .*", "decision": "deny", "match": "glob"}]}' >"$tmp/glob2.json"
+expect 0 "a glob rule passes config check" -- "$MOAT" config check "$tmp/glob2.json"
+[ -z "$err" ] && ok "no warning for an explicit match" || nok "no warning for an explicit match" "$err"
+expect 1 "the Aar rule denies by substring" -- "$MOAT" check --config "$tmp/aar.json" bash '{"command": "psql -c \"DROP TABLE users\""}'
+contains "$out" '"rule":"command_rules:DROP TABLE"' "the deny names the substring rule"
 expect 0 "config show" -- "$MOAT" config show --config "$tmp/good.json"
 contains "$out" '"require_approval_for_writes": true' "config show has the file's value"
 contains "$out" '**/.ssh/**' "config show has the default deny list"

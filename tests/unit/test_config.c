@@ -287,8 +287,21 @@ static const struct err_case err_cases[] = {
      "invalid regex at offset 3: missing closing parenthesis"},
     {"{\"command_rules\": [{\"is_regex\": true, \"decision\": \"deny\", \"pattern\": \"a{2,1}\"}]}",
      0, "t.json:1:70", "safety.command_rules[0].pattern", "invalid regex at offset"},
-    {"{\"command_rules\": [{\"pattern\": \"git [\", \"decision\": \"ask\"}]}", 0, "t.json:1:32",
-     "safety.command_rules[0].pattern", "invalid glob"},
+    {"{\"command_rules\": [{\"pattern\": \"git [\", \"decision\": \"ask\", \"match\": \"glob\"}]}", 0,
+     "t.json:1:32", "safety.command_rules[0].pattern", "invalid glob"},
+    {"{\"command_rules\": [{\"pattern\": \"x\", \"decision\": \"ask\", \"match\": \"fuzzy\"}]}", 0,
+     "t.json:1:65", "safety.command_rules[0].match",
+     "expected \"substring\", \"glob\" or \"regex\""},
+    {"{\"command_rules\": [{\"pattern\": \"x\", \"decision\": \"ask\", \"match\": \"glob\", "
+     "\"is_regex\": true}]}",
+     0, "t.json:1:65", "safety.command_rules[0].match",
+     "\"match\": \"glob\" contradicts \"is_regex\": true"},
+    {"{\"command_rules\": [{\"pattern\": \"x\", \"decision\": \"ask\", \"is_regex\": false, "
+     "\"match\": \"regex\"}]}",
+     0, "t.json:1:84", "safety.command_rules[0].match",
+     "\"match\": \"regex\" contradicts \"is_regex\": false"},
+    {"{\"command_rules\": [{\"pattern\": \" \\t\", \"decision\": \"deny\"}]}", 0, "t.json:1:32",
+     "safety.command_rules[0].pattern", "an empty or blank substring would match every"},
     {"{\"path_rules\": [{\"pattern\": \"/a/[bc\"}]}", 0, "t.json:1:29",
      "safety.path_rules[0].pattern", "invalid glob: unmatched '['"},
     {"{\"denied_paths\": [\"/ok/**\",\n                  \"/x/{a,b\"]}", 0, "t.json:2:19",
@@ -1626,6 +1639,78 @@ static void test_json_parse(void)
 	json_decref(j);
 }
 
+/* command_rules[].match: Aar's substring by default, "glob" and "regex" by
+ * name (is_regex still spells regex); the warnings of `moat config check`. */
+struct warned {
+	size_t n;
+	char text[8][512];
+};
+
+static void note_warning(const struct moat_loc *loc, const char *key, const char *msg, void *ud)
+{
+	struct warned *w = ud;
+
+	if (w->n < 8)
+		snprintf(w->text[w->n], sizeof(w->text[0]), "%s:%d:%d: %s: %s",
+			 loc->file ? loc->file : "?", loc->line, loc->column, key, msg);
+	w->n++;
+}
+
+static void test_match_and_warnings(void)
+{
+	static const char doc[] =
+	    "{\"command_rules\": [\n"
+	    "  {\"pattern\": \"DROP TABLE\", \"decision\": \"deny\"},\n"
+	    "  {\"pattern\": \"rm .*\", \"decision\": \"deny\"},\n"
+	    "  {\"pattern\": \"git *\", \"decision\": \"allow\", \"match\": \"glob\"},\n"
+	    "  {\"pattern\": \"a*b\", \"decision\": \"ask\", \"match\": \"substring\"},\n"
+	    "  {\"pattern\": \"^x\", \"decision\": \"ask\", \"is_regex\": true},\n"
+	    "  {\"pattern\": \"^y\", \"decision\": \"ask\", \"match\": \"regex\", \"is_regex\": true},\n"
+	    "  {\"pattern\": \"z?\", \"decision\": \"ask\", \"is_regex\": false}],\n"
+	    " \"denied_commands\": [\"DROP DATABASE\", \"it's\"]}";
+	struct moat_config c;
+	struct moat_error e;
+	struct warned w = {0};
+	char *json;
+
+	moat_config_init(&c);
+	CHECKF(load(&c, doc, 0, &e) == 0, "match keys load (%s: %s)", e.key, e.msg);
+	CHECK_INT(c.ncommand_rules, 7);
+	CHECK_INT(c.command_rules[0].match, MOAT_CMD_MATCH_SUBSTRING);
+	CHECK(!c.command_rules[0].match_given);
+	CHECK_INT(c.command_rules[2].match, MOAT_CMD_MATCH_GLOB);
+	CHECK_INT(c.command_rules[3].match, MOAT_CMD_MATCH_SUBSTRING);
+	CHECK(c.command_rules[3].match_given);
+	CHECK_INT(c.command_rules[4].match, MOAT_CMD_MATCH_REGEX);
+	CHECK_INT(c.command_rules[5].match, MOAT_CMD_MATCH_REGEX);
+	CHECK_INT(c.command_rules[6].match, MOAT_CMD_MATCH_SUBSTRING);
+	CHECK_INT(moat_config_warnings(&c, note_warning, &w), 3);
+	CHECK_INT(w.n, 3);
+	CHECKF(strstr(w.text[0], "t.json:3:15: safety.command_rules[1].pattern: \"rm .*\" holds glob") ==
+		   w.text[0],
+	       "the warning names the rule and its place: %s", w.text[0]);
+	CHECK(strstr(w.text[0], "\"match\": \"glob\"") != NULL);
+	CHECKF(strstr(w.text[1], "safety.command_rules[6].pattern: \"z?\"") != NULL, "%s", w.text[1]);
+	CHECKF(strstr(w.text[2], "t.json:9:39: safety.denied_commands[1]: \"it's\" is not a shell") ==
+		   w.text[2],
+	       "%s", w.text[2]);
+	/* the effective configuration names the match of every rule */
+	json = moat_config_to_json(&c);
+	CHECK(json && strstr(json, "{\"pattern\": \"DROP TABLE\", \"decision\": \"deny\", "
+				   "\"match\": \"substring\"}"));
+	CHECK(json && strstr(json, "{\"pattern\": \"git *\", \"decision\": \"allow\", "
+				   "\"match\": \"glob\"}"));
+	CHECK(json && strstr(json, "\"match\": \"regex\"}"));
+	CHECK(json && !strstr(json, "is_regex"));
+	free(json);
+	CHECK(moat_config_is_default_denied_command("shutdown"));
+	CHECK(moat_config_is_default_denied_command("curl | sh"));
+	CHECK(!moat_config_is_default_denied_command("DROP DATABASE"));
+	CHECK(!moat_config_is_default_denied_command(NULL));
+	CHECK_INT(moat_config_warnings(NULL, NULL, NULL), 0);
+	moat_config_release(&c);
+}
+
 int main(void)
 {
 	moat_config_set_env(fake_env, NULL);
@@ -1640,6 +1725,7 @@ int main(void)
 	test_expand();
 	test_merge();
 	test_csv();
+	test_match_and_warnings();
 	test_to_json();
 	test_json_locate();
 	test_json_parse();
