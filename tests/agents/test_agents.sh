@@ -21,26 +21,11 @@ DIR=$SRC/tests/agents
 . "$(dirname "$0")/../lib/tap.sh"
 [ "${CI:-}" = true ] && MUST=1
 
-skip_all() {
-	if [ "$MUST" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - $* (CI: the agent tests must run; run scripts/deps.sh as root)"
-		exit 1
-	fi
-	echo "1..0 # SKIP $*"
-	exit 0
-}
+MUST_HINT='run scripts/deps.sh as root'
 
 [ -x "$MOAT" ] || { echo "1..1"; echo "not ok 1 - no moat binary (set MOAT)"; exit 1; }
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
-if [ -z "${MOAT_NPM_PREFIX:-}" ]; then
-	for p in /opt/moat-npm "${HOME:-/nonexistent}/.cache/moat-npm"; do
-		if [ -d "$p/node_modules/@anthropic-ai/claude-code" ] || [ -d "$p/node_modules/@openai/codex" ]; then
-			MOAT_NPM_PREFIX=$p
-			break
-		fi
-	done
-fi
+npm_prefix @anthropic-ai/claude-code @openai/codex
 [ -n "${MOAT_NPM_PREFIX:-}" ] ||
 	skip_all "neither @anthropic-ai/claude-code nor @openai/codex is installed (scripts/deps.sh)"
 # loopback only: a network namespace of our own (root), lo up in it

@@ -40,3 +40,28 @@ bail() {
 	echo "not ok $((n + 1)) - $*"
 	exit 1
 }
+
+# The preamble of the node suites (tests/mcp, tests/agents).
+# skip_all REASON: the whole suite skips, saying why; a failure under MUST
+# (MUST_HINT says what would make it run).
+skip_all() {
+	if [ "$MUST" = 1 ]; then
+		echo "1..1"
+		echo "not ok 1 - $* (CI: this suite must run; ${MUST_HINT:-run scripts/deps.sh})"
+		exit 1
+	fi
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+# npm_prefix PKG...: unless MOAT_NPM_PREFIX is set, the first of
+# scripts/deps.sh's prefixes that holds one of the packages, else nothing.
+npm_prefix() {
+	local p k
+	[ -n "${MOAT_NPM_PREFIX:-}" ] && return 0
+	for p in /opt/moat-npm "${HOME:-/nonexistent}/.cache/moat-npm"; do
+		for k in "$@"; do
+			[ -d "$p/node_modules/$k" ] && { MOAT_NPM_PREFIX=$p; return 0; }
+		done
+	done
+	return 0
+}

@@ -19,23 +19,9 @@ SCENARIOS="server-initialize ping tools-list logging-set-level"
 . "$(dirname "$0")/../lib/tap.sh"
 [ "${CI:-}" = true ] && MUST=1
 
-skip_all() {
-	if [ "$MUST" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - $* (CI: the conformance suite must run; run scripts/deps.sh)"
-		exit 1
-	fi
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
 [ -x "$MOAT" ] || { echo "1..1"; echo "not ok 1 - no moat binary (set MOAT)"; exit 1; }
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
-if [ -z "${MOAT_NPM_PREFIX:-}" ]; then
-	for p in /opt/moat-npm "${HOME:-/nonexistent}/.cache/moat-npm"; do
-		[ -d "$p/node_modules/@modelcontextprotocol/conformance" ] && { MOAT_NPM_PREFIX=$p; break; }
-	done
-fi
+npm_prefix @modelcontextprotocol/conformance
 NM=${MOAT_NPM_PREFIX:-/nonexistent}/node_modules
 CONF=$NM/@modelcontextprotocol/conformance/dist/index.js
 GW=$NM/supergateway/dist/index.js

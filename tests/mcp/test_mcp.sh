@@ -17,26 +17,9 @@ DIR=$SRC/tests/mcp
 . "$(dirname "$0")/../lib/tap.sh"
 [ "${CI:-}" = true ] && MUST=1
 
-skip_all() {
-	if [ "$MUST" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - $* (CI: the MCP tests must run; run scripts/deps.sh)"
-		exit 1
-	fi
-	echo "1..0 # SKIP $*"
-	exit 0
-}
-
 [ -x "$MOAT" ] || { echo "1..1"; echo "not ok 1 - no moat binary (set MOAT)"; exit 1; }
 command -v node >/dev/null 2>&1 || skip_all "node is not installed"
-if [ -z "${MOAT_NPM_PREFIX:-}" ]; then
-	for p in /opt/moat-npm "${HOME:-/nonexistent}/.cache/moat-npm"; do
-		if [ -d "$p/node_modules/@modelcontextprotocol/sdk" ]; then
-			MOAT_NPM_PREFIX=$p
-			break
-		fi
-	done
-fi
+npm_prefix @modelcontextprotocol/sdk
 [ -n "${MOAT_NPM_PREFIX:-}" ] && [ -d "$MOAT_NPM_PREFIX/node_modules/@modelcontextprotocol/sdk" ] ||
 	skip_all "the npm package @modelcontextprotocol/sdk is not installed"
 export MOAT MOAT_NPM_PREFIX
