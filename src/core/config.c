@@ -2409,8 +2409,27 @@ static int validate_profiles(struct walker *w, struct moat_config *c)
 
 /* Keys that choose or weaken confinement are P_NEVER: a project file may
  * neither define profiles nor pick one (it could loosen). */
+/* sandbox.scan_max_entries: the workspace scan's bound (src/sandbox/scan.h) */
+static int h_scan_max(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
+{
+	struct moat_config *c = t;
+	json_int_t n;
+	int r;
+
+	r = expect_type(w, v, off, JSON_INTEGER);
+	if (r < 0)
+		return r;
+	n = json_integer_value(v);
+	if (n < 1000 || (unsigned long long)n > MOAT_CONFIG_MAX_SCAN_ENTRIES)
+		return fail_at(w, off, "expected an integer from 1000 to %llu, got %lld",
+			       (unsigned long long)MOAT_CONFIG_MAX_SCAN_ENTRIES, (long long)n);
+	c->scan_max_entries = (size_t)n;
+	return 0;
+}
+
 static const struct key_spec sandbox_specs[] = {
     {"mode", h_sandbox_mode, P_NEVER, false, 0},
+    {"scan_max_entries", h_scan_max, P_NEVER, false, 0},
     {"linux", h_sandbox_linux, P_ANY, false, 0},
     {"profile", h_sandbox_profile, P_NEVER, false, 0},
     {"fallback", h_sandbox_fallback, P_NEVER, false, 0},
@@ -3330,6 +3349,8 @@ char *moat_config_to_json(const struct moat_config *c)
 		moat_buf_printf(&b, ", \"max_memory_mb\": %ld},\n", c->max_memory_mb);
 	else
 		moat_buf_puts(&b, ", \"max_memory_mb\": null},\n");
+	moat_buf_printf(&b, "      \"scan_max_entries\": %zu,\n",
+			c->scan_max_entries ? c->scan_max_entries : (size_t)MOAT_CONFIG_SCAN_ENTRIES);
 	put_sandbox_profiles(&b, c);
 	moat_buf_puts(&b, "    },\n");
 

@@ -25,6 +25,9 @@
 #define MOAT_CONFIG_MAX_TOOL_ARGS 64u	   /* tools: entries of effects / path_args */
 #define MOAT_CONFIG_MAX_TOOLS 4096u	   /* tools: declarations */
 #define MOAT_CONFIG_MAX_MEMORY_MB 1048576u /* sandbox.linux.max_memory_mb */
+/* sandbox.scan_max_entries: the default, and the most it may be set to */
+#define MOAT_CONFIG_SCAN_ENTRIES 20000000u
+#define MOAT_CONFIG_MAX_SCAN_ENTRIES 1000000000ull
 #define MOAT_CONFIG_DEFAULT_APPROVAL_TIMEOUT_S 120 /* approval_timeout */
 #define MOAT_CONFIG_MAX_APPROVAL_TIMEOUT_S 86400   /* approval_timeout: 1 to a day */
 
@@ -129,6 +132,7 @@ struct moat_config {
 	enum moat_sandbox_mode sandbox_mode;
 	char *sandbox_workspace;	/* NULL: cwd */
 	long max_memory_mb;		/* 0: profile default */
+	size_t scan_max_entries;	/* sandbox.scan_max_entries; 0: the default */
 
 	/* sandbox profiles (docs/configuration.md, "Sandbox profiles"): named
 	 * profiles, the default one, the default fallback, per-tool rules.

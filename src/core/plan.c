@@ -2027,6 +2027,7 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	p->workspace = moat_strdup(buf);
 	p->tmp_workspace = ctx->tmp_workspace;
 	p->argv = ctx->argv;
+	p->scan_max_entries = ctx->scan_max_entries;
 	if (!p->workspace) {
 		r = -ENOMEM;
 		goto fail;
@@ -2375,7 +2376,7 @@ static bool strv_eq(const struct moat_strv *a, const struct moat_strv *b)
  * plan must be compared here too, which the size check (x86-64) is a
  * reminder of. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct moat_plan) == 5728,
+_Static_assert(sizeof(struct moat_plan) == 5736,
 	       "struct moat_plan changed: compare the new field in moat_plan_same_sandbox");
 #endif
 
@@ -2386,7 +2387,8 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	if (strcmp(a->profile, b->profile) || !str_eq(a->workspace, b->workspace) ||
 	    a->tmp_workspace != b->tmp_workspace || !str_eq(a->home, b->home) ||
 	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
-	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->protect, &b->protect) ||
+	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || a->scan_max_entries != b->scan_max_entries ||
+	    !strv_eq(&a->protect, &b->protect) ||
 	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
 	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
 	    a->private_pts != b->private_pts || a->fresh_proc != b->fresh_proc ||

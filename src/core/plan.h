@@ -414,6 +414,7 @@ struct moat_plan_context {
 	const char *const *denied; /* the policy's denied paths (globs), NULL-terminated */
 	const struct moat_strv *denied_extra; /* more denied paths (config), may be NULL */
 	char *const *argv;		      /* the command, borrowed */
+	size_t scan_max_entries; /* sandbox.scan_max_entries; 0: the default */
 	/* the planner's one look at the filesystem (a symbolic link planted
 	 * on the way to a path); NULL: lstat(2). The runner passes its
 	 * recorder (sandbox/fsrec.h), so that a sandbox armed ahead knows
@@ -437,6 +438,7 @@ struct moat_plan {
 	size_t nmasks;
 	uint64_t mask_seen[16]; /* bit (hash % 1024) of every mask's pattern: most adds skip the search for a duplicate */
 	struct moat_strv mask_exempt; /* denied paths never masked (libc needs them) */
+	size_t scan_max_entries;      /* the workspace scan's bound; 0: the default */
 	struct moat_strv protect;     /* relative to the workspace */
 	struct moat_strv sockets;     /* host sockets kept reachable */
 	bool home_cow;		      /* overlay on the home directory, writes discarded */

@@ -116,14 +116,15 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
 
 /* Paths Landlock must leave out of the read rules (masked secrets, when
  * there is no mount namespace to cover them). */
-struct carve {
-	const char *v[MOAT_MASK_MAX_MOUNTS];
-	size_t n;
-	size_t budget; /* rules left */
-};
-
 #define LL_CARVE_MAX_RULES 2048
 #define LL_CARVE_MAX_DEPTH 16
+
+struct carve {
+	const char *v[LL_CARVE_MAX_RULES];
+	size_t n;
+	bool over; /* more masked paths than v holds: refused */
+	size_t budget; /* rules left */
+};
 
 static bool carve_is(const struct carve *c, const char *path)
 {
@@ -236,6 +237,13 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 
 static int add_root_rule(int ruleset, uint64_t access, struct carve *c, struct moat_error *err)
 {
+	if (c->over) {
+		moat_error_set(err,
+			       "more than %d masked paths to leave out of reach without a mount "
+			       "namespace; mask fewer paths or enable user namespaces",
+			       LL_CARVE_MAX_RULES);
+		return -E2BIG;
+	}
 	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -254,10 +262,11 @@ static void plan_carve(const struct moat_plan *p, const struct moat_mounts *m, s
 	size_t gl = gaps ? strlen(gaps) : 0;
 
 	c->n = 0;
+	c->over = false;
 	c->budget = LL_CARVE_MAX_RULES;
 	if (p->mntns || !m)
 		return;
-	for (size_t i = 0; i < m->n && c->n < MOAT_ARRAY_SIZE(c->v); i++) {
+	for (size_t i = 0; i < m->n && !c->over; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
 		bool covered = false;
 
@@ -276,7 +285,10 @@ static void plan_carve(const struct moat_plan *p, const struct moat_mounts *m, s
 			}
 			continue;
 		}
-		c->v[c->n++] = op->target;
+		if (c->n == MOAT_ARRAY_SIZE(c->v))
+			c->over = true;
+		else
+			c->v[c->n++] = op->target;
 	}
 }
 

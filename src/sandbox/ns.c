@@ -45,11 +45,10 @@
 #include "core/path.h"
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scan.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
-struct scan_cache;
-static void scan_cache_free(struct scan_cache *c);
 
 /* the new mount API, by number (unified across architectures since 5.1) */
 #define X_NR_open_tree 428
@@ -85,10 +84,18 @@ static int add_op(struct moat_mounts *m, enum moat_mount_kind kind, const char *
 
 	if (m->n >= MOAT_MASK_MAX_MOUNTS)
 		return -E2BIG;
-	nv = realloc(m->ops, (m->n + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	m->ops = nv;
+	if ((kind == MOAT_MNT_KEEP || kind == MOAT_MNT_REVEAL) && ++m->nkeep > MOAT_MNT_MAX_KEEP)
+		return -E2BIG;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 32;
+
+		nv = realloc(m->ops, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		m->ops = nv;
+		m->cap = cap;
+	}
+	nv = m->ops;
 	/* every field, those added later included, starts zero */
 	memset(&nv[m->n], 0, sizeof(nv[m->n]));
 	nv[m->n].kind = kind;
@@ -147,8 +154,7 @@ void moat_mounts_release(struct moat_mounts *m)
 		free(m->guard[i].data);
 	}
 	free(m->guard);
-	free(m->scan_note);
-	scan_cache_free(m->scan_save);
+	moat_scan_save_free(m->scan_save);
 	m->scan_save = NULL;
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
@@ -200,7 +206,7 @@ static bool fd_same(int a, int b)
 
 bool moat_mounts_same(const struct moat_mounts *a, const struct moat_mounts *b)
 {
-	if (a->n != b->n || a->nmasks_found != b->nmasks_found || a->scan_note || b->scan_note ||
+	if (a->n != b->n || a->nmasks_found != b->nmasks_found ||
 	    a->nguard || b->nguard || a->gitcfg_watch != b->gitcfg_watch ||
 	    a->git_was_missing != b->git_was_missing || a->nested_watch != b->nested_watch ||
 	    !strs_same(a->protected_missing, a->nprotected_missing, b->protected_missing,
@@ -409,142 +415,6 @@ static int cmp_keep(const void *a, const void *b)
 	return la < lb ? -1 : la > lb;
 }
 
-/* ---- masks ---- */
-
-/* A globstar mask whose rest is one name, literal or with '*' and '?' only
- * (most of the defaults: ".env", "*.pem", ".ssh" followed by a globstar):
- * matched against the entry's name without a compiled glob. The others are
- * compiled when the first entry needs them. */
-/* What a name with '*' and '?' only must start and end with: the literal
- * text before its first wildcard and after its last (a wildcard matches at
- * least nothing, so a matching name is at least as long as both together).
- * Checked before the costlier match, it turns most names away. */
-struct name_cut {
-	const char *pre, *suf;
-	size_t npre, nsuf;
-};
-
-static void name_cut_of(const char *l, size_t n, struct name_cut *c)
-{
-	size_t first = n, last = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (l[i] == '*' || l[i] == '?') {
-			if (first == n)
-				first = i;
-			last = i + 1;
-		}
-	c->pre = l;
-	c->npre = first;
-	c->suf = l + last;
-	c->nsuf = first == n ? 0 : n - last; /* (no wildcard: all of it is pre) */
-}
-
-static bool name_cut_fits(const struct name_cut *c, const char *name, size_t nl)
-{
-	return nl >= c->npre + c->nsuf && !memcmp(name, c->pre, c->npre) &&
-	       !memcmp(name + nl - c->nsuf, c->suf, c->nsuf);
-}
-
-struct scan_name {
-	const char *name; /* in the pattern */
-	size_t len;
-	bool literal;
-	/* NAME then a globstar: only a directory NAME (a file has nothing under it) */
-	bool dir_only;
-	struct name_cut cut;
-};
-
-/* A compiled mask glob's quick test: the pattern's last component (before
- * a trailing globstar) must fit the entry's name, or with a trailing
- * globstar some component of the path (X followed by a globstar matches X
- * and what is below it). '*' and '?' never match '/', so the last
- * component of a match is the name. Off for classes, braces and escapes
- * anywhere in the pattern, and for a globstar as that component. */
-struct glob_cut {
-	bool on, any;
-	bool exact; /* no wildcard in the component */
-	size_t nexact;
-	struct name_cut cut;
-};
-
-static void glob_cut_of(const char *pat, struct glob_cut *g)
-{
-	size_t n = strlen(pat), k;
-	bool stars = true;
-
-	memset(g, 0, sizeof(*g));
-	if (strpbrk(pat, "{}[]\\"))
-		return;
-	if (n > 3 && !strcmp(pat + n - 3, "/**")) {
-		n -= 3;
-		g->any = true;
-	}
-	for (k = n; k > 0 && pat[k - 1] != '/'; k--)
-		;
-	if (k == n)
-		return;
-	for (size_t i = k; i < n; i++)
-		stars = stars && pat[i] == '*';
-	if (stars && n - k >= 2)
-		return; /* a globstar */
-	name_cut_of(pat + k, n - k, &g->cut);
-	g->exact = !memchr(pat + k, '*', n - k) && !memchr(pat + k, '?', n - k);
-	g->nexact = n - k;
-	g->on = true;
-}
-
-static bool glob_cut_fits(const struct glob_cut *g, const char *rel, size_t len, const char *name,
-			  size_t nl)
-{
-	if (!g->on)
-		return true;
-	if (!g->any)
-		return g->exact ? nl == g->nexact && !memcmp(name, g->cut.pre, nl)
-				: name_cut_fits(&g->cut, name, nl);
-	for (size_t i = 0; i < len;) {
-		const char *c = rel + i, *slash = memchr(c, '/', len - i);
-		size_t cl = slash ? (size_t)(slash - c) : len - i;
-
-		if (g->exact ? cl == g->nexact && !memcmp(c, g->cut.pre, cl)
-			     : name_cut_fits(&g->cut, c, cl))
-			return true;
-		i += cl + 1;
-	}
-	return false;
-}
-
-#define SCAN_AHEAD_MAX_DEVS 16
-
-/* each filesystem met, judged once */
-struct scan_devs {
-	struct {
-		dev_t dev;
-		bool local;
-	} v[SCAN_AHEAD_MAX_DEVS];
-	size_t n;
-};
-
-struct scan {
-	struct moat_mounts *m;
-	const char **pats;	  /* the other "**" patterns */
-	struct moat_glob **globs; /* compiled from pats on first use */
-	struct glob_cut *cuts;	  /* of pats */
-	size_t nglobs;
-	bool compiled;
-	struct scan_name *names;
-	size_t nnames;
-	size_t entries;
-	bool incomplete;
-	char rel[PATH_MAX];
-	const char *ws;
-	const struct moat_plan *plan;
-	const struct hidden *hid;
-	struct moat_error *err;
-	struct scan_cache *rec;		/* the record being made, or NULL */
-	const struct scan_cache *ahead; /* one made before, or NULL */
-	struct scan_devs use_devs;	/* the filesystems met, as ahead is used */
-};
 
 static bool is_exempt(const struct moat_plan *p, const char *path)
 {
@@ -656,1187 +526,116 @@ static int mask_around(const struct moat_plan *p, struct moat_mounts *m, const s
 	}
 }
 
-static bool ends_globstar(const char *pat)
-{
-	size_t n = strlen(pat);
-
-	return n >= 3 && !strcmp(pat + n - 3, "/**");
-}
-
-/* A directory, or a link to one (what mask_one would mask as one)? */
-static bool is_dir_at(int dfd, const char *name, unsigned char type)
-{
-	struct stat st;
-
-	if (type == DT_DIR)
-		return true;
-	if (type != DT_LNK && type != DT_UNKNOWN)
-		return false;
-	return fstatat(dfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* ---- the scan ahead (a session's next shell call) ----
- *
- * A runner started ahead of a session's next shell call scans the
- * workspace while the agent thinks, and keeps, for each directory, its
- * identity and change times and what of it matters to the masks: the
- * entries a mask pattern names (matched, or matched if a directory) and
- * the directories to descend. The call's own scan then reads again only
- * the directories that changed since: any entry added, removed or renamed
- * changes a directory's ctime, which no one can set back (utimes sets it
- * to now), a directory replaced or mounted over has another identity.
- * Directories changed within SCAN_TRUST_SLACK_S of the scan ahead are
- * read again anyway (a change in the same clock tick would leave the time
- * as it was), and so are those with whole-second times; nothing is kept
- * of a directory on a filesystem that is not local (a file server's or a
- * FUSE server's times are not this kernel's), and the scan ahead is not
- * used after the wall clock has stepped. What a matched entry is (a link
- * to a directory or not) is looked at again every time, and every mask is
- * resolved afresh. */
-#define SCAN_TRUST_SLACK_S 2
-#define SCAN_AHEAD_MAX_DIRS 20000
-
-enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4 };
-
-struct scan_cent {
-	char *name;
-	unsigned char type, what;
-};
-
-struct scan_cdir {
-	char *rel;
-	dev_t dev;
-	ino_t ino;
-	struct timespec ct, mt;
-	size_t entries; /* all of them, as the scan counts */
-	struct scan_cent *ents;
-	size_t nents;
-};
-
-/* the wall clock stepped (date -s, NTP, a resumed VM) by more than this
- * between the scan ahead and the call: the scan ahead is not used */
-#define SCAN_CLOCK_STEP_NS 10000000LL
-
-struct scan_cache {
-	char *ws, *key; /* the workspace; its scan patterns, one per line */
-	struct scan_cdir *dirs;
-	size_t n, cap;
-	time_t trust_before;
-	long long clock_off; /* CLOCK_REALTIME - CLOCK_BOOTTIME, ns */
-	struct scan_devs devs;
-	bool failed;
-	bool dirty; /* something was read, not taken from an earlier record */
-};
-
-static struct scan_cache *scan_ahead;
-
-static long long realtime_off(void)
-{
-	struct timespec rt, bt;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	return (rt.tv_sec - bt.tv_sec) * 1000000000LL + (rt.tv_nsec - bt.tv_nsec);
-}
-
-/* A filesystem whose change times are this kernel's own (not a file
- * server's, nor FUSE's, which a process sets at will). */
-static bool local_fs(int fd)
-{
-	struct statfs sf;
-
-	return fstatfs(fd, &sf) == 0 && moat_fs_local_type((unsigned long)sf.f_type);
-}
-
-/* Whether directories of dev (fd one of them) may be kept: every device
- * met in the workspace (a mount inside it, a btrfs subvolume) is judged,
- * not only the workspace's own. */
-static bool scan_dev_local(struct scan_devs *t, int fd, dev_t dev)
-{
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].dev == dev)
-			return t->v[i].local;
-	if (t->n == SCAN_AHEAD_MAX_DEVS)
-		return false;
-	t->v[t->n].dev = dev;
-	t->v[t->n].local = local_fs(fd);
-	return t->v[t->n++].local;
-}
-
-static void scan_cdir_release(struct scan_cdir *d)
-{
-	for (size_t k = 0; k < d->nents; k++)
-		free(d->ents[k].name);
-	free(d->ents);
-	free(d->rel);
-	memset(d, 0, sizeof(*d));
-}
-
-/* Keep rec (taken over: released when it cannot be kept). */
-static void scan_rec_push(struct scan_cache *k, struct scan_cdir *rec)
-{
-	if (k->n == k->cap && k->n < SCAN_AHEAD_MAX_DIRS) {
-		size_t cap = k->cap ? k->cap * 2 : 64;
-		struct scan_cdir *v = realloc(k->dirs, cap * sizeof(*v));
-
-		if (v) {
-			k->dirs = v;
-			k->cap = cap;
-		}
-	}
-	if (rec->rel && k->n < k->cap) {
-		k->dirs[k->n++] = *rec;
-		memset(rec, 0, sizeof(*rec));
-		return;
-	}
-	scan_cdir_release(rec); /* (not kept: read again next time) */
-}
-
-/* A record taken unchanged from an earlier one, kept again. */
-static void scan_rec_copy(struct scan_cache *k, const struct scan_cdir *c)
-{
-	struct scan_cdir d = *c;
-
-	d.rel = moat_strdup(c->rel);
-	d.ents = c->nents ? calloc(c->nents, sizeof(*d.ents)) : NULL;
-	d.nents = 0;
-	if (!d.rel || (c->nents && !d.ents)) {
-		scan_cdir_release(&d);
-		k->failed = true;
-		return;
-	}
-	for (; d.nents < c->nents; d.nents++) {
-		d.ents[d.nents] = c->ents[d.nents];
-		d.ents[d.nents].name = moat_strdup(c->ents[d.nents].name);
-		if (!d.ents[d.nents].name) {
-			scan_cdir_release(&d);
-			k->failed = true;
-			return;
-		}
-	}
-	scan_rec_push(k, &d);
-}
-
-static void scan_cdir_release(struct scan_cdir *d);
-
-static void scan_cache_free(struct scan_cache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++)
-		scan_cdir_release(&c->dirs[i]);
-	free(c->dirs);
-	free(c->ws);
-	free(c->key);
-	free(c);
-}
-
-static int cdir_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct scan_cdir *)a)->rel, ((const struct scan_cdir *)b)->rel);
-}
-
-/* The record of the directory rel, whatever it says, or NULL. */
-static const struct scan_cdir *scan_cache_get(const struct scan_cache *c, const char *rel)
-{
-	struct scan_cdir key;
-
-	key.rel = (char *)rel;
-	return bsearch(&key, c->dirs, c->n, sizeof(key), cdir_cmp);
-}
-
-/* The record of the directory rel when it still holds: same identity and
- * times, old enough to be trusted. */
-static const struct scan_cdir *scan_cache_find(const struct scan_cache *c, const char *rel,
-					       const struct stat *st)
-{
-	const struct scan_cdir *d = scan_cache_get(c, rel);
-
-	if (!d || d->dev != st->st_dev || d->ino != st->st_ino ||
-	    d->ct.tv_sec != st->st_ctim.tv_sec || d->ct.tv_nsec != st->st_ctim.tv_nsec ||
-	    d->mt.tv_sec != st->st_mtim.tv_sec || d->mt.tv_nsec != st->st_mtim.tv_nsec ||
-	    d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before ||
-	    /* whole seconds only (ext4 with small inodes, ext2/3): never */
-	    d->ct.tv_nsec == 0 || d->mt.tv_nsec == 0)
-		return NULL;
-	return d;
-}
-
-/* The scan's compiled globs, kept for the process's life: a session's
- * runner scans the same workspace with the same patterns ahead of the
- * call, to arm its sandbox, and for the call (one compilation is most of
- * a scan of a small workspace). Not thread-safe, like the runner. */
-#define GLOB_CACHE_MAX 64
-static struct {
-	char *pat;
-	struct moat_glob *g;
-} glob_cache[GLOB_CACHE_MAX];
-static size_t nglob_cache;
-
-static bool glob_is_cached(const struct moat_glob *g)
-{
-	for (size_t i = 0; i < nglob_cache; i++)
-		if (glob_cache[i].g == g)
-			return true;
-	return false;
-}
-
-static int glob_compile_cached(const char *pat, struct moat_glob **ret, struct moat_error *err)
-{
-	char *dup;
-
-	for (size_t i = 0; i < nglob_cache; i++)
-		if (!strcmp(glob_cache[i].pat, pat)) {
-			*ret = glob_cache[i].g;
-			return 0;
-		}
-	if (moat_glob_compile(pat, MOAT_GLOB_PATH, ret, err) < 0)
-		return -1;
-	if (nglob_cache < GLOB_CACHE_MAX && (dup = moat_strdup(pat))) {
-		glob_cache[nglob_cache].pat = dup;
-		glob_cache[nglob_cache++].g = *ret;
-	}
-	return 0;
-}
-
-/* What the patterns say of one entry by its path alone: SCAN_PLAIN when a
- * pattern matches it, else SCAN_DIRONLY when one matches it if it is a
- * directory (NAME followed by a globstar); -1 on a glob that does not
- * compile. */
-static int scan_what(struct scan *s, const char *name, size_t nl, size_t len)
-{
-	int what = 0;
-
-	for (size_t i = 0; i < s->nnames && what != SCAN_PLAIN; i++)
-		if (s->names[i].literal
-			? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
-			: name_cut_fits(&s->names[i].cut, name, nl) &&
-			      fnmatch(s->names[i].name, name, 0) == 0 &&
-			      !moat_denied_template(s->names[i].name, name, nl))
-			what = s->names[i].dir_only ? SCAN_DIRONLY : SCAN_PLAIN;
-	if (what != SCAN_PLAIN && s->nglobs && !s->compiled) {
-		s->compiled = true;
-		for (size_t i = 0; i < s->nglobs; i++)
-			if (glob_compile_cached(s->pats[i], &s->globs[i], s->err) < 0)
-				return -1;
-	}
-	for (size_t i = 0; i < s->nglobs && what != SCAN_PLAIN; i++)
-		if (glob_cut_fits(&s->cuts[i], s->rel, len, name, nl) &&
-		    moat_glob_match(s->globs[i], s->rel, len))
-			what = ends_globstar(s->pats[i]) ? SCAN_DIRONLY : SCAN_PLAIN;
-	return what;
-}
-
-static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth);
-
-/* Does the record c hold the directory rec as it is (the same entries
- * that matter, the same count), whatever its times? */
-static bool scan_cdir_same(const struct scan_cache *c, const struct scan_cdir *rec)
-{
-	const struct scan_cdir *d;
-
-	if (!c)
-		return false;
-	d = scan_cache_get(c, rec->rel);
-	/* (a record that was too recent to trust is written again: with a
-	 * later record time it is trusted next time) */
-	if (!d || d->entries != rec->entries || d->nents != rec->nents || d->dev != rec->dev ||
-	    d->ino != rec->ino || d->ct.tv_sec >= c->trust_before || d->mt.tv_sec >= c->trust_before)
-		return false;
-	for (size_t i = 0; i < d->nents; i++)
-		if (d->ents[i].type != rec->ents[i].type || d->ents[i].what != rec->ents[i].what ||
-		    strcmp(d->ents[i].name, rec->ents[i].name))
-			return false;
-	return true;
-}
-
-/* One entry of the directory dfd (at s->rel[..rel_len]) whose path alone
- * gave what: masked, or descended, or nothing. */
-static int scan_act(struct scan *s, int dfd, dev_t ddev, const char *name, size_t nl,
-		    unsigned char type, int what, size_t rel_len, int depth)
-{
-	size_t len = rel_len;
-	int r = 0;
-
-	if (rel_len + 1 + nl + 1 > sizeof(s->rel))
-		return 0;
-	if (len)
-		s->rel[len++] = '/';
-	memcpy(s->rel + len, name, nl + 1);
-	len += nl;
-	if ((what & SCAN_PLAIN) || ((what & SCAN_DIRONLY) && is_dir_at(dfd, name, type))) {
-		char full[PATH_MAX];
-
-		if ((size_t)snprintf(full, sizeof(full), "%s/%s", s->ws, s->rel) < sizeof(full))
-			r = mask_one(s->plan, s->m, s->hid, full, s->err);
-	} else if (what & SCAN_SUB) {
-		const struct scan_cdir *c = NULL;
-		struct stat st;
-		int cfd;
-
-		/* a directory unchanged since the record with nothing in it
-		 * that matters (most of them) is not even opened; only on the
-		 * filesystem of its parent, judged local (another is a mount
-		 * point: opened, and judged on its own) */
-		if (s->ahead && depth + 1 <= MOAT_MASK_SCAN_MAX_DEPTH &&
-		    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-		    st.st_dev == ddev && scan_dev_local(&s->use_devs, dfd, ddev))
-			c = scan_cache_find(s->ahead, s->rel, &st);
-		/* an armed sandbox's watch: a directory relied on unread is
-		 * watched whole, then found unchanged once more (a change
-		 * before the watch began is not among its events) */
-		if (c && moat_encrypted_at(dfd, name, AT_SYMLINK_NOFOLLOW))
-			c = NULL; /* (SECURITY: see scan_dir) */
-		if (c && !c->nents && moat_fsrec_on()) {
-			moat_fsrec_dir_at(dfd, name);
-			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-			    scan_cache_find(s->ahead, s->rel, &st) != c)
-				c = NULL;
-		}
-		if (c && !c->nents && s->entries + c->entries <= MOAT_MASK_SCAN_MAX_ENTRIES) {
-			s->entries += c->entries;
-			if (s->rec && !s->rec->failed)
-				scan_rec_copy(s->rec, c);
-		} else {
-			cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd >= 0)
-				r = scan_dir(s, cfd, len, depth + 1);
-		}
-	}
-	s->rel[rel_len] = '\0';
-	return r;
-}
-
-/* Whether the scan descends into an entry it does not mask: directories
- * (an unknown type without a dot: opened as one, which fails for others),
- * but not version control data and dependency trees (docs/sandbox.md:
- * masks). */
-static bool scan_descends(const char *name, unsigned char type)
-{
-	return (type == DT_DIR || (type == DT_UNKNOWN && !strchr(name, '.'))) &&
-	       strcmp(name, ".git") && strcmp(name, "node_modules");
-}
-
-static int scan_dir(struct scan *s, int dfd, size_t rel_len, int depth)
-{
-	const struct scan_cdir *c = NULL;
-	struct scan_cdir rec;
-	struct stat st;
-	char buf[8192] __attribute__((aligned(8)));
-	struct dirent64 *e;
-	bool recording = s->rec && !s->rec->failed, whole = true, ended = false, trusted = true;
-	int r = 0;
-
-	if (depth > MOAT_MASK_SCAN_MAX_DEPTH) {
-		s->incomplete = true;
-		close(dfd);
-		return 0;
-	}
-	if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
-		close(dfd);
-		return 0;
-	}
-	/* SECURITY: an encrypted directory lists other names once its key is
-	 * added, its times unchanged: never judged by a record, never kept */
-	if ((s->ahead || recording) && moat_encrypted_at(dfd, "", AT_EMPTY_PATH)) {
-		trusted = false;
-		recording = false;
-	}
-	/* (its subdirectories are judged on their own) */
-	if (recording && !scan_dev_local(&s->rec->devs, dfd, st.st_dev))
-		recording = false;
-	if (s->ahead && trusted && scan_dev_local(&s->use_devs, dfd, st.st_dev))
-		c = scan_cache_find(s->ahead, s->rel, &st);
-	/* one that would cross the bound is read, to stop where a scan
-	 * without the record stops */
-	if (c && s->entries + c->entries > MOAT_MASK_SCAN_MAX_ENTRIES)
-		c = NULL;
-	if (c) {
-		/* unchanged since the record */
-		s->entries += c->entries;
-		if (recording)
-			scan_rec_copy(s->rec, c);
-		for (size_t i = 0; i < c->nents && r == 0; i++)
-			r = scan_act(s, dfd, st.st_dev, c->ents[i].name, strlen(c->ents[i].name),
-				     c->ents[i].type, c->ents[i].what, rel_len, depth);
-		close(dfd);
-		return r;
-	}
-
-	memset(&rec, 0, sizeof(rec));
-	/* getdents64 into a buffer of our own: no fstat, fcntl and buffer
-	 * allocation per directory as with fdopendir */
-	for (;;) {
-		ssize_t got = 0;
-
-		if (!ended && r == 0)
-			got = moat_getdents64(dfd, buf, sizeof(buf));
-		if (got < 0)
-			whole = false; /* (never kept as read whole) */
-		if (got <= 0)
-			break;
-		for (ssize_t off = 0; off < got && r == 0; off += e->d_reclen) {
-			size_t nl, len = rel_len;
-			int what;
-
-			e = (struct dirent64 *)(void *)(buf + off);
-			nl = strlen(e->d_name);
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			if (++s->entries > MOAT_MASK_SCAN_MAX_ENTRIES) {
-				s->incomplete = true;
-				whole = false;
-				ended = true;
-				break;
-			}
-			rec.entries++;
-			if (rel_len + 1 + nl + 1 > sizeof(s->rel))
-				continue;
-			if (len)
-				s->rel[len++] = '/';
-			memcpy(s->rel + len, e->d_name, nl + 1);
-			len += nl;
-			what = scan_what(s, e->d_name, nl, len);
-			s->rel[rel_len] = '\0';
-			if (what < 0) {
-				r = -EINVAL;
-				break;
-			}
-			/* a filesystem that does not say (xfs without ftype,
-			 * some network ones): one lstat tells */
-			if (e->d_type == DT_UNKNOWN) {
-				struct stat est;
-
-				if (fstatat(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
-					e->d_type = S_ISDIR(est.st_mode)   ? DT_DIR
-						    : S_ISLNK(est.st_mode) ? DT_LNK
-									   : DT_REG;
-			}
-			if (!(what & SCAN_PLAIN) && scan_descends(e->d_name, e->d_type))
-				what |= SCAN_SUB;
-			if (!what)
-				continue;
-			if (recording) {
-				struct scan_cent *v =
-				    realloc(rec.ents, (rec.nents + 1) * sizeof(*v));
-				char *name = v ? moat_strdup(e->d_name) : NULL;
-
-				if (v)
-					rec.ents = v;
-				if (!name) {
-					s->rec->failed = true;
-					recording = false;
-				} else {
-					v[rec.nents].name = name;
-					v[rec.nents].type = e->d_type;
-					v[rec.nents++].what = (unsigned char)what;
-				}
-			}
-			r = scan_act(s, dfd, st.st_dev, e->d_name, nl, e->d_type, what, rel_len,
-				     depth);
-		}
-	}
-	close(dfd);
-	if (recording && whole && r == 0) {
-		rec.rel = moat_strdup(s->rel);
-		rec.dev = st.st_dev;
-		rec.ino = st.st_ino;
-		rec.ct = st.st_ctim;
-		rec.mt = st.st_mtim;
-		/* only a change of what matters is worth writing down: a
-		 * directory whose times alone changed is read again next time */
-		if (!rec.rel || !scan_cdir_same(s->ahead, &rec))
-			s->rec->dirty = true;
-		scan_rec_push(s->rec, &rec);
-		return r;
-	}
-	if (s->rec)
-		s->rec->dirty = true;
-	/* not kept: the next scan reads this directory again */
-	scan_cdir_release(&rec);
-	return r;
-}
-
-/* The rest of a globstar pattern as one entry name, when it is one: no '/',
- * no class, brace or escape ('*' and '?' match as fnmatch does without
- * flags, as moat's globs do within a name). A trailing globstar on a
- * literal name is dropped: the directory itself gets masked (a file of that
- * name has nothing under it and stays), and the scan does not descend into
- * a masked entry. */
-static bool scan_name_of(const char *pattern, struct scan_name *ret)
-{
-	const char *t = pattern + 3;
-	size_t n = strlen(t);
-	bool globstar = n > 3 && !strcmp(t + n - 3, "/**"), wild;
-
-	if (globstar)
-		n -= 3;
-	if (n == 0 || n > NAME_MAX || memchr(t, '/', n) || strpbrk(t, "[]{}\\"))
-		return false;
-	wild = memchr(t, '*', n) || memchr(t, '?', n);
-	if (wild && globstar)
-		return false; /* fnmatch needs the name on its own */
-	ret->name = t;
-	ret->len = n;
-	ret->literal = !wild;
-	ret->dir_only = globstar;
-	name_cut_of(t, n, &ret->cut);
-	return true;
-}
-
-/* The scan patterns, one per line: a scan ahead serves a plan with the
- * same ones only. */
-static char *scan_key(const struct moat_plan *p)
-{
-	struct moat_buf b;
-
-	moat_buf_init(&b);
-	for (size_t i = 0; i < p->nmasks; i++)
-		if (p->masks[i].kind == MOAT_MASK_WORKSPACE_NAME) {
-			moat_buf_puts(&b, p->masks[i].pattern);
-			moat_buf_putc(&b, '\n');
-		}
-	if (b.oom || !b.len) {
-		moat_buf_release(&b);
-		return NULL;
-	}
-	return moat_buf_steal(&b);
-}
-
-/* The scan ahead for this plan, when there is one. */
-static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
-{
-	char *key;
-	bool same;
-
-	if (!scan_ahead || strcmp(scan_ahead->ws, p->workspace))
-		return NULL;
-	/* SECURITY: a clock set back could give a later change the times
-	 * kept: a step since the scan ahead throws it away */
-	if (llabs(realtime_off() - scan_ahead->clock_off) > SCAN_CLOCK_STEP_NS) {
-		scan_cache_free(scan_ahead);
-		scan_ahead = NULL;
-		return NULL;
-	}
-	key = scan_key(p);
-	same = key && !strcmp(key, scan_ahead->key);
-	free(key);
-	return same ? scan_ahead : NULL;
-}
-
-/* ---- the scan record on disk ----
- *
- * One-shot runs (`moat run`) keep the scan's record between runs in the
- * user's cache directory ($XDG_CACHE_HOME/moat, else ~/.cache/moat), one
- * file per workspace and pattern set, judged exactly as a scan ahead (the
- * record's time, the wall clock's offset, local filesystems, each
- * directory's identity and times). SECURITY: never where the sandbox can
- * write (inside the workspace or a writable path of the plan: a command
- * could plant a record that hides a secret from the next run); only a
- * regular file of ours that no one else may write; every field checked
- * as it is read (a damaged file is ignored). */
-#define SCAN_FILE_MAGIC "MOATSCN1"
-#define SCAN_RECORD_MIN_DIRS 32
-#define SCAN_KEY_DESC "moat:scan-record-key"
-#define SCAN_FILE_MAX (32u << 20)
-
-static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-/* The record's file for this plan's workspace and patterns (key), or false
- * when there is none or it would be within the sandbox's reach. */
-void moat_ns_scan_key_drop(void)
-{
-	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", SCAN_KEY_DESC, 0);
-
-	if (id >= 0)
-		(void)syscall(SYS_keyctl, KEYCTL_INVALIDATE, id);
-}
-
-static bool scan_file_path(const struct moat_plan *p, const char *key, char *out, size_t outsz,
-			   bool judge)
-{
-	const char *xdg = secure_getenv("XDG_CACHE_HOME");
-	char dir[PATH_MAX];
-	unsigned long long h = 1469598103934665603ULL;
-	int n;
-
-	if (xdg && xdg[0] == '/')
-		n = snprintf(dir, sizeof(dir), "%s/moat", xdg);
-	else if (p->home && p->home[0] == '/')
-		n = snprintf(dir, sizeof(dir), "%s/.cache/moat", p->home);
-	else
-		return false;
-	/* (a workspace made for the call is never seen again) */
-	if (p->tmp_workspace || n < 0 || (size_t)n >= sizeof(dir))
-		return false;
-	/* a command without the seccomp filter could read the key: no
-	 * records for such a run (moat_spawn_prepare drops the key before it
-	 * runs) */
-	if (!p->seccomp)
-		return false;
-	/* where it really is: links resolved (~/.cache may lead into the
-	 * workspace), the part that does not exist yet as written (only its
-	 * name: to see whether there is a record at all, one open) */
-	if (judge) {
-		char head[PATH_MAX], real[PATH_MAX], *cut = NULL;
-
-		moat_strlcpy(head, dir, sizeof(head));
-		while (!realpath(head, real)) {
-			char *sl = strrchr(head, '/');
-
-			if (errno != ENOENT || !sl || sl == head)
-				return false;
-			if (cut)
-				*cut = '/';
-			*sl = '\0';
-			cut = sl;
-		}
-		n = snprintf(dir, sizeof(dir), "%s%s%s", real, cut ? "/" : "", cut ? cut + 1 : "");
-		if (n < 0 || (size_t)n >= sizeof(dir))
-			return false;
-		/* SECURITY: only a directory of ours no one else may write (root
-		 * with another user's HOME would follow that user's links) */
-		{
-			struct stat st;
-
-			if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-			    (st.st_mode & 022))
-				return false;
-		}
-	}
-	if (judge && moat_path_within(dir, p->workspace))
-		return false;
-	for (size_t i = 0; judge && i < p->nfs; i++) {
-		char real[PATH_MAX];
-
-		if (!(p->fs[i].access & MOAT_FS_WRITE))
-			continue;
-		if (moat_path_within(dir, p->fs[i].path) ||
-		    (realpath(p->fs[i].path, real) && moat_path_within(dir, real)))
-			return false;
-	}
-	h = fnv1a(h, p->workspace, strlen(p->workspace) + 1);
-	h = fnv1a(h, key, strlen(key));
-	n = snprintf(out, outsz, "%s/scan-%016llx", dir, h);
-	return n > 0 && (size_t)n < outsz;
-}
-
-/* SipHash-2-4 (Aumasson and Bernstein): a keyed hash with a 128-bit key,
- * the record's tag. */
-#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND(v0, v1, v2, v3)                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = ROTL(v1, 13) ^ v0;                                                            \
-		v0 = ROTL(v0, 32);                                                                 \
-		v2 += v3;                                                                          \
-		v3 = ROTL(v3, 16) ^ v2;                                                            \
-		v0 += v3;                                                                          \
-		v3 = ROTL(v3, 21) ^ v0;                                                            \
-		v2 += v1;                                                                          \
-		v1 = ROTL(v1, 17) ^ v2;                                                            \
-		v2 = ROTL(v2, 32);                                                                 \
-	} while (0)
-
-static uint64_t le64(const unsigned char *p)
-{
-	uint64_t x = 0;
-
-	for (int i = 7; i >= 0; i--)
-		x = (x << 8) | p[i];
-	return x;
-}
-
-static uint64_t siphash24(const unsigned char key[16], const unsigned char *m, size_t n)
-{
-	uint64_t k0 = le64(key), k1 = le64(key + 8), b = (uint64_t)n << 56, mi;
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		mi = le64(m + i);
-		v3 ^= mi;
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
-		v0 ^= mi;
-	}
-	for (size_t k = 0; i + k < n; k++)
-		b |= (uint64_t)m[i + k] << (8 * k);
-	v3 ^= b;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (int r = 0; r < 4; r++)
-		SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-/* The key the records are tagged with: a random one in the user's kernel
- * keyring, made by the first run that needs it. SECURITY: no sandbox can
- * read it (seccomp refuses keyctl, add_key and request_key), so none can
- * forge a record that a later run would believe, even where it can write
- * the cache directory (--rw ~/.cache). Without a keyring: no records. */
-static bool scan_mac_key(unsigned char key[16])
-{
-	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", SCAN_KEY_DESC,
-			  0);
-
-	if (id < 0) {
-		unsigned char fresh[16];
-
-		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
-			return false;
-		id = syscall(SYS_add_key, "user", SCAN_KEY_DESC, fresh, sizeof(fresh),
-			     KEY_SPEC_USER_KEYRING);
-		if (id < 0)
-			return false;
-	}
-	return syscall(SYS_keyctl, KEYCTL_READ, id, key, 16) == 16;
-}
-
-struct rd {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static const void *rd_take(struct rd *r, size_t n)
-{
-	const void *v = r->p;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += n;
-	return v;
-}
-
-static unsigned long long rd_u(struct rd *r, size_t n)
-{
-	const unsigned char *v = rd_take(r, n);
-	unsigned long long x = 0;
-
-	for (size_t i = 0; v && i < n; i++)
-		x |= (unsigned long long)v[i] << (8 * i);
-	return x;
-}
-
-static char *rd_str(struct rd *r, size_t n)
-{
-	const char *v = rd_take(r, n);
-
-	if (!v || memchr(v, '\0', n))
-		return r->bad = true, NULL;
-	return moat_strndup(v, n);
-}
-
-static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char *key)
-{
-	char path[PATH_MAX], *buf = NULL, *ws = NULL, *k = NULL;
-	unsigned char mac[16];
-	struct scan_cache *c = NULL;
-	struct stat st;
-	struct rd r;
-	size_t ndirs, total = 0;
-	long long off;
-	int fd;
-
-	if (!scan_file_path(p, key, path, sizeof(path), false))
-		return NULL;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return NULL; /* (most runs in a small workspace: none) */
-	/* SECURITY: the file opened is the one the checks judged (a link on
-	 * the way could have changed in between) */
-	{
-		struct stat a, b;
-
-		if (!scan_file_path(p, key, path, sizeof(path), true) || fstat(fd, &a) < 0 ||
-		    stat(path, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-			close(fd);
-			return NULL;
-		}
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < 16 ||
-	    (unsigned long long)st.st_size > SCAN_FILE_MAX || !scan_mac_key(mac) ||
-	    !(buf = malloc((size_t)st.st_size)) ||
-	    read(fd, buf, (size_t)st.st_size) != (ssize_t)st.st_size) {
-		close(fd);
-		free(buf);
-		return NULL;
-	}
-	close(fd);
-	/* SECURITY: the tag first: nothing is believed that moat did not write */
-	if (siphash24(mac, (const unsigned char *)buf, (size_t)st.st_size - 8) !=
-	    le64((const unsigned char *)buf + st.st_size - 8)) {
-		free(buf);
-		return NULL;
-	}
-	r.p = (const unsigned char *)buf;
-	r.end = r.p + st.st_size - 8;
-	r.bad = false;
-	if (memcmp(rd_take(&r, 8), SCAN_FILE_MAGIC, 8) || !(c = calloc(1, sizeof(*c))))
-		goto bad;
-	c->clock_off = (long long)rd_u(&r, 8);
-	c->trust_before = (time_t)rd_u(&r, 8);
-	ndirs = (size_t)rd_u(&r, 4);
-	ws = rd_str(&r, (size_t)rd_u(&r, 4));
-	k = rd_str(&r, (size_t)rd_u(&r, 4));
-	off = realtime_off();
-	if (r.bad || ndirs > SCAN_AHEAD_MAX_DIRS || strcmp(ws, p->workspace) || strcmp(k, key) ||
-	    c->clock_off < off - SCAN_CLOCK_STEP_NS || c->clock_off > off + SCAN_CLOCK_STEP_NS)
-		goto bad;
-	c->ws = ws;
-	c->key = k;
-	ws = k = NULL;
-	c->dirs = calloc(ndirs ? ndirs : 1, sizeof(*c->dirs));
-	if (!c->dirs)
-		goto bad;
-	c->cap = ndirs;
-	while (c->n < ndirs) {
-		struct scan_cdir *d = &c->dirs[c->n];
-		size_t nents;
-
-		d->rel = rd_str(&r, (size_t)rd_u(&r, 4));
-		d->dev = (dev_t)rd_u(&r, 8);
-		d->ino = (ino_t)rd_u(&r, 8);
-		d->ct.tv_sec = (time_t)rd_u(&r, 8);
-		d->ct.tv_nsec = (long)rd_u(&r, 4);
-		d->mt.tv_sec = (time_t)rd_u(&r, 8);
-		d->mt.tv_nsec = (long)rd_u(&r, 4);
-		d->entries = (size_t)rd_u(&r, 4);
-		nents = (size_t)rd_u(&r, 4);
-		c->n++; /* (from here on released with the rest) */
-		total += nents;
-		if (r.bad || nents > d->entries || d->entries > MOAT_MASK_SCAN_MAX_ENTRIES ||
-		    total > MOAT_MASK_SCAN_MAX_ENTRIES || d->ct.tv_nsec >= 1000000000L ||
-		    d->mt.tv_nsec >= 1000000000L ||
-		    (c->n > 1 && strcmp(c->dirs[c->n - 2].rel, d->rel) >= 0))
-			goto bad;
-		d->ents = nents ? calloc(nents, sizeof(*d->ents)) : NULL;
-		if (nents && !d->ents)
-			goto bad;
-		for (; d->nents < nents; d->nents++) {
-			struct scan_cent *e = &d->ents[d->nents];
-
-			e->type = (unsigned char)rd_u(&r, 1);
-			e->what = (unsigned char)rd_u(&r, 1);
-			e->name = rd_str(&r, (size_t)rd_u(&r, 2));
-			if (r.bad || !e->name || !e->name[0] || !e->what ||
-			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
-			    strchr(e->name, '/') || !strcmp(e->name, ".") || !strcmp(e->name, "..")) {
-				d->nents++;
-				goto bad;
-			}
-		}
-	}
-	if (r.p != r.end)
-		goto bad;
-	free(buf);
-	return c;
-bad:
-	free(buf);
-	free(ws);
-	free(k);
-	scan_cache_free(c);
-	return NULL;
-}
-
-static void wr_u(struct moat_buf *b, unsigned long long x, size_t n)
-{
-	unsigned char v[8];
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = (unsigned char)(x >> (8 * i));
-	moat_buf_append(b, v, n);
-}
-
-/* At most SCAN_FILES_KEEP records (one per workspace): past it, the
- * least recently written go, and so do leftovers of writes that died. */
-#define SCAN_FILES_KEEP 128
-
-struct aged {
-	struct timespec t;
-	char name[NAME_MAX + 1];
-};
-
-static int aged_cmp(const void *a, const void *b)
-{
-	const struct aged *x = a, *y = b;
-
-	if (x->t.tv_sec != y->t.tv_sec)
-		return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
-	if (x->t.tv_nsec != y->t.tv_nsec)
-		return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static void scan_files_prune(const char *dir)
-{
-	struct aged *v;
-	size_t n = 0, max = SCAN_FILES_KEEP * 4;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *e;
-	struct stat st;
-
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
-	}
-	v = malloc(max * sizeof(*v));
-	while (v && (e = readdir(d)) && n < max)
-		if (!strncmp(e->d_name, "scan-", 5) &&
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode)) {
-			v[n].t = st.st_mtim;
-			moat_strlcpy(v[n++].name, e->d_name, sizeof(v[0].name));
-		}
-	/* past the bound, the newest half stays */
-	if (v && n >= SCAN_FILES_KEEP) {
-		qsort(v, n, sizeof(*v), aged_cmp);
-		for (size_t i = 0; i + SCAN_FILES_KEEP / 2 < n; i++)
-			(void)unlinkat(dirfd(d), v[i].name, 0);
-	}
-	free(v);
-	closedir(d);
-}
-
-static void scan_cache_write(const struct moat_plan *p, const struct scan_cache *c)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 32], *slash;
-	unsigned char mac[16];
-	struct moat_buf b;
-	int fd;
-
-	/* a small workspace is read as fast as a record (and the record
-	 * costs its key and its checks): none below SCAN_RECORD_MIN_DIRS */
-	if (!c->dirty || c->failed || c->n < SCAN_RECORD_MIN_DIRS ||
-	    !scan_file_path(p, c->key, path, sizeof(path), true))
-		return;
-	moat_buf_init(&b);
-	moat_buf_append(&b, SCAN_FILE_MAGIC, 8);
-	wr_u(&b, (unsigned long long)c->clock_off, 8);
-	wr_u(&b, (unsigned long long)c->trust_before, 8);
-	wr_u(&b, c->n, 4);
-	wr_u(&b, strlen(c->ws), 4);
-	moat_buf_puts(&b, c->ws);
-	wr_u(&b, strlen(c->key), 4);
-	moat_buf_puts(&b, c->key);
-	for (size_t i = 0; i < c->n; i++) {
-		const struct scan_cdir *d = &c->dirs[i];
-
-		wr_u(&b, strlen(d->rel), 4);
-		moat_buf_puts(&b, d->rel);
-		wr_u(&b, (unsigned long long)d->dev, 8);
-		wr_u(&b, (unsigned long long)d->ino, 8);
-		wr_u(&b, (unsigned long long)d->ct.tv_sec, 8);
-		wr_u(&b, (unsigned long long)d->ct.tv_nsec, 4);
-		wr_u(&b, (unsigned long long)d->mt.tv_sec, 8);
-		wr_u(&b, (unsigned long long)d->mt.tv_nsec, 4);
-		wr_u(&b, d->entries, 4);
-		wr_u(&b, d->nents, 4);
-		for (size_t k = 0; k < d->nents; k++) {
-			wr_u(&b, d->ents[k].type, 1);
-			wr_u(&b, d->ents[k].what, 1);
-			wr_u(&b, strlen(d->ents[k].name), 2);
-			moat_buf_puts(&b, d->ents[k].name);
-		}
-	}
-	if (!scan_mac_key(mac)) {
-		moat_buf_release(&b);
-		return;
-	}
-	wr_u(&b, siphash24(mac, (const unsigned char *)b.data, b.len), 8);
-	if (b.oom || b.len > SCAN_FILE_MAX) {
-		moat_buf_release(&b);
-		return;
-	}
-	/* the directories (ours, private), a file of our own, renamed over */
-	slash = strrchr(path, '/');
-	*slash = '\0';
-	if (mkdir(path, 0700) < 0 && errno == ENOENT) {
-		char *up = strrchr(path, '/');
-
-		if (up && up != path) {
-			*up = '\0';
-			(void)mkdir(path, 0700);
-			*up = '/';
-		}
-		(void)mkdir(path, 0700);
-	}
-	scan_files_prune(path);
-	*slash = '/';
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		bool ok = write(fd, b.data, b.len) == (ssize_t)b.len;
-
-		close(fd);
-		if (!ok || rename(tmp, path) < 0)
-			(void)unlink(tmp);
-	}
-	moat_buf_release(&b);
-}
-
 void moat_ns_scan_save(const struct moat_plan *p, struct moat_mounts *m)
 {
-	struct scan_cache *c = m->scan_save;
+	void *c = m->scan_save;
 
 	m->scan_save = NULL;
-	if (!c)
-		return;
-	scan_cache_write(p, c);
-	scan_cache_free(c);
+	moat_scan_save(p, c);
 }
 
-static int scan_workspace(const struct moat_plan *p, struct moat_mounts *m,
-			  const struct hidden *hid, struct scan_cache *rec, struct moat_error *err)
+/* How many more mounts a mount namespace copied from ours may hold: the
+ * kernel's fs.mount-max less the mounts it copies. */
+static size_t mounts_room(void)
 {
-	struct scan s;
-	struct moat_glob *globs[MOAT_PLAN_MAX_PATHS];
-	const char *pats[MOAT_PLAN_MAX_PATHS];
-	struct glob_cut cuts[MOAT_PLAN_MAX_PATHS];
-	struct scan_name names[MOAT_PLAN_MAX_PATHS];
-	struct scan_cache *disk = NULL, *own = NULL;
-	int fd, r = 0;
-
-	memset(&s, 0, sizeof(s));
-	memset(globs, 0, sizeof(globs));
-	for (size_t i = 0; i < p->nmasks && r == 0; i++) {
-		if (p->masks[i].kind != MOAT_MASK_WORKSPACE_NAME)
-			continue;
-		if (!strncmp(p->masks[i].pattern, "**/", 3) &&
-		    scan_name_of(p->masks[i].pattern, &names[s.nnames]))
-			s.nnames++;
-		else {
-			glob_cut_of(p->masks[i].pattern, &cuts[s.nglobs]);
-			pats[s.nglobs++] = p->masks[i].pattern;
-		}
-	}
-	if (s.nglobs + s.nnames == 0)
-		goto out;
-	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	s.m = m;
-	s.pats = pats;
-	s.cuts = cuts;
-	s.globs = globs;
-	s.names = names;
-	s.ws = p->workspace;
-	s.plan = p;
-	s.hid = hid;
-	s.err = err;
-	/* the scan ahead of this process (a session's runner started ahead),
-	 * else the record on disk; a record is made for the next run unless
-	 * the caller makes one (the scan ahead) */
-	s.ahead = rec ? NULL : scan_ahead_for(p);
-	if (!s.ahead) {
-		char *key = scan_key(p);
-
-		if (key) {
-			s.ahead = disk = scan_cache_load(p, key);
-			if (!rec && (own = calloc(1, sizeof(*own)))) {
-				own->ws = moat_strdup(p->workspace);
-				own->key = key;
-				key = NULL;
-				own->clock_off = realtime_off();
-				own->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
-				if (!own->ws) {
-					scan_cache_free(own);
-					own = NULL;
-				}
-			}
-			free(key);
-		}
-	}
-	s.rec = rec ? rec : own;
-	r = scan_dir(&s, fd, 0, 0);
-	if (s.rec && s.incomplete)
-		s.rec->failed = true; /* (the next scan stops where this one did) */
-	if (own) {
-		if (r == 0 && !own->failed && (own->dirty || !disk || own->n != disk->n)) {
-			own->dirty = true;
-			qsort(own->dirs, own->n, sizeof(*own->dirs), cdir_cmp);
-			m->scan_save = own;
-		} else {
-			scan_cache_free(own);
-		}
-	}
-	scan_cache_free(disk);
-	if (s.incomplete) {
-		char note[256];
-
-		snprintf(note, sizeof(note),
-			 "the workspace scan for secrets stopped after %d entries or %d levels; "
-			 "files beyond were not checked",
-			 MOAT_MASK_SCAN_MAX_ENTRIES, MOAT_MASK_SCAN_MAX_DEPTH);
-		free(m->scan_note);
-		m->scan_note = moat_strdup(note);
-	}
-out:
-	for (size_t i = 0; s.compiled && i < s.nglobs; i++)
-		if (!glob_is_cached(globs[i]))
-			moat_glob_free(globs[i]);
-	return r;
-}
-
-void moat_ns_scan_ahead(const struct moat_plan *p)
-{
-	struct scan_cache *c = calloc(1, sizeof(*c));
-	struct moat_mounts scratch;
-	struct moat_error e;
-	struct stat st;
+	char buf[64 * 1024];
+	long max = 100000;
+	size_t used = 0;
+	ssize_t got;
+	FILE *f = fopen("/proc/sys/fs/mount-max", "re");
 	int fd;
 
-	scan_cache_free(scan_ahead);
-	scan_ahead = NULL;
-	if (!c || !p || !p->mntns)
-		goto fail;
-	c->ws = moat_strdup(p->workspace);
-	c->key = scan_key(p);
-	if (!c->ws || !c->key)
-		goto fail;
-	/* local filesystems only (each directory's, scan_dev_local): change
-	 * times from another machine's clock, or set by a FUSE server, cannot
-	 * be judged by ours */
-	fd = open(p->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	if (fstat(fd, &st) < 0 || !scan_dev_local(&c->devs, fd, st.st_dev)) {
-		close(fd);
-		goto fail;
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = 100000;
+		fclose(f);
 	}
-	close(fd);
-	c->clock_off = realtime_off();
-	c->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
-	memset(&scratch, 0, sizeof(scratch));
-	moat_error_clear(&e);
-	/* (what it would mask goes: the call resolves every mask again) */
-	if (scan_workspace(p, &scratch, NULL, c, &e) < 0)
-		c->failed = true;
-	moat_mounts_release(&scratch);
-	if (c->failed)
-		goto fail;
-	qsort(c->dirs, c->n, sizeof(*c->dirs), cdir_cmp);
-	scan_cache_write(p, c); /* for the next run, when anything changed */
-	scan_ahead = c;
-	return;
-fail:
-	scan_cache_free(c);
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && (got = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			used += buf[i] == '\n';
+	if (fd >= 0)
+		close(fd);
+	return max > 0 && (size_t)max > used ? (size_t)max - used : 0;
+}
+
+/* The workspace scan's hits masked. The walk follows no link, so below a
+ * workspace that is its own real path a hit that is not a link is its own
+ * real path too: masked as found, without a realpath for each of
+ * thousands of test certificates. A link is masked where it leads
+ * (mask_one). */
+static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
+			  const struct hidden *hid, struct moat_error *err)
+{
+	struct moat_scan_result res;
+	char real[PATH_MAX];
+	size_t before = m->n, room;
+	bool ws_real;
+	int r;
+
+	r = moat_scan_workspace(p, &res, err);
+	if (r < 0)
+		return r;
+	ws_real = realpath(p->workspace, real) && !strcmp(real, p->workspace);
+	for (size_t i = 0; i < res.n && r == 0; i++) {
+		const struct moat_scan_hit *h = &res.v[i];
+		bool dup = false;
+
+		if (h->link || !ws_real || within_tmpfs(hid, h->path)) {
+			r = mask_one(p, m, hid, h->path, err);
+			continue;
+		}
+		if (is_exempt(p, h->path))
+			continue;
+		for (size_t k = 0; k < before && !dup; k++)
+			dup = (m->ops[k].kind == MOAT_MNT_MASK_DIR ||
+			       m->ops[k].kind == MOAT_MNT_MASK_FILE) &&
+			      !strcmp(m->ops[k].target, h->path);
+		if (dup)
+			continue;
+		m->nmasks_found++;
+		r = add_op(m, h->dir ? MOAT_MNT_MASK_DIR : MOAT_MNT_MASK_FILE, h->path, -1, h->dir,
+			   true, NULL, 0);
+	}
+	m->scan_save = res.save;
+	res.save = NULL;
+	room = r == 0 && m->n > 1000 ? mounts_room() : SIZE_MAX;
+	if ((r == -E2BIG || (r == 0 && m->n + 64 > room)) && p->mntns) {
+		/* say where most of them are: the directory holding the most */
+		size_t best = 0, bestn = 0;
+
+		for (size_t i = 0, j; i < res.n; i = j) {
+			const char *sl = strrchr(res.v[i].path, '/');
+			size_t dl = sl ? (size_t)(sl - res.v[i].path) : 0;
+
+			for (j = i + 1; j < res.n && !strncmp(res.v[j].path, res.v[i].path, dl) &&
+					res.v[j].path[dl] == '/' && !strchr(res.v[j].path + dl + 1, '/');
+			     j++)
+				;
+			if (j - i > bestn) {
+				bestn = j - i;
+				best = i;
+			}
+		}
+		{
+			const char *bp = res.n ? res.v[best].path : p->workspace;
+			const char *sl = strrchr(bp, '/');
+			int dl = sl ? (int)(sl - bp) : (int)strlen(bp);
+
+			moat_error_set(err,
+				       "the workspace holds %zu paths that the denied paths name (%zu "
+				       "of them in %.*s), more than one sandbox can mask: each is a "
+				       "mount, and the kernel allows %zu more (fs.mount-max, less "
+				       "the mounts already there). hint: exempt the ones that are no "
+				       "secrets (test fixtures) with exempt_paths in your own "
+				       "configuration, or raise /proc/sys/fs/mount-max",
+				       res.n, bestn, dl, bp,
+				       room == SIZE_MAX ? (size_t)MOAT_MASK_MAX_MOUNTS : room);
+		}
+		r = -E2BIG;
+	}
+	moat_scan_result_release(&res);
+	return r;
 }
 
 #ifdef GLOB_BRACE
@@ -2023,30 +822,63 @@ static bool within_reveal(const struct moat_mounts *m, const char *t)
 	return false;
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Drop masks under another masked directory (the outer one hides them, and
- * the inner target would not exist any more when its turn came). */
+ * the inner target would not exist any more when its turn came). Each
+ * target's ancestors are looked up among the masked directories, sorted:
+ * thousands of masks cost no more than a sort. */
 static void prune_nested_masks(struct moat_mounts *m, size_t from)
 {
-	size_t o = from;
+	size_t o = from, nd = 0, ngone = 0;
+	char **dirs = malloc((m->n - from + 1) * sizeof(*dirs));
+	/* (freed once the lookups are over: dirs points into them) */
+	char **gone = malloc((m->n - from + 1) * sizeof(*gone));
 
+	if (!dirs || !gone) {
+		free(dirs);
+		free(gone);
+		return; /* (each nested mask then lands on an empty directory: harmless) */
+	}
+	for (size_t i = from; i < m->n; i++)
+		if (m->ops[i].kind == MOAT_MNT_MASK_DIR)
+			dirs[nd++] = m->ops[i].target;
+	qsort(dirs, nd, sizeof(*dirs), cmp_strp);
 	for (size_t i = from; i < m->n; i++) {
+		const char *t = m->ops[i].target;
+		char up[PATH_MAX];
 		bool nested = false;
 
-		/* a mask inside a path bound back stays: the bind would bring
-		 * the secret back */
-		for (size_t j = from; j < m->n && !nested; j++)
-			nested = j != i && m->ops[j].kind == MOAT_MNT_MASK_DIR &&
-				 strcmp(m->ops[i].target, m->ops[j].target) &&
-				 moat_path_within(m->ops[i].target, m->ops[j].target) &&
-				 !within_reveal(m, m->ops[i].target);
+		for (size_t l = strlen(t); nd && l > 1 && !nested;) {
+			char *key = up;
+
+			while (l > 0 && t[l - 1] != '/')
+				l--;
+			if (l <= 1)
+				break;
+			l--; /* (the slash) */
+			memcpy(up, t, l);
+			up[l] = '\0';
+			/* a mask inside a path bound back stays: the bind would
+			 * bring the secret back */
+			nested = bsearch(&key, dirs, nd, sizeof(*dirs), cmp_strp) &&
+				 !within_reveal(m, t);
+		}
 		if (nested) {
-			free(m->ops[i].target);
+			gone[ngone++] = m->ops[i].target;
 			m->nmasks_found--;
 			continue;
 		}
 		m->ops[o++] = m->ops[i];
 	}
 	m->n = o;
+	for (size_t i = 0; i < ngone; i++)
+		free(gone[i]);
+	free(gone);
+	free(dirs);
 }
 
 /* A --ro or --rw path (or a profile's) strictly below a masked directory
@@ -2526,7 +1358,6 @@ static bool missing_ancestor(const char *ws, const char *name, char *out, size_t
 	return false;
 }
 
-static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n);
 
 /* The lock of a workspace's stand-ins: a file of ours in a directory no
  * sandbox sees ($XDG_RUNTIME_DIR/moat under /run, else /dev/shm/moat-UID:
@@ -2552,7 +1383,7 @@ static int ws_lock_open(const char *ws)
 		/* 256 files at most: workspaces that share one only wait for
 		 * each other's removals */
 		snprintf(path, sizeof(path), "%s/lock-%02llx", dir,
-			 fnv1a(1469598103934665603ULL, ws, strlen(ws)) & 0xff);
+			 (unsigned long long)(moat_hash(ws, strlen(ws)) & 0xff));
 		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return fd;
@@ -2975,7 +1806,7 @@ masks:
 	if (r == 0)
 		r = mask_globs(p, m, &hid, err);
 	if (r == 0)
-		r = scan_workspace(p, m, &hid, NULL, err);
+		r = mask_scan_hits(p, m, &hid, err);
 	if (r < 0)
 		goto fail;
 	r = reveal_rules_under_masks(p, m, mask_start, err);
@@ -4893,7 +3724,8 @@ static int mount_overlay_opts(int src, size_t idx, const char *target, bool user
 
 int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *rep)
 {
-	int trees[MOAT_MASK_MAX_MOUNTS];
+	int trees[MOAT_MNT_MAX_KEEP];
+	size_t ntrees = 0;
 	int mask_src = -1, scratch_src = -1, stash = -1, r = 0;
 	bool mask_ro = false; /* mask_src is a read-only mount already */
 
@@ -4935,15 +3767,18 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 	/* kept paths: clone their trees now, before a tmpfs hides them */
 	for (size_t i = 0; i < m->n; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
+		int *t;
 
-		trees[i] = -1;
 		if (op->kind != MOAT_MNT_KEEP && op->kind != MOAT_MNT_REVEAL)
 			continue;
-		trees[i] =
-		    (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
+		if (ntrees == MOAT_ARRAY_SIZE(trees))
+			return child_fail(rep, MOAT_STEP_MOUNT, E2BIG, "keeping visible ",
+					  op->target);
+		t = &trees[ntrees++];
+		*t = (int)syscall(X_NR_open_tree, AT_FDCWD, op->target,
 				 X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE |
 				     (op->kind == MOAT_MNT_REVEAL ? AT_SYMLINK_NOFOLLOW : 0));
-		if (trees[i] < 0)
+		if (*t < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
 					  op->target);
 		/* SECURITY: a path brought back into a mask is the one planned,
@@ -4951,14 +3786,15 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		if (op->kind == MOAT_MNT_REVEAL) {
 			struct stat tst;
 
-			if (fstat(trees[i], &tst) < 0 || tst.st_dev != op->dev ||
+			if (fstat(*t, &tst) < 0 || tst.st_dev != op->dev ||
 			    tst.st_ino != op->ino)
 				return child_fail(rep, MOAT_STEP_MOUNT, EXDEV,
 						  "changed since planned: ", op->target);
 		}
-		if (op->readonly && (r = set_readonly(trees[i])) < 0)
+		if (op->readonly && (r = set_readonly(*t)) < 0)
 			return child_fail(rep, MOAT_STEP_MOUNT, -r, "read-only ", op->target);
 	}
+	ntrees = 0; /* (taken again in the same order) */
 	for (size_t i = 0; i < m->n; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
 
@@ -4987,11 +3823,11 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			if (r < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "mount point for ",
 						  op->target);
-			if (syscall(X_NR_move_mount, trees[i], "", AT_FDCWD, op->target,
+			if (syscall(X_NR_move_mount, trees[ntrees], "", AT_FDCWD, op->target,
 				    X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, errno, "keeping visible ",
 						  op->target);
-			close(trees[i]);
+			close(trees[ntrees++]);
 			break;
 		case MOAT_MNT_SELF_BIND:
 			if (mount(op->target, op->target, NULL, MS_BIND | MS_REC, NULL) < 0)

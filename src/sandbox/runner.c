@@ -342,10 +342,6 @@ static int print_plan(struct runner *st, const struct moat_plan *plan,
 	moat_buf_puts(&b, ",\n  \"mounts\": ");
 	moat_mounts_to_json(&sp->mounts, &b);
 	moat_buf_printf(&b, ",\n  \"masked_now\": %zu", sp->mounts.nmasks_found);
-	if (sp->mounts.scan_note) {
-		moat_buf_puts(&b, ",\n  \"note\": ");
-		moat_buf_json_str(&b, sp->mounts.scan_note, strlen(sp->mounts.scan_note));
-	}
 	moat_buf_puts(&b, "\n}\n");
 	if (b.oom) {
 		r = fail(st, NULL, "out of memory");
@@ -815,6 +811,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
 	ctx.denied_extra = rq->denied_extra;
 	ctx.argv = rq->argv;
+	ctx.scan_max_entries = cfg->scan_max_entries;
 	ctx.lstat = moat_fsrec_lstat;
 
 	if (warm && !rq->print_plan) {
@@ -903,7 +900,10 @@ replan:
 	if (rq->arm_only)
 		moat_fsrec_end();
 	if (r < 0) {
-		fail(&st, "check the paths given with --ro, --rw and --workspace",
+		/* (an error that names its own remedy keeps it) */
+		fail(&st,
+		     strstr(e.msg, ". hint: ") ? NULL
+					      : "check the paths given with --ro, --rw and --workspace",
 		     "cannot prepare the sandbox: %s", e.msg);
 		goto out;
 	}
@@ -914,8 +914,6 @@ replan:
 	{
 		char extra[1024] = "";
 
-		if (sp->mounts.scan_note)
-			snprintf(extra, sizeof(extra), "%s", sp->mounts.scan_note);
 		if (sp->mounts.guard_over[0]) {
 			size_t l = strlen(extra);
 

@@ -175,11 +175,11 @@ struct moat_mount_op {
 
 struct moat_mounts {
 	struct moat_mount_op *ops;
-	size_t n;
+	size_t n, cap;
+	size_t nkeep;	     /* of them MOAT_MNT_KEEP and MOAT_MNT_REVEAL */
 	size_t nmasks_found; /* for the audit record and --print-plan */
 	size_t nprotected_missing;
 	char **protected_missing; /* protected names that did not exist (checked after the run) */
-	char *scan_note;	  /* set when the workspace scan was cut short */
 	void *scan_save;	  /* the scan's record, to be kept on disk (ns.c) */
 	size_t nquarantine;
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
@@ -225,10 +225,12 @@ struct moat_mounts {
 	char guard_over[256]; /* protected directories too large to guard */
 };
 
-/* Limits on the workspace scan for "**" masks. */
-#define MOAT_MASK_SCAN_MAX_ENTRIES 50000
-#define MOAT_MASK_SCAN_MAX_DEPTH 24
-#define MOAT_MASK_MAX_MOUNTS 512
+/* The mount operations of one sandbox: at most MOAT_MASK_MAX_MOUNTS (the
+ * kernel's fs.mount-max, 100,000 by default, bounds them too, with the
+ * host's own mounts counted: moat_ns_prepare refuses past what is left),
+ * of which at most MOAT_MNT_MAX_KEEP paths kept visible or bound back. */
+#define MOAT_MASK_MAX_MOUNTS 100000
+#define MOAT_MNT_MAX_KEEP 512
 
 /* Resolve masks, protected paths and hidden-but-kept paths into an ordered
  * list of mount operations (parent side: lstat, scan, open O_PATH). */

@@ -79,14 +79,13 @@ rm -f "$ws/PWNED"
 [ -e "$ws/PWNED" ] && nok "'git *' pre-approval does not cover git -c alias.x=!CMD" "PWNED was created" ||
 	ok "'git *' pre-approval does not cover git -c alias.x=!CMD"
 
-# ---- F4: a denied file inside node_modules is readable through bash ----
+# ---- F4: a denied file inside node_modules, through bash too ----
 expect 3 "read_file node_modules/pkg/.env is denied" -- T read_file '{"path": "node_modules/pkg/.env"}'
-# (a known, documented gap: the sandbox's workspace scan for "**" masks does
-# not descend into node_modules or .git, which would hit its bound; the
-# policy still refuses read_file; docs/threat-model.md)
-out=$(T bash "$(js 'find . -name node_modules -prune -o -print >/dev/null; cat $(find node_modules -type f)')" 2>/dev/null)
-case "$out" in *NODE-MODULES-ENV-CANARY*) ok "bash reads a .env below node_modules: a documented gap, the mask scan skips node_modules" ;;
-*) ok "bash cannot read a .env below node_modules" ;; esac
+# (the sandbox's workspace scan reads node_modules and .git like the rest)
+out=$(T bash "$(js 'cat $(find node_modules -type f); echo END')" 2>/dev/null)
+case "$out" in *NODE-MODULES-ENV-CANARY*) nok "bash reads a .env below node_modules" ;;
+*END*) ok "bash cannot read a .env below node_modules" ;;
+*) nok "bash did not run: $out" ;; esac
 
 # ---- F5: secrets in command arguments reach the audit log ----
 : >"$A"

@@ -1079,20 +1079,36 @@ C
 	fi
 fi
 
-# ---- the workspace scan's bound: beyond it, moat says so and fails closed ----
+# ---- the workspace scan: no depth bound; its entry bound fails closed ----
 deep="$WS/deep"
-for i in $(seq 1 26); do deep="$deep/d$i"; done
-mkdir -p "$deep" && echo "deep-SECRET7" >"$deep/.env"
+for i in $(seq 1 40); do deep="$deep/d$i"; done
+mkdir -p "$deep" && echo "deep-SECRET7" >"$deep/.env" && echo "deep-plain7" >"$deep/notes.txt"
 [ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
-out=$(m -- true 2>&1)
+out=$(m -- sh -c "cat '$deep/.env' '$deep/notes.txt'" 2>&1)
 rc=$?
-check "a workspace deeper than the scan bound is refused by default (125)" cond '[ $rc = 125 ] && grep -q "scan for secrets stopped" <<<"$out"'
-m --net deny -- sleep "355.${U}1" 2>/dev/null
+if [ "$NOUSERNS" = 1 ]; then
+	# (without a mount namespace a secret in the workspace cannot be hidden)
+	check "a .env 40 levels down, not hideable here: refused, naming it (rc $rc)" \
+		cond '[ $rc = 125 ] && grep -q "d40/.env" <<<"$out"'
+else
+	check "a .env 40 levels down is masked, its neighbour readable (rc $rc)" \
+		cond '[ $rc != 0 ] && ! grep -q deep-SECRET7 <<<"$out" && grep -q deep-plain7 <<<"$out"'
+fi
+mkdir -p "$WS/deep/many" && (cd "$WS/deep/many" && seq 1 1100 | sed 's/$/.txt/' | xargs touch)
+[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
+echo '{"sandbox": {"scan_max_entries": 1000}}' >"$T/scanmax.json"
+chmod 644 "$T/scanmax.json"
+out=$(m --config "$T/scanmax.json" -- true 2>&1)
+rc=$?
+check "a workspace past sandbox.scan_max_entries is refused (125), the hint names the bound" \
+	cond '[ $rc = 125 ] && grep -q "more than 1000 entries" <<<"$out" &&
+		grep -q "hint: raise sandbox.scan_max_entries" <<<"$out" && ! grep -q -- "--fallback warn" <<<"$out"'
+m --config "$T/scanmax.json" --net deny -- sleep "355.${U}1" 2>/dev/null
 rc=$?
 check "... also with the network denied; the child started early does not linger" \
 	[ $rc = 125 ] && [ "$(pgrep -fc "sleep 355\\.$U" || true)" = 0 ]
-m --fallback warn -- true 2>/dev/null
-check "... and runs with --fallback warn" [ $? = 0 ]
+m --config "$T/scanmax.json" --fallback warn -- touch "$WS/ran-past-bound" 2>/dev/null
+check "... and --fallback warn does not run it either" [ ! -e "$WS/ran-past-bound" ]
 rm -rf "$WS/deep"
 
 # ---- profiles from the configuration (sandbox.profiles) ----

@@ -18,6 +18,8 @@ async function scenario(who) {
 	fs.mkdirSync(ws('.git'));
 	fs.writeFileSync(ws('.git', 'config'), '[core]\n\tbare = false\n');
 	fs.mkdirSync(ws('src', 'deep'), { recursive: true });
+	fs.mkdirSync(ws('node_modules', 'pkg', 'lib'), { recursive: true });
+	fs.writeFileSync(ws('node_modules', 'pkg', 'lib', 'index.js'), '\n');
 	fs.writeFileSync(ws('.env'), 'env-canary\n'); // masked from the start: the armed sandbox is seen by it
 	// under the home directory, which the sandbox sees (through its copy-on-write overlay)
 	const data = path.join(w.home, 'data');
@@ -88,6 +90,12 @@ async function scenario(who) {
 	});
 	await leaks('a secret in an existing deep directory', [ws('src', 'deep', 'id_rsa')], 'deep-canary', () => {
 		fs.writeFileSync(ws('src', 'deep', 'id_rsa'), 'deep-canary\n');
+	});
+	await leaks('a secret in node_modules', [ws('node_modules', 'pkg', 'lib', '.env')], 'nm-canary', () => {
+		fs.writeFileSync(ws('node_modules', 'pkg', 'lib', '.env'), 'nm-canary\n');
+	});
+	await leaks('a secret in .git', [ws('.git', 'server.key')], 'git-key-canary', () => {
+		fs.writeFileSync(ws('.git', 'server.key'), 'git-key-canary\n');
 	});
 	await leaks('a secret moved in from outside the workspace', [ws('src', 'server.pem')], 'moved-canary', () => {
 		fs.writeFileSync(path.join(w.root, 'server.pem'), 'moved-canary\n');
