@@ -362,6 +362,15 @@ static json_t *build(const struct moat_audit_record *r, const char *now, enum st
 		}
 		put(o, "approval", aj, &oom);
 	}
+	if (r->nexempt_paths && r->exempt_paths) {
+		json_t *ej = json_array();
+
+		for (size_t i = 0; ej && i < r->nexempt_paths; i++)
+			if (r->exempt_paths[i] &&
+			    json_array_append_new(ej, cstr_field(r->exempt_paths[i], false, cap)) < 0)
+				oom = true;
+		put(o, "exempt_paths", ej, &oom);
+	}
 	if (r->sandbox_json) {
 		size_t len = strlen(r->sandbox_json);
 		json_t *sj = NULL;
@@ -706,6 +715,21 @@ static int write_fast(const struct moat_audit_record *r, const char *now, struct
 		w_kstr(out, &f2, "by", r->approval_by, false, cap);
 		w_kstr(out, &f2, "answer", r->approval_answer, false, cap);
 		moat_buf_putc(out, '}');
+	}
+	if (r->nexempt_paths && r->exempt_paths) {
+		bool f2 = true;
+
+		w_key(out, &first, "exempt_paths");
+		moat_buf_putc(out, '[');
+		for (size_t i = 0; i < r->nexempt_paths; i++) {
+			if (!r->exempt_paths[i])
+				continue;
+			if (!f2)
+				moat_buf_putc(out, ',');
+			f2 = false;
+			w_str(out, r->exempt_paths[i], strlen(r->exempt_paths[i]), false, cap);
+		}
+		moat_buf_putc(out, ']');
 	}
 	if (r->sandbox_json) {
 		w_key(out, &first, "sandbox");

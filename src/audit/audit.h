@@ -64,6 +64,10 @@ struct moat_audit_record {
 	const char *approval_by;   /* "tty", "preapproved", ... */
 	const char *approval_answer;
 	const char *sandbox_json;  /* requested / enforced / limits object as JSON text */
+	/* the user's exempt_paths patterns that kept a path the call names
+	 * from being a denied path ("exempt_paths", left out when none) */
+	const char *const *exempt_paths;
+	size_t nexempt_paths;
 	bool has_result;	   /* the tool ran: the fields below are set */
 	bool ok;
 	int exit_code;		   /* -1: none */

@@ -72,6 +72,7 @@ static const char hook_usage[] =
  * decision. */
 struct hook_answer {
 	struct moat_decision d;
+	struct moat_policy_notes notes; /* for the audit record */
 	bool failed;	  /* moat or the input failed: exit 2 */
 	char error[1024]; /* for stderr when failed */
 };
@@ -625,6 +626,8 @@ static void record(struct hook_answer *a, struct moat_audit *log, const struct c
 		rec.command = json_is_string(cmd) ? json_string_value(cmd) : NULL;
 	}
 	rec.decision = &a->d;
+	rec.exempt_paths = a->notes.exempt;
+	rec.nexempt_paths = a->notes.nexempt;
 	rec.has_result = false;
 	rec.exit_code = -1;
 	moat_error_clear(&err);
@@ -740,8 +743,8 @@ static int hook_claude_code(int argc, char **argv)
 		if (r == 0) {
 			moat_error_clear(&err);
 			/* SECURITY: Claude Code runs the tool itself, unconfined */
-			r = moat_policy_check_args_ex(cp.policy, tool, args, MOAT_CHECK_UNSANDBOXED,
-						      &a.d, &err);
+			r = moat_policy_check_args_notes(
+			    cp.policy, tool, args, MOAT_CHECK_UNSANDBOXED, &a.d, &a.notes, &err);
 			if (r < 0) {
 				/* the policy's DENY names the problem; it is bad input */
 				a.failed = true;

@@ -316,8 +316,10 @@ static bool ask_user(const char *gaps)
 /* The configuration the rest of moat uses (--config FILE, else the user
  * file under $XDG_CONFIG_HOME, and the project's .moat/config.json); an
  * invalid one refuses to run (fail closed). The denied paths of both files
- * are masked: the project's can only add. */
-static int load_config(const char *path, struct cli_policy *cp, struct moat_strv *denied)
+ * are masked: the project's can only add (and the user's exempt_paths do
+ * not lift them). */
+static int load_config(const char *path, struct cli_policy *cp, struct moat_strv *denied,
+		       struct moat_strv *denied_project)
 {
 	const struct moat_config *layers[2];
 
@@ -328,7 +330,8 @@ static int load_config(const char *path, struct cli_policy *cp, struct moat_strv
 	layers[1] = cp->project;
 	for (size_t k = 0; k < 2; k++) {
 		for (size_t i = 0; layers[k] && i < layers[k]->denied_paths.n; i++)
-			if (moat_strv_add(denied, layers[k]->denied_paths.v[i]) < 0)
+			if (moat_strv_add(k ? denied_project : denied,
+					  layers[k]->denied_paths.v[i]) < 0)
 				return run_fail(
 				    "too many denied paths in the configuration (at most "
 				    "%d)",
@@ -366,7 +369,7 @@ int cmd_run(int argc, char **argv)
 	struct moat_run_result res;
 	struct moat_error err;
 	struct cli_policy cp;
-	struct moat_strv denied_extra = {.v = NULL};
+	struct moat_strv denied_extra = {.v = NULL}, denied_project = {.v = NULL};
 	int r;
 
 	memset(&o, 0, sizeof(o));
@@ -377,7 +380,7 @@ int cmd_run(int argc, char **argv)
 	r = parse_opts(argc, argv, &o);
 	if (r)
 		goto out;
-	r = load_config(o.config, &cp, &denied_extra);
+	r = load_config(o.config, &cp, &denied_extra, &denied_project);
 	if (r)
 		goto out;
 
@@ -390,6 +393,7 @@ int cmd_run(int argc, char **argv)
 	rq.argv = o.argv;
 	rq.env = environ;
 	rq.denied_extra = &denied_extra;
+	rq.denied_project = &denied_project;
 	rq.ask = ask_tty;
 	rq.print_plan = o.print_plan;
 	rq.say = say_line;
@@ -406,6 +410,7 @@ int cmd_run(int argc, char **argv)
 out:
 	cli_policy_release(&cp);
 	moat_strv_release(&denied_extra);
+	moat_strv_release(&denied_project);
 	moat_profile_release(&o.over);
 	return r;
 }

@@ -39,6 +39,7 @@ int cmd_status(int argc, char **argv)
 	const char *profile = NULL, *home = getenv("HOME");
 	struct cli_policy cp;
 	struct moat_strv denied = {.v = NULL}; /* the configuration's denied paths */
+	struct moat_strv exempt = {.v = NULL}; /* and its exempt_paths */
 	char cwd[PATH_MAX];
 	bool json = false;
 	size_t gaps;
@@ -100,6 +101,9 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < cp.user->denied_paths.n; i++)
 		moat_strv_add(&denied, cp.user->denied_paths.v[i]);
 	ctx.denied_extra = &denied;
+	exempt.v = cp.user->exempt_paths.v; /* borrowed: the planner only reads them */
+	exempt.n = cp.user->exempt_paths.n;
+	ctx.exempt = &exempt;
 	r = moat_plan_build(&prof, &ctx, &kf, &plan, &err);
 	if (r < 0) {
 		fprintf(stderr, "moat status: cannot plan: %s\n", err.msg);

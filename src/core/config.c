@@ -421,6 +421,7 @@ void moat_config_release(struct moat_config *c)
 		free(c->path_rules[i].pattern);
 	free(c->path_rules);
 	strlist_release(&c->denied_paths);
+	strlist_release(&c->exempt_paths);
 	strlist_release(&c->allowed_paths);
 	strlist_release(&c->read_only_paths);
 	for (size_t i = 0; i < c->ncommand_rules; i++)
@@ -525,6 +526,7 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 	dst->path_rules = NULL;
 	dst->npath_rules = 0;
 	memset(&dst->denied_paths, 0, sizeof(dst->denied_paths));
+	memset(&dst->exempt_paths, 0, sizeof(dst->exempt_paths));
 	memset(&dst->allowed_paths, 0, sizeof(dst->allowed_paths));
 	memset(&dst->read_only_paths, 0, sizeof(dst->read_only_paths));
 	dst->command_rules = NULL;
@@ -593,6 +595,7 @@ static int config_copy(const struct moat_config *src, struct moat_config *dst)
 			goto fail;
 	}
 	if (strlist_copy(src, dst, &src->denied_paths, &dst->denied_paths) < 0 ||
+	    strlist_copy(src, dst, &src->exempt_paths, &dst->exempt_paths) < 0 ||
 	    strlist_copy(src, dst, &src->allowed_paths, &dst->allowed_paths) < 0 ||
 	    strlist_copy(src, dst, &src->read_only_paths, &dst->read_only_paths) < 0 ||
 	    strlist_copy(src, dst, &src->denied_commands, &dst->denied_commands) < 0 ||
@@ -1309,7 +1312,7 @@ static int pathlist_fill(struct walker *w, json_t *v, size_t off, struct moat_st
 	return walk_elements(w, v, off, pathlist_element, &lc);
 }
 
-/* denied_paths, read_only_paths: appended */
+/* denied_paths, read_only_paths, exempt_paths: appended */
 static int h_pathlist(struct walker *w, const struct key_spec *s, json_t *v, size_t off, void *t)
 {
 	return pathlist_fill(w, v, off, (struct moat_strlist *)((char *)t + s->field));
@@ -2773,6 +2776,7 @@ static const struct key_spec safety_specs[] = {
     {"denied_paths", h_pathlist, P_ANY, false, FIELD(struct moat_config, denied_paths)},
     {"default_denied_paths", h_bool, P_NEVER, false,
      FIELD(struct moat_config, default_denied_paths)},
+    {"exempt_paths", h_pathlist, P_NEVER, false, FIELD(struct moat_config, exempt_paths)},
     {"allowed_paths", h_allowed_paths, P_ANY, false, 0},
     {"read_only_paths", h_pathlist, P_ANY, false, FIELD(struct moat_config, read_only_paths)},
     {"command_rules", h_command_rules, P_ANY, false, 0},
@@ -2801,6 +2805,9 @@ static const char *project_refusal(const struct key_spec *s)
 		return "a repository must not pre-approve its own tool calls";
 	if (s->fn == h_audit_log)
 		return "a repository must not move the audit log";
+	if (s->fn == h_pathlist && s >= safety_specs && s < safety_specs + nsafety_specs &&
+	    s->field == FIELD(struct moat_config, exempt_paths))
+		return "a repository must not exempt its own files from the denied paths";
 	if (s->fn == h_bool && s >= safety_specs && s < safety_specs + nsafety_specs &&
 	    (s->field == FIELD(struct moat_config, audit_required) ||
 	     s->field == FIELD(struct moat_config, audit_syslog) ||
@@ -3299,6 +3306,7 @@ char *moat_config_to_json(const struct moat_config *c)
 
 	put_list(&b, 2, "denied_paths", c->default_denied_paths ? moat_default_denied_paths : NULL,
 		 &c->denied_paths, false);
+	put_list(&b, 2, "exempt_paths", NULL, &c->exempt_paths, false);
 	if (c->allowed_paths_set) {
 		put_list(&b, 2, "allowed_paths", NULL, &c->allowed_paths, false);
 	} else {

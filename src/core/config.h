@@ -114,6 +114,10 @@ struct moat_config {
 	struct moat_path_rule *path_rules;
 	size_t npath_rules;
 	struct moat_strlist denied_paths;    /* user additions; defaults are added at compile */
+	/* exempt_paths (user files only): a matching path is not denied by
+	 * denied_paths (built-in or the user's), neither by the file tools'
+	 * policy nor by the sandbox's masks (docs/configuration.md) */
+	struct moat_strlist exempt_paths;
 	struct moat_strlist allowed_paths;   /* empty: no allow-list */
 	bool allowed_paths_set;		     /* an allow-list was given (even if empty) */
 	struct moat_strlist read_only_paths;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "base/str.h"
+#include "core/glob.h"
 #include "core/path.h"
 
 /* ------------------------------------------------------------------ */
@@ -1473,7 +1474,7 @@ static int expand_path(const char *in, const char *home, const char *base, char 
 }
 
 static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kind kind,
-		    const char *origin, struct moat_error *err)
+		    const char *origin, bool exemptible, struct moat_error *err)
 {
 	struct moat_mask *nv;
 	uint32_t hs = str_hash32(pattern);
@@ -1482,8 +1483,12 @@ static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kin
 
 	for (size_t i = 0; (*seen & bit) && i < p->nmasks; i++)
 		if (p->masks[i].hash == hs && p->masks[i].kind == kind &&
-		    !strcmp(p->masks[i].pattern, pattern))
+		    !strcmp(p->masks[i].pattern, pattern)) {
+			/* SECURITY: asked for by a source exempt_paths do not
+			 * lift too (a project file, --mask): so it stays */
+			p->masks[i].exemptible &= exemptible;
 			return 0;
+		}
 	if (p->nmasks >= MOAT_PLAN_MAX_PATHS) {
 		moat_error_set(err, "too many masked paths (at most %d)", MOAT_PLAN_MAX_PATHS);
 		return -E2BIG;
@@ -1502,6 +1507,7 @@ static int add_mask(struct moat_plan *p, const char *pattern, enum moat_mask_kin
 		return -ENOMEM;
 	nv[p->nmasks].kind = kind;
 	nv[p->nmasks].hash = hs;
+	nv[p->nmasks].exemptible = exemptible;
 	*seen |= bit;
 	moat_strlcpy(nv[p->nmasks].origin, origin, sizeof(nv[p->nmasks].origin));
 	p->nmasks++;
@@ -1526,11 +1532,96 @@ static void strip_globstar(char *s)
 		s[n - 3] = '\0';
 }
 
+bool moat_plan_exempt(const struct moat_plan *p, const char *abs_path)
+{
+	return p && p->exempt_set && abs_path &&
+	       moat_globset_first(p->exempt_set, abs_path, strlen(abs_path)) >= 0;
+}
+
+bool moat_plan_mask_exempt(const struct moat_plan *p, const struct moat_mask *mk,
+			   const char *abs_path)
+{
+	return mk && mk->exemptible && moat_plan_exempt(p, abs_path);
+}
+
+/* A literal path as glob text: its glob characters escaped. */
+static void put_glob_literal(struct moat_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("*?[]{}\\", *s))
+			moat_buf_putc(b, '\\');
+		moat_buf_putc(b, *s);
+	}
+}
+
+/* The user's exempt_paths, resolved as the policy resolves path globs
+ * (core/policy.c, absolute_pattern; its working directory is the
+ * session's workspace): "<cwd>" and a relative pattern are the
+ * workspace's, a pattern without '/' is a name anywhere ("**" "/NAME"),
+ * "~" is the home; then compiled once. */
+static int plan_exempt(struct moat_plan *p, const struct moat_strv *ex, struct moat_error *err)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	struct moat_error e;
+	int r = 0;
+
+	if (!ex || !ex->n)
+		return 0;
+	r = moat_globset_new(MOAT_GLOB_PATH, &p->exempt_set);
+	for (size_t i = 0; r == 0 && i < ex->n; i++) {
+		const char *pat = ex->v[i];
+		size_t before = p->exempt.n;
+
+		moat_buf_reset(&b);
+		if (!pat || !*pat)
+			continue;
+		if (!strncmp(pat, "<cwd>", 5)) {
+			put_glob_literal(&b, p->workspace);
+			moat_buf_puts(&b, pat + 5);
+		} else if (pat[0] == '/' || !strncmp(pat, "**", 2)) {
+			moat_buf_puts(&b, pat);
+		} else if (pat[0] == '~' && (pat[1] == '/' || !pat[1])) {
+			if (!p->home)
+				continue; /* no home: nothing of the user's there */
+			put_glob_literal(&b, p->home);
+			moat_buf_puts(&b, pat + 1);
+		} else if (!strchr(pat, '/')) {
+			moat_buf_puts(&b, "**/");
+			moat_buf_puts(&b, pat);
+		} else {
+			put_glob_literal(&b, p->workspace);
+			moat_buf_putc(&b, '/');
+			moat_buf_puts(&b, pat[0] == '.' && pat[1] == '/' ? pat + 2 : pat);
+		}
+		if (b.oom) {
+			r = -ENOMEM;
+			break;
+		}
+		r = moat_strv_add(&p->exempt, b.data);
+		if (r == -E2BIG)
+			moat_error_set(err, "too many exempt_paths (at most %d)", MOAT_PLAN_MAX_PATHS);
+		if (r < 0 || p->exempt.n == before)
+			continue;
+		moat_error_clear(&e);
+		if (moat_globset_add(p->exempt_set, b.data, &e) < 0) {
+			moat_error_set(err, "exempt_paths: '%s': %s", pat, e.msg);
+			r = -EINVAL;
+		}
+	}
+	if (r == 0)
+		r = moat_globset_build(p->exempt_set);
+	moat_buf_release(&b);
+	return r;
+}
+
 /* Turn one denied-path pattern into masks. "**" patterns cannot be resolved
  * on the whole filesystem: they are masked in the workspace (scanned) and at
- * the home directory (the well-known places: ~/.ssh, ~/.aws, ~ / NAME.pem). */
+ * the home directory (the well-known places: ~/.ssh, ~/.aws, ~ / NAME.pem).
+ * exemptible: the built-in or the user's denied paths, which exempt_paths
+ * lift: a literal path an exemption matches is no mask at all, the matches
+ * of the others are left out when the sandbox finds them. */
 static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *origin,
-			     struct moat_error *err)
+			     bool exemptible, struct moat_error *err)
 {
 	char path[PATH_MAX], tail[PATH_MAX];
 	int r, n;
@@ -1543,7 +1634,7 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 		if (!*tail || !strcmp(tail, "**"))
 			return 0; /* a bare globstar: nothing sensible to mask */
 		/* in the workspace: every match, found by a bounded scan */
-		r = add_mask(p, pat, MOAT_MASK_WORKSPACE_NAME, origin, err);
+		r = add_mask(p, pat, MOAT_MASK_WORKSPACE_NAME, origin, exemptible, err);
 		if (r < 0)
 			return r;
 		if (!p->home)
@@ -1553,8 +1644,10 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			return 0;
 		if (moat_path_within(path, p->workspace))
 			return 0; /* the scan covers it */
+		if (!has_glob(tail) && exemptible && moat_plan_exempt(p, path))
+			return 0; /* exempt_paths */
 		return add_mask(p, path, has_glob(tail) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
-				err);
+				exemptible, err);
 	}
 	r = expand_path(pat, p->home, p->workspace, path, sizeof(path));
 	if (r == -ENOENT)
@@ -1590,7 +1683,8 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 
 				if (l != full_len && l + 4 <= sizeof(path))
 					memcpy(path + l, "/**", 4);
-				return add_mask(p, gs + 1, MOAT_MASK_WORKSPACE_NAME, origin, err);
+				return add_mask(p, gs + 1, MOAT_MASK_WORKSPACE_NAME, origin,
+						exemptible, err);
 			}
 			if (mask) {
 				moat_error_set(err,
@@ -1619,7 +1713,10 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			       origin, pat, p->workspace);
 		return -EINVAL;
 	}
-	return add_mask(p, path, has_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin, err);
+	if (!has_glob(path) && exemptible && moat_plan_exempt(p, path))
+		return 0; /* exempt_paths */
+	return add_mask(p, path, has_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
+			exemptible, err);
 }
 
 bool moat_protect_name_ok(const char *s)
@@ -1733,21 +1830,34 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		p->scratch_tmp = true;
 	}
 
-	/* masks: the policy's denied paths, then the profile's */
+	/* masks: the policy's denied paths (what the user's exempt_paths
+	 * lift from them left out), a project file's, then the profile's */
+	r = plan_exempt(p, ctx->exempt, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; ctx->denied && ctx->denied[i]; i++) {
-		r = plan_mask_pattern(p, ctx->denied[i], "denied_paths", err);
+		r = plan_mask_pattern(p, ctx->denied[i], "denied_paths", true, err);
 		if (r < 0)
 			return r;
 	}
 	if (ctx->denied_extra) {
 		for (size_t i = 0; i < ctx->denied_extra->n; i++) {
-			r = plan_mask_pattern(p, ctx->denied_extra->v[i], "denied_paths", err);
+			r = plan_mask_pattern(p, ctx->denied_extra->v[i], "denied_paths", true,
+					      err);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (ctx->denied_project) {
+		for (size_t i = 0; i < ctx->denied_project->n; i++) {
+			r = plan_mask_pattern(p, ctx->denied_project->v[i], "denied_paths", false,
+					      err);
 			if (r < 0)
 				return r;
 		}
 	}
 	for (size_t i = 0; i < pr->mask.n; i++) {
-		r = plan_mask_pattern(p, pr->mask.v[i], "--mask", err);
+		r = plan_mask_pattern(p, pr->mask.v[i], "--mask", false, err);
 		if (r < 0)
 			return r;
 	}
@@ -2130,6 +2240,8 @@ struct moat_plan *moat_plan_free(struct moat_plan *p)
 		free(p->masks[i].pattern);
 	free(p->masks);
 	strv_release(&p->mask_exempt);
+	strv_release(&p->exempt);
+	moat_globset_free(p->exempt_set);
 	strv_release(&p->protect);
 	strv_release(&p->sockets);
 	strv_release(&p->env_pass);
@@ -2270,10 +2382,15 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *b)
 		moat_buf_printf(
 		    b, ", \"kind\": \"%s\", \"origin\": ", mask_kind_name(p->masks[i].kind));
 		js(b, p->masks[i].origin);
+		/* (with exempt_paths: the masks they do not apply to) */
+		if (p->exempt.n && !p->masks[i].exemptible)
+			moat_buf_puts(b, ", \"exempt_paths_apply\": false");
 		moat_buf_putc(b, '}');
 	}
 	moat_buf_puts(b, "],\n    \"never_masked\": ");
 	js_strv(b, &p->mask_exempt);
+	moat_buf_puts(b, ",\n    \"exempt_paths\": ");
+	js_strv(b, &p->exempt);
 	moat_buf_puts(b, ",\n    \"protected\": ");
 	js_strv(b, &p->protect);
 	moat_buf_puts(b, ",\n    \"host_sockets_allowed\": ");
@@ -2372,11 +2489,12 @@ static bool strv_eq(const struct moat_strv *a, const struct moat_strv *b)
 }
 
 /* Every field of the plan is named below but cwd, argv and timeout_s (and
- * mask_seen, a hash of the masks; masks[].hash): a field added to the
+ * mask_seen, a hash of the masks; masks[].hash; exempt_set, compiled
+ * from exempt): a field added to the
  * plan must be compared here too, which the size check (x86-64) is a
  * reminder of. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct moat_plan) == 5736,
+_Static_assert(sizeof(struct moat_plan) == 5792,
 	       "struct moat_plan changed: compare the new field in moat_plan_same_sandbox");
 #endif
 
@@ -2387,7 +2505,8 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	if (strcmp(a->profile, b->profile) || !str_eq(a->workspace, b->workspace) ||
 	    a->tmp_workspace != b->tmp_workspace || !str_eq(a->home, b->home) ||
 	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
-	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || a->scan_max_entries != b->scan_max_entries ||
+	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->exempt, &b->exempt) ||
+	    a->scan_max_entries != b->scan_max_entries ||
 	    !strv_eq(&a->protect, &b->protect) ||
 	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
 	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
@@ -2414,6 +2533,7 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	for (size_t i = 0; i < a->nmasks; i++)
 		if (!str_eq(a->masks[i].pattern, b->masks[i].pattern) ||
 		    a->masks[i].kind != b->masks[i].kind ||
+		    a->masks[i].exemptible != b->masks[i].exemptible ||
 		    strcmp(a->masks[i].origin, b->masks[i].origin))
 			return false;
 	if (a->devices != b->devices) {

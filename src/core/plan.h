@@ -313,6 +313,10 @@ struct moat_mask {
 	enum moat_mask_kind kind;
 	char origin[48]; /* "denied_paths", "--mask", "profile:NAME" */
 	uint32_t hash;	 /* of pattern: add_mask's duplicate check */
+	/* only the built-in or the user's denied paths ask for it (not a
+	 * project file's, not --mask or a profile's mask): the plan's
+	 * exempt_paths apply to its matches (moat_plan_mask_exempt) */
+	bool exemptible;
 };
 
 /* Every protection moat knows, for requested versus enforced. */
@@ -413,6 +417,12 @@ struct moat_plan_context {
 	const char *home;	   /* absolute or NULL: for ~ in masks */
 	const char *const *denied; /* the policy's denied paths (globs), NULL-terminated */
 	const struct moat_strv *denied_extra; /* more denied paths (config), may be NULL */
+	/* a project file's denied paths, may be NULL: masked like the others,
+	 * but exempt_paths never apply to them (a project file only tightens) */
+	const struct moat_strv *denied_project;
+	/* the user's exempt_paths (config), may be NULL: what denied and
+	 * denied_extra do not mask */
+	const struct moat_strv *exempt;
 	char *const *argv;		      /* the command, borrowed */
 	size_t scan_max_entries; /* sandbox.scan_max_entries; 0: the default */
 	/* the planner's one look at the filesystem (a symbolic link planted
@@ -439,6 +449,13 @@ struct moat_plan {
 	uint64_t mask_seen[16]; /* bit (hash % 1024) of every mask's pattern: most adds skip the search for a duplicate */
 	struct moat_strv mask_exempt; /* denied paths never masked (libc needs them) */
 	size_t scan_max_entries;      /* the workspace scan's bound; 0: the default */
+	/* exempt_paths resolved as the policy reads them (absolute globs, or
+	 * "**" "/..." for a name anywhere; "~" is the home, a relative pattern
+	 * the workspace's) and compiled once (exempt_set, MOAT_GLOB_PATH; NULL
+	 * when there are none): an exemptible mask's match that one matches
+	 * is not masked (moat_plan_mask_exempt) */
+	struct moat_strv exempt;
+	struct moat_globset *exempt_set;
 	struct moat_strv protect;     /* relative to the workspace */
 	struct moat_strv sockets;     /* host sockets kept reachable */
 	bool home_cow;		      /* overlay on the home directory, writes discarded */
@@ -530,6 +547,17 @@ int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *out);
 bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b);
 /* The kernel features as a JSON object. */
 int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *out);
+
+/* Does abs_path (absolute, normalized) match one of the plan's
+ * exempt_paths? Pure, allocation-free, thread-safe. */
+bool moat_plan_exempt(const struct moat_plan *p, const char *abs_path);
+/* Is abs_path, a match of the mask mk, to be left unmasked: mk is
+ * exemptible (only the built-in or the user's denied paths ask for it)
+ * and abs_path matches an exempt_paths pattern. A path another mask
+ * that is not exemptible matches is masked all the same: a scan that
+ * merges the masks' patterns must ask for each mask that matched. */
+bool moat_plan_mask_exempt(const struct moat_plan *p, const struct moat_mask *mk,
+			   const char *abs_path);
 
 /* Normalize an absolute path purely (no symlinks resolved): collapse "//",
  * drop ".", resolve ".." lexically (clamped at "/"), drop a trailing "/".

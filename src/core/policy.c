@@ -108,10 +108,13 @@ struct layer {
 	struct moat_globset *denied_paths;
 	struct moat_globset *allowed_paths; /* NULL: no allow-list */
 	struct moat_globset *read_only_paths;
+	/* exempt_paths: a path matching one is not a denied path of this
+	 * layer; NULL when there are none (always in the project layer) */
+	struct moat_globset *exempt_paths;
 	/* The same sets lower-cased, for drive and UNC paths (Windows names
 	 * are case-insensitive); NULL when lower-casing changes no pattern. */
 	struct moat_globset *path_rules_ci, *denied_paths_ci, *allowed_paths_ci;
-	struct moat_globset *read_only_paths_ci;
+	struct moat_globset *read_only_paths_ci, *exempt_paths_ci;
 
 	struct cmd_rule *cmd_rules;
 	size_t ncmd_rules;
@@ -228,6 +231,8 @@ static void layer_release(struct layer *l)
 	moat_globset_free(l->denied_paths_ci);
 	moat_globset_free(l->allowed_paths_ci);
 	moat_globset_free(l->read_only_paths_ci);
+	moat_globset_free(l->exempt_paths);
+	moat_globset_free(l->exempt_paths_ci);
 	for (size_t i = 0; i < l->ncmd_rules; i++) {
 		free(l->cmd_rules[i].pattern);
 		if (l->cmd_rules[i].re)
@@ -1003,13 +1008,21 @@ static int compile_layer(struct moat_policy *p, struct layer *l, const struct mo
 	r = build_pathset(p, &l->read_only_paths, &c->read_only_paths, NULL, err);
 	if (r < 0)
 		return r;
+	/* SECURITY: only the user's configuration lifts denied paths (a
+	 * project file holding exempt_paths is refused when it loads) */
+	if (!project && c->exempt_paths.n) {
+		r = build_pathset(p, &l->exempt_paths, &c->exempt_paths, NULL, err);
+		if (r < 0)
+			return r;
+	}
 	if ((r = build_pathfilter(l)) < 0)
 		return r;
 	l->shell_cwd_hit = pathfilter_hit(l->shell_paths, p->cwd, strlen(p->cwd));
 	if ((r = ci_twin(l->path_rules, &l->path_rules_ci)) < 0 ||
 	    (r = ci_twin(l->denied_paths, &l->denied_paths_ci)) < 0 ||
 	    (r = ci_twin(l->allowed_paths, &l->allowed_paths_ci)) < 0 ||
-	    (r = ci_twin(l->read_only_paths, &l->read_only_paths_ci)) < 0)
+	    (r = ci_twin(l->read_only_paths, &l->read_only_paths_ci)) < 0 ||
+	    (r = ci_twin(l->exempt_paths, &l->exempt_paths_ci)) < 0)
 		return r;
 	r = compile_cmd_rules(l, c, err);
 	if (r < 0)
@@ -1209,7 +1222,37 @@ struct call {
 	bool builtin_file_tool; /* read_file, list_directory, write_file, edit_file */
 	bool unsandboxed;	/* MOAT_CHECK_UNSANDBOXED */
 	const struct tool_decl *decl; /* the configured declaration, or NULL */
+	struct moat_policy_notes *notes; /* may be NULL */
 };
+
+/* An exempt_paths pattern of layer l that subj (of len bytes, lower-cased
+ * when ci), a denied path of the layer, matches: noted for the audit
+ * record. false when none does. */
+static bool exempt_match(struct call *c, const struct layer *l, bool ci, const char *subj,
+			 size_t len)
+{
+	const struct moat_globset *ex =
+	    ci && l->exempt_paths_ci ? l->exempt_paths_ci : l->exempt_paths;
+	struct moat_policy_notes *n = c->notes;
+	const char *pat;
+	long i;
+
+	if (!ex)
+		return false;
+	i = moat_globset_first(ex, subj, len);
+	if (i < 0)
+		return false;
+	pat = moat_globset_pattern(l->exempt_paths, (size_t)i);
+	if (n && pat) {
+		size_t k = 0;
+
+		while (k < n->nexempt && n->exempt[k] != pat)
+			k++;
+		if (k == n->nexempt && k < MOAT_POLICY_MAX_NOTES)
+			n->exempt[n->nexempt++] = pat;
+	}
+	return true;
+}
 
 static void rule_id(char *out, size_t n, const struct layer *l, const char *kind,
 		    const char *pattern)
@@ -1274,6 +1317,10 @@ static void check_path_layer(struct call *c, size_t li, const char *path, bool i
 		i = moat_globset_first(denied, subj, len);
 	if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
 		i = -1; /* .env.example: no secret */
+	/* exempt_paths: the user lifted the denied paths from this one (not
+	 * the steps before or after) */
+	if (i >= 0 && exempt_match(c, l, ci, subj, len))
+		i = -1;
 	if (i >= 0) {
 		rule_id(rule, sizeof(rule), l, "denied_paths",
 			moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -2007,6 +2054,11 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		i = moat_globset_first(l->denied_paths, subj, len);
 		if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
 			i = -1; /* .env.example: no secret */
+		/* exempt_paths: a path the user lifted from the denied paths
+		 * (SECURITY: not a glob word, whose text is no path: it names
+		 * whatever it matches when the command runs) */
+		if (i >= 0 && !glob && exempt_match(c, l, false, subj, len))
+			continue;
 		/* SECURITY: an unquoted glob names whatever it matches when the
 		 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
 		if (i < 0 && glob)
@@ -2320,6 +2372,13 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, json_t *args,
 			      unsigned flags, struct moat_decision *ret, struct moat_error *err)
 {
+	return moat_policy_check_args_notes(p, tool, args, flags, ret, NULL, err);
+}
+
+int moat_policy_check_args_notes(const struct moat_policy *p, const char *tool, json_t *args,
+				 unsigned flags, struct moat_decision *ret,
+				 struct moat_policy_notes *notes, struct moat_error *err)
+{
 	struct call c;
 	const struct tool_decl *d;
 	const char *command_arg = NULL, *url_arg = NULL;
@@ -2338,6 +2397,9 @@ int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, jso
 	c.builtin_file_tool = false;
 	c.unsandboxed = (flags & MOAT_CHECK_UNSANDBOXED) != 0;
 	c.decl = NULL;
+	c.notes = notes;
+	if (notes)
+		notes->nexempt = 0;
 	for (size_t li = 0; li < MOAT_ARRAY_SIZE(c.lv); li++) {
 		c.lv[li].v = MOAT_ALLOW;
 		c.lv[li].hard = false;

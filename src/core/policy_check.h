@@ -20,6 +20,22 @@ int moat_policy_check_args(const struct moat_policy *p, const char *tool, json_t
 #define MOAT_CHECK_UNSANDBOXED 1u
 int moat_policy_check_args_ex(const struct moat_policy *p, const char *tool, json_t *args,
 			      unsigned flags, struct moat_decision *ret, struct moat_error *err);
+
+/* What a check found besides its decision, for the audit record. */
+#define MOAT_POLICY_MAX_NOTES 8
+struct moat_policy_notes {
+	/* the user's exempt_paths patterns (as the policy holds them: absolute,
+	 * or starting with "**"), each once in the order met, that kept a
+	 * path the call names (an argument, a spelling, a link on its way, a
+	 * word of its command) from being a denied path; at most
+	 * MOAT_POLICY_MAX_NOTES. They point into the policy. */
+	const char *exempt[MOAT_POLICY_MAX_NOTES];
+	size_t nexempt;
+};
+/* moat_policy_check_args_ex, and what it found into notes (may be NULL). */
+int moat_policy_check_args_notes(const struct moat_policy *p, const char *tool, json_t *args,
+				 unsigned flags, struct moat_decision *ret,
+				 struct moat_policy_notes *notes, struct moat_error *err);
 /* Effects of a tool (MOAT_EFFECT_*), 0 for an undeclared tool. */
 unsigned moat_policy_tool_effects(const struct moat_policy *p, const char *tool);
 bool moat_policy_logs_commands(const struct moat_policy *p);

@@ -460,6 +460,7 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 	struct moat_tool_result tr;
 	struct moat_approval ap;
 	struct moat_audit_record rec;
+	struct moat_policy_notes notes = {.nexempt = 0};
 	struct moat_error err;
 	enum moat_tool_kind kind;
 	json_t *args = NULL;
@@ -524,7 +525,7 @@ int moat_session_call(struct moat_session *s, const char *tool, const char *args
 	}
 
 	/* 2. policy */
-	r = moat_policy_check_args(s->policy, tool, args, &ret->decision, &err);
+	r = moat_policy_check_args_notes(s->policy, tool, args, 0, &ret->decision, &notes, &err);
 	if (r < 0) {
 		ret->status = MOAT_CALL_BAD_INPUT;
 		snprintf(ret->error, sizeof(ret->error), "%s", ret->decision.reason);
@@ -629,6 +630,8 @@ record:
 	rec.approval_by = ap.by[0] ? ap.by : NULL;
 	rec.approval_answer = ap.answer[0] ? ap.answer : NULL;
 	rec.sandbox_json = tr.sandbox[0] ? tr.sandbox : NULL;
+	rec.exempt_paths = notes.exempt;
+	rec.nexempt_paths = notes.nexempt;
 	rec.has_result = ran;
 	rec.ok = tr.ok;
 	rec.exit_code = tr.exit_code;

@@ -722,15 +722,29 @@ static bool same_dir_glob(const struct moat_mask *mk, const char *pat, size_t dl
 	       !strchr(mk->pattern + dlen + 1, '/') && !strchr(mk->pattern, '{');
 }
 
+/* A match of the glob mask mk that the user's exempt_paths leave out: the
+ * mask is exemptible and the match is exempt, by the name it matched and
+ * (SECURITY: the mask would cover the real file) by its real path. */
+static bool glob_match_exempt(const struct moat_plan *p, const struct moat_mask *mk,
+			      const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!moat_plan_mask_exempt(p, mk, path))
+		return false;
+	return !realpath(path, real) || moat_plan_exempt(p, real);
+}
+
 /* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
  * directory once and match every name pattern against its entries; other
  * globs, and {a,b} alternatives anywhere (fnmatch(3) has none), go through
- * glob(3). */
+ * glob(3). A match exempt_paths leave out is not masked (by this mask). */
 static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 		      struct moat_error *err)
 {
 	bool done[MOAT_PLAN_MAX_PATHS] = {false};
 	const char *same[MOAT_PLAN_MAX_PATHS];
+	const struct moat_mask *same_mk[MOAT_PLAN_MAX_PATHS];
 	bool plain[MOAT_PLAN_MAX_PATHS];
 	struct name_cut cut[MOAT_PLAN_MAX_PATHS];
 	size_t nsame;
@@ -756,7 +770,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			gr = glob_braces(pat, &g);
 			if (gr == 0)
 				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
-					r = mask_one(p, m, hid, g.gl_pathv[k], err);
+					if (!glob_match_exempt(p, &p->masks[i], g.gl_pathv[k]))
+						r = mask_one(p, m, hid, g.gl_pathv[k], err);
 			globfree(&g);
 			if (gr != 0 && gr != GLOB_NOMATCH) {
 				/* SECURITY: a pattern not expanded hides nothing: refuse */
@@ -780,6 +795,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			done[j] = true;
 			nj = p->masks[j].pattern + dlen + 1;
 			same[nsame] = nj;
+			same_mk[nsame] = &p->masks[j];
 			plain[nsame] = !strpbrk(nj, "[\\");
 			if (plain[nsame])
 				name_cut_of(nj, strlen(nj), &cut[nsame]);
@@ -803,6 +819,10 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 					memcpy(full, dir, dlen);
 					full[dlen] = '/';
 					memcpy(full + dlen + 1, e->d_name, nl + 1);
+					/* (exempt from this mask: another may
+					 * still match it) */
+					if (glob_match_exempt(p, same_mk[j], full))
+						continue;
 					r = mask_one(p, m, hid, full, err);
 				}
 				break;

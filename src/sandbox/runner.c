@@ -251,11 +251,36 @@ static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p)
 	json_names(&b, p, 2);
 	moat_buf_printf(&b,
 			",\"network\":\"%s\",\"limits\":{\"memory_mb\":%llu,\"pids\":%ld,"
-			"\"timeout_s\":%ld,\"cpu_s\":%ld,\"fsize_mb\":%llu,\"nofile\":%ld}}",
+			"\"timeout_s\":%ld,\"cpu_s\":%ld,\"fsize_mb\":%llu,\"nofile\":%ld}",
 			moat_net_mode_name(p->net), (unsigned long long)(p->mem_bytes >> 20),
 			p->pids, p->timeout_s, p->cpu_s, (unsigned long long)(p->fsize_bytes >> 20),
 			p->nofile);
-	/* the names are a fixed vocabulary: it always fits */
+	/* the user's exempt_paths the masks left out (as the plan resolved
+	 * them), as many as fit, and how many did not */
+	if (p->exempt.n) {
+		size_t k = 0, room = sizeof(ret->sandbox) - 64;
+
+		moat_buf_puts(&b, ",\"exempt_paths\":[");
+		for (; k < p->exempt.n; k++) {
+			size_t at = b.len;
+
+			if (k)
+				moat_buf_putc(&b, ',');
+			moat_buf_json_str(&b, p->exempt.v[k], strlen(p->exempt.v[k]));
+			if (b.len > room) {
+				b.len = at;
+				if (b.data)
+					b.data[at] = '\0';
+				break;
+			}
+		}
+		moat_buf_putc(&b, ']');
+		if (k < p->exempt.n)
+			moat_buf_printf(&b, ",\"exempt_paths_omitted\":%zu", p->exempt.n - k);
+	}
+	moat_buf_putc(&b, '}');
+	/* the names are a fixed vocabulary, the exemptions are cut to fit:
+	 * it always fits */
 	if (!b.oom && b.len < sizeof(ret->sandbox))
 		memcpy(ret->sandbox, b.data, b.len + 1);
 	else
@@ -612,6 +637,7 @@ static void armed_inputs_release(struct moat_run_warm *w)
 	free(w->in_cwd);
 	free(w->in_home);
 	moat_strv_release(&w->in_denied);
+	moat_strv_release(&w->in_denied_project);
 	w->in_profile = w->in_ws = w->in_cwd = w->in_home = NULL;
 	w->reuse = false;
 }
@@ -643,7 +669,23 @@ static void armed_inputs_note(struct moat_run_warm *w, const struct moat_run_req
 	for (size_t i = 0; ok && d && i < d->n; i++)
 		if (moat_strv_add(&w->in_denied, d->v[i]) < 0)
 			ok = false;
+	d = rq->denied_project;
+	for (size_t i = 0; ok && d && i < d->n; i++)
+		if (moat_strv_add(&w->in_denied_project, d->v[i]) < 0)
+			ok = false;
 	w->reuse = ok;
+}
+
+/* The same list as one noted (which dropped repeats: a list holding one
+ * is taken as another) */
+static bool noted_same(const struct moat_strv *noted, const struct moat_strv *d)
+{
+	if ((d ? d->n : 0) != noted->n)
+		return false;
+	for (size_t i = 0; i < noted->n; i++)
+		if (strcmp(d->v[i], noted->v[i]))
+			return false;
+	return true;
 }
 
 /* A call the armed plan was made for: the same request but for its
@@ -651,18 +693,14 @@ static void armed_inputs_note(struct moat_run_warm *w, const struct moat_run_req
 static bool armed_inputs_same(const struct moat_run_warm *w, const struct moat_run_request *rq,
 			      char *const *env)
 {
-	const struct moat_strv *d = rq->denied_extra;
-	size_t nd = d ? d->n : 0;
-
 	if (!w->armed || !w->reuse || !w->plan || !w->watch || rq->cfg != w->in_cfg ||
 	    !rq->timeout_at_most || rq->timeout_s <= 0 || rq->over || rq->tmp_workspace ||
 	    rq->print_plan || rq->arm_only || !opt_str_eq(rq->profile, w->in_profile) ||
 	    !opt_str_eq(rq->workspace, w->in_ws) || !opt_str_eq(rq->cwd, w->in_cwd) ||
-	    !opt_str_eq(env_lookup(env, "HOME"), w->in_home) || nd != w->in_denied.n)
+	    !opt_str_eq(env_lookup(env, "HOME"), w->in_home) ||
+	    !noted_same(&w->in_denied, rq->denied_extra) ||
+	    !noted_same(&w->in_denied_project, rq->denied_project))
 		return false;
-	for (size_t i = 0; i < nd; i++)
-		if (strcmp(d->v[i], w->in_denied.v[i]))
-			return false;
 	return moat_fswatch_quiet(w->watch);
 }
 
@@ -720,6 +758,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_profile prof;
 	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
+	struct moat_strv exempt = {.v = NULL};
 	struct moat_plan *plan = NULL;
 	struct moat_spawn sp_own, *sp = &sp_own;
 	struct moat_run_warm *warm = rq ? rq->warm : NULL;
@@ -810,6 +849,11 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.home = home_dir(env, homebuf, sizeof(homebuf));
 	ctx.denied = cfg->default_denied_paths ? moat_default_denied_paths : NULL;
 	ctx.denied_extra = rq->denied_extra;
+	ctx.denied_project = rq->denied_project;
+	/* the user's exempt_paths (borrowed: the planner only reads them) */
+	exempt.v = cfg->exempt_paths.v;
+	exempt.n = cfg->exempt_paths.n;
+	ctx.exempt = &exempt;
 	ctx.argv = rq->argv;
 	ctx.scan_max_entries = cfg->scan_max_entries;
 	ctx.lstat = moat_fsrec_lstat;

@@ -48,7 +48,7 @@ struct moat_run_warm {
 	bool reuse;
 	const struct moat_config *in_cfg;
 	char *in_profile, *in_ws, *in_cwd, *in_home;
-	struct moat_strv in_denied;
+	struct moat_strv in_denied, in_denied_project;
 	long in_prof_timeout;
 };
 
@@ -75,6 +75,8 @@ struct moat_run_request {
 	bool timeout_at_most;		 /* timeout_s only lowers the profile's (the bash
 					  * tool's: a call's timeout never raises it) */
 	const struct moat_strv *denied_extra; /* the policy's user denied paths, may be NULL */
+	const struct moat_strv *denied_project; /* a project file's denied paths, may be NULL
+						 * (exempt_paths do not lift them) */
 	struct moat_run_warm *warm;	      /* started ahead, or NULL; taken over and freed */
 	/* fallback "ask": called with the missing protections; true runs the
 	 * command anyway. NULL: ask is a refusal. */
@@ -139,7 +141,8 @@ struct moat_run_result {
 	char hint[256];	    /* how to fix it, "" none */
 	char warning[1024]; /* fallback "warn" gaps, protected paths created, ... */
 	/* {"profile":..,"requested":[..],"enforced":[..],"missing":[..],
-	 *  "limits":{"memory_mb":..,"pids":..,"timeout_s":..}} */
+	 *  "limits":{"memory_mb":..,"pids":..,"timeout_s":..}}, and
+	 *  "exempt_paths":[..] when the plan has exemptions */
 	char sandbox[MOAT_RUN_SANDBOX_JSON_MAX];
 };
 

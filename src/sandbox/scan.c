@@ -430,6 +430,9 @@ struct scan {
 	size_t nglobs;
 	struct scan_name *names;
 	size_t nnames;
+	/* the mask of each name and glob, for exempt_paths (NULL: none) */
+	const struct moat_plan *plan;
+	const struct moat_mask **name_mk, **glob_mk;
 	const char *ws;
 	size_t wslen;
 	int wsfd;
@@ -575,6 +578,32 @@ static int scan_what(const struct scan *s, const struct walker *w, const char *n
 	return what;
 }
 
+/* A match the user's exempt_paths leave out (w->rel its path): every
+ * mask that matches it is exemptible (the built-in and the user's denied
+ * paths, not a project's or a --mask) and an exemption matches its path
+ * and (SECURITY: the mask would cover the real file) where a link leads. */
+static bool scan_exempt(const struct scan *s, const struct walker *w, const char *name, size_t nl,
+			unsigned char type)
+{
+	char full[PATH_MAX], real[PATH_MAX];
+
+	if (!s->name_mk || (size_t)snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel) >= sizeof(full))
+		return false;
+	if (!moat_plan_exempt(s->plan, full))
+		return false;
+	for (size_t i = 0; i < s->nnames; i++)
+		if ((s->names[i].literal
+			 ? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
+			 : fnmatch(s->names[i].name, name, 0) == 0) &&
+		    !moat_plan_mask_exempt(s->plan, s->name_mk[i], full))
+			return false;
+	for (size_t i = 0; i < s->nglobs; i++)
+		if (moat_glob_match(s->globs[i], w->rel, w->len) &&
+		    !moat_plan_mask_exempt(s->plan, s->glob_mk[i], full))
+			return false;
+	return type != DT_LNK || !realpath(full, real) || moat_plan_exempt(s->plan, real);
+}
+
 /* w->rel extended by "/name" (or name at the top); false when the path
  * would pass PATH_MAX (the caller decides whether that matters). */
 static bool rel_push(struct walker *w, const char *name, size_t nl)
@@ -671,7 +700,8 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		return -ENAMETOOLONG;
 	}
 	if ((what & SCAN_PLAIN) || ((what & SCAN_DIRONLY) && is_dir_at(dfd, name, type))) {
-		r = scan_hit(s, w->rel, type == DT_LNK, type == DT_DIR);
+		if (!scan_exempt(s, w, name, nl, type))
+			r = scan_hit(s, w->rel, type == DT_LNK, type == DT_DIR);
 	} else if (what & SCAN_SUB) {
 		const struct scan_cdir *c = NULL;
 		struct stat st;
@@ -1613,6 +1643,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	const char *pats[MOAT_PLAN_MAX_PATHS];
 	struct glob_cut cuts[MOAT_PLAN_MAX_PATHS];
 	struct scan_name names[MOAT_PLAN_MAX_PATHS];
+	const struct moat_mask *name_mk[MOAT_PLAN_MAX_PATHS], *glob_mk[MOAT_PLAN_MAX_PATHS];
 	struct scan_cache *disk = NULL, *own = NULL;
 	int r = 0;
 
@@ -1627,9 +1658,10 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 			continue;
 		if (!strncmp(p->masks[i].pattern, "**/", 3) &&
 		    scan_name_of(p->masks[i].pattern, &names[s->nnames]))
-			s->nnames++;
+			name_mk[s->nnames++] = &p->masks[i];
 		else {
 			glob_cut_of(p->masks[i].pattern, &cuts[s->nglobs]);
+			glob_mk[s->nglobs] = &p->masks[i];
 			pats[s->nglobs++] = p->masks[i].pattern;
 		}
 	}
@@ -1645,6 +1677,11 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	if (s->wsfd < 0)
 		goto out; /* (no workspace: nothing in it to hide) */
 	s->pats = pats;
+	s->plan = p;
+	if (p->exempt_set) {
+		s->name_mk = name_mk;
+		s->glob_mk = glob_mk;
+	}
 	s->cuts = cuts;
 	s->globs = globs;
 	s->names = names;

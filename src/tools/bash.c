@@ -472,31 +472,30 @@ static void bash_child_fds(int out_w, int err_w, int res_w, int keep)
 			close(fd);
 }
 
+/* The configuration's denied paths for the runner (borrowed: the
+ * runner only reads them): the user's, and a project file's. */
+struct job_denied {
+	struct moat_strv user, project;
+};
+
 /* The runner's request for a job (in a child of the single-threaded
- * server or caller: it may allocate). -1: out of memory. */
-static int job_request(const struct bash_job *j, char **argv, struct moat_strv *denied,
+ * server or caller). -1: out of memory. */
+static int job_request(const struct bash_job *j, char **argv, struct job_denied *denied,
 		       struct moat_run_request *rq)
 {
 	const struct moat_config *cfg = j->env->cfg;
-	/* the configuration's denied paths, borrowed (the runner only reads them) */
+
 	memset(denied, 0, sizeof(*denied));
 	if (cfg) {
-		denied->v = cfg->denied_paths.v;
-		denied->n = cfg->denied_paths.n;
+		denied->user.v = cfg->denied_paths.v;
+		denied->user.n = cfg->denied_paths.n;
 	}
 	/* SECURITY: a project file's denied paths are masked as well (it may
-	 * only tighten; the policy already refuses tool calls naming them) */
-	if (j->env->project_cfg && j->env->project_cfg->denied_paths.n) {
-		const struct moat_strlist *pl = &j->env->project_cfg->denied_paths;
-		char **v = calloc(denied->n + pl->n + 1, sizeof(*v));
-
-		if (!v)
-			return -1;
-		if (denied->n)
-			memcpy(v, denied->v, denied->n * sizeof(*v));
-		memcpy(v + denied->n, pl->v, pl->n * sizeof(*v));
-		denied->v = v;
-		denied->n += pl->n;
+	 * only tighten; the policy already refuses tool calls naming them),
+	 * and the user's exempt_paths do not lift them */
+	if (j->env->project_cfg) {
+		denied->project.v = j->env->project_cfg->denied_paths.v;
+		denied->project.n = j->env->project_cfg->denied_paths.n;
 	}
 	memset(rq, 0, sizeof(*rq));
 	rq->cfg = cfg;
@@ -507,7 +506,8 @@ static int job_request(const struct bash_job *j, char **argv, struct moat_strv *
 	rq->env = j->env->env ? j->env->env : environ;
 	rq->timeout_s = j->timeout_s;
 	rq->timeout_at_most = true; /* a timeout of the profile caps the call's */
-	rq->denied_extra = denied;
+	rq->denied_extra = &denied->user;
+	rq->denied_project = &denied->project;
 	rq->ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
 	return 0;
 }
@@ -520,7 +520,7 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
 	struct moat_run_request rq;
 	struct moat_run_result res;
 	struct moat_error err;
-	struct moat_strv denied;
+	struct job_denied denied;
 	char **argv = j->argv;
 	int null_fd;
 
@@ -592,7 +592,7 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
 	struct moat_run_request rq;
 	struct moat_run_result res;
 	struct moat_error err;
-	struct moat_strv denied;
+	struct job_denied denied;
 
 	memset(&j, 0, sizeof(j));
 	j.env = env;
@@ -612,8 +612,6 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
 	}
 	moat_error_clear(&err);
 	(void)moat_runner_run(&rq, &res, &err);
-	if (denied.v && (!env->cfg || denied.v != env->cfg->denied_paths.v))
-		free(denied.v);
 }
 
 __attribute__((noreturn)) static void bash_child(const struct bash_job *j)

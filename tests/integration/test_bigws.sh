@@ -110,6 +110,12 @@ if [ "$(id -u)" = 0 ]; then
 		check "... the error names the directory, the limit and exempt_paths" \
 			cond 'grep -q "$M/test/certs" <<<"$out" && grep -q "fs.mount-max" <<<"$out" && grep -q exempt_paths <<<"$out"'
 		grep -q exempt_paths <<<"$out" || echo "# $out"
+		echo '{"safety": {"exempt_paths": ["**/test/certs/*.pem"]}}' >"$T/exempt.json"
+		echo "fixture-ok" >"$M/test/certs/cert7.pem"
+		out=$(cd "$M" && env -i PATH=/usr/bin:/bin HOME="$T/root/home" "$MOAT" run --config "$T/exempt.json" \
+			--workspace "$M" -- sh -c 'cat test/certs/cert7.pem; cat node_modules/pkg7/.env' 2>&1)
+		check "... with the fixtures exempted (exempt_paths) it runs: they are readable, the rest masked" \
+			cond 'grep -q fixture-ok <<<"$out" && ! grep -q SECRET <<<"$out"'
 	else
 		skip "fs.mount-max is $max here: too many files to make"
 	fi

@@ -85,6 +85,8 @@ static struct moat_decision mkdec(enum moat_verdict v, const char *rule, const c
 #define BEARER "abcdef0123456789abcdef0123456789XYZ"
 #define SKKEY "sk-proj-Zx81KfPq02LmNcRt55VwYa9B"
 
+static const char *const exempt_two[] = {"**/test/certs/*.pem", "/home/u/f\".pem"};
+
 static void test_format_full(void)
 {
 	struct moat_decision d = mkdec(MOAT_ASK, "ask:bash",
@@ -109,6 +111,8 @@ static void test_format_full(void)
 	    .approval_answer = "approved",
 	    .sandbox_json = "{\"requested\":{\"network\":\"deny\"},\"enforced\":{\"landlock\":"
 			    "true,\"abi\":4},\"limits\":{\"memory_mb\":512}}",
+	    .exempt_paths = exempt_two,
+	    .nexempt_paths = 2,
 	    .has_result = true,
 	    .ok = true,
 	    .exit_code = 0,
@@ -184,6 +188,15 @@ static void test_format_full(void)
 	CHECKF(json_is_object(sb), "sandbox is embedded as an object, not a string");
 	CHECK_STR(jstr(json_object_get(sb, "requested"), "network"), "deny");
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(sb, "enforced"), "abi")), 4);
+	{
+		json_t *ex = json_object_get(j, "exempt_paths");
+
+		CHECK(json_is_array(ex) && json_array_size(ex) == 2);
+		CHECK_STR(json_string_value(json_array_get(ex, 0)), "**/test/certs/*.pem");
+		CHECK_STR(json_string_value(json_array_get(ex, 1)), "/home/u/f\".pem");
+		CHECK(strstr(line, "\"approval\"") < strstr(line, "\"exempt_paths\"") &&
+		      strstr(line, "\"exempt_paths\"") < strstr(line, "\"sandbox\""));
+	}
 	res = json_object_get(j, "result");
 	CHECK(json_is_true(json_object_get(res, "ok")));
 	CHECK_INT(json_integer_value(json_object_get(res, "exit_code")), 0);
@@ -341,6 +354,8 @@ static void test_format_caps(void)
 	r.args = args;
 	r.error = "small";
 	r.call_id = "big";
+	r.exempt_paths = exempt_two;
+	r.nexempt_paths = 2;
 	line = moat_audit_format(&r, &len);
 	CHECKF(line && len <= MOAT_AUDIT_MAX_RECORD, "an oversized record is shrunk under the cap");
 	j = line ? parse(line, len - 1) : NULL;
@@ -348,6 +363,10 @@ static void test_format_caps(void)
 		   strstr(jstr(j, "args"), "omitted"),
 	       "the oversized arguments are replaced by a note");
 	CHECK(j && !strcmp(jstr(j, "call_id"), "big") && !strcmp(jstr(j, "error"), "small"));
+	CHECKF(j && json_array_size(json_object_get(j, "exempt_paths")) == 2 &&
+		   !strcmp(json_string_value(json_array_get(json_object_get(j, "exempt_paths"), 1)),
+			   "/home/u/f\".pem"),
+	       "a shrunk record keeps its exempt_paths");
 	json_decref(j);
 	free(line);
 

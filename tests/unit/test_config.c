@@ -562,6 +562,28 @@ static const struct err_case err_cases[] = {
      "false is not allowed in a project config: a repository must not weaken the audit log"},
     {"{\"approval_timeout\": 0}", PROJ, "t.json:1:22", "safety.approval_timeout",
      "expected an integer from 1 to 86400"},
+    /* exempt_paths: the user's only, strict like denied_paths */
+    {"{\n  \"exempt_paths\": [\"**/test/certs/*.pem\"]\n}", PROJ, "t.json:2:3",
+     "safety.exempt_paths",
+     "not allowed in a project config: a repository must not exempt its own files from the "
+     "denied paths"},
+    {"{\"safety\": {\"exempt_paths\": []}}", PROJ, "t.json:1:13", "safety.exempt_paths",
+     "not allowed in a project config: a repository must not exempt"},
+    {"{\"exempt_paths\": \"**/*.pem\"}", 0, "t.json:1:18", "safety.exempt_paths",
+     "expected array, got string"},
+    {"{\"exempt_paths\": [\"/a\", 7]}", 0, "t.json:1:25", "safety.exempt_paths[1]",
+     "expected string, got integer"},
+    {"{\"exempt_paths\": [\"\"]}", 0, "t.json:1:19", "safety.exempt_paths[0]", "empty pattern"},
+    {"{\"exempt_paths\": [\"/a/[b\"]}", 0, "t.json:1:19", "safety.exempt_paths[0]",
+     "invalid glob: unmatched '['"},
+    {"{\"exempt_paths\": [\"/a/{b\"]}", 0, "t.json:1:19", "safety.exempt_paths[0]",
+     "invalid glob"},
+    {"{\"exempt_paths\": [\"$NOPE/x.pem\"]}", 0, "t.json:1:19", "safety.exempt_paths[0]",
+     "environment variable NOPE is not set"},
+    {"{\"exempt_paths\": [\"a\\u0000b\"]}", 0, "t.json:1:19", "",
+     "string contains a NUL character"},
+    {"{\"exempt_path\": []}", 0, "t.json:1:2", "safety.exempt_path",
+     "unknown key (did you mean \"exempt_paths\"?)"},
 };
 
 static void test_errors(void)
@@ -582,6 +604,42 @@ static void test_errors(void)
 		       e.msg);
 		moat_config_release(&c);
 	}
+}
+
+/* exempt_paths: appended across documents, variables expanded as in
+ * denied_paths, printed back by the effective configuration */
+static void test_exempt_paths(void)
+{
+	struct moat_config c;
+	struct moat_error e;
+	char *j;
+
+	moat_config_init(&c);
+	CHECK_INT(c.exempt_paths.n, 0);
+	CHECK_INT(load(&c, "{\"exempt_paths\": [\"**/test/certs/*.pem\", \"~/f.pem\"]}", 0, &e),
+		  0);
+	CHECK_INT(load(&c, "{\"safety\": {\"exempt_paths\": [\"$STAR/k.key\"]}}", 0, &e), 0);
+	CHECK_INT(c.exempt_paths.n, 3);
+	if (c.exempt_paths.n == 3) {
+		CHECK_STR(c.exempt_paths.v[0], "**/test/certs/*.pem");
+		CHECK_STR(c.exempt_paths.v[1], "/home/u/f.pem");
+		CHECK_STR(c.exempt_paths.v[2], "/a\\*b/k.key"); /* a value is data */
+		CHECK_INT(c.exempt_paths.loc[1].line, 1);
+		CHECK_INT(c.exempt_paths.loc[1].column, 42);
+	}
+	/* all or nothing: a refused document leaves the list as it was */
+	CHECK_INT(load(&c, "{\"exempt_paths\": [\"/x\", \"/[\"]}", 0, &e), -EINVAL);
+	CHECK_INT(c.exempt_paths.n, 3);
+	j = moat_config_to_json(&c);
+	CHECK(j && strstr(j, "\"exempt_paths\": [\n      \"**/test/certs/*.pem\",\n      "
+			     "\"/home/u/f.pem\",\n      \"/a\\\\*b/k.key\"\n    ],\n"));
+	free(j);
+	moat_config_release(&c);
+	moat_config_init(&c);
+	j = moat_config_to_json(&c);
+	CHECK(j && strstr(j, "\"exempt_paths\": [],\n"));
+	free(j);
+	moat_config_release(&c);
 }
 
 /* a raw NUL byte in the text (strlen cannot carry it) */
@@ -1252,6 +1310,8 @@ static void test_to_json(void)
 	roundtrip("{\"default_denied_paths\": false, \"default_denied_commands\": false, "
 		  "\"denied_paths\": [\"**/.env\"], \"allowed_paths\": []}",
 		  "without defaults");
+	roundtrip("{\"exempt_paths\": [\"**/test/certs/*.pem\", \"~/fixture.pem\", \"$STAR/k.key\"]}",
+		  "exempt_paths");
 
 	moat_config_init(&c);
 	CHECK_INT(load(&c, rich, 0, &e), 0);
@@ -1284,7 +1344,7 @@ static void test_to_json(void)
 		CHECK(json_is_false(json_object_get(s, "hardline")));
 		for (void *it = json_object_iter(s); it; it = json_object_iter_next(s, it))
 			n++;
-		CHECK_INT(n, 22);
+		CHECK_INT(n, 23);
 		CHECK(strstr(j, "\"read_only\": true,\n    \"require_approval_for_writes\"") !=
 		      NULL);
 		json_decref(parsed);
@@ -1719,6 +1779,7 @@ int main(void)
 	test_aar_examples();
 	test_errors();
 	test_raw_nul();
+	test_exempt_paths();
 	test_limits();
 	test_project();
 	test_approvals();

@@ -1156,6 +1156,187 @@ static void test_mask_inner_globstar(void)
 	moat_profile_release(&p);
 }
 
+static bool strv_has(const struct moat_strv *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return true;
+	return false;
+}
+
+/* exempt_paths (issue 21): resolved as the policy resolves them, compiled
+ * once; a literal denied path they match is no mask, the others carry
+ * whether they apply; a project file's denied paths and --mask are never
+ * lifted. */
+static struct moat_plan *build_exempt(const char *ws, const struct moat_strv *ex,
+				      const struct moat_strv *extra, const struct moat_strv *proj,
+				      const char *flag_mask, int *ret_r, struct moat_error *err)
+{
+	static char *argv[] = {"x", NULL};
+	struct moat_kfeatures kf;
+	struct moat_profile p;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+
+	moat_kfeatures_full(&kf);
+	moat_profile_builtin(NULL, &p);
+	if (flag_mask)
+		add_mask_flag(&p, flag_mask);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.argv = argv;
+	ctx.home = "/home/u";
+	ctx.denied = denied;
+	ctx.denied_extra = extra;
+	ctx.denied_project = proj;
+	ctx.exempt = ex;
+	ctx.workspace = ws;
+	ctx.cwd = ws;
+	moat_error_clear(err);
+	*ret_r = moat_plan_build(&p, &ctx, &kf, &plan, err);
+	moat_profile_release(&p);
+	return plan;
+}
+
+static void test_plan_exempt(void)
+{
+	struct moat_strv ex = {.v = NULL}, extra = {.v = NULL}, proj = {.v = NULL};
+	struct moat_strv none = {.v = NULL};
+	struct moat_plan *p, *q;
+	struct moat_buf b = MOAT_BUF_INIT;
+	const struct moat_mask *mk;
+	struct moat_error err;
+	int r;
+
+	moat_strv_add(&ex, "**/test/certs/*.pem");
+	moat_strv_add(&ex, "test/fixtures/*.key");
+	moat_strv_add(&ex, "./rel/x.pem");
+	moat_strv_add(&ex, "k.pem");
+	moat_strv_add(&ex, "~/fixture.pem");
+	moat_strv_add(&ex, "~/.ssh/**");
+	moat_strv_add(&ex, "<cwd>/own/**");
+	moat_strv_add(&ex, "/etc/shadow");
+	moat_strv_add(&ex, "/home/u/.config/gcloud/**");
+	moat_strv_add(&extra, "**/*.key");
+	moat_strv_add(&proj, "**/.env");
+	moat_strv_add(&proj, "~/.config/gcloud/**");
+	p = build_exempt("/home/u/proj", &ex, &extra, &proj, "~/*.pem", &r, &err);
+	CHECKF(r == 0 && p, "plan with exempt_paths (%s)", err.msg);
+	if (!p)
+		return;
+	/* resolved: relative to the workspace, a bare name anywhere, ~ the home */
+	CHECK_INT(p->exempt.n, 9);
+	CHECK(strv_has(&p->exempt, "**/test/certs/*.pem"));
+	CHECK(strv_has(&p->exempt, "/home/u/proj/test/fixtures/*.key"));
+	CHECK(strv_has(&p->exempt, "/home/u/proj/rel/x.pem"));
+	CHECK(strv_has(&p->exempt, "**/k.pem"));
+	CHECK(strv_has(&p->exempt, "/home/u/fixture.pem"));
+	CHECK(strv_has(&p->exempt, "/home/u/.ssh/**"));
+	CHECK(strv_has(&p->exempt, "/home/u/proj/own/**"));
+	CHECK(strv_has(&p->exempt, "/etc/shadow"));
+	/* the matcher */
+	CHECK(moat_plan_exempt(p, "/home/u/proj/test/certs/a.pem"));
+	CHECK(moat_plan_exempt(p, "/home/u/proj/deep/test/certs/a.pem"));
+	CHECK(!moat_plan_exempt(p, "/home/u/proj/test/certs/sub/a.pem"));
+	CHECK(!moat_plan_exempt(p, "/home/u/proj/other/b.pem"));
+	CHECK(moat_plan_exempt(p, "/home/u/proj/test/fixtures/a.key"));
+	CHECK(!moat_plan_exempt(p, "/home/u/proj/sub/test/fixtures/a.key"));
+	CHECK(moat_plan_exempt(p, "/x/y/k.pem"));
+	CHECK(moat_plan_exempt(p, "/home/u/fixture.pem"));
+	CHECK(!moat_plan_exempt(p, "/home/u/other.pem"));
+	CHECK(moat_plan_exempt(p, "/home/u/proj/own"));
+	CHECK(!moat_plan_exempt(p, "/home/u/proj/own2"));
+	CHECK(!moat_plan_exempt(NULL, "/home/u/fixture.pem"));
+	/* literal denied paths an exemption matches are no masks at all */
+	CHECK(mask(p, "/etc/shadow") == NULL);
+	CHECK(mask(p, "/home/u/.ssh") == NULL);
+	mk = mask(p, "/etc/passwd");
+	CHECK(mk == NULL); /* (never masked: libc's) */
+	/* ... but a project file's are (not exemptible) */
+	mk = mask(p, "/home/u/.config/gcloud");
+	CHECK(mk && mk->kind == MOAT_MASK_PATH && !mk->exemptible);
+	mk = mask(p, "**/.env");
+	CHECK(mk && !mk->exemptible); /* the built-in one and the project's: the project wins */
+	/* globs and the workspace scan: left to the sandbox, per match */
+	mk = mask(p, "**/*.pem");
+	CHECK(mk && mk->kind == MOAT_MASK_WORKSPACE_NAME && mk->exemptible);
+	CHECK(moat_plan_mask_exempt(p, mk, "/home/u/proj/test/certs/a.pem"));
+	CHECK(!moat_plan_mask_exempt(p, mk, "/home/u/proj/b.pem"));
+	mk = mask(p, "**/*.key");
+	CHECK(mk && mk->exemptible); /* the user's own denied path */
+	CHECK(moat_plan_mask_exempt(p, mk, "/home/u/proj/test/fixtures/a.key"));
+	/* the built-in pattern's home mask, also a --mask: not exemptible */
+	mk = mask(p, "/home/u/*.pem");
+	CHECK(mk && mk->kind == MOAT_MASK_GLOB && !mk->exemptible);
+	CHECK(!moat_plan_mask_exempt(p, mk, "/home/u/fixture.pem"));
+	CHECK(!moat_plan_mask_exempt(p, NULL, "/home/u/fixture.pem"));
+	/* the plan's JSON names them, and the masks they do not apply to */
+	CHECK_INT(moat_plan_to_json(p, &b), 0);
+	CHECK(b.data && strstr(b.data, "\"exempt_paths\": [\"**/test/certs/*.pem\", "
+					"\"/home/u/proj/test/fixtures/*.key\", "));
+	CHECK(b.data && strstr(b.data, "{\"pattern\": \"/home/u/*.pem\", \"kind\": \"glob\", "
+					"\"origin\": \"denied_paths\", \"exempt_paths_apply\": false}"));
+	CHECK(b.data && strstr(b.data, "{\"pattern\": \"**/*.pem\", \"kind\": "
+					"\"workspace-scan\", \"origin\": \"denied_paths\"}"));
+	moat_buf_release(&b);
+	/* the same sandbox only with the same exemptions */
+	q = build_exempt("/home/u/proj", &ex, &extra, &proj, "~/*.pem", &r, &err);
+	CHECK(q && moat_plan_same_sandbox(p, q));
+	if (q) {
+		mk = mask(q, "**/*.pem");
+		((struct moat_mask *)mk)->exemptible = false;
+		CHECK(!moat_plan_same_sandbox(p, q));
+	}
+	moat_plan_free(q);
+	q = build_exempt("/home/u/proj", &none, &extra, &proj, "~/*.pem", &r, &err);
+	CHECK(q && !moat_plan_same_sandbox(p, q) && q->exempt.n == 0 && !q->exempt_set);
+	if (q) {
+		CHECK(mask(q, "/etc/shadow") && mask(q, "/home/u/.ssh"));
+		CHECK_INT(moat_plan_to_json(q, &b), 0);
+		CHECK(b.data && strstr(b.data, "\"exempt_paths\": []") &&
+		      !strstr(b.data, "exempt_paths_apply"));
+		moat_buf_release(&b);
+		CHECK(!moat_plan_exempt(q, "/home/u/fixture.pem"));
+	}
+	moat_plan_free(q);
+	moat_plan_free(p);
+
+	/* the workspace is literal text in a pattern */
+	moat_strv_release(&ex);
+	moat_strv_add(&ex, "t/*.pem");
+	p = build_exempt("/home/u/a*b", &ex, NULL, NULL, NULL, &r, &err);
+	CHECK(p && p->exempt.n == 1 && !strcmp(p->exempt.v[0], "/home/u/a\\*b/t/*.pem"));
+	CHECK(p && moat_plan_exempt(p, "/home/u/a*b/t/x.pem"));
+	CHECK(p && !moat_plan_exempt(p, "/home/u/aXb/t/x.pem"));
+	moat_plan_free(p);
+	/* at most MOAT_PLAN_MAX_PATHS */
+	moat_strv_release(&ex);
+	for (int i = 0; i <= MOAT_PLAN_MAX_PATHS; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "/x/%d", i);
+		if (i < MOAT_PLAN_MAX_PATHS)
+			moat_strv_add(&ex, s);
+	}
+	p = build_exempt("/home/u/proj", &ex, NULL, NULL, NULL, &r, &err);
+	CHECK(p && r == 0);
+	moat_plan_free(p);
+	{
+		char *v[MOAT_PLAN_MAX_PATHS + 1];
+		char s[MOAT_PLAN_MAX_PATHS + 1][16];
+		struct moat_strv big = {.v = v, .n = MOAT_PLAN_MAX_PATHS + 1};
+
+		for (int i = 0; i <= MOAT_PLAN_MAX_PATHS; i++) {
+			snprintf(s[i], sizeof(s[i]), "/x/%d", i);
+			v[i] = s[i];
+		}
+		p = build_exempt("/home/u/proj", &big, NULL, NULL, NULL, &r, &err);
+		CHECK(!p && r == -E2BIG && strstr(err.msg, "too many exempt_paths"));
+	}
+	moat_strv_release(&ex);
+	moat_strv_release(&extra);
+	moat_strv_release(&proj);
+}
+
 /* An early start (spawn.c) is used only by a plan that asks for exactly
  * what it made: every plan that denies the network with namespaces must fit
  * it at every ABI, or each call starts its sandbox twice (session 9 stopped
@@ -1323,5 +1504,6 @@ int main(void)
 	test_ro_inside_rw();
 	test_host_sockets();
 	test_mask_inner_globstar();
+	test_plan_exempt();
 	return tap_done();
 }

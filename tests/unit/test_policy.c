@@ -11,6 +11,7 @@
 #include <moat/moat.h>
 
 #include "core/config.h"
+#include "core/policy_check.h"
 #include "tap.h"
 
 static const char *fake_home = "/home/user";
@@ -103,6 +104,99 @@ static void symlinked_heads(void)
 	rmdir(tmp);
 	snprintf(tmp, 600, "%s/dotfiles", root);
 	rmdir(tmp);
+	CHECK(rmdir(root) == 0);
+}
+
+/* exempt_paths and links: every spelling a call visits must pass, so a
+ * denied name no exemption matches stays denied whatever it points to, and
+ * an exempt name pointing at a denied file is denied by the target. The
+ * notes name the exemptions that let a path through, each once. */
+static void exempt_links(void)
+{
+	char root[] = "/tmp/moat-test-exempt-XXXXXX", ws[128], t[600], t2[600];
+	const char *mk[] = {"ws", "ws/test", "ws/test/certs", "ws/keys", "home", "home/.ssh", NULL};
+	struct moat_config *c = NULL;
+	struct moat_policy *p = NULL;
+	struct moat_policy_notes notes;
+	struct moat_decision d;
+	struct moat_error err;
+	json_t *args;
+	FILE *f;
+
+	if (!mkdtemp(root)) {
+		CHECK(0);
+		return;
+	}
+	for (size_t i = 0; mk[i]; i++) {
+		snprintf(t, sizeof(t), "%s/%s", root, mk[i]);
+		CHECK(mkdir(t, 0700) == 0);
+	}
+	snprintf(ws, sizeof(ws), "%s/ws", root);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/a.pem", root);
+	f = fopen(t, "w");
+	CHECK(f && fclose(f) == 0);
+	snprintf(t, sizeof(t), "%s/ws/keys/link.pem", root);
+	CHECK(symlink("../test/certs/a.pem", t) == 0);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/b.pem", root);
+	snprintf(t2, sizeof(t2), "%s/home/.ssh/id_rsa", root);
+	CHECK(symlink(t2, t) == 0);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/c.pem", root);
+	CHECK(symlink("../../plain.txt", t) == 0);
+
+	CHECK(moat_config_new(&c) == 0);
+	{
+		static const char doc[] = "{\"exempt_paths\": [\"**/test/certs/*.pem\"]}";
+
+		CHECK(moat_config_load_string(c, doc, strlen(doc), "t.json", 0, &err) == 0);
+	}
+	CHECK(moat_policy_new(c, NULL, ws, &p, &err) == 0);
+	CHECK_INT(verdict_of(p, "read_file", "test/certs/a.pem"), MOAT_ALLOW);
+	CHECK_INT(verdict_of(p, "read_file", "keys/link.pem"), MOAT_DENY);
+	CHECK_INT(verdict_of(p, "read_file", "test/certs/b.pem"), MOAT_DENY);
+	CHECK_INT(verdict_of(p, "read_file", "test/certs/c.pem"), MOAT_ALLOW);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/a.pem", root);
+	CHECK(moat_policy_check_path(p, "read_file", t, &d) == 0 && d.verdict == MOAT_ALLOW);
+	snprintf(t, sizeof(t), "%s/ws/keys/other.pem", root);
+	CHECK(moat_policy_check_path(p, "read_file", t, &d) == 0 && d.verdict == MOAT_DENY);
+
+	/* the notes */
+	args = json_pack("{s:s}", "path", "test/certs/a.pem");
+	notes.nexempt = 99;
+	CHECK(moat_policy_check_args_notes(p, "read_file", args, 0, &d, &notes, &err) == 0);
+	CHECK(d.verdict == MOAT_ALLOW && notes.nexempt == 1 &&
+	      !strcmp(notes.exempt[0], "**/test/certs/*.pem"));
+	json_decref(args);
+	args = json_pack("{s:s}", "path", "README");
+	CHECK(moat_policy_check_args_notes(p, "read_file", args, 0, &d, &notes, &err) == 0);
+	CHECK_INT(notes.nexempt, 0);
+	json_decref(args);
+	args = json_pack("{s:s}", "command", "cat test/certs/a.pem x/test/certs/y.pem test/certs/a.pem");
+	CHECK(moat_policy_check_args_notes(p, "bash", args, 0, &d, &notes, &err) == 0);
+	CHECK(d.verdict == MOAT_ALLOW && notes.nexempt == 1);
+	json_decref(args);
+	args = json_pack("{s:s}", "command", "cat keys/k.pem");
+	CHECK(moat_policy_check_args_notes(p, "bash", args, 0, &d, &notes, &err) == 0);
+	CHECK(d.verdict == MOAT_ASK && notes.nexempt == 0);
+	json_decref(args);
+	/* without notes */
+	args = json_pack("{s:s}", "path", "test/certs/a.pem");
+	CHECK(moat_policy_check_args_notes(p, "read_file", args, 0, &d, NULL, &err) == 0);
+	json_decref(args);
+	moat_policy_free(p);
+	moat_config_free(c);
+
+	snprintf(t, sizeof(t), "%s/ws/test/certs/c.pem", root);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/b.pem", root);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/ws/keys/link.pem", root);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/ws/test/certs/a.pem", root);
+	unlink(t);
+	for (size_t i = 6; i-- > 0;) {
+		snprintf(t, sizeof(t), "%s/%s", root, mk[i]);
+		rmdir(t);
+	}
 	CHECK(rmdir(root) == 0);
 }
 
@@ -216,6 +310,7 @@ int main(void)
 		CHECK(err.msg[0] != '\0');
 	}
 	symlinked_heads();
+	exempt_links();
 	CHECK(moat_policy_free(NULL) == NULL);
 	CHECK(moat_config_free(NULL) == NULL);
 	CHECK(moat_policy_free(p) == NULL);
