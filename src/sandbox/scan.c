@@ -526,12 +526,13 @@ static bool scan_devs_local(struct scan *s, int fd, dev_t dev, bool rec)
 
 static int scan_hit(struct scan *s, const char *rel, bool link, bool dir)
 {
-	char *path = malloc(s->wslen + 1 + strlen(rel) + 1);
+	size_t n = s->wslen + 1 + strlen(rel) + 1;
+	char *path = malloc(n);
 	int r = 0;
 
 	if (!path)
 		return -ENOMEM;
-	sprintf(path, "%s/%s", s->ws, rel);
+	snprintf(path, n, "%s/%s", s->ws, rel);
 	pthread_mutex_lock(&s->mu);
 	if (s->nhits == s->caphits) {
 		size_t cap = s->caphits ? s->caphits * 2 : 64;
