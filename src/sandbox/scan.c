@@ -1725,7 +1725,8 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	if (own) {
 		if (r == 0 && !own->failed && (own->dirty || !disk || own->n != disk->n)) {
 			own->dirty = true;
-			qsort(own->dirs, own->n, sizeof(*own->dirs), cdir_cmp);
+			if (own->n)
+				qsort(own->dirs, own->n, sizeof(*own->dirs), cdir_cmp);
 			ret->save = own;
 		} else {
 			scan_cache_free(own);
@@ -1749,7 +1750,8 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		memset(ret, 0, sizeof(*ret));
 		goto out;
 	}
-	qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
+	if (s->nhits)
+		qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
 	ret->v = s->hits;
 	ret->n = s->nhits;
 out:
@@ -1802,7 +1804,8 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	moat_scan_result_release(&res);
 	if (c->failed)
 		goto fail;
-	qsort(c->dirs, c->n, sizeof(*c->dirs), cdir_cmp);
+	if (c->n)
+		qsort(c->dirs, c->n, sizeof(*c->dirs), cdir_cmp);
 	scan_cache_write(p, c); /* for the next run, when anything changed */
 	scan_ahead = c;
 	return;

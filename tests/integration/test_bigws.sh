@@ -98,9 +98,13 @@ for U in "${users[@]}"; do
 done
 
 # more masks than the kernel allows mounts: refused, naming the cause
+# (the sanitizer build takes minutes over 100,000 mounts' worth of
+# operations: there the check is left to the normal build)
 if [ "$(id -u)" = 0 ]; then
 	max=$(cat /proc/sys/fs/mount-max 2>/dev/null || echo 100000)
-	if [ "$max" -le 110000 ]; then
+	if grep -q __asan_init "$MOAT" 2>/dev/null; then
+		na "the mount-limit refusal: the sanitizer build is too slow for 100,000 masks"
+	elif [ "$max" -le 110000 ]; then
 		M=$T/many
 		"$MKTREE" "$M" 1000 $((2 * (max + 500))) >/dev/null 2>&1 || bail "mktree failed"
 		out=$(cd "$M" && env -i PATH=/usr/bin:/bin HOME="$T/root/home" "$MOAT" run --workspace "$M" -- touch "$M/ran" 2>&1)
