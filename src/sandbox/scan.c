@@ -245,7 +245,12 @@ static void scan_rec_push(struct scan_cache *k, struct scan_cdir *rec)
 {
 	if (k->n == k->cap && k->n < SCAN_AHEAD_MAX_DIRS) {
 		size_t cap = k->cap ? k->cap * 2 : 64;
-		struct scan_cdir *v = realloc(k->dirs, cap * sizeof(*v));
+		struct scan_cdir *v;
+
+		/* (a record of more is refused when loaded) */
+		if (cap > SCAN_AHEAD_MAX_DIRS)
+			cap = SCAN_AHEAD_MAX_DIRS;
+		v = realloc(k->dirs, cap * sizeof(*v));
 
 		if (v) {
 			k->dirs = v;
@@ -695,7 +700,7 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		/* SECURITY: a path the scan cannot name cannot be masked */
 		snprintf(why, sizeof(why),
 			 "a path in the workspace is longer than %d bytes, so it cannot be "
-			 "masked: %s/%.200s/%s",
+			 "masked: %s/%.200s/%s. hint: shorten it, or move it out of the workspace",
 			 PATH_MAX, s->ws, w->rel, name);
 		scan_fail(s, -ENAMETOOLONG, why);
 		return -ENAMETOOLONG;
@@ -703,6 +708,10 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 	if ((what & SCAN_PLAIN) || ((what & SCAN_DIRONLY) && is_dir_at(dfd, name, type))) {
 		if (!scan_exempt(s, w, name, nl, type))
 			r = scan_hit(s, w->rel, type == DT_LNK, type == DT_DIR);
+		/* an exempt directory is not masked whole, but what is in it
+		 * is judged on its own (X followed by a globstar lifts all) */
+		else if (type == DT_DIR)
+			r = sub_add(w);
 	} else if (what & SCAN_SUB) {
 		const struct scan_cdir *c = NULL;
 		struct stat st;
@@ -844,8 +853,19 @@ static int scan_dir(struct walker *w, int dfd)
 	for (;;) {
 		long got = moat_getdents64(dfd, w->buf, SCAN_BUF_SIZE);
 
-		if (got < 0)
+		if (got < 0) {
+			char why[PATH_MAX + 128];
+			int er = errno;
+
+			/* SECURITY: the entries not read yet could be secrets */
+			snprintf(why, sizeof(why),
+				 "cannot read the directory %s/%s in the workspace: %s. hint: the "
+				 "scan for secrets must read every directory of the workspace",
+				 s->ws, w->rel, strerror(er));
+			r = -er;
+			scan_fail(s, r, why);
 			whole = false; /* (never kept as read whole) */
+		}
 		if (got <= 0 || r < 0)
 			break;
 		for (long off = 0; off < got && r == 0; off += e->d_reclen) {
@@ -976,9 +996,12 @@ static int walk_job(struct walker *w, struct scan_job *job)
 		if (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    errno == ENOENT)
 			return 0;
-		snprintf(why, sizeof(why), "cannot read the directory %s/%s in the workspace: %s",
-			 w->s->ws, w->rel, strerror(errno));
 		r = -errno;
+		snprintf(why, sizeof(why),
+			 "cannot read the directory %s/%s in the workspace: %s. hint: the scan for "
+			 "secrets must read every directory of the workspace (make it readable, or "
+			 "move it out)",
+			 w->s->ws, w->rel, strerror(-r));
 		scan_fail(w->s, r, why);
 		return r;
 	}

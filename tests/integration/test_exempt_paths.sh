@@ -177,6 +177,15 @@ scan_exempt_checks() {
 	r=$?
 	checke "scan: without the exemption the fixture is masked" \
 		'[ $r != 0 ] && ! grep -q fixture-A <<<"$o"'
+	# an exempt directory is not masked whole, and what it holds is judged
+	# on its own
+	mkdir -p "$WS/test/.ssh" && echo "ssh-dir-SECRET" >"$WS/test/.ssh/id_ed25519"
+	echo '{"safety": {"exempt_paths": ["test/.ssh"]}}' >"$T/dir.json"
+	chmod -R a+rX "$WS/test" "$T/dir.json"
+	o=$(m run --config "$T/dir.json" -- sh -c 'ls test/.ssh; cat test/.ssh/id_ed25519' 2>&1)
+	checke "scan: exempting a directory lists it, the key inside stays masked" \
+		'grep -q "^id_ed25519$" <<<"$o" && ! grep -q ssh-dir-SECRET <<<"$o"'
+	rm -rf "$WS/test/.ssh"
 }
 
 if [ "${LANDLOCK:-0}" = 0 ] || [ "$USERNS" != true ]; then
