@@ -162,7 +162,7 @@ static bool is_dir_at(int dfd, const char *name, unsigned char type)
  * to a directory or not) is looked at again every time, and every mask is
  * resolved afresh. */
 #define SCAN_TRUST_SLACK_S 2
-#define SCAN_AHEAD_MAX_DIRS 20000
+#define SCAN_AHEAD_MAX_DIRS 1000000
 
 enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4 };
 
@@ -1176,7 +1176,7 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
 #define SCAN_FILE_MAGIC "MOATSCN2"
 #define SCAN_RECORD_MIN_DIRS 32
 #define SCAN_KEY_DESC "moat:scan-record-key"
-#define SCAN_FILE_MAX (32u << 20)
+#define SCAN_FILE_MAX (256u << 20)
 
 static unsigned long long fnv1a(unsigned long long h, const char *p, size_t n)
 {
