@@ -1017,6 +1017,13 @@ run:
 		spawn_again(sp, kf);
 		goto replan;
 	}
+	if (r == -EAGAIN && !reused && attempts++ == 0) {
+		kf->fresh_proc = false;
+		moat_strlcpy(kf->fresh_proc_why, "mounting a fresh /proc was refused",
+			     sizeof(kf->fresh_proc_why));
+		spawn_again(sp, kf);
+		goto replan;
+	}
 	if (r < 0)
 		r = MOAT_RUN_EXIT_SETUP;
 	record_outcome(&st, sp, r, &e);

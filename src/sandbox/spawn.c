@@ -1419,6 +1419,12 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		    (s->report.err == EPERM || s->report.err == EACCES) &&
 		    !strcmp(s->report.detail, "making / a slave"))
 			ret = -EPERM;
+		/* a fresh /proc the probe did not see refused (a masked /proc
+		 * it could not read as one): re-planned without a PID
+		 * namespace (-EAGAIN) */
+		else if (p->fresh_proc && s->report.step == MOAT_STEP_MOUNT &&
+			 !strcmp(s->report.detail, "proc on /proc"))
+			ret = -EAGAIN;
 		goto out;
 	}
 

@@ -161,6 +161,14 @@ true' 2>/dev/null)
 	else
 		skip "$kind: signal scoping needs Landlock ABI 6 (this kernel has $LANDLOCK)"
 	fi
+	o2=$(cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$H" MOAT_FAKE_FRESH_PROC=1 \
+		"${WRAP[@]}" "$MOAT" run --fallback warn -- cat a.txt 2>"$T/err")
+	checke "$kind: a probe misled: the refused /proc mount re-plans ($(tail -1 "$T/err"))" \
+		'[ "$o2" = hello ] && grep -q "not enforced: pid-namespace" "$T/err"'
+	o2=$(cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$H" MOAT_FAKE_FRESH_PROC=1 \
+		"${WRAP[@]}" "$MOAT" run -- cat a.txt 2>&1)
+	checke "$kind: ... and then refuses by default, naming the gap" \
+		'[ "$o2" != hello ] && grep -q "refusing to run without:.*pid-namespace" <<<"$o2"'
 	checke "$kind: /proc is read-only" '! grep -q PROC-WRITTEN <<<"$out"'
 	checke "$kind: /tmp is private" \
 		'grep -q TMP-WRITTEN <<<"$out" && [ ! -e /tmp/moat-ct-private-$$ ]'
