@@ -531,7 +531,7 @@ static int scan_hit(struct scan *s, const char *rel, bool link, bool dir)
 
 	if (!path)
 		return -ENOMEM;
-	sprintf(path, "%s/%s", s->ws, rel);
+	snprintf(path, s->wslen + 1 + strlen(rel) + 1, "%s/%s", s->ws, rel);
 	pthread_mutex_lock(&s->mu);
 	if (s->nhits == s->caphits) {
 		size_t cap = s->caphits ? s->caphits * 2 : 64;
