@@ -186,8 +186,9 @@ static int fallback(struct runner *st, const struct moat_plan *p, const char *ex
 	if (extra_gap)
 		tell(st, "%s", extra_gap);
 	return fail(st,
-		    "fix the cause above, or pass --fallback warn to run with what this system "
-		    "enforces",
+		    "fix the cause above, or accept these gaps: pass --fallback warn (or set "
+		    "\"sandbox\": {\"fallback\": \"warn\"} in the configuration) to run with "
+		    "what this system enforces",
 		    "refusing to run without: %s (fallback deny)", gaps);
 }
 

@@ -79,6 +79,13 @@ common() {
 	checke "$kind: the refusal names $want and the flag that accepts it" \
 		'grep -q "refusing to run without:.*$want" <<<"$out" && grep -q -- "--fallback warn" <<<"$out"'
 	checke "$kind: no raw system-call error" '! grep -qE "cannot start the command|cannot set up the sandbox|mount: proc" <<<"$out"'
+	checke "$kind: ... and the configuration line" 'grep -qF "\"fallback\": \"warn\"}" <<<"$out"'
+	mkdir -p "$H/.config/moat"
+	echo '{"sandbox": {"fallback": "warn"}}' >"$H/.config/moat/config.json"
+	out=$(m run -- cat a.txt 2>/dev/null)
+	rc=$?
+	rm -f "$H/.config/moat/config.json"
+	check "$kind: that configuration line runs the command" [ "$rc:$out" = "0:hello" ]
 	out=$(m run --fallback warn -- cat a.txt 2>"$T/err")
 	rc=$?
 	check "$kind: --fallback warn runs the command" [ "$rc:$out" = "0:hello" ]
