@@ -1748,7 +1748,9 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		memset(ret, 0, sizeof(*ret));
 		goto out;
 	}
-	qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
+	/* (no hits: hits may be NULL, which qsort must not be passed) */
+	if (s->nhits > 1)
+		qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
 	ret->v = s->hits;
 	ret->n = s->nhits;
 out:
