@@ -29,6 +29,21 @@ static const char status_help[] =
     "Exit status: 0 when everything requested is enforced, 1 otherwise, 2 for a\n"
     "usage error or an invalid configuration or profile.\n";
 
+/* Which kind of container this looks like: a hint for the user, never a
+ * security decision (the probe decides what is enforced). NULL: none seen. */
+static const char *container_hint(void)
+{
+	const char *k8s = getenv("KUBERNETES_SERVICE_HOST");
+
+	if (k8s && *k8s)
+		return "a Kubernetes pod (KUBERNETES_SERVICE_HOST is set)";
+	if (access("/run/.containerenv", F_OK) == 0)
+		return "a podman container (/run/.containerenv)";
+	if (access("/.dockerenv", F_OK) == 0)
+		return "a Docker container (/.dockerenv)";
+	return NULL;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	struct moat_kfeatures kf;
@@ -120,6 +135,10 @@ int cmd_status(int argc, char **argv)
 
 		moat_buf_puts(&b, "{\"kernel\": ");
 		moat_kfeatures_to_json(&kf, &b);
+		if (container_hint()) {
+			moat_buf_puts(&b, ", \"container_hint\": ");
+			moat_buf_json_str(&b, container_hint(), strlen(container_hint()));
+		}
 		moat_buf_puts(&b, ", \"profile\": ");
 		moat_buf_json_str(&b, plan->profile, strlen(plan->profile));
 		moat_buf_printf(&b, ", \"network\": \"%s\", \"gaps\": %zu, \"features\": {",
@@ -155,8 +174,13 @@ int cmd_status(int argc, char **argv)
 			       kf.ns_admin ? "; as root, the mount, PID, IPC and network namespaces "
 					     "are made without one"
 					   : "");
+		if (!kf.fresh_proc)
+			printf("/proc: %s (no fresh /proc: no PID namespace)\n", kf.fresh_proc_why);
 		if (!kf.cgroup)
 			printf("cgroup: %s (limits fall back to rlimits)\n", kf.cgroup_why);
+		if (container_hint())
+			printf("container: this looks like %s (a hint; the probe decides)\n",
+			       container_hint());
 		printf("profile %s (network %s), running as %s\n\n", plan->profile,
 		       moat_net_mode_name(plan->net), kf.is_root ? "root" : "a regular user");
 		printf("%-16s %-9s %-8s %s\n", "feature", "requested", "enforced", "via / hint");

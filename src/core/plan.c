@@ -106,6 +106,7 @@ void moat_kfeatures_full(struct moat_kfeatures *ret)
 	ret->userns = true;
 	ret->seccomp = true;
 	ret->pidns_pid_max = true;
+	ret->fresh_proc = true;
 	ret->kernel_major = 6;
 	ret->kernel_minor = 18;
 	moat_strlcpy(ret->cgroup_why, "no delegated cgroup v2 subtree", sizeof(ret->cgroup_why));
@@ -1138,7 +1139,8 @@ void moat_plan_early(const struct moat_kfeatures *kf, bool net_allowed, struct m
 	ret->ll_scoped = ret->landlock ? ret->ll.scoped : 0;
 	if (kf->userns) {
 		/* net_allowed: the host's network, no namespace of its own */
-		ret->userns = ret->mntns = ret->pidns = ret->ipcns = true;
+		ret->userns = ret->mntns = ret->ipcns = true;
+		ret->pidns = kf->fresh_proc; /* (a masked /proc: none) */
 		ret->netns = !net_allowed;
 		/* in its own network namespace the command may use its
 		 * loopback: TCP is not handled (moat_plan_build, MOAT_NET_DENY) */
@@ -2176,7 +2178,11 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 	p->userns = kf->userns;
 	/* root (CAP_SYS_ADMIN in its own user namespace) makes the others
 	 * without a new user namespace where those are disabled */
-	p->mntns = p->pidns = p->ipcns = p->userns || kf->ns_admin;
+	p->mntns = p->ipcns = p->userns || kf->ns_admin;
+	/* a PID namespace needs its own /proc: where the container masks
+	 * /proc none can be mounted, and the command keeps the container's
+	 * (the container is the process boundary) */
+	p->pidns = p->mntns && kf->fresh_proc;
 	p->fresh_proc = p->pidns && p->mntns;
 	p->seccomp = kf->seccomp;
 	p->seccomp_no_ns = p->seccomp && (!p->pidns || !p->ipcns);
@@ -2194,7 +2200,16 @@ int moat_plan_build(const struct moat_profile *pr, const struct moat_plan_contex
 		hint(p, MOAT_FEAT_SECCOMP, "needs CONFIG_SECCOMP_FILTER=y");
 	feat(p, MOAT_FEAT_PIDNS, p->pidns, "%s",
 	     p->pidns ? "pid namespace with its own /proc" : "none");
-	if (!p->pidns)
+	if (!p->pidns && p->mntns) {
+		char h[256];
+
+		snprintf(h, sizeof(h),
+			 "needs a fresh /proc mount (refused: %.60s); the container's processes "
+			 "and command lines stay visible, Landlock keeps their environment, memory, "
+			 "fds and (ABI 6) signals out of reach",
+			 kf->fresh_proc_why[0] ? kf->fresh_proc_why : "the container masks /proc");
+		hint(p, MOAT_FEAT_PIDNS, h);
+	} else if (!p->pidns)
 		hint(p, MOAT_FEAT_PIDNS,
 		     "needs user namespaces; without them host processes are visible in /proc "
 		     "(but Landlock still blocks ptrace and, with ABI 6, signals)");
@@ -2320,11 +2335,16 @@ int moat_kfeatures_to_json(const struct moat_kfeatures *kf, struct moat_buf *b)
 	moat_buf_printf(b,
 			"{\"kernel\": \"%u.%u\", \"landlock_abi\": %d, \"user_namespaces\": %s, "
 			"\"seccomp\": %s, \"cgroup_v2_delegated\": %s, \"pidns_pid_max\": %s, "
-			"\"root\": %s, \"namespaces_without_userns\": %s",
+			"\"root\": %s, \"namespaces_without_userns\": %s, \"fresh_proc\": %s",
 			kf->kernel_major, kf->kernel_minor, kf->landlock_abi,
 			kf->userns ? "true" : "false", kf->seccomp ? "true" : "false",
 			kf->cgroup ? "true" : "false", kf->pidns_pid_max ? "true" : "false",
-			kf->is_root ? "true" : "false", kf->ns_admin ? "true" : "false");
+			kf->is_root ? "true" : "false", kf->ns_admin ? "true" : "false",
+			kf->fresh_proc ? "true" : "false");
+	if (!kf->fresh_proc) {
+		moat_buf_puts(b, ", \"fresh_proc_why\": ");
+		js(b, kf->fresh_proc_why);
+	}
 	if (!kf->userns) {
 		moat_buf_puts(b, ", \"user_namespaces_why\": ");
 		js(b, kf->userns_why);

@@ -92,6 +92,13 @@ struct moat_kfeatures {
 	char cgroup_dir[256]; /* where leaves would be created, "" when !cgroup */
 	char cgroup_why[160];
 	bool pidns_pid_max; /* kernel.pid_max is per PID namespace (Linux >= 6.14) */
+	/* a fresh procfs can be mounted in the sandbox's namespaces: false
+	 * where the container masks /proc (files or directories under it
+	 * covered: the kernel calls a new mount "too revealing" in a user
+	 * namespace); then no PID namespace is asked for and the command
+	 * keeps the container's /proc (read-only, Landlock's ptrace scope) */
+	bool fresh_proc;
+	char fresh_proc_why[160]; /* when false: the reason */
 	bool is_root;	    /* effective uid 0 */
 	unsigned kernel_major, kernel_minor;
 };

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -199,6 +200,97 @@ static void probe_cgroup(struct moat_kfeatures *kf)
 	kf->cgroup_why[0] = '\0';
 }
 
+/* Can the sandbox mount a fresh procfs? In a user namespace the kernel
+ * refuses one unless a procfs is already fully visible in the mount
+ * namespace (mount_too_revealing): a procfs mount with no mount on a file
+ * or on a non-empty directory under it. Container engines cover
+ * /proc/keys, /proc/timer_list, ... (podman, Kubernetes) or bind
+ * /proc/sys read-only: no fresh /proc there. Read from mountinfo (one
+ * file, no namespace made); the thorough probe tries the mount itself.
+ * Root making namespaces without a user namespace, in the initial one, is
+ * not asked. MOAT_FAKE_NO_FRESH_PROC=1 (tests) says no, MOAT_FAKE_FRESH_PROC=1
+ * yes (moat run then finds out at the mount, and re-plans). */
+static bool in_initial_userns(void)
+{
+	char buf[128], *nl;
+	unsigned long a, b, c;
+
+	if (read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0)
+		return false;
+	nl = strchr(buf, '\n');
+	return sscanf(buf, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 &&
+	       c == 4294967295UL && (!nl || !nl[1]);
+}
+
+static void probe_fresh_proc(struct moat_kfeatures *kf)
+{
+	const char *fake = secure_getenv("MOAT_FAKE_NO_FRESH_PROC");
+	/* directories procfs keeps empty for mounts (binfmt_misc) */
+	static const char *const empty_dirs[] = {"/proc/sys/fs/binfmt_misc", NULL};
+	unsigned long procs[16], id, parent;
+	size_t nprocs = 0, nvisible;
+	bool visible[16];
+	char line[4096], mp[2048], covered[120] = "";
+	FILE *f;
+
+	kf->fresh_proc = true;
+	kf->fresh_proc_why[0] = '\0';
+	if (fake && !strcmp(fake, "1")) {
+		kf->fresh_proc = false;
+		moat_strlcpy(kf->fresh_proc_why, "disabled by MOAT_FAKE_NO_FRESH_PROC=1",
+			     sizeof(kf->fresh_proc_why));
+		return;
+	}
+	/* (tests: a probe misled, for the re-plan when the mount fails) */
+	fake = secure_getenv("MOAT_FAKE_FRESH_PROC");
+	if ((fake && !strcmp(fake, "1")) || (!kf->userns && in_initial_userns()))
+		return;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return; /* the mount decides (and the caller re-plans) */
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+		char root[16];
+
+		if (sep && !strncmp(sep, " - proc ", 8) && nprocs < 16 &&
+		    sscanf(line, "%lu %lu %*s %15s", &id, &parent, root) == 3 && !strcmp(root, "/"))
+			procs[nprocs++] = id;
+	}
+	if (nprocs == 0) {
+		fclose(f);
+		return;
+	}
+	for (size_t i = 0; i < nprocs; i++)
+		visible[i] = true;
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		bool empty = false;
+
+		if (sscanf(line, "%lu %lu %*s %*s %2047s", &id, &parent, mp) != 3)
+			continue;
+		for (size_t k = 0; empty_dirs[k]; k++)
+			empty = empty || !strcmp(mp, empty_dirs[k]);
+		for (size_t i = 0; i < nprocs; i++) {
+			if (procs[i] == parent && !empty && visible[i]) {
+				visible[i] = false;
+				/* name a mask under /proc rather than a procfs
+				 * mounted over another */
+				if (!covered[0] || !strcmp(covered, "/proc"))
+					moat_strlcpy(covered, mp, sizeof(covered));
+			}
+		}
+	}
+	fclose(f);
+	nvisible = 0;
+	for (size_t i = 0; i < nprocs; i++)
+		nvisible += visible[i];
+	if (nvisible == 0) {
+		kf->fresh_proc = false;
+		snprintf(kf->fresh_proc_why, sizeof(kf->fresh_proc_why),
+			 "the container masks /proc: %.100s is covered", covered);
+	}
+}
+
 int moat_probe_start(struct moat_kfeatures *kf)
 {
 	struct utsname u;
@@ -215,6 +307,7 @@ int moat_probe_start(struct moat_kfeatures *kf)
 	kf->landlock_abi = moat_landlock_abi(&kf->landlock_errno);
 	probe_userns_sysctls(kf);
 	probe_ns_admin(kf);
+	probe_fresh_proc(kf);
 	return 0;
 }
 
@@ -235,30 +328,74 @@ int moat_probe(struct moat_kfeatures *kf)
 	return r < 0 ? r : moat_probe_finish(kf);
 }
 
+/* The thorough probe's child: what the sandbox's own child will do first
+ * in its namespaces (src/sandbox/ns.c): the new mount API, and a fresh
+ * procfs over /proc (in its own mount namespace: nothing is changed
+ * outside). Exit 0, or what failed and its errno. */
+#define PROBE_FAIL_MOUNT_API 1
+#define PROBE_FAIL_PROC 2
+static void probe_child(bool proc)
+{
+	int fd = (int)syscall(430 /* fsopen */, "tmpfs", 1u /* FSOPEN_CLOEXEC */);
+
+	if (fd < 0)
+		_exit(PROBE_FAIL_MOUNT_API << 6 | (errno & 63));
+	close(fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(PROBE_FAIL_MOUNT_API << 6 | (errno & 63));
+	if (proc && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		_exit(PROBE_FAIL_PROC << 6 | (errno & 63));
+	_exit(0);
+}
+
+static void no_namespaces(struct moat_kfeatures *kf, const char *what, int e)
+{
+	bool had_userns = kf->userns;
+
+	kf->userns = false;
+	kf->ns_admin = false;
+	snprintf(kf->userns_why, sizeof(kf->userns_why), "%s failed: %s%s", what, strerror(e),
+		 had_userns && kf->userns_why[0] ? " (AppArmor restricts them)" : "");
+}
+
 int moat_probe_thorough(struct moat_kfeatures *kf)
 {
 	int r = moat_probe(kf);
+	unsigned long flags;
 	pid_t pid;
-	int st;
+	int st, code;
 
-	if (r < 0 || !kf->userns)
+	if (r < 0 || (!kf->userns && !kf->ns_admin))
 		return r;
+	/* the namespaces moat run's child is cloned with (the network one
+	 * included: a seccomp filter may refuse one flag and not another) */
+	flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (kf->userns ? CLONE_NEWUSER : 0) |
+		(kf->fresh_proc ? CLONE_NEWPID : 0);
 	/* fork-style (the child runs on a copy of this stack) and exits at once */
-	pid = (pid_t)syscall(
-	    SYS_clone,
-	    (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD),
-	    NULL, NULL, NULL, NULL);
+	pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	if (pid == 0)
-		_exit(0);
+		probe_child(kf->fresh_proc);
 	if (pid < 0) {
-		kf->userns = false;
-		snprintf(kf->userns_why, sizeof(kf->userns_why),
-			 "creating a user namespace failed: %s%s", strerror(errno),
-			 kf->userns_why[0] ? " (AppArmor restricts them)" : "");
+		no_namespaces(kf,
+			      kf->userns ? "creating a user namespace" : "creating namespaces as root",
+			      errno);
 		return 0;
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	kf->userns_why[0] = '\0';
+	code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (code == 0) {
+		kf->userns_why[0] = '\0';
+	} else if (code >> 6 == PROBE_FAIL_PROC) {
+		/* the fast probe missed it: plan as moat run will (it
+		 * re-plans when the mount fails) */
+		kf->fresh_proc = false;
+		snprintf(kf->fresh_proc_why, sizeof(kf->fresh_proc_why),
+			 "mounting a fresh /proc failed: %s", strerror(code & 63));
+		kf->userns_why[0] = '\0';
+	} else {
+		no_namespaces(kf, "the new mount API in a mount namespace",
+			      code > 0 ? (code & 63) : EINVAL);
+	}
 	return 0;
 }

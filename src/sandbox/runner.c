@@ -186,8 +186,9 @@ static int fallback(struct runner *st, const struct moat_plan *p, const char *ex
 	if (extra_gap)
 		tell(st, "%s", extra_gap);
 	return fail(st,
-		    "fix the cause above, or pass --fallback warn to run with what this system "
-		    "enforces",
+		    "fix the cause above, or accept these gaps: pass --fallback warn (or set "
+		    "\"sandbox\": {\"fallback\": \"warn\"} in the configuration) to run with "
+		    "what this system enforces",
 		    "refusing to run without: %s (fallback deny)", gaps);
 }
 
@@ -1014,6 +1015,13 @@ run:
 	r = moat_spawn_run(sp, &e);
 	if (r == -EPERM && !reused && attempts++ == 0) {
 		replan_without_userns(kf, e.msg);
+		spawn_again(sp, kf);
+		goto replan;
+	}
+	if (r == -EAGAIN && !reused && attempts++ == 0) {
+		kf->fresh_proc = false;
+		moat_strlcpy(kf->fresh_proc_why, "mounting a fresh /proc was refused",
+			     sizeof(kf->fresh_proc_why));
 		spawn_again(sp, kf);
 		goto replan;
 	}

@@ -726,7 +726,8 @@ static int spawn_clone(struct moat_spawn *s, bool early, int nsflags, struct moa
 		if (!s->ns_pid)
 			prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		if ((nsflags & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET)) &&
-		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES)) {
+		    (e == EPERM || e == EUSERS || e == ENOSPC || e == EINVAL || e == EACCES ||
+		     e == ENOSYS)) {
 			moat_error_set(err, "cannot create %s: %s",
 				       s->ns_user ? "a user namespace" : "namespaces", strerror(e));
 			return -EPERM; /* the caller re-plans without namespaces */
@@ -792,7 +793,10 @@ int moat_spawn_start(struct moat_spawn *s, bool net_allowed, struct moat_error *
 		return spawn_clone(s, true, 0, err);
 	}
 	s->ns_net = !net_allowed; /* created by the child (step 3) */
-	return spawn_clone(s, true, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, err);
+	return spawn_clone(s, true,
+			   CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC |
+			       (s->kf->fresh_proc ? CLONE_NEWPID : 0),
+			   err);
 }
 
 /* Does the plan ask for exactly what the early child was started with? */
@@ -1415,6 +1419,12 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		    (s->report.err == EPERM || s->report.err == EACCES) &&
 		    !strcmp(s->report.detail, "making / a slave"))
 			ret = -EPERM;
+		/* a fresh /proc the probe did not see refused (a masked /proc
+		 * it could not read as one): re-planned without a PID
+		 * namespace (-EAGAIN) */
+		else if (p->fresh_proc && s->report.step == MOAT_STEP_MOUNT &&
+			 !strcmp(s->report.detail, "proc on /proc"))
+			ret = -EAGAIN;
 		goto out;
 	}
 

@@ -1411,6 +1411,27 @@ static void test_plan_early(void)
 		       "no namespaces: no early start with the network allowed, ABI %d", abi);
 		moat_plan_free(p);
 	}
+	/* a masked /proc (podman, Kubernetes): the namespaces but the PID
+	 * one, every mask kept, exactly one gap more than the full plan;
+	 * and the early start asks for the same */
+	for (int net = 0; net < 2; net++) {
+		moat_kfeatures_full(&kf);
+		kf.fresh_proc = false;
+		p = build(net ? "workspace-write" : "workspace-write-no-network", &kf, NULL, &rc);
+		CHECK_INT(rc, 0);
+		CHECKF(p && p->userns && p->mntns && p->ipcns && p->netns == !net && !p->pidns &&
+			   !p->fresh_proc && p->private_tmp && p->seccomp_no_ns,
+		       "masked /proc: namespaces but the PID one (net %d)", net);
+		CHECKF(p && p->feat[MOAT_FEAT_PIDNS].requested && !p->feat[MOAT_FEAT_PIDNS].enforced &&
+			   p->feat[MOAT_FEAT_SECRETS].enforced &&
+			   p->feat[MOAT_FEAT_PRIVATE_TMP].enforced &&
+			   p->feat[MOAT_FEAT_HOST_SOCKETS].enforced &&
+			   strstr(p->feat[MOAT_FEAT_PIDNS].hint, "fresh /proc"),
+		       "masked /proc: pid-namespace is the gap, with its hint (net %d)", net);
+		CHECKF(p && moat_plan_gaps(p, NULL, 0) == 1, "masked /proc: one gap (net %d)", net);
+		CHECKF(p && moat_plan_fits_early(&kf, net, p), "masked /proc: the early start fits (net %d)", net);
+		moat_plan_free(p);
+	}
 	/* root without user namespaces makes the other namespaces: no fit */
 	moat_kfeatures_full(&kf);
 	kf.userns = false;
