@@ -19,6 +19,12 @@ if [ -x bench/sandbox.sh ]; then
 	echo
 	bench/sandbox.sh "$build"
 fi
+if [ -x bench/scan.sh ] && [ -n "${BENCH_SCAN:-}" ]; then
+	echo
+	echo "## Workspace scan (bench/scan.sh; BENCH_SCAN=1, trees of up to 2M entries)"
+	echo
+	bench/scan.sh "$build"
+fi
 if [ -x bench/mcp.sh ]; then
 	echo
 	echo "## MCP server (bench/mcp.sh)"

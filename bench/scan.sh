@@ -23,7 +23,9 @@ command -v hyperfine >/dev/null || { echo "hyperfine is needed (bench/peers.sh)"
 sizes=${BENCH_SCAN_SIZES:-1000 30000 450000 2000000}
 trees=${BENCH_TREES:-${HOME:-/root}/.cache/moat-bench-trees}
 prefix=${MOAT_NPM_PREFIX:-/opt/moat-npm}
-cache=$(mktemp -d)
+# (the scan record is never kept where a sandbox may write: not under /tmp)
+mkdir -p "${HOME:-/root}/.cache"
+cache=$(mktemp -d "${HOME:-/root}/.cache/moat-scan-bench.XXXXXX")
 trap 'rm -rf "$cache"' EXIT
 export XDG_CACHE_HOME=$cache
 cfg=$cache/config.json
