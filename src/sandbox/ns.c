@@ -836,6 +836,8 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 /* Is t at or below a path bound back into a mask? */
 static bool within_reveal(const struct moat_mounts *m, const char *t)
 {
+	if (!m->nkeep)
+		return false; /* (no path kept or bound back: most sandboxes) */
 	for (size_t i = 0; i < m->n; i++)
 		if (m->ops[i].kind == MOAT_MNT_REVEAL && moat_path_within(t, m->ops[i].target))
 			return true;
