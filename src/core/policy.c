@@ -1969,8 +1969,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		size_t len;
 		long i, pr;
 
-		/* SECURITY: an ASK or DENY already stands; nothing here can change it */
-		if (out->set && out->v != MOAT_ALLOW)
+		/* SECURITY: with a sandbox, an ASK or DENY already stands and
+		 * nothing here can change it; with none, a denied path is a DENY
+		 * that an earlier ASK must not hide (vset keeps the strictest) */
+		if (out->set && (c->unsandboxed ? out->v == MOAT_DENY : out->v != MOAT_ALLOW))
 			return;
 		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
