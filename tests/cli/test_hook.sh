@@ -179,6 +179,24 @@ out=$(cd "$T/elsewhere" && "$MOAT" check --config "$CFG" --cwd "$P" bash '{"comm
 rc=$?
 [ "$rc" = 3 ] && ok "the same command is ASK where moat's sandbox runs it (moat check)" || nok "moat check of the same command" "exit $rc" "$out"
 
+# ".." after a missing name: a tool that collapses it first opens the link
+mkdir -p "$HOME/.kube" "$T/lk"
+echo "token" >"$HOME/.kube/config"
+ln -s "$HOME/.kube" "$T/lk/k"
+ln -s /etc "$T/lk/e"
+ln -s /proc "$T/lk/p"
+for f in "k/config" "nope/../k/config" "nope/../e/shadow" "nope/../p/self/environ" "nope/x/../../k/config"; do
+	hook "$(pre Read "{\"file_path\": \"$T/lk/$f\"}")"; calls=$((calls + 1))
+	expect deny "Read of lk/$f (a link on the collapsed path): deny"
+done
+hook "$(pre Write "{\"file_path\": \"$T/lk/nope/../k/config\", \"content\": \"x\"}")"; calls=$((calls + 1))
+expect deny "Write of lk/nope/../k/config: deny"
+hook "$(pre Edit "{\"file_path\": \"$T/lk/nope/../e/shadow\", \"old_string\": \"a\", \"new_string\": \"b\"}")"; calls=$((calls + 1))
+expect deny "Edit of lk/nope/../e/shadow: deny"
+out=$("$MOAT" check --config "$CFG" read_file "{\"path\": \"$T/lk/nope/../k/config\"}" 2>/dev/null)
+rc=$?
+[ "$rc" = 1 ] && ok "moat check read_file of lk/nope/../k/config: deny" || nok "moat check of nope/../k/config" "exit $rc" "$out"
+
 # a search reads every file below its root
 hook "$(pre Grep "{\"pattern\": \"AKIA\", \"path\": \"$HOME\"}")"; calls=$((calls + 1))
 expect ask "Grep of AKIA over ~: ask"
