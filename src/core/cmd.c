@@ -6342,7 +6342,13 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 				return add_path(an, v, text, abs, pflags);
 			}
 		}
-		return add_path(an, v, text, NULL, pflags);
+		if ((r = add_path(an, v, text, NULL, pflags)))
+			return r;
+		/* SECURITY: a path through a link made earlier in the same
+		 * command ("ln -s /etc e; cat e/shadow") is also the path
+		 * through its target */
+		if (!an->nlinks && !an->links_lost)
+			return 0;
 	}
 	for (size_t k = 0; (got = abs_path_k(an, wflags, text, k, buf, sizeof(buf))) != 0; k++) {
 		const char *abs = NULL;
