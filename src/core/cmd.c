@@ -777,7 +777,9 @@ static bool is_sysdir(const char *c, size_t l)
 			return true;
 	/* a glob that names one ("/[u]sr", "/ho?e", "/h*"): the shell
 	 * expands it to it */
-	if (l < sizeof(pat) && (memchr(c, '*', l) || memchr(c, '?', l) || memchr(c, '[', l))) {
+	if (memchr(c, '*', l) || memchr(c, '?', l) || memchr(c, '[', l)) {
+		if (l >= sizeof(pat))
+			return true; /* SECURITY: longer than any name: fail closed */
 		memcpy(pat, c, l);
 		pat[l] = '\0';
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(sysdirs); k++)
@@ -883,17 +885,26 @@ static bool tree_names(const char *t, const char *p, bool glob)
 		if (!pl || !tl)
 			return false;
 		if (glob && has_glob(p, pl)) {
-			char pat[256], lit[256];
+			char pbuf[256], lit[256], *pat = pbuf;
+			bool match;
 
 			if (tl == 1 && t[0] == '*')
 				return false;
-			if (pl >= sizeof(pat) || tl >= sizeof(lit))
-				return false;
+			if (tl >= sizeof(lit))
+				return false; /* (the table's names are short) */
+			/* SECURITY: a glob component of any length is matched
+			 * ("/usr/l" then 300 '*' names /usr/local); without
+			 * memory for it, it names the tree */
+			if (pl >= sizeof(pbuf) && !(pat = malloc(pl + 1)))
+				return true;
 			memcpy(pat, p, pl);
 			pat[pl] = '\0';
 			memcpy(lit, t, tl);
 			lit[tl] = '\0';
-			if (fnmatch(pat, lit, FNM_PERIOD) != 0)
+			match = fnmatch(pat, lit, FNM_PERIOD) == 0;
+			if (pat != pbuf)
+				free(pat);
+			if (!match)
 				return false;
 		} else if (!(tl == 1 && t[0] == '*') && (tl != pl || memcmp(t, p, tl) != 0)) {
 			return false;
