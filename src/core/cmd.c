@@ -2085,6 +2085,27 @@ static int param_values(struct an *an, const char *t, size_t n, const struct wct
 	return 0;
 }
 
+/* A word of no expansion as the shell writes it out: its leading unquoted
+ * tilde expanded ("~", "~/x", "~root", "~NAME/x"; echo ~ prints the home
+ * directory), appended to b. */
+static void put_word(const struct an *an, struct moat_buf *b, wref w)
+{
+	const char *t = w->text;
+
+	if ((w->flags & MOAT_SHW_TILDE) && t[0] == '~') {
+		size_t e = strcspn(t, "/");
+		char ub[256];
+		const char *d = tilde_dir(an, t + 1, e - 1, ub, sizeof(ub));
+
+		if (d) {
+			moat_buf_puts(b, d);
+			moat_buf_append(b, t + e, w->len - e);
+			return;
+		}
+	}
+	moat_buf_append(b, t, w->len);
+}
+
 /* echo's output for its arguments, or NULL when escapes make it unknown */
 static const char *echo_output(struct an *an, const struct fields *f)
 {
@@ -2107,7 +2128,7 @@ static const char *echo_output(struct an *an, const struct fields *f)
 		}
 		if (k > i)
 			moat_buf_putc(&b, ' ');
-		moat_buf_append(&b, f->w[k]->text, f->w[k]->len);
+		put_word(an, &b, f->w[k]);
 	}
 	s = b.oom ? NULL : moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
 	moat_buf_release(&b);
@@ -2131,6 +2152,15 @@ static const char *printf_output(struct an *an, const struct fields *f, size_t f
 		if (f->w[k]->flags & MOAT_SHW_EXPAND)
 			return NULL;
 	fmt = f->w[first]->text;
+	if ((f->w[first]->flags & MOAT_SHW_TILDE) && fmt[0] == '~') {
+		struct moat_buf fb = MOAT_BUF_INIT;
+
+		put_word(an, &fb, f->w[first]);
+		fmt = fb.oom ? NULL : moat_arena_strndup(an->ar, fb.data ? fb.data : "", fb.len);
+		moat_buf_release(&fb);
+		if (!fmt)
+			return NULL;
+	}
 	ai = first + 1;
 	do {
 		bool used = false;
@@ -2154,7 +2184,7 @@ static const char *printf_output(struct an *an, const struct fields *f, size_t f
 					if (ai < f->n) {
 						if (*p == 'b' && strchr(f->w[ai]->text, '\\'))
 							goto unknown;
-						moat_buf_append(&b, f->w[ai]->text, f->w[ai]->len);
+						put_word(an, &b, f->w[ai]);
 						ai++;
 					}
 					used = true;
@@ -2552,7 +2582,10 @@ static int word_values(struct an *an, wref w, const struct wctx *cx, size_t from
 
 	ret->n = 0;
 	ret->flags = 0;
-	if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_ATILDE))) {
+	/* (a leading unquoted ~ is expanded, as the shell does: sh -c '...' x ~,
+	 * <<< ~) */
+	if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_ATILDE)) &&
+	    !(from == 0 && (w->flags & MOAT_SHW_TILDE))) {
 		vs_one(ret, w->text + from);
 		return 0;
 	}
@@ -7101,7 +7134,8 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 				const struct moat_sh_word *w = &n->words[i];
 				struct alts al;
 
-				if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_BRACE))) {
+				/* (for d in ~: the shell expands the tilde) */
+				if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_BRACE | MOAT_SHW_TILDE))) {
 					vs_add(&vals, w->text);
 					continue;
 				}
