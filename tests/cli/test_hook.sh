@@ -214,6 +214,24 @@ hook "$(pre Grep '{"pattern": "x", "glob": "*.c"}')"; calls=$((calls + 1))
 expect allow "Grep of the project limited to *.c (no denied file among them): allow"
 hook "$(pre Glob '{"pattern": "*.txt", "path": "src"}')"; calls=$((calls + 1))
 expect allow "Glob of a clean directory: allow"
+# Claude Code splits Grep's glob at whitespace, and at commas without braces,
+# into one ripgrep --glob each: the pieces are a union, a negated one limits nothing
+mkdir -p "$HOME/certs"
+echo "PRIVATE" >"$HOME/certs/server.pem"
+for g in '*.txt id_*' '*.txt,id_*' '*.txt\tid_*' '*.txt\u00a0id_*' '*.txt\u3000id_*' ' id_* ' '!*.txt' '*.{txt,md} id_*'; do
+	hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"$g\"}")"; calls=$((calls + 1))
+	expect ask "Grep over ~ with glob '$g' (a piece meets a denied file): ask"
+done
+has "$why" "hook:search-denied" "the ask names the search rule"
+hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"*.pem !x\"}")"; calls=$((calls + 1))
+expect deny "Grep over ~ with glob '*.pem !x': deny (the piece *.pem, a denied name)"
+hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"x .ssh/*\"}")"; calls=$((calls + 1))
+expect deny "Grep from ~ with a glob piece .ssh/*: deny (the piece joined to the root)"
+for g in '*.c *.h' '*.c,*.h' '*.{c,h}' '*.c !*.h'; do
+	hook "$(pre Grep "{\"pattern\": \"x\", \"path\": \"src\", \"glob\": \"$g\"}")"; calls=$((calls + 1))
+	expect allow "Grep of a clean directory with glob '$g': allow"
+done
+rm -rf "$HOME/certs"
 mkdir -p "$T/deep"
 d="$T/deep"
 for i in $(seq 70); do d="$d/a"; done
