@@ -2208,7 +2208,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	struct verdict *out = &c->lv[li];
 	char rule[160];
 	bool all_allowed = a->nviews > 0;
-	long first_allow = -1;
+	long first_allow = -1, raw_rule = -1;
 	long *decided, decided_buf[32];
 
 	/* the floor first: no rule lifts it */
@@ -2262,7 +2262,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	 * when it denies or asks, holds for the whole command (a comment or a
 	 * quoted mention no program invocation shows) */
 	if (l->ncmd_rules) {
-		long ri = first_cmd_rule_raw(l, c->command, c->command_len);
+		long ri = raw_rule = first_cmd_rule_raw(l, c->command, c->command_len);
 
 		if (ri >= 0 && l->cmd_rules[ri].decision != MOAT_ALLOW) {
 			bool deny = l->cmd_rules[ri].decision == MOAT_DENY;
@@ -2297,8 +2297,10 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	}
 	/* the user's entries as Aar reads them: text occurring in a program
 	 * invocation without a rule of its own, or in the command as written
-	 * unless command rules allow every program it runs (Aar checks its
-	 * command rules first) */
+	 * unless a command rule allows the command as written (Aar checks its
+	 * command rules first, on that text) and every program it runs:
+	 * `ps""ql -c "DROP TABLE x"` holds no "psql" for Aar, whose
+	 * denied_commands then see it */
 	if (l->denied_subs && !(out->set && out->v == MOAT_DENY)) {
 		const struct moat_strset *raw = l->denied_subs_raw ? l->denied_subs_raw
 								    : l->denied_subs;
@@ -2312,7 +2314,8 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 						 strlen(a->views[i].text), MOAT_STRSET_ALL);
 			vi = i;
 		}
-		if (k < 0 && !(all_allowed && first_allow >= 0)) {
+		if (k < 0 && !(all_allowed && first_allow >= 0 && raw_rule >= 0 &&
+			       l->cmd_rules[raw_rule].decision == MOAT_ALLOW)) {
 			k = moat_strset_first_in(raw, c->command, c->command_len, MOAT_STRSET_ALL);
 			vi = a->nviews;
 		}
