@@ -3015,22 +3015,81 @@ static bool is_find_expr(const char *a)
 	       strcmp(a, ",") == 0;
 }
 
-/* find's words that choose nothing: options, and actions with their
- * arguments (a removal of everything the walk meets stays everything) */
-static const char *const find_choose_nothing[] = {
-	"-depth",   "-d",	"-xdev",      "-mount",	      "-noleaf",
-	"-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-follow",
-	"-warn",    "-nowarn",	"-true",      "-print",	      "-print0",
-	"-delete",  "-ls",	"-prune",
+/* find's operators that widen what its expression selects past one test
+ * ("-name '*.gz' -o -delete", "! -name x", ", -delete") */
+static const char *const find_widen[] = {"-o", "-or", "!", "-not", ","};
+/* tests that choose by a name or a path (their argument a pattern); those
+ * on a path are read by the pattern's last component */
+static const struct {
+	const char *test;
+	bool path;
+} find_name_tests[] = {
+    {"-name", false},	  {"-iname", false},	  {"-lname", false}, {"-ilname", false},
+    {"-path", true},	  {"-ipath", true},	  {"-wholename", true}, {"-iwholename", true},
+};
+/* tests of an age, choosing by "+N" (older than N) */
+static const char *const find_age_tests[] = {"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin"};
+/* other words of find's expression that take an argument (so that it is
+ * not read as an operator) */
+static const char *const find_arg_words[] = {
+    "-maxdepth", "-mindepth", "-type",	 "-xtype",   "-regextype", "-regex",   "-iregex",
+    "-size",	 "-newer",    "-anewer", "-cnewer",  "-user",	   "-group",   "-uid",
+    "-gid",	 "-perm",     "-links",	 "-inum",    "-samefile",  "-fstype",  "-used",
+    "-context",	 "-printf",   "-fprint", "-fprint0", "-fls",	   "-files0-from",
 };
 
-/* Does find's expression, from word i on, hold a test that chooses some
- * files and not others? Unknown words and groups count as choosing. */
+static bool in_table(const char *const *t, size_t n, const char *a)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(t[k], a))
+			return true;
+	return false;
+}
+
+/* Does a find pattern hold a literal character (outside '*', '?' and
+ * bracket expressions; an escaped one counts)? path: only its last
+ * component is read ("/var/log/\*" chooses nothing). */
+static bool find_pattern_literal(const char *p, bool path)
+{
+	const char *sl = path ? strrchr(p, '/') : NULL;
+
+	for (p = sl ? sl + 1 : p; *p; p++) {
+		if (*p == '*' || *p == '?')
+			continue;
+		if (*p == '[') {
+			const char *e = p + 1;
+
+			if (*e == '!' || *e == '^')
+				e++;
+			if (*e == ']')
+				e++;
+			e = strchr(e, ']');
+			if (e) {
+				p = e;
+				continue;
+			}
+			return true; /* an unclosed '[' is itself */
+		}
+		if (*p == '\\' && !p[1])
+			return false;
+		return true;
+	}
+	return false;
+}
+
+/* Does find's expression, from word i on, choose what goes, so that a
+ * removal of a system tree of the machine's own (/var/log) is the honest
+ * clean-up: no operator that widens the expression (-o, !, -not, ","), and
+ * a real selector: a name or path test whose pattern holds a literal
+ * character, an age "+N" (N >= 1), or -empty. -name '*', -regex '.*',
+ * -size -9999G or -mtime -100000 choose nothing. */
 static bool find_filters(const struct moat_cmdview *view, size_t i)
 {
+	bool chosen = false;
+
 	for (; i < view->argc; i++) {
-		const char *a = view->argv[i];
-		bool plain = false;
+		const char *a = view->argv[i], *n;
+		bool named = false;
 
 		if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") ||
 		    !strcmp(a, "-okdir")) {
@@ -3040,17 +3099,36 @@ static bool find_filters(const struct moat_cmdview *view, size_t i)
 			i++;
 			continue;
 		}
-		if (!strcmp(a, "-maxdepth") || !strcmp(a, "-mindepth") || !strcmp(a, "-type") ||
-		    !strcmp(a, "-xtype") || !strcmp(a, "-regextype")) {
+		if (in_table(find_widen, MOAT_ARRAY_SIZE(find_widen), a))
+			return false;
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_name_tests) && !named; k++) {
+			if (strcmp(a, find_name_tests[k].test) != 0)
+				continue;
+			named = true;
+			if (i + 1 < view->argc &&
+			    find_pattern_literal(view->argv[i + 1], find_name_tests[k].path))
+				chosen = true;
+		}
+		if (named) {
 			i++;
 			continue;
 		}
-		for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_choose_nothing) && !plain; k++)
-			plain = !strcmp(a, find_choose_nothing[k]);
-		if (!plain)
-			return true;
+		if (in_table(find_age_tests, MOAT_ARRAY_SIZE(find_age_tests), a)) {
+			n = i + 1 < view->argc ? view->argv[i + 1] : "";
+			if (n[0] == '+' && n[1] && strspn(n + 1, "0123456789") == strlen(n + 1) &&
+			    strspn(n + 1, "0") != strlen(n + 1))
+				chosen = true;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-empty"))
+			chosen = true;
+		else if (!strcmp(a, "-fprintf"))
+			i += 2;
+		else if (in_table(find_arg_words, MOAT_ARRAY_SIZE(find_arg_words), a))
+			i++;
 	}
-	return false;
+	return chosen;
 }
 
 static int check_find(struct an *an, size_t v)
@@ -3103,8 +3181,8 @@ static int check_find(struct an *an, size_t v)
 			}
 		}
 		/* a system tree of the machine's own (/var/log) is the floor only
-		 * when all of it goes: a test choosing what (-name, -mtime) is
-		 * the honest clean-up */
+		 * when all of it goes: a test choosing what (-name '*.gz',
+		 * -mtime +30) is the honest clean-up */
 		if (bad && !sys && find_filters(view, i))
 			bad = false;
 	}
