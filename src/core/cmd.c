@@ -411,7 +411,7 @@ enum pk {
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
 	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE, PK_UMOUNT,
-	PK_DISKUTIL,
+	PK_DISKUTIL, PK_WIPEVERB,
 };
 
 static const struct {
@@ -463,6 +463,10 @@ static const struct {
 	{"awk", PK_AWK}, {"gawk", PK_AWK}, {"mawk", PK_AWK}, {"nawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
 	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL}, {"diskutil", PK_DISKUTIL},
+	/* disk wipes said by a verb (wipe_verbs), SCSI generic's dd and formats */
+	{"nvme", PK_WIPEVERB}, {"hdparm", PK_WIPEVERB}, {"gpt", PK_WIPEVERB}, {"asr", PK_WIPEVERB},
+	{"sg_dd", PK_DD}, {"sgp_dd", PK_DD}, {"sgm_dd", PK_DD}, {"sg_format", PK_WIPE},
+	{"sg_sanitize", PK_WIPE}, {"sg_unmap", PK_WIPE},
 	/* programs that run a command given after their own words */
 	{"setarch", PK_RUNAFTER},
 	{"linux32", PK_RUNAFTER},
@@ -1087,6 +1091,25 @@ static const struct {
 	{"mapper/", DN_PREFIX, DEV_DISK, {NULL}},
 	{"nbd", DN_PREFIX, DEV_DISK, {"nbd0"}},
 	{"md", DN_UNIT, DEV_DISK, {"md0"}},
+	{"mtd", DN_UNIT, DEV_DISK, {"mtd0"}},
+	{"mtdblock", DN_UNIT, DEV_DISK, {"mtdblock0"}},
+	{"loop", DN_UNIT, DEV_DISK, {"loop0"}},
+	{"sg", DN_UNIT, DEV_DISK, {"sg0"}},
+	{"ram", DN_UNIT, DEV_DISK, {"ram0"}},
+	{"root", DN_EXACT, DEV_DISK, {"root"}},
+	/* the same devices by number: /dev/block/MAJ:MIN is a block device,
+	 * /dev/char/1:1 is /dev/mem (1:2 kmem, 1:4 port; 1:3 null, 1:5 zero,
+	 * 1:7 full, 1:8 random, 1:9 urandom), 21:N SCSI generic (sgN) */
+	{"block/", DN_PREFIX, DEV_DISK, {"block/8:0", "block/259:0"}},
+	{"char/1:1", DN_EXACT, DEV_MEM, {"char/1:1"}},
+	{"char/1:2", DN_EXACT, DEV_MEM, {"char/1:2"}},
+	{"char/1:4", DN_EXACT, DEV_MEM, {"char/1:4"}},
+	{"char/1:3", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:5", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:7", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:8", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:9", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/21:", DN_PREFIX, DEV_DISK, {"char/21:0"}},
 	/* Linux's /dev/disk/by-id/..., macOS's disk0, disk0s1, rdisk3 */
 	{"disk", DN_UNIT, DEV_DISK, {"disk0", "disk0s1", "disk2"}},
 	{"rdisk", DN_UNIT, DEV_DISK, {"rdisk0", "rdisk0s1", "rdisk2"}},
@@ -3539,7 +3562,8 @@ static const struct {
 	{"", "zeroDisk"},	    {"", "randomDisk"},		{"", "secureErase"},
 	{"", "partitionDisk"},	    {"", "eraseCD"},		{"", "splitPartition"},
 	{"", "mergePartitions"},    {"apfs", "deleteContainer"}, {"apfs", "eraseVolume"},
-	{"apfs", "deleteVolume"},   {"apfs", "createContainer"}, {"cs", "delete"},
+	{"apfs", "deleteVolume"},   {"apfs", "createContainer"}, {"apfs", "deleteVolumeGroup"},
+	{"cs", "delete"},
 	{"cs", "deleteVolume"},	    {"appleRAID", "delete"},	{"appleRAID", "create"},
 };
 
@@ -3573,6 +3597,61 @@ static int check_diskutil(struct an *an, size_t v)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
 					   "diskutil %s%s%s erases or repartitions what it names",
 					   sub, sub[0] ? " " : "", verb);
+	return 0;
+}
+
+/* Programs whose verb, not an operand, says they wipe a disk (or its
+ * partition table): a verb is the first word that is no option, an option
+ * ("--security-erase") any word, also as --opt=VALUE. The disk itself may
+ * be named in forms the device table does not know (macOS's gpt disk0,
+ * asr's volume names): the verb is the floor whatever it names. */
+static const struct {
+	const char *prog, *verb;
+} wipe_verbs[] = {
+	{"nvme", "format"},
+	{"nvme", "sanitize"},
+	{"nvme", "delete-ns"},
+	{"nvme", "write-zeroes"},
+	{"hdparm", "--security-erase"},
+	{"hdparm", "--security-erase-enhanced"},
+	{"hdparm", "--trim-sector-ranges"},
+	{"hdparm", "--trim-sector-ranges-stdin"},
+	{"hdparm", "--write-sector"},
+	{"hdparm", "--make-bad-sector"},
+	/* macOS */
+	{"gpt", "destroy"},
+	{"gpt", "create"},
+	{"gpt", "remove"},
+	{"asr", "--erase"},
+};
+
+static int check_wipe_verb(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *verb = NULL;
+
+	for (size_t i = 1; i < view->argc && !verb; i++)
+		if (!is_opt(view->argv[i]))
+			verb = view->argv[i];
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(wipe_verbs); k++) {
+		const char *w = wipe_verbs[k].verb;
+		size_t wl = strlen(w);
+
+		if (strcmp(view->prog, wipe_verbs[k].prog) != 0)
+			continue;
+		if (w[0] != '-') {
+			if (verb && !strcmp(verb, w))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+						   "%s %s erases or repartitions what it names",
+						   view->prog, w);
+			continue;
+		}
+		for (size_t i = 1; i < view->argc; i++)
+			if (!strncmp(view->argv[i], w, wl) &&
+			    (!view->argv[i][wl] || view->argv[i][wl] == '='))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+						   "%s %s erases what it names", view->prog, w);
+	}
 	return 0;
 }
 
@@ -5856,7 +5935,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_MKFS: case PK_DD: case PK_WIPE: case PK_KILL: case PK_CHMOD: case PK_CHOWN:
 	case PK_FIND: case PK_TRUNCATE: case PK_SGDISK: case PK_SFDISK: case PK_FDISK:
 	case PK_PARTED: case PK_RSYNC: case PK_PKILL: case PK_DISKTOOL: case PK_UNPACK:
-	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: case PK_DISKUTIL: {
+	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: case PK_DISKUTIL:
+	case PK_WIPEVERB: {
 		int r = h ? check_many_words(an, v) : 0;
 
 		if (r)
@@ -5941,6 +6021,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return h ? check_disktool(an, v) : 0;
 	case PK_DISKUTIL:
 		return h ? check_diskutil(an, v) : 0;
+	case PK_WIPEVERB:
+		return h ? check_wipe_verb(an, v) : 0;
 	case PK_UNPACK:
 		return check_unpack(an, v);
 	case PK_AWK:
