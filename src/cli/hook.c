@@ -175,9 +175,8 @@ static int set_copy(json_t *args, const char *key, json_t *v)
 }
 
 /* dir + "/" + pattern (a pattern that is already absolute stands alone). */
-static int joined_path(const char *dir, json_t *pattern, json_t **ret)
+static int join_one(const char *dir, const char *p, json_t *arr)
 {
-	const char *p = json_string_value(pattern);
 	struct moat_buf b = MOAT_BUF_INIT;
 	json_t *s;
 
@@ -195,10 +194,36 @@ static int joined_path(const char *dir, json_t *pattern, json_t **ret)
 	}
 	s = json_stringn(b.data ? b.data : "", b.len);
 	moat_buf_release(&b);
-	if (!s)
+	return s && json_array_append_new(arr, s) == 0 ? 0 : -ENOMEM;
+}
+
+/* The pattern joined to the directory, as paths to check; Grep's glob
+ * (grep_glob) one path per piece Claude Code makes of it (negated ones,
+ * which only exclude, left out). */
+static int joined_path(const char *dir, json_t *pattern, bool grep_glob, json_t **ret)
+{
+	const char *p = json_string_value(pattern);
+	json_t *arr = json_array();
+	char **pieces = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (!arr)
 		return -ENOMEM;
-	*ret = json_pack("[o]", s);
-	return *ret ? 0 : -ENOMEM;
+	if (!grep_glob) {
+		r = join_one(dir, p, arr);
+	} else if ((r = hook_search_pieces(p, &pieces, &n)) == 0) {
+		for (size_t i = 0; i < n && !r; i++)
+			if (pieces[i][0] != '!')
+				r = join_one(dir, pieces[i], arr);
+		free(pieces);
+	}
+	if (r) {
+		json_decref(arr);
+		return r;
+	}
+	*ret = arr;
+	return 0;
 }
 
 /* A search tool's root and the glob it is limited to (NULL: none), both
@@ -207,6 +232,7 @@ struct hook_search {
 	bool on;
 	const char *root;
 	const char *filter;
+	unsigned flags; /* HOOK_SEARCH_* */
 };
 
 /* Build moat's tool name and arguments for one Claude Code call.
@@ -314,7 +340,7 @@ static int map_call(struct hook_answer *a, const char *tool, json_t *in, const c
 		 * named), and of the pattern joined to it: a glob aimed at a
 		 * denied place ("~/.ssh/id_*") is caught by its literal part */
 		const char *pat_key = hook_tools[t].kind == K_GLOB ? "pattern" : "glob";
-		json_t *joined;
+		json_t *joined = NULL;
 
 		r = get_str(a, tool, in, "path", hook_tools[t].kind == K_LS, &v);
 		if (!r && hook_tools[t].kind != K_LS)
@@ -329,10 +355,12 @@ static int map_call(struct hook_answer *a, const char *tool, json_t *in, const c
 			srch->on = true;
 			srch->root = json_string_value(json_object_get(args, "path"));
 			srch->filter = v2 ? json_string_value(v2) : NULL;
+			srch->flags = hook_tools[t].kind == K_GREP ? HOOK_SEARCH_GREP_GLOB : 0;
 		}
 		if (r || hook_tools[t].kind == K_LS || !v2)
 			break;
-		if (joined_path(v ? json_string_value(v) : cwd, v2, &joined) < 0) {
+		if (joined_path(v ? json_string_value(v) : cwd, v2, hook_tools[t].kind == K_GREP,
+				&joined) < 0) {
 			r = -ENOMEM;
 			break;
 		}
@@ -435,7 +463,7 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 	}
 	r = moat_path_normalize_posix(src, strlen(src), cwd, root, sizeof(root));
 	if (r >= 0)
-		r = hook_search_denied(p, root, srch->filter, hit, sizeof(hit), &why);
+		r = hook_search_denied(p, root, srch->filter, srch->flags, hit, sizeof(hit), &why);
 	if (r == 0)
 		return;
 	d->verdict = MOAT_ASK;

@@ -17,8 +17,9 @@
 
 struct walk {
 	const struct moat_policy *p;
-	struct moat_glob *filter;
-	bool filter_by_name;
+	struct moat_glob **filter; /* any of them; NULL: every file counts */
+	bool *filter_by_name;
+	size_t nfilter;
 	size_t root_len;
 	size_t entries;
 	char *hit;
@@ -74,9 +75,80 @@ static bool searched(const struct walk *w, const char *path)
 		rel++;
 	name = strrchr(path, '/');
 	name = name ? name + 1 : path;
-	if (w->filter_by_name)
-		return moat_glob_match(w->filter, name, strlen(name));
-	return moat_glob_match(w->filter, rel, strlen(rel));
+	for (size_t i = 0; i < w->nfilter; i++)
+		if (w->filter_by_name[i] ? moat_glob_match(w->filter[i], name, strlen(name))
+					 : moat_glob_match(w->filter[i], rel, strlen(rel)))
+			return true;
+	return false;
+}
+
+/* JavaScript's \s beyond ASCII, in UTF-8 (String.prototype.split(/\s+/)
+ * splits at each): U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+ * U+205F, U+3000, U+FEFF */
+static const char *const js_spaces[] = {
+    "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81", "\xe2\x80\x82",
+    "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86", "\xe2\x80\x87",
+    "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8", "\xe2\x80\xa9",
+    "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80", "\xef\xbb\xbf",
+};
+
+/* The length of the whitespace at s (0: none) */
+static size_t js_space(const char *s)
+{
+	if (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+		return 1;
+	if (!((unsigned char)*s & 0x80))
+		return 0;
+	for (size_t i = 0; i < sizeof(js_spaces) / sizeof(js_spaces[0]); i++) {
+		size_t n = strlen(js_spaces[i]);
+
+		if (!strncmp(s, js_spaces[i], n))
+			return n;
+	}
+	return 0;
+}
+
+int hook_search_pieces(const char *glob, char ***ret, size_t *ret_n)
+{
+	size_t len = strlen(glob), max = len / 2 + 2, n = 0;
+	char **v = malloc(max * sizeof(char *) + len + 1);
+	char *o;
+
+	if (!v)
+		return -ENOMEM;
+	o = (char *)(v + max);
+	for (const char *s = glob; *s;) {
+		const char *e;
+		size_t k, pl;
+		bool brace;
+
+		while ((k = js_space(s)))
+			s += k;
+		if (!*s)
+			break;
+		for (e = s; *e && !js_space(e); e++)
+			;
+		pl = (size_t)(e - s);
+		brace = memchr(s, '{', pl) && memchr(s, '}', pl);
+		/* one piece, or its comma-separated parts */
+		for (const char *c = s; c < e;) {
+			const char *ce = brace ? e : memchr(c, ',', (size_t)(e - c));
+
+			if (!ce)
+				ce = e;
+			if (ce > c) {
+				memcpy(o, c, (size_t)(ce - c));
+				v[n++] = o;
+				o += ce - c;
+				*o++ = '\0';
+			}
+			c = ce + (ce < e);
+		}
+		s = e;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
 }
 
 /* 1 when the policy denies reading path (hit and why filled), else 0. */
@@ -168,8 +240,59 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 	return r;
 }
 
+static void filters_free(struct walk *w)
+{
+	for (size_t i = 0; i < w->nfilter; i++)
+		moat_glob_free(w->filter[i]);
+	free(w->filter);
+	w->filter = NULL;
+	w->nfilter = 0;
+}
+
+/* The globs the search is limited to: w->nfilter of them, or none (every
+ * file counts). */
+static int compile_filters(struct walk *w, const char *filter, unsigned flags)
+{
+	char *one[1] = {(char *)filter}, **pieces = one;
+	size_t n = 1;
+	int r = 0;
+
+	if (!filter || !filter[0])
+		return 0;
+	if ((flags & HOOK_SEARCH_GREP_GLOB) && hook_search_pieces(filter, &pieces, &n) < 0)
+		return -ENOMEM;
+	w->filter = calloc(n ? n : 1, sizeof(*w->filter) + sizeof(*w->filter_by_name));
+	if (!w->filter) {
+		r = -ENOMEM;
+		goto out;
+	}
+	w->filter_by_name = (bool *)(w->filter + (n ? n : 1));
+	for (size_t i = 0; i < n; i++) {
+		struct moat_error e;
+
+		/* SECURITY: a negated piece only takes files away: it limits
+		 * nothing (the other pieces still do) */
+		if (pieces[i][0] == '!')
+			continue;
+		/* a piece moat cannot read, or anchored at the root, limits
+		 * nothing: every file counts */
+		if (pieces[i][0] == '/' ||
+		    moat_glob_compile(pieces[i], MOAT_GLOB_PATH, &w->filter[w->nfilter], &e) < 0) {
+			filters_free(w);
+			goto out;
+		}
+		w->filter_by_name[w->nfilter++] = !strchr(pieces[i], '/');
+	}
+	if (!w->nfilter)
+		filters_free(w); /* only negations: every file counts */
+out:
+	if (pieces != one)
+		free(pieces);
+	return r;
+}
+
 int hook_search_denied(const struct moat_policy *p, const char *root, const char *filter,
-		       char *hit, size_t hitsz, struct moat_decision *why)
+		       unsigned flags, char *hit, size_t hitsz, struct moat_decision *why)
 {
 	struct walk w = {.p = p, .hit = hit, .hitsz = hitsz, .why = why};
 	struct queue q = {0};
@@ -182,14 +305,8 @@ int hook_search_denied(const struct moat_policy *p, const char *root, const char
 	/* (the policy checked the root as written, its links and its target) */
 	if (!realpath(root, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
-	if (filter && filter[0] && filter[0] != '!' && filter[0] != '/') {
-		struct moat_error e;
-
-		/* a filter moat cannot read limits nothing: every file counts */
-		if (moat_glob_compile(filter, MOAT_GLOB_PATH, &w.filter, &e) < 0)
-			w.filter = NULL;
-		w.filter_by_name = !strchr(filter, '/');
-	}
+	if ((r = compile_filters(&w, filter, flags)) < 0)
+		return r;
 	w.root_len = strlen(real);
 	r = push(&q, real, 0);
 	while (r == 0 && q.head < q.n) {
@@ -199,6 +316,6 @@ int hook_search_denied(const struct moat_policy *p, const char *root, const char
 		free(it.path);
 	}
 	queue_release(&q);
-	moat_glob_free(w.filter);
+	filters_free(&w);
 	return r;
 }

@@ -23,7 +23,7 @@
  * the glob the search is limited to (Grep's glob, Glob's pattern): a
  * pattern without '/' is matched against an entry's name, one with '/'
  * against its path below root; NULL (or a filter moat cannot read, or a
- * negated one) limits nothing.
+ * negated one, or one anchored with a leading '/') limits nothing.
  *
  * Returns 0 when nothing below root is denied; 1 when something is, with
  * hit its path and *why the policy's decision for it; -E2BIG past
@@ -31,6 +31,17 @@
  * when the walk failed (a directory the user cannot read is skipped: the
  * search cannot read it either). */
 int hook_search_denied(const struct moat_policy *p, const char *root, const char *filter,
-		       char *hit, size_t hitsz, struct moat_decision *why);
+		       unsigned flags, char *hit, size_t hitsz, struct moat_decision *why);
+
+/* flags: filter is Grep's glob, which Claude Code splits into one ripgrep
+ * --glob per piece (hook_search_pieces); the pieces count as a union, and
+ * a negated one ("!x") limits nothing. */
+#define HOOK_SEARCH_GREP_GLOB 1u
+
+/* The pieces Claude Code's Grep makes of its glob: split at whitespace
+ * (JavaScript's \s, Unicode spaces included), then each piece without both
+ * '{' and '}' at commas; empty pieces dropped. *ret is one allocation
+ * (free() it), *ret_n entries. 0 or -ENOMEM. */
+int hook_search_pieces(const char *glob, char ***ret, size_t *ret_n);
 
 #endif

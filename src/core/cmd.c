@@ -411,7 +411,7 @@ enum pk {
 	PK_CHMOD, PK_CHOWN, PK_TEE, PK_CP, PK_SED, PK_TRUNCATE, PK_CURL, PK_WGET,
 	PK_KEXEC, PK_LOGINCTL, PK_DBUS, PK_SGDISK, PK_SFDISK, PK_FDISK, PK_PARTED, PK_RSYNC,
 	PK_CRONTAB, PK_GIO, PK_PKILL, PK_DISKTOOL, PK_UNPACK, PK_AWK, PK_MAKE, PK_UMOUNT,
-	PK_DISKUTIL,
+	PK_DISKUTIL, PK_WIPEVERB,
 };
 
 static const struct {
@@ -463,6 +463,10 @@ static const struct {
 	{"awk", PK_AWK}, {"gawk", PK_AWK}, {"mawk", PK_AWK}, {"nawk", PK_AWK},
 	{"ddrescue", PK_DISKTOOL}, {"badblocks", PK_DISKTOOL}, {"cryptsetup", PK_DISKTOOL},
 	{"mdadm", PK_DISKTOOL}, {"mformat", PK_DISKTOOL}, {"diskutil", PK_DISKUTIL},
+	/* disk wipes said by a verb (wipe_verbs), SCSI generic's dd and formats */
+	{"nvme", PK_WIPEVERB}, {"hdparm", PK_WIPEVERB}, {"gpt", PK_WIPEVERB}, {"asr", PK_WIPEVERB},
+	{"sg_dd", PK_DD}, {"sgp_dd", PK_DD}, {"sgm_dd", PK_DD}, {"sg_format", PK_WIPE},
+	{"sg_sanitize", PK_WIPE}, {"sg_unmap", PK_WIPE},
 	/* programs that run a command given after their own words */
 	{"setarch", PK_RUNAFTER},
 	{"linux32", PK_RUNAFTER},
@@ -777,7 +781,9 @@ static bool is_sysdir(const char *c, size_t l)
 			return true;
 	/* a glob that names one ("/[u]sr", "/ho?e", "/h*"): the shell
 	 * expands it to it */
-	if (l < sizeof(pat) && (memchr(c, '*', l) || memchr(c, '?', l) || memchr(c, '[', l))) {
+	if (memchr(c, '*', l) || memchr(c, '?', l) || memchr(c, '[', l)) {
+		if (l >= sizeof(pat))
+			return true; /* SECURITY: longer than any name: fail closed */
 		memcpy(pat, c, l);
 		pat[l] = '\0';
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(sysdirs); k++)
@@ -883,17 +889,26 @@ static bool tree_names(const char *t, const char *p, bool glob)
 		if (!pl || !tl)
 			return false;
 		if (glob && has_glob(p, pl)) {
-			char pat[256], lit[256];
+			char pbuf[256], lit[256], *pat = pbuf;
+			bool match;
 
 			if (tl == 1 && t[0] == '*')
 				return false;
-			if (pl >= sizeof(pat) || tl >= sizeof(lit))
-				return false;
+			if (tl >= sizeof(lit))
+				return false; /* (the table's names are short) */
+			/* SECURITY: a glob component of any length is matched
+			 * ("/usr/l" then 300 '*' names /usr/local); without
+			 * memory for it, it names the tree */
+			if (pl >= sizeof(pbuf) && !(pat = malloc(pl + 1)))
+				return true;
 			memcpy(pat, p, pl);
 			pat[pl] = '\0';
 			memcpy(lit, t, tl);
 			lit[tl] = '\0';
-			if (fnmatch(pat, lit, FNM_PERIOD) != 0)
+			match = fnmatch(pat, lit, FNM_PERIOD) == 0;
+			if (pat != pbuf)
+				free(pat);
+			if (!match)
 				return false;
 		} else if (!(tl == 1 && t[0] == '*') && (tl != pl || memcmp(t, p, tl) != 0)) {
 			return false;
@@ -1076,6 +1091,25 @@ static const struct {
 	{"mapper/", DN_PREFIX, DEV_DISK, {NULL}},
 	{"nbd", DN_PREFIX, DEV_DISK, {"nbd0"}},
 	{"md", DN_UNIT, DEV_DISK, {"md0"}},
+	{"mtd", DN_UNIT, DEV_DISK, {"mtd0"}},
+	{"mtdblock", DN_UNIT, DEV_DISK, {"mtdblock0"}},
+	{"loop", DN_UNIT, DEV_DISK, {"loop0"}},
+	{"sg", DN_UNIT, DEV_DISK, {"sg0"}},
+	{"ram", DN_UNIT, DEV_DISK, {"ram0"}},
+	{"root", DN_EXACT, DEV_DISK, {"root"}},
+	/* the same devices by number: /dev/block/MAJ:MIN is a block device,
+	 * /dev/char/1:1 is /dev/mem (1:2 kmem, 1:4 port; 1:3 null, 1:5 zero,
+	 * 1:7 full, 1:8 random, 1:9 urandom), 21:N SCSI generic (sgN) */
+	{"block/", DN_PREFIX, DEV_DISK, {"block/8:0", "block/259:0"}},
+	{"char/1:1", DN_EXACT, DEV_MEM, {"char/1:1"}},
+	{"char/1:2", DN_EXACT, DEV_MEM, {"char/1:2"}},
+	{"char/1:4", DN_EXACT, DEV_MEM, {"char/1:4"}},
+	{"char/1:3", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:5", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:7", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:8", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/1:9", DN_EXACT, DEV_HARMLESS, {NULL}},
+	{"char/21:", DN_PREFIX, DEV_DISK, {"char/21:0"}},
 	/* Linux's /dev/disk/by-id/..., macOS's disk0, disk0s1, rdisk3 */
 	{"disk", DN_UNIT, DEV_DISK, {"disk0", "disk0s1", "disk2"}},
 	{"rdisk", DN_UNIT, DEV_DISK, {"rdisk0", "rdisk0s1", "rdisk2"}},
@@ -2074,6 +2108,27 @@ static int param_values(struct an *an, const char *t, size_t n, const struct wct
 	return 0;
 }
 
+/* A word of no expansion as the shell writes it out: its leading unquoted
+ * tilde expanded ("~", "~/x", "~root", "~NAME/x"; echo ~ prints the home
+ * directory), appended to b. */
+static void put_word(const struct an *an, struct moat_buf *b, wref w)
+{
+	const char *t = w->text;
+
+	if ((w->flags & MOAT_SHW_TILDE) && t[0] == '~') {
+		size_t e = strcspn(t, "/");
+		char ub[256];
+		const char *d = tilde_dir(an, t + 1, e - 1, ub, sizeof(ub));
+
+		if (d) {
+			moat_buf_puts(b, d);
+			moat_buf_append(b, t + e, w->len - e);
+			return;
+		}
+	}
+	moat_buf_append(b, t, w->len);
+}
+
 /* echo's output for its arguments, or NULL when escapes make it unknown */
 static const char *echo_output(struct an *an, const struct fields *f)
 {
@@ -2096,7 +2151,7 @@ static const char *echo_output(struct an *an, const struct fields *f)
 		}
 		if (k > i)
 			moat_buf_putc(&b, ' ');
-		moat_buf_append(&b, f->w[k]->text, f->w[k]->len);
+		put_word(an, &b, f->w[k]);
 	}
 	s = b.oom ? NULL : moat_arena_strndup(an->ar, b.data ? b.data : "", b.len);
 	moat_buf_release(&b);
@@ -2120,6 +2175,15 @@ static const char *printf_output(struct an *an, const struct fields *f, size_t f
 		if (f->w[k]->flags & MOAT_SHW_EXPAND)
 			return NULL;
 	fmt = f->w[first]->text;
+	if ((f->w[first]->flags & MOAT_SHW_TILDE) && fmt[0] == '~') {
+		struct moat_buf fb = MOAT_BUF_INIT;
+
+		put_word(an, &fb, f->w[first]);
+		fmt = fb.oom ? NULL : moat_arena_strndup(an->ar, fb.data ? fb.data : "", fb.len);
+		moat_buf_release(&fb);
+		if (!fmt)
+			return NULL;
+	}
 	ai = first + 1;
 	do {
 		bool used = false;
@@ -2143,7 +2207,7 @@ static const char *printf_output(struct an *an, const struct fields *f, size_t f
 					if (ai < f->n) {
 						if (*p == 'b' && strchr(f->w[ai]->text, '\\'))
 							goto unknown;
-						moat_buf_append(&b, f->w[ai]->text, f->w[ai]->len);
+						put_word(an, &b, f->w[ai]);
 						ai++;
 					}
 					used = true;
@@ -2541,7 +2605,10 @@ static int word_values(struct an *an, wref w, const struct wctx *cx, size_t from
 
 	ret->n = 0;
 	ret->flags = 0;
-	if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_ATILDE))) {
+	/* (a leading unquoted ~ is expanded, as the shell does: sh -c '...' x ~,
+	 * <<< ~) */
+	if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_ATILDE)) &&
+	    !(from == 0 && (w->flags & MOAT_SHW_TILDE))) {
 		vs_one(ret, w->text + from);
 		return 0;
 	}
@@ -2971,22 +3038,81 @@ static bool is_find_expr(const char *a)
 	       strcmp(a, ",") == 0;
 }
 
-/* find's words that choose nothing: options, and actions with their
- * arguments (a removal of everything the walk meets stays everything) */
-static const char *const find_choose_nothing[] = {
-	"-depth",   "-d",	"-xdev",      "-mount",	      "-noleaf",
-	"-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-follow",
-	"-warn",    "-nowarn",	"-true",      "-print",	      "-print0",
-	"-delete",  "-ls",	"-prune",
+/* find's operators that widen what its expression selects past one test
+ * ("-name '*.gz' -o -delete", "! -name x", ", -delete") */
+static const char *const find_widen[] = {"-o", "-or", "!", "-not", ","};
+/* tests that choose by a name or a path (their argument a pattern); those
+ * on a path are read by the pattern's last component */
+static const struct {
+	const char *test;
+	bool path;
+} find_name_tests[] = {
+    {"-name", false},	  {"-iname", false},	  {"-lname", false}, {"-ilname", false},
+    {"-path", true},	  {"-ipath", true},	  {"-wholename", true}, {"-iwholename", true},
+};
+/* tests of an age, choosing by "+N" (older than N) */
+static const char *const find_age_tests[] = {"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin"};
+/* other words of find's expression that take an argument (so that it is
+ * not read as an operator) */
+static const char *const find_arg_words[] = {
+    "-maxdepth", "-mindepth", "-type",	 "-xtype",   "-regextype", "-regex",   "-iregex",
+    "-size",	 "-newer",    "-anewer", "-cnewer",  "-user",	   "-group",   "-uid",
+    "-gid",	 "-perm",     "-links",	 "-inum",    "-samefile",  "-fstype",  "-used",
+    "-context",	 "-printf",   "-fprint", "-fprint0", "-fls",	   "-files0-from",
 };
 
-/* Does find's expression, from word i on, hold a test that chooses some
- * files and not others? Unknown words and groups count as choosing. */
+static bool in_table(const char *const *t, size_t n, const char *a)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(t[k], a))
+			return true;
+	return false;
+}
+
+/* Does a find pattern hold a literal character (outside '*', '?' and
+ * bracket expressions; an escaped one counts)? path: only its last
+ * component is read ("/var/log/\*" chooses nothing). */
+static bool find_pattern_literal(const char *p, bool path)
+{
+	const char *sl = path ? strrchr(p, '/') : NULL;
+
+	for (p = sl ? sl + 1 : p; *p; p++) {
+		if (*p == '*' || *p == '?')
+			continue;
+		if (*p == '[') {
+			const char *e = p + 1;
+
+			if (*e == '!' || *e == '^')
+				e++;
+			if (*e == ']')
+				e++;
+			e = strchr(e, ']');
+			if (e) {
+				p = e;
+				continue;
+			}
+			return true; /* an unclosed '[' is itself */
+		}
+		if (*p == '\\' && !p[1])
+			return false;
+		return true;
+	}
+	return false;
+}
+
+/* Does find's expression, from word i on, choose what goes, so that a
+ * removal of a system tree of the machine's own (/var/log) is the honest
+ * clean-up: no operator that widens the expression (-o, !, -not, ","), and
+ * a real selector: a name or path test whose pattern holds a literal
+ * character, an age "+N" (N >= 1), or -empty. -name '*', -regex '.*',
+ * -size -9999G or -mtime -100000 choose nothing. */
 static bool find_filters(const struct moat_cmdview *view, size_t i)
 {
+	bool chosen = false;
+
 	for (; i < view->argc; i++) {
-		const char *a = view->argv[i];
-		bool plain = false;
+		const char *a = view->argv[i], *n;
+		bool named = false;
 
 		if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") ||
 		    !strcmp(a, "-okdir")) {
@@ -2996,17 +3122,36 @@ static bool find_filters(const struct moat_cmdview *view, size_t i)
 			i++;
 			continue;
 		}
-		if (!strcmp(a, "-maxdepth") || !strcmp(a, "-mindepth") || !strcmp(a, "-type") ||
-		    !strcmp(a, "-xtype") || !strcmp(a, "-regextype")) {
+		if (in_table(find_widen, MOAT_ARRAY_SIZE(find_widen), a))
+			return false;
+		for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_name_tests) && !named; k++) {
+			if (strcmp(a, find_name_tests[k].test) != 0)
+				continue;
+			named = true;
+			if (i + 1 < view->argc &&
+			    find_pattern_literal(view->argv[i + 1], find_name_tests[k].path))
+				chosen = true;
+		}
+		if (named) {
 			i++;
 			continue;
 		}
-		for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_choose_nothing) && !plain; k++)
-			plain = !strcmp(a, find_choose_nothing[k]);
-		if (!plain)
-			return true;
+		if (in_table(find_age_tests, MOAT_ARRAY_SIZE(find_age_tests), a)) {
+			n = i + 1 < view->argc ? view->argv[i + 1] : "";
+			if (n[0] == '+' && n[1] && strspn(n + 1, "0123456789") == strlen(n + 1) &&
+			    strspn(n + 1, "0") != strlen(n + 1))
+				chosen = true;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-empty"))
+			chosen = true;
+		else if (!strcmp(a, "-fprintf"))
+			i += 2;
+		else if (in_table(find_arg_words, MOAT_ARRAY_SIZE(find_arg_words), a))
+			i++;
 	}
-	return false;
+	return chosen;
 }
 
 static int check_find(struct an *an, size_t v)
@@ -3059,8 +3204,8 @@ static int check_find(struct an *an, size_t v)
 			}
 		}
 		/* a system tree of the machine's own (/var/log) is the floor only
-		 * when all of it goes: a test choosing what (-name, -mtime) is
-		 * the honest clean-up */
+		 * when all of it goes: a test choosing what (-name '*.gz',
+		 * -mtime +30) is the honest clean-up */
 		if (bad && !sys && find_filters(view, i))
 			bad = false;
 	}
@@ -3417,7 +3562,8 @@ static const struct {
 	{"", "zeroDisk"},	    {"", "randomDisk"},		{"", "secureErase"},
 	{"", "partitionDisk"},	    {"", "eraseCD"},		{"", "splitPartition"},
 	{"", "mergePartitions"},    {"apfs", "deleteContainer"}, {"apfs", "eraseVolume"},
-	{"apfs", "deleteVolume"},   {"apfs", "createContainer"}, {"cs", "delete"},
+	{"apfs", "deleteVolume"},   {"apfs", "createContainer"}, {"apfs", "deleteVolumeGroup"},
+	{"cs", "delete"},
 	{"cs", "deleteVolume"},	    {"appleRAID", "delete"},	{"appleRAID", "create"},
 };
 
@@ -3451,6 +3597,61 @@ static int check_diskutil(struct an *an, size_t v)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
 					   "diskutil %s%s%s erases or repartitions what it names",
 					   sub, sub[0] ? " " : "", verb);
+	return 0;
+}
+
+/* Programs whose verb, not an operand, says they wipe a disk (or its
+ * partition table): a verb is the first word that is no option, an option
+ * ("--security-erase") any word, also as --opt=VALUE. The disk itself may
+ * be named in forms the device table does not know (macOS's gpt disk0,
+ * asr's volume names): the verb is the floor whatever it names. */
+static const struct {
+	const char *prog, *verb;
+} wipe_verbs[] = {
+	{"nvme", "format"},
+	{"nvme", "sanitize"},
+	{"nvme", "delete-ns"},
+	{"nvme", "write-zeroes"},
+	{"hdparm", "--security-erase"},
+	{"hdparm", "--security-erase-enhanced"},
+	{"hdparm", "--trim-sector-ranges"},
+	{"hdparm", "--trim-sector-ranges-stdin"},
+	{"hdparm", "--write-sector"},
+	{"hdparm", "--make-bad-sector"},
+	/* macOS */
+	{"gpt", "destroy"},
+	{"gpt", "create"},
+	{"gpt", "remove"},
+	{"asr", "--erase"},
+};
+
+static int check_wipe_verb(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const char *verb = NULL;
+
+	for (size_t i = 1; i < view->argc && !verb; i++)
+		if (!is_opt(view->argv[i]))
+			verb = view->argv[i];
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(wipe_verbs); k++) {
+		const char *w = wipe_verbs[k].verb;
+		size_t wl = strlen(w);
+
+		if (strcmp(view->prog, wipe_verbs[k].prog) != 0)
+			continue;
+		if (w[0] != '-') {
+			if (verb && !strcmp(verb, w))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+						   "%s %s erases or repartitions what it names",
+						   view->prog, w);
+			continue;
+		}
+		for (size_t i = 1; i < view->argc; i++)
+			if (!strncmp(view->argv[i], w, wl) &&
+			    (!view->argv[i][wl] || view->argv[i][wl] == '='))
+				return add_finding(an, v, MOAT_FINDING_DENY, "hardline:disk-wipe",
+						   "%s %s erases what it names", view->prog, w);
+	}
 	return 0;
 }
 
@@ -5734,7 +5935,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 	case PK_MKFS: case PK_DD: case PK_WIPE: case PK_KILL: case PK_CHMOD: case PK_CHOWN:
 	case PK_FIND: case PK_TRUNCATE: case PK_SGDISK: case PK_SFDISK: case PK_FDISK:
 	case PK_PARTED: case PK_RSYNC: case PK_PKILL: case PK_DISKTOOL: case PK_UNPACK:
-	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: case PK_DISKUTIL: {
+	case PK_CP: case PK_KILLALL5: case PK_SYSTEMCTL: case PK_POWER: case PK_DISKUTIL:
+	case PK_WIPEVERB: {
 		int r = h ? check_many_words(an, v) : 0;
 
 		if (r)
@@ -5819,6 +6021,8 @@ static int check_view(struct an *an, size_t v, int kind, const struct wctx *cx)
 		return h ? check_disktool(an, v) : 0;
 	case PK_DISKUTIL:
 		return h ? check_diskutil(an, v) : 0;
+	case PK_WIPEVERB:
+		return h ? check_wipe_verb(an, v) : 0;
 	case PK_UNPACK:
 		return check_unpack(an, v);
 	case PK_AWK:
@@ -6342,7 +6546,13 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 				return add_path(an, v, text, abs, pflags);
 			}
 		}
-		return add_path(an, v, text, NULL, pflags);
+		if ((r = add_path(an, v, text, NULL, pflags)))
+			return r;
+		/* SECURITY: a path through a link made earlier in the same
+		 * command ("ln -s /etc e; cat e/shadow") is also the path
+		 * through its target */
+		if (!an->nlinks && !an->links_lost)
+			return 0;
 	}
 	for (size_t k = 0; (got = abs_path_k(an, wflags, text, k, buf, sizeof(buf))) != 0; k++) {
 		const char *abs = NULL;
@@ -7084,7 +7294,8 @@ static int walk(struct an *an, const struct moat_sh_node *n, const struct wctx *
 				const struct moat_sh_word *w = &n->words[i];
 				struct alts al;
 
-				if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_BRACE))) {
+				/* (for d in ~: the shell expands the tilde) */
+				if (!(w->flags & (MOAT_SHW_EXPAND | MOAT_SHW_BRACE | MOAT_SHW_TILDE))) {
 					vs_add(&vals, w->text);
 					continue;
 				}

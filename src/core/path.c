@@ -417,6 +417,8 @@ struct visitor {
 	int (*visit)(const char *path, void *ud);
 	void *ud;
 	size_t lastlen; /* SIZE_MAX: nothing remembered */
+	const char *seen; /* visited already (lex, walked again), or NULL */
+	size_t seenlen;
 	char last[MOAT_PATH_MAX];
 };
 
@@ -425,12 +427,17 @@ static void visitor_init(struct visitor *v, int (*visit)(const char *, void *), 
 	v->visit = visit;
 	v->ud = ud;
 	v->lastlen = SIZE_MAX;
+	v->seen = NULL;
+	v->seenlen = 0;
 }
 
-/* s is NUL-terminated at len. The same string is not visited twice in a row. */
+/* s is NUL-terminated at len. The same string is not visited twice in a
+ * row, nor v->seen again. */
 static int emit(struct visitor *v, const char *s, size_t len)
 {
 	if (len == v->lastlen && memcmp(v->last, s, len) == 0)
+		return 0;
+	if (v->seen && len == v->seenlen && memcmp(v->seen, s, len) == 0)
 		return 0;
 	if (len < sizeof(v->last)) {
 		memcpy(v->last, s, len);
@@ -671,21 +678,14 @@ static size_t count_components(const char *p)
 	return n;
 }
 
-/* Visit lex, then whatever the kernel would reach through raw (an absolute
- * Unix spelling of the same path, with its ".." still in place; raw == lex
- * when there is none). */
-static int resolve(struct visitor *v, const char *lex, size_t lexlen, const char *raw,
-		   size_t rawlen)
+/* Visit whatever the kernel would reach through raw (an absolute Unix
+ * spelling of lex, with its ".." still in place; raw == lex when there is
+ * none), lex itself already visited. */
+static int resolve_raw(struct visitor *v, const char *lex, size_t lexlen, const char *raw,
+		       size_t rawlen)
 {
 	int fd, r;
 
-	r = emit(v, lex, lexlen);
-	if (r)
-		return r;
-	if (moat_path_is_windows_form(lex))
-		return 0;
-	if (lex[0] != '/' || raw[0] != '/')
-		return -EINVAL;
 	/* Fastest: one openat2 that refuses every symlink on the way. When it
 	 * succeeds there is no link to follow, and without links the kernel's
 	 * reading of raw is lex itself. */
@@ -710,6 +710,35 @@ static int resolve(struct visitor *v, const char *lex, size_t lexlen, const char
 			return 0;
 	}
 	return slow_walk(v, raw, rawlen);
+}
+
+/* Visit lex, then whatever the kernel would reach through raw, then, when
+ * the spellings differ, whatever it would reach through lex. */
+static int resolve(struct visitor *v, const char *lex, size_t lexlen, const char *raw,
+		   size_t rawlen)
+{
+	int r;
+
+	r = emit(v, lex, lexlen);
+	if (r)
+		return r;
+	if (moat_path_is_windows_form(lex))
+		return 0;
+	if (lex[0] != '/' || raw[0] != '/')
+		return -EINVAL;
+	r = resolve_raw(v, lex, lexlen, raw, rawlen);
+	if (r || raw == lex || (rawlen == lexlen && !memcmp(raw, lex, lexlen)))
+		return r;
+	/* SECURITY: a tool that collapses ".." in the string before it opens
+	 * the file (Node's path.resolve, Python's normpath) opens lex, every
+	 * link on it followed: "nope/../k/config" with k a link to ~/.kube
+	 * fails for the kernel at "nope", and the walk of raw visits what
+	 * follows only as spelled */
+	v->seen = lex;
+	v->seenlen = lexlen;
+	r = resolve_raw(v, lex, lexlen, lex, lexlen);
+	v->seen = NULL;
+	return r;
 }
 
 int moat_path_resolve_each(const char *normalized, int (*visit)(const char *path, void *ud),

@@ -56,6 +56,9 @@ bool moat_path_is_windows_form(const char *normalized);
  *  - ".." after a symlink: the kernel applies ".." to the link's target, so
  *    "/ws/link/../x" may open a file outside /ws; the physical result is
  *    visited as well as the lexical one;
+ *  - ".." after a missing name: "/ws/nope/../link/x" fails for the kernel,
+ *    but a tool that collapses ".." first opens "/ws/link/x": the lexical
+ *    path is resolved too, every link on it followed;
  *  - a Windows-looking path on Linux: "C:/../x" or "C:\\x" is a relative
  *    name for the kernel; its POSIX reading (against a Unix cwd) is resolved
  *    and visited after the Windows form.

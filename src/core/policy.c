@@ -2003,22 +2003,158 @@ static long glob_denied(const struct layer *l, const char *home, const char *w)
 	return -1;
 }
 
+/* The denied pattern a shell word's path (or, for a glob word, the
+ * path with its glob rest) matches, or -1; a path rule that allows the
+ * access wins. */
+static long word_denied(struct call *c, const struct layer *l, const char *home, const char *subj,
+			size_t len, unsigned pflags)
+{
+	bool glob = (pflags & MOAT_CMD_PATH_GLOB) != 0;
+	long i = -1, pr;
+
+	if (glob || pathfilter_hit(l->shell_paths, subj, len))
+		i = moat_globset_first(l->denied_paths, subj, len);
+	if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
+		i = -1; /* .env.example: no secret */
+	/* exempt_paths: a path the user lifted from the denied paths
+	 * (SECURITY: not a glob word, whose text is no path: it names
+	 * whatever it matches when the command runs) */
+	if (i >= 0 && !glob && exempt_match(c, l, false, subj, len))
+		return -1;
+	/* SECURITY: an unquoted glob names whatever it matches when the
+	 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
+	if (i < 0 && glob)
+		i = glob_denied(l, home, subj);
+	if (i < 0)
+		return -1;
+	pr = moat_globset_first(l->path_rules, subj, len);
+	if (pr >= 0 && l->path_rule_read[pr] &&
+	    (!(pflags & MOAT_CMD_PATH_WRITE) || l->path_rule_write[pr]))
+		return -1;
+	return i;
+}
+
+/* Resolving a shell word's path through the filesystem, where no sandbox
+ * stands behind the command (every symlink hop and the target). */
+struct word_visit {
+	struct call *c;
+	const struct layer *l;
+	const char *home;
+	const char *original; /* the word's own path (checked already) */
+	const char *rest;     /* a glob word: what follows the resolved directory */
+	unsigned pflags;
+	long hit;
+	char where[MOAT_PATH_MAX];
+};
+
+static int visit_word(const char *path, void *ud)
+{
+	struct word_visit *w = ud;
+	char buf[MOAT_PATH_MAX];
+	const char *subj = path;
+	size_t len;
+	long i;
+
+	if (w->rest) {
+		size_t n = (size_t)snprintf(buf, sizeof(buf), "%s%s%s", path,
+					    path[0] == '/' && path[1] == '\0' ? "" : "/", w->rest);
+
+		if (n >= sizeof(buf))
+			return 0; /* (the kernel cannot open it either) */
+		subj = buf;
+	}
+	if (!strcmp(subj, w->original))
+		return 0;
+	len = strlen(subj);
+	i = word_denied(w->c, w->l, w->home, subj, len, w->pflags);
+	if (i < 0)
+		return 0;
+	w->hit = i;
+	memcpy(w->where, subj, len + 1);
+	return 1;
+}
+
+/* Words past this many are not resolved through the filesystem: the
+ * command asks (MOAT_CHECK_UNSANDBOXED only) */
+#define WORDS_RESOLVED_MAX 4096
+
+/* A word spelt in /proc, checked as spelt (core/cmd.c reads /proc/PID/root
+ * and cwd), or a name of the standard descriptors, which leads there. */
+static bool proc_spelt(const char *p)
+{
+	if (!strncmp(p, "/proc/", 6) || !strcmp(p, "/dev/stdin") || !strcmp(p, "/dev/stdout") ||
+	    !strcmp(p, "/dev/stderr") || !strcmp(p, "/dev/fd"))
+		return true;
+	if (strncmp(p, "/dev/fd/", 8) || !p[8])
+		return false;
+	for (p += 8; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* -1: no denied path on the way; >= 0: the pattern (w->where the path);
+ * -2: the path cannot be resolved (errno in *ret_err). */
+static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
+{
+	char dir[MOAT_PATH_MAX];
+	const char *g, *what = subj;
+	int r;
+
+	w->hit = -1;
+	w->rest = NULL;
+	w->original = subj;
+	if ((w->pflags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(subj, "*?["))) {
+		/* the directory before the first glob component is resolved,
+		 * the rest matched as a glob below each place it leads to */
+		size_t d = (size_t)(g - subj);
+
+		while (d > 0 && subj[d] != '/')
+			d--;
+		if (subj[d] != '/')
+			return -1;
+		memcpy(dir, subj, d);
+		dir[d ? d : 1] = '\0';
+		if (!d)
+			dir[0] = '/';
+		w->rest = subj + d + 1;
+		what = dir;
+	}
+	r = moat_path_resolve_each(what, visit_word, w);
+	if (r > 0)
+		return w->hit;
+	/* a link in /proc resolves for the process that opens it: a word
+	 * spelt there was checked as spelt (`cat /proc/self/status`, `>
+	 * /dev/stderr`); one led there by a link of its own is refused, as a
+	 * file tool's path is; a loop opens nothing */
+	if (r < 0 && r != -ELOOP && !(r == -EXDEV && proc_spelt(what))) {
+		*ret_err = -r;
+		return -2;
+	}
+	return -1;
+}
+
 static void check_command_paths(struct call *c, size_t li, const struct moat_cmd_analysis *a,
 				const long *decided)
 {
 	const struct layer *l = &c->p->layers[li];
 	struct verdict *out = &c->lv[li];
 	char norm[MOAT_PATH_MAX], rule[160];
+	struct word_visit *wv = NULL;
+	size_t resolved = 0;
 
 	for (size_t k = 0; k < a->npaths; k++) {
 		const struct moat_cmd_path *pp = &a->paths[k];
-		const char *subj = pp->abs;
+		const char *subj = pp->abs, *via = "";
 		size_t len;
-		long i, pr;
+		long i;
+		bool lexical = true;
 
-		/* SECURITY: an ASK or DENY already stands; nothing here can change it */
-		if (out->set && out->v != MOAT_ALLOW)
-			return;
+		/* SECURITY: with a sandbox, an ASK or DENY already stands and
+		 * nothing here can change it; with none, a denied path is a DENY
+		 * that an earlier ASK must not hide (vset keeps the strictest) */
+		if (out->set && (c->unsandboxed ? out->v == MOAT_DENY : out->v != MOAT_ALLOW))
+			break;
 		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
 			continue;
@@ -2035,48 +2171,79 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			if (!l->shell_cwd_hit && cl > 1 && len > cl && subj[cl] == '/' &&
 			    memcmp(subj, c->p->cwd, cl) == 0)
 				skip = cl;
-			if (!glob && !pathfilter_hit(l->shell_paths, subj + skip, len - skip))
-				continue;
+			if (!glob && !pathfilter_hit(l->shell_paths, subj + skip, len - skip)) {
+				if (!c->unsandboxed)
+					continue;
+				lexical = false;
+			}
 		} else {
 			/* SECURITY: a denied pattern's literal run lies within one
 			 * component, so it is in the name or in the directory */
 			len = strlen(pp->text);
 			if (!glob && !pathfilter_hit(l->shell_paths, pp->text, len)) {
 				/* (the working directory itself may hold a denied path) */
-				if (pp->text[0] == '/' || !l->shell_cwd_hit)
+				if ((pp->text[0] == '/' || !l->shell_cwd_hit) && !c->unsandboxed)
 					continue;
+				lexical = false;
 			}
 			if (moat_path_normalize_posix(pp->text, len, c->p->cwd, norm, sizeof(norm)) < 0)
 				continue;
 			subj = norm;
 			len = strlen(norm);
 		}
-		i = moat_globset_first(l->denied_paths, subj, len);
-		if (i >= 0 && template_name(moat_globset_pattern(l->denied_paths, (size_t)i), subj))
-			i = -1; /* .env.example: no secret */
-		/* exempt_paths: a path the user lifted from the denied paths
-		 * (SECURITY: not a glob word, whose text is no path: it names
-		 * whatever it matches when the command runs) */
-		if (i >= 0 && !glob && exempt_match(c, l, false, subj, len))
-			continue;
-		/* SECURITY: an unquoted glob names whatever it matches when the
-		 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
-		if (i < 0 && glob)
-			i = glob_denied(l, moat_policy_home(c->p), subj);
+		/* (a word that failed the prefilter is matched here when the
+		 * working directory may hold a denied path) */
+		i = lexical || l->shell_cwd_hit
+			? word_denied(c, l, moat_policy_home(c->p), subj, len, pp->flags)
+			: -1;
+		/* SECURITY: with no sandbox behind the command, the word is
+		 * what the kernel opens: every link on its way (an existing
+		 * k -> ~/.kube in `cat k/config`) must pass too */
+		if (i < 0 && c->unsandboxed && ++resolved > WORDS_RESOLVED_MAX) {
+			if (resolved == WORDS_RESOLVED_MAX + 1) {
+				rule_id(rule, sizeof(rule), l, "command:paths-unchecked", NULL);
+				vset(out, MOAT_ASK, false, rule,
+				     "the command names more than %d files, too many to resolve "
+				     "before it runs",
+				     WORDS_RESOLVED_MAX);
+			}
+		} else if (i < 0 && c->unsandboxed) {
+			int e = 0;
+
+			if (!wv && !(wv = malloc(sizeof(*wv)))) {
+				vset(out, MOAT_DENY, true, "internal:oom",
+				     "out of memory while deciding");
+				return;
+			}
+			wv->c = c;
+			wv->l = l;
+			wv->home = moat_policy_home(c->p);
+			wv->pflags = pp->flags;
+			i = resolve_word(wv, subj, &e);
+			if (i == -2) {
+				rule_id(rule, sizeof(rule), l, "path:unresolvable", NULL);
+				vset(out, MOAT_DENY, true, rule, "'%s' names %s, which cannot be resolved: %s",
+				     a->views[pp->view].text, subj,
+				     e == EXDEV ? "it goes through a link in /proc whose target "
+						  "depends on the process that opens it"
+						: strerror(e));
+				break;
+			}
+			if (i >= 0) {
+				subj = wv->where;
+				via = " (through a symbolic link)";
+			}
+		}
 		if (i < 0)
-			continue;
-		pr = moat_globset_first(l->path_rules, subj, len);
-		if (pr >= 0 && l->path_rule_read[pr] &&
-		    (!(pp->flags & MOAT_CMD_PATH_WRITE) || l->path_rule_write[pr]))
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
 		/* SECURITY: the ASK stands on the sandbox hiding the path; with
 		 * no sandbox behind the call the command would read it */
 		if (c->unsandboxed)
 			vset(out, MOAT_DENY, true, rule,
-			     "'%s' names %s, a denied path: the command would %s it, and no "
+			     "'%s' names %s, a denied path%s: the command would %s it, and no "
 			     "sandbox hides it where this command runs",
-			     a->views[pp->view].text, subj,
+			     a->views[pp->view].text, subj, via,
 			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
 		else
 			vset(out, MOAT_ASK, false, rule,
@@ -2084,8 +2251,9 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			     "hides it)",
 			     a->views[pp->view].text, subj,
 			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
-		return;
+		break;
 	}
+	free(wv);
 }
 
 static void check_command_layer(struct call *c, size_t li, const struct moat_cmd_analysis *a)
@@ -2094,7 +2262,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	struct verdict *out = &c->lv[li];
 	char rule[160];
 	bool all_allowed = a->nviews > 0;
-	long first_allow = -1;
+	long first_allow = -1, raw_rule = -1;
 	long *decided, decided_buf[32];
 
 	/* the floor first: no rule lifts it */
@@ -2148,7 +2316,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	 * when it denies or asks, holds for the whole command (a comment or a
 	 * quoted mention no program invocation shows) */
 	if (l->ncmd_rules) {
-		long ri = first_cmd_rule_raw(l, c->command, c->command_len);
+		long ri = raw_rule = first_cmd_rule_raw(l, c->command, c->command_len);
 
 		if (ri >= 0 && l->cmd_rules[ri].decision != MOAT_ALLOW) {
 			bool deny = l->cmd_rules[ri].decision == MOAT_DENY;
@@ -2183,8 +2351,10 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	}
 	/* the user's entries as Aar reads them: text occurring in a program
 	 * invocation without a rule of its own, or in the command as written
-	 * unless command rules allow every program it runs (Aar checks its
-	 * command rules first) */
+	 * unless a command rule allows the command as written (Aar checks its
+	 * command rules first, on that text) and every program it runs:
+	 * `ps""ql -c "DROP TABLE x"` holds no "psql" for Aar, whose
+	 * denied_commands then see it */
 	if (l->denied_subs && !(out->set && out->v == MOAT_DENY)) {
 		const struct moat_strset *raw = l->denied_subs_raw ? l->denied_subs_raw
 								    : l->denied_subs;
@@ -2198,7 +2368,8 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 						 strlen(a->views[i].text), MOAT_STRSET_ALL);
 			vi = i;
 		}
-		if (k < 0 && !(all_allowed && first_allow >= 0)) {
+		if (k < 0 && !(all_allowed && first_allow >= 0 && raw_rule >= 0 &&
+			       l->cmd_rules[raw_rule].decision == MOAT_ALLOW)) {
 			k = moat_strset_first_in(raw, c->command, c->command_len, MOAT_STRSET_ALL);
 			vi = a->nviews;
 		}

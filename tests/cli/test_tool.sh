@@ -116,13 +116,14 @@ out=$("$MOAT" tool --audit-log "$A" --cwd "$tmp/pj" bash '{"command": "cat s*.tx
 lacks "$out" "PROJECT-SECRET" "a project's denied path is unreadable from bash (a glob the policy cannot see)"
 
 # ---- a real path that needs approval of its own ----
-# ".." after a missing name hides a link from the call's decision (allow);
-# what the write would reach, a startup file under ~/.config, was never
-# asked about: refused, nothing made there
+# ".." after a missing name: the decision resolves the collapsed spelling
+# too, so the write to a startup file under ~/.config behind the link is
+# asked about (no terminal here: denied), and nothing is made there
 mkdir -p "$HOME/.config"
 ln -s "$HOME/.config" "$ws/cfgln"
-expect 1 "write_file through nope/../LINK to a startup path is refused" -- \
+expect 3 "write_file through nope/../LINK to a startup path is asked about, and denied" -- \
 	T write_file '{"path": "nope/../cfgln/systemd/user/evil.service", "content": "x"}'
+contains "$out" 'startup-write:~/.config/systemd/user/evil.service' "... the ask names the startup file behind the link"
 [ ! -e "$HOME/.config/systemd" ] && ok "... and nothing was made behind the link" ||
 	nok "nothing was made behind the link" "$(ls -R "$HOME/.config")"
 rm -f "$ws/cfgln"

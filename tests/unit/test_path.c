@@ -566,6 +566,18 @@ static void test_resolve_input(void)
 	CHECK(!strcmp(s.v[0], norm) && strcmp(norm, T("file")) != 0);
 	CHECK_INT(input("deep/../new/x", tmp, &s, norm), 0);
 	CHECK(SEQ(&s, T("new/x"), T("real/new/x")));
+	/* a missing component before "..": the kernel stops there, a tool
+	 * that collapses ".." first opens the lexical path, links followed */
+	CHECK_INT(input("nope/../dl/f", tmp, &s, norm), 0);
+	CHECK_STR(norm, T("dl/f"));
+	CHECK(SEQ(&s, T("dl/f"), T("real/f")));
+	CHECK_INT(input("nope/../dl2/f", tmp, &s, norm), 0);
+	CHECK(SEQ(&s, T("dl2/f"), T("dl/f"), T("real/f")));
+	CHECK_INT(input("nope/../pw", tmp, &s, norm), 0);
+	CHECK(SEQ(&s, T("pw"), "/etc/passwd"));
+	CHECK_INT(input("real/zz/../../leaf", tmp, &s, norm), 0);
+	CHECK(SEQ(&s, T("leaf"), T("file")));
+	CHECK_INT(input("nope/../loop1", tmp, &s, norm), -ELOOP);
 	/* ".." without links: one visit */
 	CHECK_INT(input("real/sub/../f", tmp, &s, norm), 0);
 	CHECK(SEQ(&s, T("real/f")));
