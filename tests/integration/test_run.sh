@@ -947,7 +947,7 @@ n = 0
 try:
     for i in range(5000):
         if os.fork() == 0:
-            time.sleep(30); os._exit(0)
+            time.sleep(30.'"$U"'); os._exit(0)
         n += 1
 except OSError as e:
     print("stopped", n, e.errno)
@@ -962,7 +962,8 @@ except OSError as e:
 	[ "$NOUSERNS" = 1 ] && lim=$((300 + $(ls -d /proc/[0-9]* | wc -l) + 100))
 	check "a fork loop is stopped by the process limit (got ${cnt:-none} of 5000, under $lim)" \
 		cond '[ -n "$cnt" ] && [ "$cnt" -lt "$lim" ]'
-	left=$(pgrep -fc 'time.sleep\(30\)' || true)
+	# (this run's own: the suites run side by side, each its fork loop)
+	left=$(pgrep -fc "time.sleep\\(30\\.$U\\)" || true)
 	check "the machine stayed responsive and the tree was reaped" \
 		cond '[ $((end - start)) -lt 40 ] && [ "$left" -lt 5 ]'
 	# a fork bomb that ignores SIGTERM and forks as fast as it is killed:
