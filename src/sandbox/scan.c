@@ -498,6 +498,22 @@ static void scan_fail(struct scan *s, int r, const char *why)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* SECURITY: a directory of the workspace that cannot be read whole
+ * (its entries could be secrets, and one kept searchable can still be
+ * entered by name): the walk fails with -err. */
+static int scan_unreadable(struct walker *w, int err)
+{
+	char why[PATH_MAX + 160];
+
+	snprintf(why, sizeof(why),
+		 "cannot read the directory %s/%s in the workspace: %s. hint: the scan for "
+		 "secrets must read every directory of the workspace (make it readable, or "
+		 "move it out)",
+		 w->s->ws, w->rel, strerror(err));
+	scan_fail(w->s, -err, why);
+	return -err;
+}
+
 /* n more entries read; false (the walk failed) past the bound */
 static bool scan_count(struct scan *s, size_t n)
 {
@@ -565,17 +581,21 @@ static int scan_hit(struct scan *s, const char *rel, bool link, bool dir)
  * bytes; name its last nl): SCAN_PLAIN when a pattern matches it, else
  * SCAN_DIRONLY when one matches it if it is a directory (NAME followed by
  * a globstar). */
+/* Does the name pattern n match the entry name (nl bytes)? */
+static bool name_matches(const struct scan_name *n, const char *name, size_t nl)
+{
+	return n->literal ? nl == n->len && !memcmp(n->name, name, nl)
+			  : name_cut_fits(&n->cut, name, nl) && fnmatch(n->name, name, 0) == 0 &&
+				!moat_denied_template(n->name, name, nl);
+}
+
 static int scan_what(const struct scan *s, const struct walker *w, const char *name, size_t nl,
 		     size_t len)
 {
 	int what = 0;
 
 	for (size_t i = 0; i < s->nnames && what != SCAN_PLAIN; i++)
-		if (s->names[i].literal
-			? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
-			: name_cut_fits(&s->names[i].cut, name, nl) &&
-			      fnmatch(s->names[i].name, name, 0) == 0 &&
-			      !moat_denied_template(s->names[i].name, name, nl))
+		if (name_matches(&s->names[i], name, nl))
 			what = s->names[i].dir_only ? SCAN_DIRONLY : SCAN_PLAIN;
 	for (size_t i = 0; i < s->nglobs && what != SCAN_PLAIN; i++)
 		if (glob_cut_fits(&s->cuts[i], w->rel, len, name, nl) &&
@@ -598,9 +618,7 @@ static bool scan_exempt(const struct scan *s, const struct walker *w, const char
 	if (!moat_plan_exempt(s->plan, full))
 		return false;
 	for (size_t i = 0; i < s->nnames; i++)
-		if ((s->names[i].literal
-			 ? nl == s->names[i].len && !memcmp(s->names[i].name, name, nl)
-			 : fnmatch(s->names[i].name, name, 0) == 0) &&
+		if (name_matches(&s->names[i], name, nl) &&
 		    !moat_plan_mask_exempt(s->plan, s->name_mk[i], full))
 			return false;
 	for (size_t i = 0; i < s->nglobs; i++)
@@ -854,16 +872,7 @@ static int scan_dir(struct walker *w, int dfd)
 		long got = moat_getdents64(dfd, w->buf, SCAN_BUF_SIZE);
 
 		if (got < 0) {
-			char why[PATH_MAX + 128];
-			int er = errno;
-
-			/* SECURITY: the entries not read yet could be secrets */
-			snprintf(why, sizeof(why),
-				 "cannot read the directory %s/%s in the workspace: %s. hint: the "
-				 "scan for secrets must read every directory of the workspace",
-				 s->ws, w->rel, strerror(er));
-			r = -er;
-			scan_fail(s, r, why);
+			r = scan_unreadable(w, errno);
 			whole = false; /* (never kept as read whole) */
 		}
 		if (got <= 0 || r < 0)
@@ -977,14 +986,13 @@ static size_t walk_spawn(struct scan *s, struct walker *ws, pthread_t *tids, siz
 
 static int walk_job(struct walker *w, struct scan_job *job)
 {
-	int fd, r;
+	int fd;
 
 	if (moat_strlcpy(w->rel, job->rel, sizeof(w->rel)) >= sizeof(w->rel))
 		return -ENAMETOOLONG; /* (rel_push kept it shorter) */
 	w->len = strlen(w->rel);
 	fd = scan_open(w);
 	if (fd < 0) {
-		char why[PATH_MAX + 128];
 		struct stat st;
 
 		/* gone, or replaced by a file or a link since it was listed:
@@ -996,14 +1004,7 @@ static int walk_job(struct walker *w, struct scan_job *job)
 		if (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    errno == ENOENT)
 			return 0;
-		r = -errno;
-		snprintf(why, sizeof(why),
-			 "cannot read the directory %s/%s in the workspace: %s. hint: the scan for "
-			 "secrets must read every directory of the workspace (make it readable, or "
-			 "move it out)",
-			 w->s->ws, w->rel, strerror(-r));
-		scan_fail(w->s, r, why);
-		return r;
+		return scan_unreadable(w, errno);
 	}
 	return scan_dir(w, fd);
 }
