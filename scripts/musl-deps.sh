@@ -4,7 +4,7 @@
 # statically with musl instead of glibc: glibc's start-up probes the CPU
 # with about forty `cpuid` instructions, each trapped by the hypervisor in
 # a VM (3.6 us each here), which with the rest of its start-up is about
-# 0.3 ms of every `moat run` (docs/benchmarks.md, session 11).
+# 0.3 ms of every `moat run` (docs/benchmarks.md, "Sandbox start-up").
 #
 #   scripts/musl-deps.sh            build into the prefix unless done
 #   scripts/musl-deps.sh --native   print the meson native file if done

@@ -7,7 +7,7 @@
  * other CPU. mimalloc (built for musl) spread the same allocations over
  * forty more pages. This one packs blocks of every size in one region, as
  * they come, and keeps freed blocks for reuse by size class: about the
- * page faults of a bump allocator (docs/benchmarks.md, session 11).
+ * page faults of a bump allocator (docs/benchmarks.md, "Sandbox start-up").
  *
  * Layout: every block has a 16-byte header (magic, size class, capacity)
  * before a 16-byte aligned payload. Classes are multiples of 16 up to 256

@@ -1167,7 +1167,7 @@ static const char *const startup_home[] = {
 	".local/share/systemd/user/",
 	/* agents' own settings: hooks, MCP servers, permissions */
 	".claude/",	  ".claude.json",   ".codex/",	  ".cursor/",
-	/* session 9: X and desktop session start, more shells' and editors'
+	/* X and desktop session start, more shells' and editors'
 	 * start-up, directories on PATH, tools' configs that run programs */
 	".xprofile", ".xinitrc", ".xsessionrc", ".xsession", ".pam_environment",
 	".bashrc.d/", ".zshrc.local", ".oh-my-zsh/custom/", ".config/fish/functions/",

@@ -108,7 +108,7 @@ const char *const moat_default_denied_paths[] = {
     "**/.config/google-chrome/**",
     "**/.config/chromium/**",
     "**/.config/BraveSoftware/**",
-    /* session 9: agents' own tokens, more tool token stores, mail and
+    /* agents' own tokens, more tool token stores, mail and
      * Kerberos credentials, more browsers, wallets, Wi-Fi secrets */
     "**/.credentials.json",
     "**/.codex/auth.json",

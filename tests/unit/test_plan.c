@@ -1339,8 +1339,8 @@ static void test_plan_exempt(void)
 
 /* An early start (spawn.c) is used only by a plan that asks for exactly
  * what it made: every plan that denies the network with namespaces must fit
- * it at every ABI, or each call starts its sandbox twice (session 9 stopped
- * handling TCP in the plan and not in the early start). */
+ * it at every ABI, or each call starts its sandbox twice (the TCP rules
+ * must be handled in the early start as in the plan). */
 static void test_plan_early(void)
 {
 	struct moat_kfeatures kf;
