@@ -32,6 +32,13 @@ if [ "${1:-}" = --native ]; then
 fi
 [ "${MOAT_LIBC:-musl}" = musl ] || exit 0
 [ -f "$stamp" ] && command -v musl-gcc >/dev/null 2>&1 && exit 0
+# builds started together (several checkouts) wait for the first: the
+# stamp is checked again under the lock
+if command -v flock >/dev/null 2>&1 && mkdir -p "$(dirname "$prefix")" 2>/dev/null &&
+	exec 9>>"$prefix.lock"; then
+	flock 9
+	[ -f "$stamp" ] && command -v musl-gcc >/dev/null 2>&1 && exit 0
+fi
 case "$(uname -m)" in
 x86_64 | aarch64) ;;
 *) exit 0 ;; # moat's raw system calls and musl's static build: these two
