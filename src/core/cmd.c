@@ -23,6 +23,7 @@
  * depth; brace expansion, value evaluation, state copies and loop scans have
  * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
+#include "core/cmdfacts.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -148,6 +149,7 @@ struct an {
 	const char *home; /* normalised home, or a placeholder that is no real path */
 	size_t hlen;
 	size_t vcap, fcap, rcap, pcap;
+	unsigned finding_flags; /* MOAT_FINDING_F_* of the findings added now */
 	const wref **vw; /* per view: the word behind each argv entry */
 	size_t brace_budget;
 	struct state st;  /* the shell's state at the command being walked */
@@ -355,9 +357,12 @@ static int add_finding(struct an *an, size_t v, int verdict, const char *rule, c
 	struct moat_cmd_finding *f;
 	va_list ap;
 
-	for (size_t k = a->nfindings; k-- > 0 && k + 16 >= a->nfindings;)
-		if (a->findings[k].view == v && strcmp(a->findings[k].rule, rule) == 0)
+	for (size_t k = a->nfindings; k-- > 0 && k + 16 >= a->nfindings;) {
+		if (a->findings[k].view == v && strcmp(a->findings[k].rule, rule) == 0) {
+			a->findings[k].flags |= an->finding_flags;
 			return 0;
+		}
+	}
 	if (a->nfindings == an->fcap) {
 		struct moat_cmd_finding *nf = grow(an, a->findings, a->nfindings, &an->fcap, sizeof(*nf));
 
@@ -368,6 +373,7 @@ static int add_finding(struct an *an, size_t v, int verdict, const char *rule, c
 	f = &a->findings[a->nfindings++];
 	f->verdict = verdict;
 	f->view = v;
+	f->flags = an->finding_flags;
 	moat_strlcpy(f->rule, rule, sizeof(f->rule));
 	va_start(ap, fmt);
 	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
@@ -2887,6 +2893,7 @@ static int check_rm(struct an *an, size_t v)
 	char hit[CMD_PATH_MAX];
 	bool rec = false, done = false, maybe = false;
 	size_t argc = view->argc, unknowns = 0;
+
 
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = view->argv[i];
@@ -6619,8 +6626,8 @@ static int note_operands(struct an *an, size_t v)
 	return 0;
 }
 
-static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v,
-			 const struct wctx *cx)
+static int record_redirs_in(struct an *an, const struct moat_sh_redir *rd, size_t v,
+			    const struct wctx *cx)
 {
 	struct moat_cmd_analysis *a = an->a;
 	int r;
@@ -6712,6 +6719,20 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 			return r;
 	}
 	return 0;
+}
+
+/* The file redirections of view v: their findings are beside the program
+ * (MOAT_FINDING_F_BESIDE). */
+static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v,
+			 const struct wctx *cx)
+{
+	unsigned saved = an->finding_flags;
+	int r;
+
+	an->finding_flags |= MOAT_FINDING_F_BESIDE;
+	r = record_redirs_in(an, rd, v, cx);
+	an->finding_flags = saved;
+	return r;
 }
 
 /* NAME=VALUE words: the shell's variables change (exported: for one
@@ -6832,6 +6853,28 @@ static int combo_argv(struct an *an, const struct argv_b *b, const struct resolu
 	return 0;
 }
 
+/* Is a ':'-separated list of directories all relative, below the working
+ * directory (no "..", "~", expansion or empty entry, which means ".")? */
+static bool project_dirs(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *e; ; v = e + 1) {
+		size_t n;
+
+		e = strchr(v, ':');
+		n = e ? (size_t)(e - v) : strlen(v);
+		if (!n || v[0] == '/' || v[0] == '~' || memchr(v, '$', n) || memchr(v, '`', n))
+			return false;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (v[i] == '.' && v[i + 1] == '.' && (i == 0 || v[i - 1] == '/') &&
+			    (i + 2 == n || v[i + 2] == '/'))
+				return false;
+		if (!e)
+			return true;
+	}
+}
+
 /* SECURITY: an assignment NAME=VALUE that reaches a program's environment
  * (before a command, through env, export or declare -x) whose value the
  * program runs as a command (PROMPT_COMMAND for an interactive bash,
@@ -6841,18 +6884,7 @@ static int combo_argv(struct an *an, const struct argv_b *b, const struct resolu
 static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 			    const struct wctx *cx)
 {
-	static const char *const runs[] = {
-	    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
-	    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
-	    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
-	    "BROWSER", "MANPAGER", "FCEDIT", "PS4", "GIT_PROXY_COMMAND", "SYSTEMD_PAGER",
-	    "SYSTEMD_EDITOR", "SUDO_EDITOR", "FZF_DEFAULT_COMMAND", "DIFFPROG", "RSYNC_RSH",
-	    "CVS_RSH", NULL};
-	static const char *const loads[] = {
-	    "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_COUNT",
-	    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
-	    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
-	    "MAKEFLAGS", "GNUMAKEFLAGS", NULL};
+	const char *const *runs = moat_env_runs, *const *loads = moat_env_loads;
 	const char *eq = strchr(text, '='), *val;
 	size_t nl;
 	bool hit = false, load = false;
@@ -6874,14 +6906,25 @@ static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 		     (nl == 12 && !strncmp(text, "GNUMAKEFLAGS", 12))))
 		load = strstr(eq, "eval") || strstr(eq, "SHELL") || strstr(eq, "-E") ||
 		       strstr(eq, "-f") || strstr(eq, "--file") || strstr(eq, "--makefile");
+	/* a library path inside the directory the command started in
+	 * (LD_LIBRARY_PATH=build/lib) is the project's own build */
+	if (load && nl >= 12 && !strncmp(text + nl - 12, "LIBRARY_PATH", 12) &&
+	    an->st.cwd == an->cwd0 && project_dirs(eq + 1))
+		load = false;
 	/* GIT_CONFIG_GLOBAL=/dev/null: no configuration at all */
 	if (load && !strcmp(eq + 1, "/dev/null") && !strncmp(text, "GIT_CONFIG_", 11))
 		load = false;
-	if (load && eq[1] &&
-	    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
-			     "%.*s makes the program load code or configuration from '%.80s'",
-			     (int)nl, text, eq + 1)))
-		return r;
+	if (load && eq[1]) {
+		unsigned saved = an->finding_flags;
+
+		an->finding_flags |= MOAT_FINDING_F_BESIDE;
+		r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
+				"%.*s makes the program load code or configuration from '%.80s'",
+				(int)nl, text, eq + 1);
+		an->finding_flags = saved;
+		if (r)
+			return r;
+	}
 	for (size_t k = 0; runs[k] && !hit; k++)
 		hit = strlen(runs[k]) == nl && !strncmp(runs[k], text, nl);
 	if (!hit || !eq[1])

@@ -94,7 +94,13 @@ struct moat_cmd_finding {
 	char rule[64];		/* stable id, e.g. "hardline:rm-root", "startup-write:~/.bashrc" */
 	char reason[256];	/* human sentence */
 	size_t view;		/* the view it is about */
+	unsigned flags;		/* MOAT_FINDING_F_* */
 };
+
+/* finding flags: it is about the invocation's redirections or
+ * environment, not its program and arguments, so a command rule that
+ * allows the program does not lift it */
+#define MOAT_FINDING_F_BESIDE 1u
 
 /* A word that names a file for some command: its operands (words that are
  * not options, and the values of --opt=value), and the targets of file

@@ -2155,7 +2155,12 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		 * that an earlier ASK must not hide (vset keeps the strictest) */
 		if (out->set && (c->unsandboxed ? out->v == MOAT_DENY : out->v != MOAT_ALLOW))
 			break;
-		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
+		/* a command rule that allows the program covers its operands
+		 * where a sandbox hides the denied paths; never its
+		 * redirections, and where no sandbox runs the command only a
+		 * path rule lifts a denied path */
+		if (!c->unsandboxed && !(pp->flags & (MOAT_CMD_PATH_READ | MOAT_CMD_PATH_WRITE)) &&
+		    pp->view < a->nviews && decided[pp->view] >= 0 &&
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
 			continue;
 		/* (a glob word may match a denied name without holding its
@@ -2384,7 +2389,9 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct moat_cmd_finding *f = &a->findings[i];
 
-		if (f->verdict == MOAT_FINDING_ASK && !(f->view < a->nviews && decided[f->view] >= 0)) {
+		if (f->verdict == MOAT_FINDING_ASK &&
+		    ((f->flags & MOAT_FINDING_F_BESIDE) ||
+		     !(f->view < a->nviews && decided[f->view] >= 0))) {
 			rule_id(rule, sizeof(rule), l, f->rule, NULL);
 			vset(out, MOAT_ASK, false, rule, "%s", f->reason);
 			all_allowed = false;

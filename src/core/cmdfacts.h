@@ -1,0 +1,14 @@
+/* Facts about programs, variables and system files that the command
+ * analysis (cmd.c) reads: tables, one source for each list. Pure data. */
+#ifndef MOAT_CORE_CMDFACTS_H
+#define MOAT_CORE_CMDFACTS_H
+
+/* Environment variables whose value a program runs as a command (NULL
+ * ended): an assignment of one is read as that command. */
+extern const char *const moat_env_runs[];
+/* Environment variables that make a program load code or another
+ * configuration (NULL ended): an assignment of one asks, whatever command
+ * rule allows the program. */
+extern const char *const moat_env_loads[];
+
+#endif
