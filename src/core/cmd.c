@@ -843,6 +843,8 @@ static const struct {
 	{"/usr/bin", PC_SYSTEM},     {"/usr/sbin", PC_SYSTEM},	   {"/usr/lib", PC_SYSTEM},
 	{"/usr/lib32", PC_SYSTEM},   {"/usr/lib64", PC_SYSTEM},	   {"/usr/libx32", PC_SYSTEM},
 	{"/usr/libexec", PC_SYSTEM}, {"/usr/include", PC_SYSTEM},  {"/usr/share", PC_SYSTEM},
+	{"/var/lib/dpkg", PC_SYSTEM}, {"/var/lib/rpm", PC_SYSTEM},  {"/var/lib/apt", PC_SYSTEM},
+	{"/var/lib/dnf", PC_SYSTEM}, {"/var/lib/yum", PC_SYSTEM},  {"/var/lib/pacman", PC_SYSTEM},
 	{"/var/lib", PC_SYSTEM},     {"/boot/*", PC_SYSTEM},	   {"/lib/*", PC_SYSTEM},
 	{"/lib64/*", PC_SYSTEM},     {"/bin/*", PC_SYSTEM},	   {"/sbin/*", PC_SYSTEM},
 	{"/etc/ssh", PC_SYSTEM},     {"/etc/pam.d", PC_SYSTEM},	   {"/etc/apt", PC_SYSTEM},
@@ -877,10 +879,30 @@ static bool is_home_path(const struct an *an, const char *p)
 	return false;
 }
 
+/* In a "*" slot of the system trees (/etc/NAME), does a glob component
+ * (of l bytes) spell one entry ("ngin?", "[n]ginx", "vmlinuz*") rather
+ * than choose files by a suffix ("*.bak", ".*.swp", "*~")? A component
+ * that starts with a wildcard (or a lone '.') and holds a '.' after it, or
+ * ends in '~', chooses files; one matching everything is the directory's
+ * contents (classify_abs). */
+static bool glob_names_entry(const char *c, size_t l)
+{
+	size_t lit = strcspn(c, "*?[");
+
+	if (lit > l)
+		lit = l;
+	if (all_glob(c, l) || c[l - 1] == '~')
+		return false;
+	if ((lit == 0 || (lit == 1 && c[0] == '.')) && memchr(c + lit, '.', l - lit))
+		return false;
+	return true;
+}
+
 /* Does the absolute, normalised path p name the system tree t? With glob,
  * a component of p holding a glob character names the component of t it
- * matches as the shell would ("/usr/l*" names /usr/lib), never a "*" of t
- * (a "*.bak" under /etc is no system tree). */
+ * matches as the shell would ("/usr/l*" names /usr/lib); a "*" of t only
+ * when it spells one entry (glob_names_entry: "/etc/ngin?" names a tree,
+ * a "*.bak" there none). */
 static bool tree_names(const char *t, const char *p, bool glob)
 {
 	for (;;) {
@@ -898,8 +920,10 @@ static bool tree_names(const char *t, const char *p, bool glob)
 			char pbuf[256], lit[256], *pat = pbuf;
 			bool match;
 
-			if (tl == 1 && t[0] == '*')
+			if (tl == 1 && t[0] == '*' && !glob_names_entry(p, pl))
 				return false;
+			if (tl == 1 && t[0] == '*')
+				goto next;
 			if (tl >= sizeof(lit))
 				return false; /* (the table's names are short) */
 			/* SECURITY: a glob component of any length is matched
@@ -919,6 +943,7 @@ static bool tree_names(const char *t, const char *p, bool glob)
 		} else if (!(tl == 1 && t[0] == '*') && (tl != pl || memcmp(t, p, tl) != 0)) {
 			return false;
 		}
+	next:
 		t += tl;
 		p += pl;
 		if (!*t || !*p)
@@ -2886,6 +2911,39 @@ static bool span_many(const char *t, size_t n)
 	return t[2] == '!' && t[n - 2] == '@';
 }
 
+/* Does the word name one of the files without which the system cannot
+ * start or log anyone in (moat_cmd_critical_file; a glob word: one it may
+ * match)? hit gets it. */
+static bool critical_word(const struct an *an, const struct moat_cmdview *view, wref w,
+			  const char *text, char *hit, size_t hitsz)
+{
+	char buf[CMD_PATH_MAX];
+	int got;
+
+	if ((w->flags & CMD_W_ELSEWHERE) ||
+	    ((view->flags & MOAT_VIEW_VALUES) && (w->flags & MOAT_SHW_EXPAND)))
+		return false; /* the resolved views hold its values */
+	for (size_t k = 0; (got = abs_path_k(an, w->flags, text, k, buf, sizeof(buf))) != 0; k++) {
+		if (got < 0)
+			continue;
+		if (moat_cmd_critical_file(buf)) {
+			moat_strlcpy(hit, buf, hitsz);
+			return true;
+		}
+		if ((w->flags & MOAT_SHW_GLOB) && has_glob(buf, strlen(buf))) {
+			const char *cand;
+
+			for (size_t i = 0; (cand = moat_cmd_critical_file_at(i)); i++) {
+				if (fnmatch(buf, cand, FNM_PATHNAME | FNM_PERIOD) == 0) {
+					moat_strlcpy(hit, cand, hitsz);
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
 static int check_rm(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2894,7 +2952,23 @@ static int check_rm(struct an *an, size_t v)
 	bool rec = false, done = false, maybe = false;
 	size_t argc = view->argc, unknowns = 0;
 
+	/* the files the system cannot start without: their removal alone */
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = view->argv[i];
 
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+			continue;
+		}
+		if (!done && is_opt(a))
+			continue;
+		if (critical_word(an, view, vw[i], a, hit, sizeof(hit)))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
+					   "removal of %s, without which the system cannot start "
+					   "or log anyone in",
+					   hit);
+	}
+	done = false;
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = view->argv[i];
 

@@ -18,3 +18,23 @@ const char *const moat_env_loads[] = {
     "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
     "GIT_DIR", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
     "MAKEFLAGS", "GNUMAKEFLAGS", NULL};
+
+/* docs/policy.md lists them with the system trees */
+static const char *const critical_files[] = {
+    "/etc/passwd",  "/etc/shadow",   "/etc/group",	   "/etc/gshadow",    "/etc/fstab",
+    "/etc/sudoers", "/etc/crypttab", "/etc/nsswitch.conf", "/etc/login.defs", "/etc/inittab",
+    "/etc/pam.conf",
+};
+
+const char *moat_cmd_critical_file_at(size_t i)
+{
+	return i < MOAT_ARRAY_SIZE(critical_files) ? critical_files[i] : NULL;
+}
+
+bool moat_cmd_critical_file(const char *path)
+{
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(critical_files); i++)
+		if (!strcmp(path, critical_files[i]))
+			return true;
+	return false;
+}

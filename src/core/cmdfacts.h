@@ -3,6 +3,9 @@
 #ifndef MOAT_CORE_CMDFACTS_H
 #define MOAT_CORE_CMDFACTS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Environment variables whose value a program runs as a command (NULL
  * ended): an assignment of one is read as that command. */
 extern const char *const moat_env_runs[];
@@ -10,5 +13,12 @@ extern const char *const moat_env_runs[];
  * configuration (NULL ended): an assignment of one asks, whatever command
  * rule allows the program. */
 extern const char *const moat_env_loads[];
+
+/* Is the absolute, normalised path one of the files without which the
+ * system cannot start or log anyone in (/etc/passwd, /etc/fstab, ...)?
+ * Removing one, even alone, is the floor. */
+bool moat_cmd_critical_file(const char *path);
+/* The i-th of those files, or NULL past the last. */
+const char *moat_cmd_critical_file_at(size_t i);
 
 #endif
