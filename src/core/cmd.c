@@ -3235,14 +3235,55 @@ static bool find_filters(const struct moat_cmdview *view, size_t i)
 	return chosen;
 }
 
+/* Does the action at word act of find's expression (which starts at
+ * word first) act only on what a test chooses? The expression is read as
+ * branches joined by -o, -or and ",": the action's own branch, the words
+ * from the last of those before it, must choose (find_filters, which
+ * also refuses any widening operator within it). Parentheses make the
+ * branches nested: then the whole expression must choose. */
+static bool find_branch_filters(const struct moat_cmdview *view, size_t first, size_t act)
+{
+	struct moat_cmdview part = *view;
+	size_t start = first;
+
+	for (size_t i = first; i < act; i++) {
+		const char *a = view->argv[i];
+
+		if (!strcmp(a, "(") || !strcmp(a, ")"))
+			return find_filters(view, first);
+		if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") ||
+		    !strcmp(a, "-okdir")) {
+			while (i + 1 < act && strcmp(view->argv[i + 1], ";") != 0 &&
+			       strcmp(view->argv[i + 1], "+") != 0)
+				i++;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-o") || !strcmp(a, "-or") || !strcmp(a, ","))
+			start = i + 1;
+		else if (!strcmp(a, "-fprintf"))
+			i += 2;
+		else if (in_table(find_arg_words, MOAT_ARRAY_SIZE(find_arg_words), a) ||
+			 in_table(find_age_tests, MOAT_ARRAY_SIZE(find_age_tests), a))
+			i++;
+		else
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_name_tests); k++)
+				if (!strcmp(a, find_name_tests[k].test))
+					i++;
+	}
+	/* (the branch: its words up to the action) */
+	part.argc = act;
+	return find_filters(&part, start);
+}
+
 static int check_find(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	char hit[CMD_PATH_MAX];
 	const char *unknown_text = NULL;
-	size_t i = 1, argc = view->argc;
-	bool bad = false;
+	size_t i = 1, argc = view->argc, expr;
+	bool bad = false, tree_only = false;
 
 	while (i < argc) {
 		const char *a = view->argv[i];
@@ -3286,10 +3327,11 @@ static int check_find(struct an *an, size_t v)
 		}
 		/* a system tree of the machine's own (/var/log) is the floor only
 		 * when all of it goes: a test choosing what (-name '*.gz',
-		 * -mtime +30) is the honest clean-up */
-		if (bad && !sys && find_filters(view, i))
-			bad = false;
+		 * -mtime +30) is the honest clean-up; each action is judged by
+		 * its own branch below */
+		tree_only = bad && !sys;
 	}
+	expr = i;
 	if (!bad && !unknown_text)
 		return 0;
 	for (; i < argc; i++) {
@@ -3310,6 +3352,8 @@ static int check_find(struct an *an, size_t v)
 				what = p;
 		}
 		if (!what)
+			continue;
+		if (bad && tree_only && find_branch_filters(view, expr, i))
 			continue;
 		if (bad)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:find-delete-root",
