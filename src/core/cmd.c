@@ -24,6 +24,7 @@
  * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
 #include "core/cmdfacts.h"
+#include "core/cmdpath.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -683,45 +684,6 @@ void moat_cmd_norm_path(char *p)
 	p[o] = '\0';
 }
 
-/* SECURITY: /proc/PID/root (and /proc/PID/task/TID/root) is that process's
- * root directory, "/" for every process a command could name; /proc/PID/cwd
- * is a working directory not known before running. Applied to a normalised
- * absolute path in place: 0 when it names a known place (rewritten to it),
- * -1 when the place cannot be known. */
-static int proc_alias(char *p)
-{
-	for (int guard = 0; guard < 64; guard++) {
-		const char *s, *e, *c;
-		size_t cl;
-
-		if (strncmp(p, "/proc/", 6) != 0)
-			return 0;
-		s = p + 6;
-		if (!(e = strchr(s, '/')))
-			return 0;
-		c = e + 1;
-		if (strncmp(c, "task/", 5) == 0) {
-			const char *t = strchr(c + 5, '/');
-
-			if (!t)
-				return 0;
-			c = t + 1;
-		}
-		cl = strcspn(c, "/");
-		if (cl == 3 && memcmp(c, "cwd", 3) == 0)
-			return -1;
-		if (cl != 4 || memcmp(c, "root", 4) != 0)
-			return 0;
-		c += 4;
-		memmove(p, c, strlen(c) + 1);
-		if (!p[0]) {
-			p[0] = '/';
-			p[1] = '\0';
-		}
-	}
-	return -1;
-}
-
 /* The absolute path a word names, home spellings (~, ~/x, ~user, $HOME,
  * ${HOME}, "$HOME") resolved; false when relative or unknown. */
 static bool abs_path(const struct an *an, unsigned flags, const char *text, char *buf, size_t cap)
@@ -767,8 +729,7 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 	memcpy(buf, base, bl);
 	buf[bl] = '/';
 	memcpy(buf + bl + 1, rest, rl + 1);
-	moat_cmd_norm_path(buf);
-	return proc_alias(buf) == 0;
+	return moat_cmd_norm_proc(buf, cap) == 0;
 }
 
 static const char *const sysdirs[] = {
@@ -1028,8 +989,7 @@ static int follow_links(const struct an *an, const char *text, char *buf, size_t
 		memmove(buf + gl + 1, buf + nl, bl - nl + 1);
 		memcpy(buf, l->target, gl);
 		buf[gl] = '/';
-		moat_cmd_norm_path(buf);
-		if (proc_alias(buf) < 0)
+		if (moat_cmd_norm_proc(buf, cap) < 0)
 			return -1;
 	}
 	return -1;
@@ -1066,10 +1026,12 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 			simple = false;
 		for (size_t j = 0; j + 1 < tl && simple; j++)
 			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
-		if (!simple || (dl == 1 && buf[0] == '/'))
+		if (buf[1] == 'p' || strstr(buf, "/proc/")) {
+			if (moat_cmd_norm_proc(buf, cap) < 0)
+				return -1;
+		} else if (!simple || (dl == 1 && buf[0] == '/')) {
 			moat_cmd_norm_path(buf);
-		if (buf[1] == 'p' && proc_alias(buf) < 0)
-			return -1;
+		}
 		if (an->nlinks || an->links_lost)
 			return follow_links(an, text, buf, cap);
 		return 1;
@@ -2027,6 +1989,70 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 	vs_unknown(ret);
 }
 
+/* ${X%PAT}, ${X%%PAT}, ${X#PAT}, ${X##PAT} (op and its ol bytes: the
+ * operator and PAT) for the known values of X: the shortest or longest
+ * suffix or prefix matching PAT removed, as the shell does ("${HOME%/}"
+ * is the home directory). A PAT with an expansion, a quote or an escape
+ * leaves the value unknown. */
+/* values longer than this are not trimmed (unknown) */
+#define TRIM_MAX 1024
+
+static int trim_values(struct an *an, const char *name, size_t nl, const char *op, size_t ol,
+		       const struct wctx *cx, struct vset *ret)
+{
+	bool suffix = op[0] == '%', longest = ol > 1 && op[1] == op[0];
+	size_t pl = ol - (longest ? 2 : 1);
+	const char *pt = op + (longest ? 2 : 1);
+	char pat[256];
+	struct vset v;
+
+	vs_unknown(ret);
+	if (pl >= sizeof(pat) || memchr(pt, '$', pl) || memchr(pt, '`', pl) ||
+	    memchr(pt, '\'', pl) || memchr(pt, '"', pl) || memchr(pt, '\\', pl))
+		return 0;
+	memcpy(pat, pt, pl);
+	pat[pl] = '\0';
+	if (nl == 1 && (name[0] == '@' || name[0] == '*'))
+		return 0;
+	param_get(an, name, nl, cx, &v);
+	ret->n = 0;
+	ret->flags = v.flags;
+	for (size_t k = 0; k < v.n; k++) {
+		const char *val = v.s[k];
+		size_t len = strlen(val), cut = 0;
+		bool hit = false;
+		char *out, tmp[TRIM_MAX + 1];
+
+		if (len > TRIM_MAX) {
+			ret->flags |= VS_UNKNOWN; /* (each cut is a match: quadratic) */
+			continue;
+		}
+		memcpy(tmp, val, len + 1);
+		/* the cut points, shortest match first unless longest */
+		for (size_t j = 0; j <= len && !hit; j++) {
+			size_t at = suffix ? (longest ? j : len - j) : (longest ? len - j : j);
+			char keep = tmp[at];
+
+			if (!suffix)
+				tmp[at] = '\0';
+			hit = fnmatch(pat, suffix ? tmp + at : tmp, 0) == 0;
+			tmp[at] = keep;
+			if (hit)
+				cut = at;
+		}
+		if (!hit) {
+			vs_add(ret, val);
+			continue;
+		}
+		out = suffix ? moat_arena_strndup(an->ar, val, cut)
+			     : moat_arena_strndup(an->ar, val + cut, len - cut);
+		if (!out)
+			return an_oom(an);
+		vs_add(ret, out);
+	}
+	return 0;
+}
+
 /* The values of one ${...} or $NAME span; *ret_at: "$@"-like (one field per
  * positional parameter). */
 static int param_values(struct an *an, const char *t, size_t n, const struct wctx *cx, int depth,
@@ -2094,8 +2120,10 @@ static int param_values(struct an *an, const char *t, size_t n, const struct wct
 
 		if (colon && ol < 2)
 			return 0;
+		if (!colon && (o == '%' || o == '#'))
+			return trim_values(an, name, nl, op, ol, cx, ret);
 		if (o != '-' && o != '=' && o != '+' && o != '?')
-			return 0; /* substring, pattern removal, replacement, case: unknown */
+			return 0; /* substring, replacement, case: unknown */
 		if (nl == 1 && (name[0] == '@' || name[0] == '*'))
 			return 0;
 		param_get(an, name, nl, cx, &v);
@@ -6643,11 +6671,38 @@ static bool has_scheme(const char *text)
 	return false;
 }
 
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
+
+/* A file:// URL names the file of its path, percent escapes decoded
+ * (curl, and any program that reads one, opens it): noted as that path. */
+static int note_file_url(struct an *an, size_t v, unsigned wflags, const char *text,
+			 unsigned pflags)
+{
+	const char *p = text + 7;
+	char *d;
+
+	if (*p != '/') {
+		p = strchr(p, '/'); /* (a host: localhost, or one the program refuses) */
+		if (!p)
+			return 0;
+	}
+	d = moat_arena_alloc(an->ar, strlen(p) + 1);
+	if (!d)
+		return an_oom(an);
+	moat_cmd_url_path(p, d);
+	wflags &= ~(unsigned)(MOAT_SHW_TILDE | MOAT_SHW_EXPAND);
+	if (strpbrk(d, "*?["))
+		pflags |= MOAT_CMD_PATH_GLOB; /* curl's own globbing: [a-z] */
+	return note_path(an, v, wflags, d, pflags);
+}
+
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
 {
 	char buf[CMD_PATH_MAX];
 	int got, r;
 
+	if (!(wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) && strncasecmp(text, "file://", 7) == 0)
+		return note_file_url(an, v, wflags, text, pflags);
 	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0] || has_scheme(text))
 		return 0;
 	if (wflags & MOAT_SHW_GLOB)
@@ -6659,11 +6714,14 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 	     an->st.cwd == an->cwd0)) {
 		if (text[0] == '/' && strcmp(text, "/dev/null") == 0)
 			return 0;
-		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow */
-		if (!strncmp(text, "/proc/", 6) && strlen(text) < sizeof(buf)) {
+		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow, and
+		 * /proc/self/cwd/../x is x beside the working directory; one
+		 * through another process's working directory is not known */
+		if (strstr(text, "/proc/") && strlen(text) < sizeof(buf)) {
 			memcpy(buf, text, strlen(text) + 1);
-			moat_cmd_norm_path(buf);
-			if (proc_alias(buf) == 0 && strcmp(buf, text)) {
+			if (moat_cmd_norm_proc(buf, sizeof(buf)) < 0)
+				return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_PROC);
+			if (strcmp(buf, text)) {
 				const char *abs = moat_arena_strndup(an->ar, buf, strlen(buf));
 
 				if (!abs)
@@ -9590,8 +9648,7 @@ static int note_links(struct an *an, size_t v)
 					moat_strlcpy(tb, nb, sizeof(tb));
 					sl = strrchr(tb, '/');
 					snprintf(sl + 1, sizeof(tb) - (size_t)(sl + 1 - tb), "%s", t);
-					moat_cmd_norm_path(tb);
-					known = proc_alias(tb) == 0;
+					known = moat_cmd_norm_proc(tb, sizeof(tb)) == 0;
 				} else {
 					known = false;
 				}

@@ -2155,6 +2155,17 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		 * that an earlier ASK must not hide (vset keeps the strictest) */
 		if (out->set && (c->unsandboxed ? out->v == MOAT_DENY : out->v != MOAT_ALLOW))
 			break;
+		/* SECURITY: with no sandbox, a word through another process's
+		 * working directory (/proc/PID/cwd/x) names a place no check
+		 * can see before the command runs */
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_PROC)) {
+			rule_id(rule, sizeof(rule), l, "path:unresolvable", NULL);
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' names %s, through a working directory in /proc that cannot be "
+			     "known before the command runs, and no sandbox hides what it reaches",
+			     a->views[pp->view].text, pp->text);
+			break;
+		}
 		/* a command rule that allows the program covers its operands
 		 * where a sandbox hides the denied paths; never its
 		 * redirections, and where no sandbox runs the command only a
