@@ -92,7 +92,9 @@ static void answer_fail(struct hook_answer *a, const char *rule, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(a->error, sizeof(a->error), fmt, ap);
 	va_end(ap);
+	a->error[moat_utf8_cut(a->error, strlen(a->error))] = '\0';
 	moat_strlcpy(a->d.reason, a->error, sizeof(a->d.reason));
+	a->d.reason[moat_utf8_cut(a->d.reason, strlen(a->d.reason))] = '\0';
 }
 
 /* ---- mapping Claude Code's tools onto moat's --------------------------- */
@@ -492,7 +494,7 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 /* defer: an ALLOW answers nothing (Claude Code's own permissions decide) */
 static void print_answer(const struct hook_answer *a, bool defer, bool *ret_write_failed)
 {
-	struct moat_buf out = MOAT_BUF_INIT, why = MOAT_BUF_INIT;
+	struct moat_buf out = MOAT_BUF_INIT, why = MOAT_BUF_INIT, text = MOAT_BUF_INIT;
 	const struct moat_decision *d = &a->d;
 	const char *v = moat_verdict_name(d->verdict);
 
@@ -512,12 +514,16 @@ static void print_answer(const struct hook_answer *a, bool defer, bool *ret_writ
 			    "\"permissionDecision\":");
 	moat_buf_json_str(&out, v, strlen(v));
 	moat_buf_puts(&out, ",\"permissionDecisionReason\":");
-	moat_buf_json_str(&out, why.data ? why.data : "", why.len);
+	/* SECURITY: the answer is JSON, which is UTF-8: a file name's bytes,
+	 * or a reason cut short, must not make Claude Code reject it */
+	moat_buf_append_utf8(&text, why.data ? why.data : "", why.len, false);
+	moat_buf_json_str(&out, text.data ? text.data : "", text.len);
 	moat_buf_puts(&out, "}}\n");
-	*ret_write_failed = out.oom || why.oom || fwrite(out.data, 1, out.len, stdout) != out.len ||
-			    fflush(stdout) != 0;
+	*ret_write_failed = out.oom || why.oom || text.oom ||
+			    fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0;
 	moat_buf_release(&out);
 	moat_buf_release(&why);
+	moat_buf_release(&text);
 }
 
 /* ---- the command -------------------------------------------------------- */

@@ -1155,6 +1155,10 @@ __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum
 		n = (size_t)k;
 	}
 	out->reason_len = n < sizeof(out->reason) ? n : sizeof(out->reason) - 1;
+	if (n >= sizeof(out->reason)) { /* cut: on a character boundary */
+		out->reason_len = moat_utf8_cut(out->reason, out->reason_len);
+		out->reason[out->reason_len] = '\0';
+	}
 }
 
 /* vset for a literal rule and reason (no formatting, lengths known) */

@@ -486,6 +486,29 @@ hook "$(pre Bash '{"command": "echo hi"}')" --config "$T/cmds.json"
 [ "$(last_audit .command)" = "echo hi" ] && ok "log_all_commands records the command" ||
 	nok "log_all_commands" "$(tail -n 1 "$LOG")"
 
+# ---- the answer is valid UTF-8 JSON, whatever the names and reasons hold --
+
+# utf8_json DESC: the raw answer parses as JSON from its bytes (UTF-8)
+utf8_json() {
+	if printf '%s' "$out" | python3 -c 'import json, sys; json.loads(sys.stdin.buffer.read())' 2>/dev/null; then
+		ok "$1"
+	else
+		nok "$1" "out: $(printf '%s' "$out" | od -c | head -5)"
+	fi
+}
+mkdir -p "$T/weird/.ssh"
+echo x >"$T/weird/.ssh/k"$'\xff\xfe'
+hook "$(pre Grep "{\"pattern\": \"x\", \"path\": \"$T/weird\"}")"
+expect ask "Grep over a tree with a denied file named in bytes that are no UTF-8: ask"
+utf8_json "the answer naming that file is valid UTF-8 JSON"
+long=$(printf 'é%.0s' $(seq 1 700))
+hook "$(pre Bash "{\"command\": \"cat ~/.ssh/id_rsa $long\"}")"
+expect deny "a long command of two-byte characters naming ~/.ssh: deny"
+utf8_json "its reason, cut to length, is valid UTF-8 JSON"
+long=$(printf '€%.0s' $(seq 1 700))
+hook "$(pre Bash "{\"command\": \"cat ~/.ssh/id_rsa x$long\"}")"
+utf8_json "three-byte characters cut at another offset: valid UTF-8 JSON"
+
 hook "$(pre Read "{\"file_path\": \"$P/a.txt\"}")" --help
 [ "$rc" = 0 ] && has "$out" "claude-code" "--help describes the command" || nok "--help" "exit $rc"
 
