@@ -1825,6 +1825,35 @@ static long min_rule(long a, long b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* A deny or ask substring rule matching the view's text with the blank
+ * runs inside its words squeezed too (`psql -c 'DROP  TABLE x'` holds
+ * "DROP TABLE" for the shell's reader as for SQL's); -1 if none or when
+ * no word holds such a run. An allow is matched as written: squeezing
+ * may only deny or ask more. */
+static long first_stop_squeezed(const struct layer *l, const char *text, size_t len)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	bool run = false;
+	long r;
+
+	for (size_t i = 0; i < len && !run; i++)
+		run = (text[i] != ' ' && is_space(text[i])) ||
+		      (text[i] == ' ' && i + 1 < len && is_space(text[i + 1]));
+	if (!run)
+		return -1;
+	if (squeeze_blanks(text, &b) < 0) {
+		moat_buf_release(&b);
+		/* SECURITY: out of memory: the first deny or ask rule, never none */
+		for (size_t i = 0; i < l->ncmd_rules; i++)
+			if (l->cmd_rules[i].decision != MOAT_ALLOW)
+				return (long)i;
+		return -1;
+	}
+	r = moat_strset_first_in(l->cmd_subs, b.data, b.len - 1, SUB_STOP);
+	moat_buf_release(&b);
+	return r;
+}
+
 /* First command rule matching one view's text; -1 if none: a glob over the
  * whole text, a regex found in it, a deny or ask substring occurring in it,
  * an allow substring starting it. */
@@ -1842,6 +1871,7 @@ static long first_cmd_rule(const struct layer *l, const char *text)
 	if (l->cmd_subs) {
 		best = min_rule(best, moat_strset_first_in(l->cmd_subs, text, len, SUB_STOP));
 		best = min_rule(best, moat_strset_first_prefix(l->cmd_subs, text, len, SUB_ALLOW));
+		best = min_rule(best, first_stop_squeezed(l, text, len));
 	}
 	return min_rule(best, first_regex_rule(l, text, len, best));
 }
