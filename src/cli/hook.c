@@ -29,7 +29,7 @@
 #include "base/json.h"
 #include "base/str.h"
 #include "cli/cli.h"
-#include "cli/hook_search.h"
+#include "core/search.h"
 #include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/path.h"
@@ -214,7 +214,7 @@ static int joined_path(const char *dir, json_t *pattern, bool grep_glob, json_t 
 		return -ENOMEM;
 	if (!grep_glob) {
 		r = join_one(dir, p, arr);
-	} else if ((r = hook_search_pieces(p, &pieces, &n)) == 0) {
+	} else if ((r = moat_search_pieces(p, &pieces, &n)) == 0) {
 		for (size_t i = 0; i < n && !r; i++)
 			if (pieces[i][0] != '!')
 				r = join_one(dir, pieces[i], arr);
@@ -357,7 +357,7 @@ static int map_call(struct hook_answer *a, const char *tool, json_t *in, const c
 			srch->on = true;
 			srch->root = json_string_value(json_object_get(args, "path"));
 			srch->filter = v2 ? json_string_value(v2) : NULL;
-			srch->flags = hook_tools[t].kind == K_GREP ? HOOK_SEARCH_GREP_GLOB : 0;
+			srch->flags = hook_tools[t].kind == K_GREP ? MOAT_SEARCH_GREP_GLOB : 0;
 		}
 		if (r || hook_tools[t].kind == K_LS || !v2)
 			break;
@@ -444,6 +444,19 @@ static void protect_settings(const char *moat_tool, json_t *args, const char *cw
 
 /* ---- what a search reads ------------------------------------------------ */
 
+/* The time the search walk may take: MOAT_SEARCH_MAX_MS, or less when
+ * MOAT_HOOK_SEARCH_MS says so (a slow disk, the tests); it never raises
+ * the bound. */
+static unsigned search_ms(void)
+{
+	const char *e = getenv("MOAT_HOOK_SEARCH_MS");
+	long v;
+
+	if (e && moat_parse_long(e, 0, MOAT_SEARCH_MAX_MS, &v) == 0)
+		return (unsigned)v;
+	return MOAT_SEARCH_MAX_MS;
+}
+
 /* SECURITY: a Grep or Glob the policy allowed by its root reads (or lists)
  * every file below it, and no sandbox hides the denied ones from Claude
  * Code's tool: a search that would read one asks, naming it; one too large
@@ -453,6 +466,7 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 {
 	char root[MOAT_PATH_MAX], spelled[MOAT_PATH_MAX], hit[PATH_MAX];
 	struct moat_decision why;
+	struct moat_search_budget budget;
 	const char *home = moat_policy_home(p), *src = srch->root;
 	int r;
 
@@ -464,8 +478,10 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 		src = spelled;
 	}
 	r = moat_path_normalize_posix(src, strlen(src), cwd, root, sizeof(root));
+	moat_search_budget_init(&budget, search_ms());
 	if (r >= 0)
-		r = hook_search_denied(p, root, srch->filter, srch->flags, hit, sizeof(hit), &why);
+		r = moat_search_denied(p, root, srch->filter, srch->flags, &budget, hit, sizeof(hit),
+				       &why);
 	if (r == 0)
 		return;
 	d->verdict = MOAT_ASK;
@@ -480,7 +496,13 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 		snprintf(d->reason, sizeof(d->reason),
 			 "%s over %.200s searches more than %u entries or %u levels: moat cannot "
 			 "tell whether it reads a denied path",
-			 claude_tool, root, HOOK_SEARCH_MAX_ENTRIES, HOOK_SEARCH_MAX_DEPTH);
+			 claude_tool, root, MOAT_SEARCH_MAX_ENTRIES, MOAT_SEARCH_MAX_DEPTH);
+	} else if (r == -ETIMEDOUT) {
+		moat_strlcpy(d->rule, "hook:search-unbounded", sizeof(d->rule));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s over %.200s takes more than %u ms to check: moat cannot tell whether "
+			 "it reads a denied path",
+			 claude_tool, root, budget.max_ms);
 	} else {
 		moat_strlcpy(d->rule, "hook:search-unchecked", sizeof(d->rule));
 		snprintf(d->reason, sizeof(d->reason),

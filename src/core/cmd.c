@@ -6773,6 +6773,8 @@ static int note_operands(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool done = false;
+	unsigned tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE
+										 : 0;
 	int r;
 
 	for (size_t i = 1; i < view->argc; i++) {
@@ -6796,7 +6798,7 @@ static int note_operands(struct an *an, size_t v)
 			if (a[0] == '~')
 				fl |= MOAT_SHW_TILDE;
 		}
-		if ((r = note_path(an, v, fl, a, 0)))
+		if ((r = note_path(an, v, fl, a, tree)))
 			return r;
 	}
 	return 0;

@@ -109,6 +109,7 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_READ 1u  /* a redirection reading it */
 #define MOAT_CMD_PATH_WRITE 2u /* a redirection writing it */
 #define MOAT_CMD_PATH_GLOB 4u  /* an unquoted glob: it may name more than its text */
+#define MOAT_CMD_PATH_TREE 16u /* the program reads the whole tree below it (tar c, cp -r) */
 #define MOAT_CMD_PATH_PROC 8u  /* it goes through a working directory in /proc not known
 				* before running (/proc/PID/cwd/x): no place to check */
 

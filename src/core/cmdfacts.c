@@ -38,3 +38,64 @@ bool moat_cmd_critical_file(const char *path)
 			return true;
 	return false;
 }
+
+/* Programs that read every file below an operand: always, or when one of
+ * the short letters (in any cluster of short options) or long options is
+ * given; tar's first word may be its old-style cluster without '-'. */
+static const struct {
+	const char *prog;
+	bool always;
+	const char *shorts;
+	const char *const longs[3];
+	bool bare_cluster; /* the first word may be a cluster without '-' (tar) */
+} tree_readers[] = {
+    {"tar", false, "cru", {"--create", "--append", "--update"}, true},
+    {"bsdtar", false, "cru", {"--create", "--append", "--update"}, true},
+    {"gtar", false, "cru", {"--create", "--append", "--update"}, true},
+    {"cp", false, "rRa", {"--recursive", "--archive"}, false},
+    {"scp", false, "r", {NULL}, false},
+    {"rsync", false, "ra", {"--recursive", "--archive"}, false},
+    {"zip", false, "rR", {"--recurse-paths", "--recurse-patterns"}, false},
+    {"grep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
+    {"egrep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
+    {"fgrep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
+    {"diff", false, "r", {"--recursive"}, false},
+    {"rg", true, "", {NULL}, false},
+    {"ag", true, "", {NULL}, false},
+    {"ack", true, "", {NULL}, false},
+};
+
+bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
+{
+	size_t t;
+
+	for (t = 0; t < MOAT_ARRAY_SIZE(tree_readers); t++)
+		if (!strcmp(prog, tree_readers[t].prog))
+			break;
+	if (t == MOAT_ARRAY_SIZE(tree_readers))
+		return false;
+	if (tree_readers[t].always)
+		return true;
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (a[0] == '-' && a[1] == '-') {
+			size_t n = strcspn(a, "=");
+
+			for (size_t k = 0; k < 3 && tree_readers[t].longs[k]; k++)
+				if (n == strlen(tree_readers[t].longs[k]) &&
+				    !strncmp(a, tree_readers[t].longs[k], n))
+					return true;
+			continue;
+		}
+		if (a[0] == '-' && a[1] && strpbrk(a + 1, tree_readers[t].shorts))
+			return true;
+		if (i == 1 && tree_readers[t].bare_cluster && a[0] != '-' &&
+		    strspn(a, "abcdfhijklmopqrtuvwxzABCGHJKLMNOPRSTUVWXZ") == strlen(a) &&
+		    strpbrk(a, tree_readers[t].shorts))
+			return true;
+	}
+	return false;
+}

@@ -21,4 +21,10 @@ bool moat_cmd_critical_file(const char *path);
 /* The i-th of those files, or NULL past the last. */
 const char *moat_cmd_critical_file_at(size_t i);
 
+/* Does the invocation (prog its program's basename, argv its words)
+ * read the whole tree below each of its operands (tar c, cp -r, grep -r,
+ * rsync -a, zip -r, scp -r, diff -r, rg)? Options are read well enough to
+ * tell; an unknown spelling is not recursive. */
+bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc);
+
 #endif

@@ -33,6 +33,7 @@
 #include "core/glob.h"
 #include "core/path.h"
 #include "core/policy_check.h"
+#include "core/search.h"
 #include "core/strset.h"
 #include "core/url.h"
 
@@ -2168,6 +2169,71 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 	return -1;
 }
 
+/* The walks below the trees one command reads, and what they share. */
+struct tree_walk {
+	struct moat_search_budget budget;
+	char root[MOAT_PATH_MAX];
+	char hit[PATH_MAX];
+	struct moat_decision why;
+};
+
+/* The tree below subj (a normalised absolute path; a glob word: the
+ * directory before its first wildcard) that the program of pp's view
+ * reads whole: true when it set the layer's verdict (a denied path below
+ * it is DENY, naming it; a tree too large to walk, or that cannot be
+ * walked, asks). */
+static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis *a,
+		       const struct moat_cmd_path *pp, const char *subj, struct tree_walk *tw)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	const char *g;
+	char rule[160];
+	size_t n = strlen(subj);
+	int r;
+
+	if (n >= sizeof(tw->root))
+		n = sizeof(tw->root) - 1;
+	memcpy(tw->root, subj, n);
+	tw->root[n] = '\0';
+	if ((pp->flags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(tw->root, "*?["))) {
+		char *sl = tw->root + (g - tw->root);
+
+		while (sl > tw->root && *sl != '/')
+			sl--;
+		sl[sl == tw->root] = '\0';
+	}
+	r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit, sizeof(tw->hit),
+			       &tw->why);
+	if (r == 0)
+		return false;
+	if (r == 1 && !strcmp(tw->why.rule, "path:unresolvable")) {
+		/* a name the policy cannot read (not UTF-8): not known to be denied */
+		rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "'%.200s' reads the whole of %.200s, which holds %.200s, a name moat cannot "
+		     "check against the denied paths",
+		     a->views[pp->view].text, tw->root, tw->hit);
+		return false;
+	}
+	if (r == 1) {
+		vset(out, MOAT_DENY, true, tw->why.rule,
+		     "'%.200s' reads the whole of %.200s, which holds %.200s, a denied path: no "
+		     "sandbox hides it where this command runs",
+		     a->views[pp->view].text, tw->root, tw->hit);
+		return true;
+	}
+	rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+	vset(out, MOAT_ASK, false, rule,
+	     "'%.200s' reads the whole of %.200s, and moat cannot tell whether that holds a "
+	     "denied path (%s)",
+	     a->views[pp->view].text, tw->root,
+	     r == -E2BIG	   ? "too many entries or levels to walk"
+	     : r == -ETIMEDOUT ? "it takes too long to walk"
+			       : strerror(-r));
+	return false;
+}
+
 static void check_command_paths(struct call *c, size_t li, const struct moat_cmd_analysis *a,
 				const long *decided)
 {
@@ -2175,6 +2241,8 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 	struct verdict *out = &c->lv[li];
 	char norm[MOAT_PATH_MAX], rule[160];
 	struct word_visit *wv = NULL;
+	struct tree_walk *tw = NULL;
+	bool tw_ready = false;
 	size_t resolved = 0;
 
 	for (size_t k = 0; k < a->npaths; k++) {
@@ -2284,6 +2352,22 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 				via = " (through a symbolic link)";
 			}
 		}
+		/* SECURITY: with no sandbox, a program that reads the whole tree
+		 * (tar c, cp -r, grep -r) reads every denied file below it */
+		if (i < 0 && c->unsandboxed && (pp->flags & MOAT_CMD_PATH_TREE)) {
+			if (!tw && !(tw = malloc(sizeof(*tw)))) {
+				vset(out, MOAT_DENY, true, "internal:oom",
+				     "out of memory while deciding");
+				break;
+			}
+			if (!tw_ready) {
+				moat_search_budget_init(&tw->budget, MOAT_SEARCH_MAX_MS);
+				tw_ready = true;
+			}
+			if (check_tree(c, li, a, pp, subj, tw))
+				break;
+			continue;
+		}
 		if (i < 0)
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -2304,6 +2388,7 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		break;
 	}
 	free(wv);
+	free(tw);
 }
 
 static void check_command_layer(struct call *c, size_t li, const struct moat_cmd_analysis *a)
