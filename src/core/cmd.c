@@ -1026,7 +1026,7 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 			simple = false;
 		for (size_t j = 0; j + 1 < tl && simple; j++)
 			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
-		if (buf[1] == 'p' || strstr(buf, "/proc/")) {
+		if (moat_cmd_has_proc(buf)) {
 			if (moat_cmd_norm_proc(buf, cap) < 0)
 				return -1;
 		} else if (!simple || (dl == 1 && buf[0] == '/')) {
@@ -6717,7 +6717,7 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow, and
 		 * /proc/self/cwd/../x is x beside the working directory; one
 		 * through another process's working directory is not known */
-		if (strstr(text, "/proc/") && strlen(text) < sizeof(buf)) {
+		if (moat_cmd_has_proc(text) && strlen(text) < sizeof(buf)) {
 			memcpy(buf, text, strlen(text) + 1);
 			if (moat_cmd_norm_proc(buf, sizeof(buf)) < 0)
 				return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_PROC);

@@ -70,7 +70,7 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
 	size_t t;
 
 	for (t = 0; t < MOAT_ARRAY_SIZE(tree_readers); t++)
-		if (!strcmp(prog, tree_readers[t].prog))
+		if (prog[0] == tree_readers[t].prog[0] && !strcmp(prog, tree_readers[t].prog))
 			break;
 	if (t == MOAT_ARRAY_SIZE(tree_readers))
 		return false;

@@ -1,6 +1,7 @@
 /* Path spellings a command's words may use (cmdpath.h). */
 #include <string.h>
 
+#include "core/cmd.h"
 #include "core/cmdpath.h"
 
 /* Which per-process link of /proc the normalised absolute path p (of n
@@ -35,6 +36,10 @@ int moat_cmd_norm_proc(char *p, size_t cap)
 	const char *in = p;
 	size_t o = 0;
 
+	if (!moat_cmd_has_proc(p)) { /* no link of /proc on the way: in place */
+		moat_cmd_norm_path(p);
+		return 0;
+	}
 	while (*in) {
 		const char *c;
 		size_t l;

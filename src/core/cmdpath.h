@@ -3,10 +3,22 @@
 #ifndef MOAT_CORE_CMDPATH_H
 #define MOAT_CORE_CMDPATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* room for the paths moat_cmd_norm_proc builds */
 #define MOAT_CMD_PATH_BUF 4096
+
+/* Does p hold "/proc/" (a /proc link may be on its way)? Cheaper than
+ * strstr for the short paths of commands. */
+static inline bool moat_cmd_has_proc(const char *p)
+{
+	for (; *p; p++)
+		if (p[0] == '/' && p[1] == 'p' && p[2] == 'r' && p[3] == 'o' && p[4] == 'c' &&
+		    p[5] == '/')
+			return true;
+	return false;
+}
 
 /* SECURITY: lexical normalisation of the absolute path p in place, with
  * /proc's per-process links read as the kernel reads them, component by
