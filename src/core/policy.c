@@ -2192,10 +2192,14 @@ static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis
 	size_t n = strlen(subj);
 	int r;
 
-	if (n >= sizeof(tw->root))
-		n = sizeof(tw->root) - 1;
-	memcpy(tw->root, subj, n);
-	tw->root[n] = '\0';
+	if (n >= sizeof(tw->root)) {
+		rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "'%.200s' reads the whole of a tree whose name is too long to walk",
+		     a->views[pp->view].text);
+		return false;
+	}
+	memcpy(tw->root, subj, n + 1);
 	if ((pp->flags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(tw->root, "*?["))) {
 		char *sl = tw->root + (g - tw->root);
 
