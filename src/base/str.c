@@ -213,6 +213,22 @@ int moat_parse_long(const char *s, long min, long max, long *ret)
 	return 0;
 }
 
+size_t moat_utf8_cut(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t k = 0, need;
+
+	/* back over up to three continuation bytes to their lead byte */
+	while (k < 3 && k < n && (p[n - 1 - k] & 0xC0) == 0x80)
+		k++;
+	if (k == n || (p[n - 1 - k] & 0x80) == 0)
+		return n; /* ASCII last (or only continuation bytes: invalid anyway) */
+	need = (p[n - 1 - k] & 0xE0) == 0xC0 ? 2 : (p[n - 1 - k] & 0xF0) == 0xE0 ? 3
+	       : (p[n - 1 - k] & 0xF8) == 0xF0				     ? 4
+										     : 1;
+	return k + 1 < need ? n - 1 - k : n;
+}
+
 size_t moat_utf8_valid_prefix(const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

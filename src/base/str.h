@@ -47,6 +47,10 @@ bool moat_utf8_valid(const char *s, size_t n);
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 without NUL
  * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
 size_t moat_utf8_valid_prefix(const char *s, size_t n);
+/* n, or less so that s[0..n) does not end inside a multi-byte character
+ * (an incomplete sequence at the end is left out): where to cut a string
+ * truncated at n bytes. */
+size_t moat_utf8_cut(const char *s, size_t n);
 /* Append s[0..n) as valid UTF-8: each byte that does not start a valid
  * character becomes U+FFFD, and so does NUL unless keep_nul. 0 or -ENOMEM. */
 int moat_buf_append_utf8(struct moat_buf *b, const char *s, size_t n, bool keep_nul);

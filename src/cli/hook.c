@@ -29,7 +29,7 @@
 #include "base/json.h"
 #include "base/str.h"
 #include "cli/cli.h"
-#include "cli/hook_search.h"
+#include "core/search.h"
 #include "cli/policy_opts.h"
 #include "core/config.h"
 #include "core/path.h"
@@ -92,7 +92,9 @@ static void answer_fail(struct hook_answer *a, const char *rule, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(a->error, sizeof(a->error), fmt, ap);
 	va_end(ap);
+	a->error[moat_utf8_cut(a->error, strlen(a->error))] = '\0';
 	moat_strlcpy(a->d.reason, a->error, sizeof(a->d.reason));
+	a->d.reason[moat_utf8_cut(a->d.reason, strlen(a->d.reason))] = '\0';
 }
 
 /* ---- mapping Claude Code's tools onto moat's --------------------------- */
@@ -212,7 +214,7 @@ static int joined_path(const char *dir, json_t *pattern, bool grep_glob, json_t 
 		return -ENOMEM;
 	if (!grep_glob) {
 		r = join_one(dir, p, arr);
-	} else if ((r = hook_search_pieces(p, &pieces, &n)) == 0) {
+	} else if ((r = moat_search_pieces(p, &pieces, &n)) == 0) {
 		for (size_t i = 0; i < n && !r; i++)
 			if (pieces[i][0] != '!')
 				r = join_one(dir, pieces[i], arr);
@@ -355,7 +357,7 @@ static int map_call(struct hook_answer *a, const char *tool, json_t *in, const c
 			srch->on = true;
 			srch->root = json_string_value(json_object_get(args, "path"));
 			srch->filter = v2 ? json_string_value(v2) : NULL;
-			srch->flags = hook_tools[t].kind == K_GREP ? HOOK_SEARCH_GREP_GLOB : 0;
+			srch->flags = hook_tools[t].kind == K_GREP ? MOAT_SEARCH_GREP_GLOB : 0;
 		}
 		if (r || hook_tools[t].kind == K_LS || !v2)
 			break;
@@ -442,6 +444,19 @@ static void protect_settings(const char *moat_tool, json_t *args, const char *cw
 
 /* ---- what a search reads ------------------------------------------------ */
 
+/* The time the search walk may take: MOAT_SEARCH_MAX_MS, or less when
+ * MOAT_HOOK_SEARCH_MS says so (a slow disk, the tests); it never raises
+ * the bound. */
+static unsigned search_ms(void)
+{
+	const char *e = getenv("MOAT_HOOK_SEARCH_MS");
+	long v;
+
+	if (e && moat_parse_long(e, 0, MOAT_SEARCH_MAX_MS, &v) == 0)
+		return (unsigned)v;
+	return MOAT_SEARCH_MAX_MS;
+}
+
 /* SECURITY: a Grep or Glob the policy allowed by its root reads (or lists)
  * every file below it, and no sandbox hides the denied ones from Claude
  * Code's tool: a search that would read one asks, naming it; one too large
@@ -451,6 +466,7 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 {
 	char root[MOAT_PATH_MAX], spelled[MOAT_PATH_MAX], hit[PATH_MAX];
 	struct moat_decision why;
+	struct moat_search_budget budget;
 	const char *home = moat_policy_home(p), *src = srch->root;
 	int r;
 
@@ -462,8 +478,10 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 		src = spelled;
 	}
 	r = moat_path_normalize_posix(src, strlen(src), cwd, root, sizeof(root));
+	moat_search_budget_init(&budget, search_ms());
 	if (r >= 0)
-		r = hook_search_denied(p, root, srch->filter, srch->flags, hit, sizeof(hit), &why);
+		r = moat_search_denied(p, root, srch->filter, srch->flags, &budget, hit, sizeof(hit),
+				       &why);
 	if (r == 0)
 		return;
 	d->verdict = MOAT_ASK;
@@ -478,7 +496,13 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 		snprintf(d->reason, sizeof(d->reason),
 			 "%s over %.200s searches more than %u entries or %u levels: moat cannot "
 			 "tell whether it reads a denied path",
-			 claude_tool, root, HOOK_SEARCH_MAX_ENTRIES, HOOK_SEARCH_MAX_DEPTH);
+			 claude_tool, root, MOAT_SEARCH_MAX_ENTRIES, MOAT_SEARCH_MAX_DEPTH);
+	} else if (r == -ETIMEDOUT) {
+		moat_strlcpy(d->rule, "hook:search-unbounded", sizeof(d->rule));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s over %.200s takes more than %u ms to check: moat cannot tell whether "
+			 "it reads a denied path",
+			 claude_tool, root, budget.max_ms);
 	} else {
 		moat_strlcpy(d->rule, "hook:search-unchecked", sizeof(d->rule));
 		snprintf(d->reason, sizeof(d->reason),
@@ -492,7 +516,7 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 /* defer: an ALLOW answers nothing (Claude Code's own permissions decide) */
 static void print_answer(const struct hook_answer *a, bool defer, bool *ret_write_failed)
 {
-	struct moat_buf out = MOAT_BUF_INIT, why = MOAT_BUF_INIT;
+	struct moat_buf out = MOAT_BUF_INIT, why = MOAT_BUF_INIT, text = MOAT_BUF_INIT;
 	const struct moat_decision *d = &a->d;
 	const char *v = moat_verdict_name(d->verdict);
 
@@ -512,12 +536,16 @@ static void print_answer(const struct hook_answer *a, bool defer, bool *ret_writ
 			    "\"permissionDecision\":");
 	moat_buf_json_str(&out, v, strlen(v));
 	moat_buf_puts(&out, ",\"permissionDecisionReason\":");
-	moat_buf_json_str(&out, why.data ? why.data : "", why.len);
+	/* SECURITY: the answer is JSON, which is UTF-8: a file name's bytes,
+	 * or a reason cut short, must not make Claude Code reject it */
+	moat_buf_append_utf8(&text, why.data ? why.data : "", why.len, false);
+	moat_buf_json_str(&out, text.data ? text.data : "", text.len);
 	moat_buf_puts(&out, "}}\n");
-	*ret_write_failed = out.oom || why.oom || fwrite(out.data, 1, out.len, stdout) != out.len ||
-			    fflush(stdout) != 0;
+	*ret_write_failed = out.oom || why.oom || text.oom ||
+			    fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0;
 	moat_buf_release(&out);
 	moat_buf_release(&why);
+	moat_buf_release(&text);
 }
 
 /* ---- the command -------------------------------------------------------- */

@@ -23,6 +23,8 @@
  * depth; brace expansion, value evaluation, state copies and loop scans have
  * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
+#include "core/cmdfacts.h"
+#include "core/cmdpath.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -148,6 +150,7 @@ struct an {
 	const char *home; /* normalised home, or a placeholder that is no real path */
 	size_t hlen;
 	size_t vcap, fcap, rcap, pcap;
+	unsigned finding_flags; /* MOAT_FINDING_F_* of the findings added now */
 	const wref **vw; /* per view: the word behind each argv entry */
 	size_t brace_budget;
 	struct state st;  /* the shell's state at the command being walked */
@@ -355,9 +358,12 @@ static int add_finding(struct an *an, size_t v, int verdict, const char *rule, c
 	struct moat_cmd_finding *f;
 	va_list ap;
 
-	for (size_t k = a->nfindings; k-- > 0 && k + 16 >= a->nfindings;)
-		if (a->findings[k].view == v && strcmp(a->findings[k].rule, rule) == 0)
+	for (size_t k = a->nfindings; k-- > 0 && k + 16 >= a->nfindings;) {
+		if (a->findings[k].view == v && strcmp(a->findings[k].rule, rule) == 0) {
+			a->findings[k].flags |= an->finding_flags;
 			return 0;
+		}
+	}
 	if (a->nfindings == an->fcap) {
 		struct moat_cmd_finding *nf = grow(an, a->findings, a->nfindings, &an->fcap, sizeof(*nf));
 
@@ -368,6 +374,7 @@ static int add_finding(struct an *an, size_t v, int verdict, const char *rule, c
 	f = &a->findings[a->nfindings++];
 	f->verdict = verdict;
 	f->view = v;
+	f->flags = an->finding_flags;
 	moat_strlcpy(f->rule, rule, sizeof(f->rule));
 	va_start(ap, fmt);
 	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
@@ -677,45 +684,6 @@ void moat_cmd_norm_path(char *p)
 	p[o] = '\0';
 }
 
-/* SECURITY: /proc/PID/root (and /proc/PID/task/TID/root) is that process's
- * root directory, "/" for every process a command could name; /proc/PID/cwd
- * is a working directory not known before running. Applied to a normalised
- * absolute path in place: 0 when it names a known place (rewritten to it),
- * -1 when the place cannot be known. */
-static int proc_alias(char *p)
-{
-	for (int guard = 0; guard < 64; guard++) {
-		const char *s, *e, *c;
-		size_t cl;
-
-		if (strncmp(p, "/proc/", 6) != 0)
-			return 0;
-		s = p + 6;
-		if (!(e = strchr(s, '/')))
-			return 0;
-		c = e + 1;
-		if (strncmp(c, "task/", 5) == 0) {
-			const char *t = strchr(c + 5, '/');
-
-			if (!t)
-				return 0;
-			c = t + 1;
-		}
-		cl = strcspn(c, "/");
-		if (cl == 3 && memcmp(c, "cwd", 3) == 0)
-			return -1;
-		if (cl != 4 || memcmp(c, "root", 4) != 0)
-			return 0;
-		c += 4;
-		memmove(p, c, strlen(c) + 1);
-		if (!p[0]) {
-			p[0] = '/';
-			p[1] = '\0';
-		}
-	}
-	return -1;
-}
-
 /* The absolute path a word names, home spellings (~, ~/x, ~user, $HOME,
  * ${HOME}, "$HOME") resolved; false when relative or unknown. */
 static bool abs_path(const struct an *an, unsigned flags, const char *text, char *buf, size_t cap)
@@ -761,8 +729,7 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 	memcpy(buf, base, bl);
 	buf[bl] = '/';
 	memcpy(buf + bl + 1, rest, rl + 1);
-	moat_cmd_norm_path(buf);
-	return proc_alias(buf) == 0;
+	return moat_cmd_norm_proc(buf, cap) == 0;
 }
 
 static const char *const sysdirs[] = {
@@ -837,6 +804,8 @@ static const struct {
 	{"/usr/bin", PC_SYSTEM},     {"/usr/sbin", PC_SYSTEM},	   {"/usr/lib", PC_SYSTEM},
 	{"/usr/lib32", PC_SYSTEM},   {"/usr/lib64", PC_SYSTEM},	   {"/usr/libx32", PC_SYSTEM},
 	{"/usr/libexec", PC_SYSTEM}, {"/usr/include", PC_SYSTEM},  {"/usr/share", PC_SYSTEM},
+	{"/var/lib/dpkg", PC_SYSTEM}, {"/var/lib/rpm", PC_SYSTEM},  {"/var/lib/apt", PC_SYSTEM},
+	{"/var/lib/dnf", PC_SYSTEM}, {"/var/lib/yum", PC_SYSTEM},  {"/var/lib/pacman", PC_SYSTEM},
 	{"/var/lib", PC_SYSTEM},     {"/boot/*", PC_SYSTEM},	   {"/lib/*", PC_SYSTEM},
 	{"/lib64/*", PC_SYSTEM},     {"/bin/*", PC_SYSTEM},	   {"/sbin/*", PC_SYSTEM},
 	{"/etc/ssh", PC_SYSTEM},     {"/etc/pam.d", PC_SYSTEM},	   {"/etc/apt", PC_SYSTEM},
@@ -871,10 +840,30 @@ static bool is_home_path(const struct an *an, const char *p)
 	return false;
 }
 
+/* In a "*" slot of the system trees (/etc/NAME), does a glob component
+ * (of l bytes) spell one entry ("ngin?", "[n]ginx", "vmlinuz*") rather
+ * than choose files by a suffix ("*.bak", ".*.swp", "*~")? A component
+ * that starts with a wildcard (or a lone '.') and holds a '.' after it, or
+ * ends in '~', chooses files; one matching everything is the directory's
+ * contents (classify_abs). */
+static bool glob_names_entry(const char *c, size_t l)
+{
+	size_t lit = strcspn(c, "*?[");
+
+	if (lit > l)
+		lit = l;
+	if (all_glob(c, l) || c[l - 1] == '~')
+		return false;
+	if ((lit == 0 || (lit == 1 && c[0] == '.')) && memchr(c + lit, '.', l - lit))
+		return false;
+	return true;
+}
+
 /* Does the absolute, normalised path p name the system tree t? With glob,
  * a component of p holding a glob character names the component of t it
- * matches as the shell would ("/usr/l*" names /usr/lib), never a "*" of t
- * (a "*.bak" under /etc is no system tree). */
+ * matches as the shell would ("/usr/l*" names /usr/lib); a "*" of t only
+ * when it spells one entry (glob_names_entry: "/etc/ngin?" names a tree,
+ * a "*.bak" there none). */
 static bool tree_names(const char *t, const char *p, bool glob)
 {
 	for (;;) {
@@ -892,8 +881,10 @@ static bool tree_names(const char *t, const char *p, bool glob)
 			char pbuf[256], lit[256], *pat = pbuf;
 			bool match;
 
-			if (tl == 1 && t[0] == '*')
+			if (tl == 1 && t[0] == '*' && !glob_names_entry(p, pl))
 				return false;
+			if (tl == 1 && t[0] == '*')
+				goto next;
 			if (tl >= sizeof(lit))
 				return false; /* (the table's names are short) */
 			/* SECURITY: a glob component of any length is matched
@@ -913,6 +904,7 @@ static bool tree_names(const char *t, const char *p, bool glob)
 		} else if (!(tl == 1 && t[0] == '*') && (tl != pl || memcmp(t, p, tl) != 0)) {
 			return false;
 		}
+	next:
 		t += tl;
 		p += pl;
 		if (!*t || !*p)
@@ -997,8 +989,7 @@ static int follow_links(const struct an *an, const char *text, char *buf, size_t
 		memmove(buf + gl + 1, buf + nl, bl - nl + 1);
 		memcpy(buf, l->target, gl);
 		buf[gl] = '/';
-		moat_cmd_norm_path(buf);
-		if (proc_alias(buf) < 0)
+		if (moat_cmd_norm_proc(buf, cap) < 0)
 			return -1;
 	}
 	return -1;
@@ -1035,10 +1026,12 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 			simple = false;
 		for (size_t j = 0; j + 1 < tl && simple; j++)
 			simple = !(text[j] == '/' && (text[j + 1] == '/' || text[j + 1] == '.'));
-		if (!simple || (dl == 1 && buf[0] == '/'))
+		if (moat_cmd_has_proc(buf)) {
+			if (moat_cmd_norm_proc(buf, cap) < 0)
+				return -1;
+		} else if (!simple || (dl == 1 && buf[0] == '/')) {
 			moat_cmd_norm_path(buf);
-		if (buf[1] == 'p' && proc_alias(buf) < 0)
-			return -1;
+		}
 		if (an->nlinks || an->links_lost)
 			return follow_links(an, text, buf, cap);
 		return 1;
@@ -1996,6 +1989,70 @@ static void param_get(struct an *an, const char *name, size_t n, const struct wc
 	vs_unknown(ret);
 }
 
+/* ${X%PAT}, ${X%%PAT}, ${X#PAT}, ${X##PAT} (op and its ol bytes: the
+ * operator and PAT) for the known values of X: the shortest or longest
+ * suffix or prefix matching PAT removed, as the shell does ("${HOME%/}"
+ * is the home directory). A PAT with an expansion, a quote or an escape
+ * leaves the value unknown. */
+/* values longer than this are not trimmed (unknown) */
+#define TRIM_MAX 1024
+
+static int trim_values(struct an *an, const char *name, size_t nl, const char *op, size_t ol,
+		       const struct wctx *cx, struct vset *ret)
+{
+	bool suffix = op[0] == '%', longest = ol > 1 && op[1] == op[0];
+	size_t pl = ol - (longest ? 2 : 1);
+	const char *pt = op + (longest ? 2 : 1);
+	char pat[256];
+	struct vset v;
+
+	vs_unknown(ret);
+	if (pl >= sizeof(pat) || memchr(pt, '$', pl) || memchr(pt, '`', pl) ||
+	    memchr(pt, '\'', pl) || memchr(pt, '"', pl) || memchr(pt, '\\', pl))
+		return 0;
+	memcpy(pat, pt, pl);
+	pat[pl] = '\0';
+	if (nl == 1 && (name[0] == '@' || name[0] == '*'))
+		return 0;
+	param_get(an, name, nl, cx, &v);
+	ret->n = 0;
+	ret->flags = v.flags;
+	for (size_t k = 0; k < v.n; k++) {
+		const char *val = v.s[k];
+		size_t len = strlen(val), cut = 0;
+		bool hit = false;
+		char *out, tmp[TRIM_MAX + 1];
+
+		if (len > TRIM_MAX) {
+			ret->flags |= VS_UNKNOWN; /* (each cut is a match: quadratic) */
+			continue;
+		}
+		memcpy(tmp, val, len + 1);
+		/* the cut points, shortest match first unless longest */
+		for (size_t j = 0; j <= len && !hit; j++) {
+			size_t at = suffix ? (longest ? j : len - j) : (longest ? len - j : j);
+			char keep = tmp[at];
+
+			if (!suffix)
+				tmp[at] = '\0';
+			hit = fnmatch(pat, suffix ? tmp + at : tmp, 0) == 0;
+			tmp[at] = keep;
+			if (hit)
+				cut = at;
+		}
+		if (!hit) {
+			vs_add(ret, val);
+			continue;
+		}
+		out = suffix ? moat_arena_strndup(an->ar, val, cut)
+			     : moat_arena_strndup(an->ar, val + cut, len - cut);
+		if (!out)
+			return an_oom(an);
+		vs_add(ret, out);
+	}
+	return 0;
+}
+
 /* The values of one ${...} or $NAME span; *ret_at: "$@"-like (one field per
  * positional parameter). */
 static int param_values(struct an *an, const char *t, size_t n, const struct wctx *cx, int depth,
@@ -2063,8 +2120,10 @@ static int param_values(struct an *an, const char *t, size_t n, const struct wct
 
 		if (colon && ol < 2)
 			return 0;
+		if (!colon && (o == '%' || o == '#'))
+			return trim_values(an, name, nl, op, ol, cx, ret);
 		if (o != '-' && o != '=' && o != '+' && o != '?')
-			return 0; /* substring, pattern removal, replacement, case: unknown */
+			return 0; /* substring, replacement, case: unknown */
 		if (nl == 1 && (name[0] == '@' || name[0] == '*'))
 			return 0;
 		param_get(an, name, nl, cx, &v);
@@ -2880,6 +2939,39 @@ static bool span_many(const char *t, size_t n)
 	return t[2] == '!' && t[n - 2] == '@';
 }
 
+/* Does the word name one of the files without which the system cannot
+ * start or log anyone in (moat_cmd_critical_file; a glob word: one it may
+ * match)? hit gets it. */
+static bool critical_word(const struct an *an, const struct moat_cmdview *view, wref w,
+			  const char *text, char *hit, size_t hitsz)
+{
+	char buf[CMD_PATH_MAX];
+	int got;
+
+	if ((w->flags & CMD_W_ELSEWHERE) ||
+	    ((view->flags & MOAT_VIEW_VALUES) && (w->flags & MOAT_SHW_EXPAND)))
+		return false; /* the resolved views hold its values */
+	for (size_t k = 0; (got = abs_path_k(an, w->flags, text, k, buf, sizeof(buf))) != 0; k++) {
+		if (got < 0)
+			continue;
+		if (moat_cmd_critical_file(buf)) {
+			moat_strlcpy(hit, buf, hitsz);
+			return true;
+		}
+		if ((w->flags & MOAT_SHW_GLOB) && has_glob(buf, strlen(buf))) {
+			const char *cand;
+
+			for (size_t i = 0; (cand = moat_cmd_critical_file_at(i)); i++) {
+				if (fnmatch(buf, cand, FNM_PATHNAME | FNM_PERIOD) == 0) {
+					moat_strlcpy(hit, cand, hitsz);
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
 static int check_rm(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -2888,6 +2980,23 @@ static int check_rm(struct an *an, size_t v)
 	bool rec = false, done = false, maybe = false;
 	size_t argc = view->argc, unknowns = 0;
 
+	/* the files the system cannot start without: their removal alone */
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = view->argv[i];
+
+		if (!done && strcmp(a, "--") == 0) {
+			done = true;
+			continue;
+		}
+		if (!done && is_opt(a))
+			continue;
+		if (critical_word(an, view, vw[i], a, hit, sizeof(hit)))
+			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:rm-system",
+					   "removal of %s, without which the system cannot start "
+					   "or log anyone in",
+					   hit);
+	}
+	done = false;
 	for (size_t i = 1; i < argc; i++) {
 		const char *a = view->argv[i];
 
@@ -3154,14 +3263,55 @@ static bool find_filters(const struct moat_cmdview *view, size_t i)
 	return chosen;
 }
 
+/* Does the action at word act of find's expression (which starts at
+ * word first) act only on what a test chooses? The expression is read as
+ * branches joined by -o, -or and ",": the action's own branch, the words
+ * from the last of those before it, must choose (find_filters, which
+ * also refuses any widening operator within it). Parentheses make the
+ * branches nested: then the whole expression must choose. */
+static bool find_branch_filters(const struct moat_cmdview *view, size_t first, size_t act)
+{
+	struct moat_cmdview part = *view;
+	size_t start = first;
+
+	for (size_t i = first; i < act; i++) {
+		const char *a = view->argv[i];
+
+		if (!strcmp(a, "(") || !strcmp(a, ")"))
+			return find_filters(view, first);
+		if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") ||
+		    !strcmp(a, "-okdir")) {
+			while (i + 1 < act && strcmp(view->argv[i + 1], ";") != 0 &&
+			       strcmp(view->argv[i + 1], "+") != 0)
+				i++;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-o") || !strcmp(a, "-or") || !strcmp(a, ","))
+			start = i + 1;
+		else if (!strcmp(a, "-fprintf"))
+			i += 2;
+		else if (in_table(find_arg_words, MOAT_ARRAY_SIZE(find_arg_words), a) ||
+			 in_table(find_age_tests, MOAT_ARRAY_SIZE(find_age_tests), a))
+			i++;
+		else
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(find_name_tests); k++)
+				if (!strcmp(a, find_name_tests[k].test))
+					i++;
+	}
+	/* (the branch: its words up to the action) */
+	part.argc = act;
+	return find_filters(&part, start);
+}
+
 static int check_find(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	char hit[CMD_PATH_MAX];
 	const char *unknown_text = NULL;
-	size_t i = 1, argc = view->argc;
-	bool bad = false;
+	size_t i = 1, argc = view->argc, expr;
+	bool bad = false, tree_only = false;
 
 	while (i < argc) {
 		const char *a = view->argv[i];
@@ -3205,10 +3355,11 @@ static int check_find(struct an *an, size_t v)
 		}
 		/* a system tree of the machine's own (/var/log) is the floor only
 		 * when all of it goes: a test choosing what (-name '*.gz',
-		 * -mtime +30) is the honest clean-up */
-		if (bad && !sys && find_filters(view, i))
-			bad = false;
+		 * -mtime +30) is the honest clean-up; each action is judged by
+		 * its own branch below */
+		tree_only = bad && !sys;
 	}
+	expr = i;
 	if (!bad && !unknown_text)
 		return 0;
 	for (; i < argc; i++) {
@@ -3229,6 +3380,8 @@ static int check_find(struct an *an, size_t v)
 				what = p;
 		}
 		if (!what)
+			continue;
+		if (bad && tree_only && find_branch_filters(view, expr, i))
 			continue;
 		if (bad)
 			return add_finding(an, v, MOAT_FINDING_DENY, "hardline:find-delete-root",
@@ -6518,11 +6671,38 @@ static bool has_scheme(const char *text)
 	return false;
 }
 
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
+
+/* A file:// URL names the file of its path, percent escapes decoded
+ * (curl, and any program that reads one, opens it): noted as that path. */
+static int note_file_url(struct an *an, size_t v, unsigned wflags, const char *text,
+			 unsigned pflags)
+{
+	const char *p = text + 7;
+	char *d;
+
+	if (*p != '/') {
+		p = strchr(p, '/'); /* (a host: localhost, or one the program refuses) */
+		if (!p)
+			return 0;
+	}
+	d = moat_arena_alloc(an->ar, strlen(p) + 1);
+	if (!d)
+		return an_oom(an);
+	moat_cmd_url_path(p, d);
+	wflags &= ~(unsigned)(MOAT_SHW_TILDE | MOAT_SHW_EXPAND);
+	if (strpbrk(d, "*?["))
+		pflags |= MOAT_CMD_PATH_GLOB; /* curl's own globbing: [a-z] */
+	return note_path(an, v, wflags, d, pflags);
+}
+
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
 {
 	char buf[CMD_PATH_MAX];
 	int got, r;
 
+	if (!(wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) && strncasecmp(text, "file://", 7) == 0)
+		return note_file_url(an, v, wflags, text, pflags);
 	if ((wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) || !text[0] || has_scheme(text))
 		return 0;
 	if (wflags & MOAT_SHW_GLOB)
@@ -6534,11 +6714,14 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 	     an->st.cwd == an->cwd0)) {
 		if (text[0] == '/' && strcmp(text, "/dev/null") == 0)
 			return 0;
-		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow */
-		if (!strncmp(text, "/proc/", 6) && strlen(text) < sizeof(buf)) {
+		/* SECURITY: /proc/self/root/etc/shadow is /etc/shadow, and
+		 * /proc/self/cwd/../x is x beside the working directory; one
+		 * through another process's working directory is not known */
+		if (moat_cmd_has_proc(text) && strlen(text) < sizeof(buf)) {
 			memcpy(buf, text, strlen(text) + 1);
-			moat_cmd_norm_path(buf);
-			if (proc_alias(buf) == 0 && strcmp(buf, text)) {
+			if (moat_cmd_norm_proc(buf, sizeof(buf)) < 0)
+				return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_PROC);
+			if (strcmp(buf, text)) {
 				const char *abs = moat_arena_strndup(an->ar, buf, strlen(buf));
 
 				if (!abs)
@@ -6590,6 +6773,8 @@ static int note_operands(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool done = false;
+	unsigned tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE
+										 : 0;
 	int r;
 
 	for (size_t i = 1; i < view->argc; i++) {
@@ -6613,14 +6798,14 @@ static int note_operands(struct an *an, size_t v)
 			if (a[0] == '~')
 				fl |= MOAT_SHW_TILDE;
 		}
-		if ((r = note_path(an, v, fl, a, 0)))
+		if ((r = note_path(an, v, fl, a, tree)))
 			return r;
 	}
 	return 0;
 }
 
-static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v,
-			 const struct wctx *cx)
+static int record_redirs_in(struct an *an, const struct moat_sh_redir *rd, size_t v,
+			    const struct wctx *cx)
 {
 	struct moat_cmd_analysis *a = an->a;
 	int r;
@@ -6712,6 +6897,20 @@ static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v
 			return r;
 	}
 	return 0;
+}
+
+/* The file redirections of view v: their findings are beside the program
+ * (MOAT_FINDING_F_BESIDE). */
+static int record_redirs(struct an *an, const struct moat_sh_redir *rd, size_t v,
+			 const struct wctx *cx)
+{
+	unsigned saved = an->finding_flags;
+	int r;
+
+	an->finding_flags |= MOAT_FINDING_F_BESIDE;
+	r = record_redirs_in(an, rd, v, cx);
+	an->finding_flags = saved;
+	return r;
 }
 
 /* NAME=VALUE words: the shell's variables change (exported: for one
@@ -6832,6 +7031,28 @@ static int combo_argv(struct an *an, const struct argv_b *b, const struct resolu
 	return 0;
 }
 
+/* Is a ':'-separated list of directories all relative, below the working
+ * directory (no "..", "~", expansion or empty entry, which means ".")? */
+static bool project_dirs(const char *v)
+{
+	if (!*v)
+		return false;
+	for (const char *e; ; v = e + 1) {
+		size_t n;
+
+		e = strchr(v, ':');
+		n = e ? (size_t)(e - v) : strlen(v);
+		if (!n || v[0] == '/' || v[0] == '~' || memchr(v, '$', n) || memchr(v, '`', n))
+			return false;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (v[i] == '.' && v[i + 1] == '.' && (i == 0 || v[i - 1] == '/') &&
+			    (i + 2 == n || v[i + 2] == '/'))
+				return false;
+		if (!e)
+			return true;
+	}
+}
+
 /* SECURITY: an assignment NAME=VALUE that reaches a program's environment
  * (before a command, through env, export or declare -x) whose value the
  * program runs as a command (PROMPT_COMMAND for an interactive bash,
@@ -6841,18 +7062,7 @@ static int combo_argv(struct an *an, const struct argv_b *b, const struct resolu
 static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 			    const struct wctx *cx)
 {
-	static const char *const runs[] = {
-	    "PROMPT_COMMAND", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER",
-	    "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
-	    "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
-	    "BROWSER", "MANPAGER", "FCEDIT", "PS4", "GIT_PROXY_COMMAND", "SYSTEMD_PAGER",
-	    "SYSTEMD_EDITOR", "SUDO_EDITOR", "FZF_DEFAULT_COMMAND", "DIFFPROG", "RSYNC_RSH",
-	    "CVS_RSH", NULL};
-	static const char *const loads[] = {
-	    "BASH_ENV", "ENV", "LD_PRELOAD", "LD_AUDIT", "GIT_CONFIG_COUNT",
-	    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
-	    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
-	    "MAKEFLAGS", "GNUMAKEFLAGS", NULL};
+	const char *const *runs = moat_env_runs, *const *loads = moat_env_loads;
 	const char *eq = strchr(text, '='), *val;
 	size_t nl;
 	bool hit = false, load = false;
@@ -6874,14 +7084,25 @@ static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 		     (nl == 12 && !strncmp(text, "GNUMAKEFLAGS", 12))))
 		load = strstr(eq, "eval") || strstr(eq, "SHELL") || strstr(eq, "-E") ||
 		       strstr(eq, "-f") || strstr(eq, "--file") || strstr(eq, "--makefile");
+	/* a library path inside the directory the command started in
+	 * (LD_LIBRARY_PATH=build/lib) is the project's own build */
+	if (load && nl >= 12 && !strncmp(text + nl - 12, "LIBRARY_PATH", 12) &&
+	    an->st.cwd == an->cwd0 && project_dirs(eq + 1))
+		load = false;
 	/* GIT_CONFIG_GLOBAL=/dev/null: no configuration at all */
 	if (load && !strcmp(eq + 1, "/dev/null") && !strncmp(text, "GIT_CONFIG_", 11))
 		load = false;
-	if (load && eq[1] &&
-	    (r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
-			     "%.*s makes the program load code or configuration from '%.80s'",
-			     (int)nl, text, eq + 1)))
-		return r;
+	if (load && eq[1]) {
+		unsigned saved = an->finding_flags;
+
+		an->finding_flags |= MOAT_FINDING_F_BESIDE;
+		r = add_finding(an, v, MOAT_FINDING_ASK, "command:env-code",
+				"%.*s makes the program load code or configuration from '%.80s'",
+				(int)nl, text, eq + 1);
+		an->finding_flags = saved;
+		if (r)
+			return r;
+	}
 	for (size_t k = 0; runs[k] && !hit; k++)
 		hit = strlen(runs[k]) == nl && !strncmp(runs[k], text, nl);
 	if (!hit || !eq[1])
@@ -9429,8 +9650,7 @@ static int note_links(struct an *an, size_t v)
 					moat_strlcpy(tb, nb, sizeof(tb));
 					sl = strrchr(tb, '/');
 					snprintf(sl + 1, sizeof(tb) - (size_t)(sl + 1 - tb), "%s", t);
-					moat_cmd_norm_path(tb);
-					known = proc_alias(tb) == 0;
+					known = moat_cmd_norm_proc(tb, sizeof(tb)) == 0;
 				} else {
 					known = false;
 				}

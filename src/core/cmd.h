@@ -94,7 +94,13 @@ struct moat_cmd_finding {
 	char rule[64];		/* stable id, e.g. "hardline:rm-root", "startup-write:~/.bashrc" */
 	char reason[256];	/* human sentence */
 	size_t view;		/* the view it is about */
+	unsigned flags;		/* MOAT_FINDING_F_* */
 };
+
+/* finding flags: it is about the invocation's redirections or
+ * environment, not its program and arguments, so a command rule that
+ * allows the program does not lift it */
+#define MOAT_FINDING_F_BESIDE 1u
 
 /* A word that names a file for some command: its operands (words that are
  * not options, and the values of --opt=value), and the targets of file
@@ -103,6 +109,9 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_READ 1u  /* a redirection reading it */
 #define MOAT_CMD_PATH_WRITE 2u /* a redirection writing it */
 #define MOAT_CMD_PATH_GLOB 4u  /* an unquoted glob: it may name more than its text */
+#define MOAT_CMD_PATH_TREE 16u /* the program reads the whole tree below it (tar c, cp -r) */
+#define MOAT_CMD_PATH_PROC 8u  /* it goes through a working directory in /proc not known
+				* before running (/proc/PID/cwd/x): no place to check */
 
 struct moat_cmd_path {
 	const char *text; /* as the command names it, values substituted */

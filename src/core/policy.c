@@ -33,6 +33,7 @@
 #include "core/glob.h"
 #include "core/path.h"
 #include "core/policy_check.h"
+#include "core/search.h"
 #include "core/strset.h"
 #include "core/url.h"
 
@@ -1155,6 +1156,10 @@ __attribute__((format(printf, 5, 6))) static void vset(struct verdict *out, enum
 		n = (size_t)k;
 	}
 	out->reason_len = n < sizeof(out->reason) ? n : sizeof(out->reason) - 1;
+	if (n >= sizeof(out->reason)) { /* cut: on a character boundary */
+		out->reason_len = moat_utf8_cut(out->reason, out->reason_len);
+		out->reason[out->reason_len] = '\0';
+	}
 }
 
 /* vset for a literal rule and reason (no formatting, lengths known) */
@@ -1821,6 +1826,35 @@ static long min_rule(long a, long b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* A deny or ask substring rule matching the view's text with the blank
+ * runs inside its words squeezed too (`psql -c 'DROP  TABLE x'` holds
+ * "DROP TABLE" for the shell's reader as for SQL's); -1 if none or when
+ * no word holds such a run. An allow is matched as written: squeezing
+ * may only deny or ask more. */
+static long first_stop_squeezed(const struct layer *l, const char *text, size_t len)
+{
+	struct moat_buf b = MOAT_BUF_INIT;
+	bool run = false;
+	long r;
+
+	for (size_t i = 0; i < len && !run; i++)
+		run = (text[i] != ' ' && is_space(text[i])) ||
+		      (text[i] == ' ' && i + 1 < len && is_space(text[i + 1]));
+	if (!run)
+		return -1;
+	if (squeeze_blanks(text, &b) < 0) {
+		moat_buf_release(&b);
+		/* SECURITY: out of memory: the first deny or ask rule, never none */
+		for (size_t i = 0; i < l->ncmd_rules; i++)
+			if (l->cmd_rules[i].decision != MOAT_ALLOW)
+				return (long)i;
+		return -1;
+	}
+	r = moat_strset_first_in(l->cmd_subs, b.data, b.len - 1, SUB_STOP);
+	moat_buf_release(&b);
+	return r;
+}
+
 /* First command rule matching one view's text; -1 if none: a glob over the
  * whole text, a regex found in it, a deny or ask substring occurring in it,
  * an allow substring starting it. */
@@ -1838,6 +1872,7 @@ static long first_cmd_rule(const struct layer *l, const char *text)
 	if (l->cmd_subs) {
 		best = min_rule(best, moat_strset_first_in(l->cmd_subs, text, len, SUB_STOP));
 		best = min_rule(best, moat_strset_first_prefix(l->cmd_subs, text, len, SUB_ALLOW));
+		best = min_rule(best, first_stop_squeezed(l, text, len));
 	}
 	return min_rule(best, first_regex_rule(l, text, len, best));
 }
@@ -2134,6 +2169,75 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 	return -1;
 }
 
+/* The walks below the trees one command reads, and what they share. */
+struct tree_walk {
+	struct moat_search_budget budget;
+	char root[MOAT_PATH_MAX];
+	char hit[PATH_MAX];
+	struct moat_decision why;
+};
+
+/* The tree below subj (a normalised absolute path; a glob word: the
+ * directory before its first wildcard) that the program of pp's view
+ * reads whole: true when it set the layer's verdict (a denied path below
+ * it is DENY, naming it; a tree too large to walk, or that cannot be
+ * walked, asks). */
+static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis *a,
+		       const struct moat_cmd_path *pp, const char *subj, struct tree_walk *tw)
+{
+	const struct layer *l = &c->p->layers[li];
+	struct verdict *out = &c->lv[li];
+	const char *g;
+	char rule[160];
+	size_t n = strlen(subj);
+	int r;
+
+	if (n >= sizeof(tw->root)) {
+		rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "'%.200s' reads the whole of a tree whose name is too long to walk",
+		     a->views[pp->view].text);
+		return false;
+	}
+	memcpy(tw->root, subj, n + 1);
+	if ((pp->flags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(tw->root, "*?["))) {
+		char *sl = tw->root + (g - tw->root);
+
+		while (sl > tw->root && *sl != '/')
+			sl--;
+		sl[sl == tw->root] = '\0';
+	}
+	r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit, sizeof(tw->hit),
+			       &tw->why);
+	if (r == 0)
+		return false;
+	if (r == 1 && !strcmp(tw->why.rule, "path:unresolvable")) {
+		/* a name the policy cannot read (not UTF-8): not known to be denied */
+		rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+		vset(out, MOAT_ASK, false, rule,
+		     "'%.200s' reads the whole of %.200s, which holds %.200s, a name moat cannot "
+		     "check against the denied paths",
+		     a->views[pp->view].text, tw->root, tw->hit);
+		return false;
+	}
+	if (r == 1) {
+		vset(out, MOAT_DENY, true, tw->why.rule,
+		     "'%.200s' reads the whole of %.200s, which holds %.200s, a denied path: no "
+		     "sandbox hides it where this command runs",
+		     a->views[pp->view].text, tw->root, tw->hit);
+		return true;
+	}
+	rule_id(rule, sizeof(rule), l, "command:tree-unchecked", NULL);
+	vset(out, MOAT_ASK, false, rule,
+	     "'%.200s' reads the whole of %.200s, and moat cannot tell whether that holds a "
+	     "denied path (%s)",
+	     a->views[pp->view].text, tw->root,
+	     r == -E2BIG	   ? "too many entries or levels to walk"
+	     : r == -ETIMEDOUT ? "it takes too long to walk"
+			       : strerror(-r));
+	return false;
+}
+
 static void check_command_paths(struct call *c, size_t li, const struct moat_cmd_analysis *a,
 				const long *decided)
 {
@@ -2141,6 +2245,8 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 	struct verdict *out = &c->lv[li];
 	char norm[MOAT_PATH_MAX], rule[160];
 	struct word_visit *wv = NULL;
+	struct tree_walk *tw = NULL;
+	bool tw_ready = false;
 	size_t resolved = 0;
 
 	for (size_t k = 0; k < a->npaths; k++) {
@@ -2155,7 +2261,23 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		 * that an earlier ASK must not hide (vset keeps the strictest) */
 		if (out->set && (c->unsandboxed ? out->v == MOAT_DENY : out->v != MOAT_ALLOW))
 			break;
-		if (pp->view < a->nviews && decided[pp->view] >= 0 &&
+		/* SECURITY: with no sandbox, a word through another process's
+		 * working directory (/proc/PID/cwd/x) names a place no check
+		 * can see before the command runs */
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_PROC)) {
+			rule_id(rule, sizeof(rule), l, "path:unresolvable", NULL);
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' names %s, through a working directory in /proc that cannot be "
+			     "known before the command runs, and no sandbox hides what it reaches",
+			     a->views[pp->view].text, pp->text);
+			break;
+		}
+		/* a command rule that allows the program covers its operands
+		 * where a sandbox hides the denied paths; never its
+		 * redirections, and where no sandbox runs the command only a
+		 * path rule lifts a denied path */
+		if (!c->unsandboxed && !(pp->flags & (MOAT_CMD_PATH_READ | MOAT_CMD_PATH_WRITE)) &&
+		    pp->view < a->nviews && decided[pp->view] >= 0 &&
 		    l->cmd_rules[decided[pp->view]].decision == MOAT_ALLOW)
 			continue;
 		/* (a glob word may match a denied name without holding its
@@ -2234,6 +2356,22 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 				via = " (through a symbolic link)";
 			}
 		}
+		/* SECURITY: with no sandbox, a program that reads the whole tree
+		 * (tar c, cp -r, grep -r) reads every denied file below it */
+		if (i < 0 && c->unsandboxed && (pp->flags & MOAT_CMD_PATH_TREE)) {
+			if (!tw && !(tw = malloc(sizeof(*tw)))) {
+				vset(out, MOAT_DENY, true, "internal:oom",
+				     "out of memory while deciding");
+				break;
+			}
+			if (!tw_ready) {
+				moat_search_budget_init(&tw->budget, MOAT_SEARCH_MAX_MS);
+				tw_ready = true;
+			}
+			if (check_tree(c, li, a, pp, subj, tw))
+				break;
+			continue;
+		}
 		if (i < 0)
 			continue;
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
@@ -2254,6 +2392,7 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		break;
 	}
 	free(wv);
+	free(tw);
 }
 
 static void check_command_layer(struct call *c, size_t li, const struct moat_cmd_analysis *a)
@@ -2384,7 +2523,9 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct moat_cmd_finding *f = &a->findings[i];
 
-		if (f->verdict == MOAT_FINDING_ASK && !(f->view < a->nviews && decided[f->view] >= 0)) {
+		if (f->verdict == MOAT_FINDING_ASK &&
+		    ((f->flags & MOAT_FINDING_F_BESIDE) ||
+		     !(f->view < a->nviews && decided[f->view] >= 0))) {
 			rule_id(rule, sizeof(rule), l, f->rule, NULL);
 			vset(out, MOAT_ASK, false, rule, "%s", f->reason);
 			all_allowed = false;

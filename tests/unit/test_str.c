@@ -106,10 +106,33 @@ static void test_put_llong(void)
 	}
 }
 
+static void test_utf8_cut(void)
+{
+	static const struct {
+		const char *s;
+		size_t n, cut;
+	} cuts[] = {
+	    {"abc", 3, 3},
+	    {"", 0, 0},
+	    {"ab\xc3", 3, 2},			/* a two-byte character begun */
+	    {"ab\xc3\xa9", 4, 4},		/* and ended */
+	    {"a\xe2\x82", 3, 1},		/* three bytes, two there */
+	    {"a\xe2\x82\xac", 4, 4},
+	    {"a\xf0\x9f\x98", 4, 1},		/* four bytes, three there */
+	    {"a\xf0\x9f\x98\x80", 5, 5},
+	    {"\x80\x80", 2, 2},		/* no lead byte: left to the replacement */
+	    {"a\xff", 2, 2},
+	};
+
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(cuts); i++)
+		tap_ok(moat_utf8_cut(cuts[i].s, cuts[i].n) == cuts[i].cut, "utf8 cut of case %zu", i);
+}
+
 int main(void)
 {
 	test_put_llong();
 	test_utf8();
+	test_utf8_cut();
 	test_json_str();
 	return tap_done();
 }

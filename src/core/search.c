@@ -1,4 +1,4 @@
-/* The bounded walk behind a search tool's root (hook_search.h). */
+/* The bounded walk below a search root (search.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/str.h"
-#include "cli/hook_search.h"
+#include "core/search.h"
 #include "core/glob.h"
 #include "core/policy_check.h"
 
@@ -21,7 +22,7 @@ struct walk {
 	bool *filter_by_name;
 	size_t nfilter;
 	size_t root_len;
-	size_t entries;
+	struct moat_search_budget *budget;
 	char *hit;
 	size_t hitsz;
 	struct moat_decision *why;
@@ -108,7 +109,7 @@ static size_t js_space(const char *s)
 	return 0;
 }
 
-int hook_search_pieces(const char *glob, char ***ret, size_t *ret_n)
+int moat_search_pieces(const char *glob, char ***ret, size_t *ret_n)
 {
 	size_t len = strlen(glob), max = len / 2 + 2, n = 0;
 	char **v = malloc(max * sizeof(char *) + len + 1);
@@ -178,6 +179,36 @@ static int check_link(struct walk *w, const char *path)
 	return denied(w, real);
 }
 
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+		return ~0ull; /* SECURITY: no clock: past any deadline */
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+void moat_search_budget_init(struct moat_search_budget *b, unsigned max_ms)
+{
+	b->entries = MOAT_SEARCH_MAX_ENTRIES;
+	b->max_ms = max_ms;
+	b->deadline_ns = now_ns() + (unsigned long long)max_ms * 1000000ull;
+}
+
+/* Spend one entry: 0, or -E2BIG / -ETIMEDOUT past the budget (the clock
+ * is read every 256 entries and at each directory). */
+static int spend(struct walk *w, bool dir)
+{
+	struct moat_search_budget *b = w->budget;
+
+	if (!b->entries)
+		return -E2BIG;
+	b->entries--;
+	if ((dir || (b->entries & 255) == 0) && now_ns() >= b->deadline_ns)
+		return -ETIMEDOUT;
+	return 0;
+}
+
 static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 {
 	char path[PATH_MAX];
@@ -186,6 +217,8 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 	DIR *d;
 	int r = 0;
 
+	if ((r = spend(w, true)) < 0)
+		return r;
 	d = opendir(it->path);
 	if (!d) {
 		/* SECURITY: only a directory the user cannot read (or that went
@@ -200,10 +233,8 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (++w->entries > HOOK_SEARCH_MAX_ENTRIES) {
-			r = -E2BIG;
+		if ((r = spend(w, false)) < 0)
 			break;
-		}
 		n = snprintf(path, sizeof(path), "%s%s%s", it->path,
 			     dl && it->path[dl - 1] == '/' ? "" : "/", e->d_name);
 		if (n < 0 || (size_t)n >= sizeof(path)) {
@@ -220,7 +251,7 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 						     : DT_REG;
 		}
 		if (type == DT_DIR) {
-			if (it->depth + 1 > HOOK_SEARCH_MAX_DEPTH) {
+			if (it->depth + 1 > MOAT_SEARCH_MAX_DEPTH) {
 				r = -E2BIG;
 				break;
 			}
@@ -259,7 +290,7 @@ static int compile_filters(struct walk *w, const char *filter, unsigned flags)
 
 	if (!filter || !filter[0])
 		return 0;
-	if ((flags & HOOK_SEARCH_GREP_GLOB) && hook_search_pieces(filter, &pieces, &n) < 0)
+	if ((flags & MOAT_SEARCH_GREP_GLOB) && moat_search_pieces(filter, &pieces, &n) < 0)
 		return -ENOMEM;
 	w->filter = calloc(n ? n : 1, sizeof(*w->filter) + sizeof(*w->filter_by_name));
 	if (!w->filter) {
@@ -291,16 +322,17 @@ out:
 	return r;
 }
 
-int hook_search_denied(const struct moat_policy *p, const char *root, const char *filter,
-		       unsigned flags, char *hit, size_t hitsz, struct moat_decision *why)
+int moat_search_denied(const struct moat_policy *p, const char *root, const char *filter,
+		       unsigned flags, struct moat_search_budget *budget, char *hit, size_t hitsz,
+		       struct moat_decision *why)
 {
-	struct walk w = {.p = p, .hit = hit, .hitsz = hitsz, .why = why};
+	struct walk w = {.p = p, .budget = budget, .hit = hit, .hitsz = hitsz, .why = why};
 	struct queue q = {0};
 	char real[PATH_MAX];
 	struct stat st;
 	int r;
 
-	if (!p || !root || root[0] != '/')
+	if (!p || !root || root[0] != '/' || !budget)
 		return -EINVAL;
 	/* (the policy checked the root as written, its links and its target) */
 	if (!realpath(root, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
