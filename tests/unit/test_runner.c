@@ -375,6 +375,30 @@ static void test_fallback(void)
 	CHECK(strstr(res.warning, "cannot enforce pid-namespace") != NULL);
 	CHECK(strstr(res.sandbox, "\"missing\":[") && strstr(res.sandbox, "pid-namespace"));
 
+	/* accepted gaps: one accepted, the others still refuse; all of them
+	 * accepted, it runs, saying each */
+	req_init(&rq, NULL);
+	rq.accept_gaps = 1u << MOAT_FEAT_PIDNS;
+	CHECK_INT(run_sh(&rq, &res, cmd), 0);
+	CHECK_INT(res.status, MOAT_RUN_EXIT_SETUP);
+	CHECK(!exists(p));
+	CHECKF(strstr(res.error, "refusing to run without: ") &&
+		   !strstr(res.error, "pid-namespace") && strstr(res.error, "metadata"),
+	       "the refusal names the others (%s)", res.error);
+	CHECK(strstr(res.warning, "warning: not enforced (accepted): pid-namespace") != NULL);
+	CHECK(strstr(res.hint, "--accept-gap ") && !strstr(res.hint, "pid-namespace"));
+	CHECK(strstr(res.sandbox, "\"accepted\":[\"pid-namespace\"]") != NULL);
+	req_init(&rq, NULL);
+	rq.accept_gaps = (1u << MOAT_FEAT__COUNT) - 1;
+	CHECK_INT(run_sh(&rq, &res, cmd), 0);
+	CHECK_INT(res.status, 0);
+	CHECK(exists(p));
+	CHECK_STR(res.error, "");
+	CHECK(strstr(res.warning, "not enforced (accepted): metadata") != NULL);
+	CHECK(strstr(res.sandbox, "\"accepted\":[") &&
+	      strstr(strstr(res.sandbox, "\"accepted\":["), "pid-namespace"));
+	unlink(p);
+
 	/* ask: the callback decides; without one it is a refusal */
 	moat_profile_init(&ov, "flags");
 	moat_profile_copy(&ov, &over);
