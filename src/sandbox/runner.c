@@ -1007,23 +1007,13 @@ replan:
 		unsigned extra_set = 0;
 
 		if (sp->mounts.guard_over[0]) {
-			extra_set |= 1u << MOAT_FEAT_PROTECTED;
 			size_t l = strlen(extra);
 
+			extra_set |= 1u << MOAT_FEAT_PROTECTED;
 			snprintf(extra + l, sizeof(extra) - l,
 				 "%swithout a mount namespace these protected directories have too "
 				 "many entries to be put back after the run, only replaced whole: %s",
 				 l ? "; " : "", sp->mounts.guard_over);
-		}
-		if (sp->uncarved[0]) {
-			size_t l = strlen(extra);
-
-			extra_set |= 1u << MOAT_FEAT_SECRETS;
-			snprintf(extra + l, sizeof(extra) - l,
-				 "%swithout a mount namespace these masked paths stay readable "
-				 "(they are inside the workspace): %s. hint: enable unprivileged "
-				 "user namespaces, or move them out of the workspace",
-				 l ? "; " : "", sp->uncarved);
 		}
 		if (rq->arm_only) {
 			/* SECURITY: the files' identities before the child
@@ -1058,6 +1048,13 @@ replan:
 		}
 		if (fallback(&st, plan, extra_set, extra[0] ? extra : NULL))
 			goto out;
+		if (sp->carved[0])
+			tell(&st,
+			     "warning: without a mount namespace the masked paths are left out of "
+			     "Landlock's rules, so nothing new can be created directly in these "
+			     "directories, which hold one (their files stay writable, their other "
+			     "subdirectories as ever): %s",
+			     sp->carved);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;

@@ -59,12 +59,16 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 /* Build the ruleset for the plan in the calling (parent) process, in
  * *ret_fd when it is a ruleset already (moat_landlock_create), else in a
  * new one. scratch is the per-call TMPDIR when the plan has one, else NULL.
- * Without a mount namespace the masked paths in m are left out of the read
- * rules; the ones another rule covers (inside the workspace) are listed in
- * uncarved. Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the
- * plan has no Landlock; on failure the fd is closed and *ret_fd is -1. */
+ * Without a mount namespace the masked paths in m are left out of every
+ * rule, inside the workspace too (rules carved around them, landlock.c);
+ * the writable directories that hold one, where new entries therefore
+ * cannot be made, are listed in carved (", "-joined, cut with "..."; may be
+ * NULL). A carve it cannot make (too many rules, too deep) fails: nothing
+ * masked is ever granted. Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or
+ * -1 when the plan has no Landlock; on failure the fd is closed and
+ * *ret_fd is -1. */
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err);
+			int *ret_fd, char *carved, size_t carved_sz, struct moat_error *err);
 /* Rules for directories that get a fresh mount in the child (private /tmp,
  * /dev/shm, /run, /proc): Landlock ignores rules on a covered mount point,
  * so these are added by the child, on the new mounts, before enforcing. */
@@ -399,7 +403,8 @@ struct moat_spawn {
 	char **envp;
 	size_t env_dropped;
 	char scratch[256];  /* per-call TMPDIR (plans without a mount namespace), "" none */
-	char uncarved[512]; /* masked paths Landlock could not leave out (no mount namespace) */
+	char carved[512];   /* writable directories holding a masked path, without a mount
+			     * namespace: nothing new can be made in them (landlock.c) */
 	uid_t uid;
 	gid_t gid;
 	int parent_pidfd;

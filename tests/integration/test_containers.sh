@@ -40,6 +40,10 @@ echo "ssh-SECRET1" >"$H/.ssh/id_rsa"
 echo "aws-SECRET2" >"$H/.aws/credentials"
 echo "API_KEY=env-SECRET3" >"$WS/.env"
 echo "hello" >"$WS/a.txt"
+mkdir -p "$WS/sub/dir" "$WS/w"
+echo "pem-SECRET5" >"$WS/sub/dir/key.pem"
+echo "readme" >"$WS/README"
+echo "notes" >"$WS/sub/dir/notes.txt"
 
 # in WRAP...: run moat under the container kind's wrapper
 WRAP=()
@@ -98,9 +102,9 @@ common() {
 		'! grep -q SECRET <<<"$out"'
 	m run --fallback warn -- sh -c "echo x >'$T/outside/w'" 2>/dev/null
 	check "$kind: no write outside the workspace" [ ! -e "$T/outside/w" ]
-	m run --fallback warn -- sh -c 'echo new >b.txt' 2>/dev/null
-	check "$kind: the workspace stays writable" [ "$(cat "$WS/b.txt" 2>/dev/null)" = new ]
-	rm -f "$WS/b.txt"
+	m run --fallback warn -- sh -c 'echo new >w/b.txt' 2>/dev/null
+	check "$kind: the workspace stays writable" [ "$(cat "$WS/w/b.txt" 2>/dev/null)" = new ]
+	rm -f "$WS/w/b.txt"
 	out=$(m run --fallback warn --net deny -- python3 -c '
 import socket
 try:
@@ -108,6 +112,37 @@ try:
 except OSError as e:
     print("refused", e.errno)' 2>/dev/null)
 	checke "$kind: --net deny refuses an outside connection ($out)" '[[ "$out" == refused* ]]'
+}
+
+# the workspace's own secrets without a mount namespace: Landlock's rules
+# carved around them (checked from outside; as root, and as nobody when
+# the test runs as root)
+carve_checks() {
+	local kind=$1 who=$2 out
+	out=$(m run --fallback warn -- sh -c 'cat .env; cat sub/dir/key.pem' 2>/dev/null)
+	checke "$kind ($who): cat .env and cat sub/dir/key.pem get nothing" '! grep -q SECRET <<<"$out"'
+	out=$(m run --fallback warn -- sh -c 'cat README sub/dir/notes.txt' 2>/dev/null)
+	check "$kind ($who): their neighbours are readable" [ "$out" = "readme
+notes" ]
+	m run --fallback warn -- sh -c 'echo more >>README; echo more >>sub/dir/notes.txt' 2>/dev/null
+	check "$kind ($who): a neighbour file stays writable" \
+		[ "$(cat "$WS/README" "$WS/sub/dir/notes.txt" | paste -sd' ')" = "readme more notes more" ]
+	m run --fallback warn -- sh -c 'echo x >new.txt; echo x >sub/dir/new.txt' 2>"$T/err"
+	checke "$kind ($who): no new file beside them (the honest cost), and moat says where" \
+		'[ ! -e "$WS/new.txt" ] && [ ! -e "$WS/sub/dir/new.txt" ] && grep -q "nothing new can be created directly in these directories.*$WS/sub/dir" "$T/err"'
+	m run --fallback warn -- sh -c 'rm -f .env; mv sub/dir/key.pem w/k; ln .env w/l' 2>/dev/null
+	checke "$kind ($who): they cannot be removed, moved or linked out" \
+		'grep -q SECRET3 "$WS/.env" && grep -q SECRET5 "$WS/sub/dir/key.pem" && [ ! -e "$WS/w/k" ] && [ ! -e "$WS/w/l" ]'
+	chmod 000 "$WS/sub/dir/key.pem"
+	out=$(m run --fallback warn -- sh -c 'chmod 644 sub/dir/key.pem; cat sub/dir/key.pem' 2>/dev/null)
+	chmod 644 "$WS/sub/dir/key.pem"
+	checke "$kind ($who): one unreadable to its owner now stays unreadable after a chmod" \
+		'! grep -q SECRET <<<"$out"'
+	printf 'readme\n' >"$WS/README"
+	printf 'notes\n' >"$WS/sub/dir/notes.txt"
+	out=$(m run -- true 2>&1)
+	checke "$kind ($who): the refusal does not list workspace secrets as a gap" \
+		'! grep -q "refusing to run without:.*secrets" <<<"$out" && ! grep -q "stay readable" <<<"$out"'
 }
 
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
@@ -174,10 +209,19 @@ else
 		check "$kind: status: no user namespaces, none made as root" \
 			[ "$(kfield user_namespaces):$(kfield namespaces_without_userns)" = false:false ]
 		common "$kind" pid-namespace
+		carve_checks "$kind" root
 		RUN_IN=$T/ws-clean
 		accept_gaps "$kind"
 		RUN_IN=$WS
 	done
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+		chown -R nobody "$WS" "$H"
+		WRAP=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$RULES")
+		carve_checks docker nobody
+		chown -R root "$WS" "$H"
+	else
+		skip "docker kind as nobody: needs root and setpriv"
+	fi
 fi
 
 # ---- the masked-proc kind (podman, Kubernetes) ----
