@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -917,11 +918,19 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 
 		/* with the network denied, the child starts now and creates its
 		 * namespaces (the network namespace is the costliest step) while
-		 * we probe, plan and prepare the rest */
+		 * we probe, plan and prepare the rest. With the host's network,
+		 * under a seccomp filter of someone else's (a container's: Docker
+		 * refuses the namespaces' clone there), too: a refused clone is
+		 * then known before the preparation, not after it (which then ran
+		 * twice); elsewhere the clone waits for the plan (an early child
+		 * with no network namespace to make gains nothing) */
+		bool allow = prof.net == MOAT_NET_ALLOW;
+
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
-					prof.net == MOAT_NET_DENY,
-				    false, rq->exit_after, rq->detach_teardown, &refused, &e);
+					(prof.net == MOAT_NET_DENY ||
+					 (allow && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2)),
+				    allow, rq->exit_after, rq->detach_teardown, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
