@@ -129,9 +129,10 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
  * its own, so in a writable rule (the workspace) new entries cannot be
  * made directly in a directory that holds a masked path (its granted
  * subdirectories work as ever); those directories are reported (carved).
- * The rule count is bounded (LL_CARVE_MAX_RULES, refused past it): each
- * rule costs about 100 bytes of kernel memory and 2 to 15 us to add
- * (docs/sandbox.md). */
+ * The rule count (LL_CARVE_MAX_RULES) and the depth of a walk are
+ * bounded: past either a rule is granted whole and its masked paths are
+ * reported uncarved (add_rule_uncarved), a gap. Each rule costs about 100
+ * bytes of kernel memory and 2 to 15 us to add (docs/sandbox.md). */
 #define LL_CARVE_MAX_RULES 65536
 #define LL_CARVE_MAX_DEPTH 64
 
@@ -141,8 +142,7 @@ struct carve {
 	size_t n;
 	size_t budget; /* rules left */
 	const struct moat_plan *p;
-	char *carved;	  /* writable directories that hold a masked path, ", "-joined */
-	size_t carved_sz; /* (0: not asked for) */
+	struct moat_ll_report *rep; /* what to tell (may be NULL) */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -204,17 +204,21 @@ static bool other_rule_covers(const struct carve *c, const char *path, uint64_t 
 	return false;
 }
 
+/* Append path to the ", "-joined list in buf (cut with "..." when full). */
+static void list_add(char *buf, size_t sz, const char *path)
+{
+	size_t l = strlen(buf);
+
+	if (l + strlen(path) + 8 < sz)
+		snprintf(buf + l, sz - l, "%s%s", l ? ", " : "", path);
+	else if (l + 5 < sz && (l < 3 || strcmp(buf + l - 3, "...")))
+		snprintf(buf + l, sz - l, ", ...");
+}
+
 static void note_carved(struct carve *c, const char *path)
 {
-	size_t l;
-
-	if (!c->carved_sz)
-		return;
-	l = strlen(c->carved);
-	if (l + strlen(path) + 8 < c->carved_sz)
-		snprintf(c->carved + l, c->carved_sz - l, "%s%s", l ? ", " : "", path);
-	else if (l + 5 < c->carved_sz && (l < 3 || strcmp(c->carved + l - 3, "...")))
-		snprintf(c->carved + l, c->carved_sz - l, ", ...");
+	if (c->rep)
+		list_add(c->rep->carved, sizeof(c->rep->carved), path);
 }
 
 /* Grant access on every entry of the directory dirpath (open as dfd; it
@@ -416,15 +420,38 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 	return 0;
 }
 
-int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *carved, size_t carved_sz, struct moat_error *err)
+/* A rule too costly to carve (too many rules, too deep): granted whole
+ * instead, the masked paths below it reported uncarved, for the runner's
+ * fallback policy to refuse unless the gap is accepted. What the aborted
+ * carve had added is a part of this grant (same rights, inside its path),
+ * so the ruleset ends up as if that rule were never carved. Never for "/"
+ * (a rule on "/" itself would grant the devices). */
+static int add_rule_uncarved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
+			     struct carve *c, size_t carved_len, struct moat_error *err)
 {
-	struct carve carve = {.v = NULL, .carved = carved, .carved_sz = carved ? carved_sz : 0};
+	char key[PATH_MAX + 1];
+	size_t l = strlen(fr->path), i;
+
+	if (!strcmp(fr->path, "/") || !c->rep || l + 2 > sizeof(key))
+		return -E2BIG;
+	c->rep->carved[carved_len] = '\0'; /* (those directories take new entries now) */
+	memcpy(key, fr->path, l);
+	memcpy(key + l, "/", 2);
+	for (i = carve_lower(c, key); i < c->n && !strncmp(c->v[i], key, l + 1); i++)
+		list_add(c->rep->uncarved, sizeof(c->rep->uncarved), c->v[i]);
+	moat_error_clear(err);
+	return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
+}
+
+int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
+			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err)
+{
+	struct carve carve = {.v = NULL, .rep = rep};
 	uint64_t dev_rights;
 	int fd = *ret_fd, r = 0;
 
-	if (carved && carved_sz)
-		carved[0] = '\0';
+	if (rep)
+		rep->carved[0] = rep->uncarved[0] = '\0';
 	if (!p->landlock)
 		return 0;
 	r = plan_carve(p, m, &carve, err);
@@ -438,10 +465,13 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const struct moat_fs_rule *fr = &p->fs[i];
 		uint64_t a = moat_landlock_access(fr->access, &p->ll);
+		size_t carved_len = rep ? strlen(rep->carved) : 0;
 
 		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
 		r = add_rule_carved(fd, fr, a, &carve, err);
+		if (r == -E2BIG)
+			r = add_rule_uncarved(fd, fr, a, &carve, carved_len, err);
 	}
 	free(carve.v);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */

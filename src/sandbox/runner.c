@@ -181,7 +181,7 @@ static int fallback(struct runner *st, const struct moat_plan *p, unsigned extra
 		tell_gaps(st, p, accepted & planned, "warning: not enforced (accepted):", false);
 	if (!left) {
 		if (extra_gap)
-			tell(st, "warning: %s (accepted)", extra_gap);
+			tell(st, "warning: not enforced (accepted): %s", extra_gap);
 		return 0;
 	}
 	n = moat_gap_set_names(left, ", ", names, sizeof(names));
@@ -247,16 +247,16 @@ static const char *step_hint(const struct moat_spawn *s)
 	}
 }
 
-static void json_names(struct moat_buf *b, const struct moat_plan *p, int which)
+/* The names of set, as a JSON array. */
+static void json_set(struct moat_buf *b, unsigned set)
 {
 	bool first = true;
 
 	moat_buf_putc(b, '[');
 	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
-		const struct moat_plan_feature *x = &p->feat[f];
 		const char *name = moat_feature_name((enum moat_feature)f);
 
-		if (!x->requested || (which == 1 && !x->enforced) || (which == 2 && x->enforced))
+		if (!(set & (1u << f)))
 			continue;
 		if (!first)
 			moat_buf_putc(b, ',');
@@ -267,35 +267,31 @@ static void json_names(struct moat_buf *b, const struct moat_plan *p, int which)
 }
 
 /* ret->sandbox: what was requested, what this kernel enforces, the limits,
- * for the audit record and the bash tool's result. */
-static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p, unsigned accepted)
+ * for the audit record and the bash tool's result. extra: gaps preparing
+ * the sandbox found (masked paths it could not carve around), missing
+ * although the plan has them enforced. */
+static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p, unsigned accepted,
+			 unsigned extra)
 {
 	struct moat_buf b = MOAT_BUF_INIT;
+	unsigned requested = 0, missing = moat_plan_gap_set(p) | extra;
 
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++)
+		if (p->feat[f].requested)
+			requested |= 1u << f;
+	missing &= requested;
 	moat_buf_puts(&b, "{\"profile\":");
 	moat_buf_json_str(&b, p->profile, strlen(p->profile));
 	moat_buf_puts(&b, ",\"requested\":");
-	json_names(&b, p, 0);
+	json_set(&b, requested);
 	moat_buf_puts(&b, ",\"enforced\":");
-	json_names(&b, p, 1);
+	json_set(&b, requested & ~missing);
 	moat_buf_puts(&b, ",\"missing\":");
-	json_names(&b, p, 2);
+	json_set(&b, missing);
+	/* the user accepts going without these: the ones missing here */
 	if (accepted) {
-		/* the user accepts going without these: the ones missing here */
-		bool first = true;
-
-		moat_buf_puts(&b, ",\"accepted\":[");
-		for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
-			const char *name = moat_feature_name((enum moat_feature)f);
-
-			if (!(moat_plan_gap_set(p) & accepted & (1u << f)))
-				continue;
-			if (!first)
-				moat_buf_putc(&b, ',');
-			moat_buf_json_str(&b, name, strlen(name));
-			first = false;
-		}
-		moat_buf_putc(&b, ']');
+		moat_buf_puts(&b, ",\"accepted\":");
+		json_set(&b, missing & accepted);
 	}
 	moat_buf_printf(&b,
 			",\"network\":\"%s\",\"limits\":{\"memory_mb\":%llu,\"pids\":%ld,"
@@ -846,7 +842,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		plan->timeout_s = warm->in_prof_timeout > 0 && warm->in_prof_timeout <= rq->timeout_s
 					  ? warm->in_prof_timeout
 					  : rq->timeout_s;
-		sandbox_json(ret, plan, accepted_set(rq));
+		sandbox_json(ret, plan, accepted_set(rq), 0);
 		take_kept(warm, plan, rq);
 		if (fallback(&st, plan, 0, NULL)) {
 			moat_spawn_disarm(sp);
@@ -964,7 +960,7 @@ replan:
 		if (r)
 			goto out;
 	}
-	sandbox_json(ret, plan, accepted_set(rq));
+	sandbox_json(ret, plan, accepted_set(rq), 0);
 	if (rq->scan_only || rq->sweep_only) {
 		if (rq->scan_only)
 			moat_ns_scan_ahead(plan);
@@ -1024,6 +1020,17 @@ replan:
 				 "many entries to be put back after the run, only replaced whole: %s",
 				 l ? "; " : "", sp->mounts.guard_over);
 		}
+		if (sp->ll_rep.uncarved[0]) {
+			size_t l = strlen(extra);
+
+			extra_set |= 1u << MOAT_FEAT_SECRETS;
+			snprintf(extra + l, sizeof(extra) - l,
+				 "%swithout a mount namespace these masked paths stay readable "
+				 "(secrets): carving Landlock's rules around them would take too "
+				 "many rules or go too deep: %s. hint: move them out of crowded or "
+				 "deep directories, or enable user namespaces",
+				 l ? "; " : "", sp->ll_rep.uncarved);
+		}
 		if (rq->arm_only) {
 			/* SECURITY: the files' identities before the child
 			 * mounts on them: a file replaced in between is then
@@ -1055,15 +1062,17 @@ replan:
 			ret->status = 0;
 			goto out;
 		}
+		if (extra_set)
+			sandbox_json(st.ret, plan, accepted_set(rq), extra_set);
 		if (fallback(&st, plan, extra_set, extra[0] ? extra : NULL))
 			goto out;
-		if (sp->carved[0])
+		if (sp->ll_rep.carved[0])
 			tell(&st,
 			     "warning: without a mount namespace the masked paths are left out of "
 			     "Landlock's rules, so nothing new can be created directly in these "
 			     "directories, which hold one (their files stay writable, their other "
 			     "subdirectories as ever): %s",
-			     sp->carved);
+			     sp->ll_rep.carved);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;

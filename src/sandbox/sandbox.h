@@ -61,14 +61,20 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
  * new one. scratch is the per-call TMPDIR when the plan has one, else NULL.
  * Without a mount namespace the masked paths in m are left out of every
  * rule, inside the workspace too (rules carved around them, landlock.c);
- * the writable directories that hold one, where new entries therefore
- * cannot be made, are listed in carved (", "-joined, cut with "..."; may be
- * NULL). A carve it cannot make (too many rules, too deep) fails: nothing
- * masked is ever granted. Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or
- * -1 when the plan has no Landlock; on failure the fd is closed and
- * *ret_fd is -1. */
+ * rep (may be NULL) lists the writable directories that hold one, where
+ * new entries therefore cannot be made (carved), and the masked paths a
+ * rule other than "/"'s was too costly to carve around (too many rules,
+ * too deep: that rule is granted whole, so they stay readable: uncarved,
+ * a gap the caller must put to the fallback policy before anything runs;
+ * without rep, and for "/", such a rule fails). Returns the ruleset fd
+ * (O_CLOEXEC) in *ret_fd, or -1 when the plan has no Landlock; on failure
+ * the fd is closed and *ret_fd is -1. */
+struct moat_ll_report {
+	char carved[512];   /* ", "-joined, cut with "..." */
+	char uncarved[512]; /* the same */
+};
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *carved, size_t carved_sz, struct moat_error *err);
+			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err);
 /* Rules for directories that get a fresh mount in the child (private /tmp,
  * /dev/shm, /run, /proc): Landlock ignores rules on a covered mount point,
  * so these are added by the child, on the new mounts, before enforcing. */
@@ -403,8 +409,7 @@ struct moat_spawn {
 	char **envp;
 	size_t env_dropped;
 	char scratch[256];  /* per-call TMPDIR (plans without a mount namespace), "" none */
-	char carved[512];   /* writable directories holding a masked path, without a mount
-			     * namespace: nothing new can be made in them (landlock.c) */
+	struct moat_ll_report ll_rep; /* without a mount namespace: the carve (landlock.c) */
 	uid_t uid;
 	gid_t gid;
 	int parent_pidfd;

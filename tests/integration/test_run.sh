@@ -1115,10 +1115,14 @@ if [ "$NOUSERNS" = 1 ]; then
 	for i in $(seq 41 70); do deep2="$deep2/d$i"; done
 	mkdir -p "$deep2" && echo "deep-SECRET8" >"$deep2/.env"
 	[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
-	out=$(m --fallback warn -- sh -c "cat '$deep2/.env'" 2>&1)
+	gaps=$(python3 -c 'import json,sys; f = json.loads(sys.argv[1])["features"]; print(",".join(k for k, v in f.items() if v["requested"] and not v["enforced"]))' "$status_json")
+	out=$(m --accept-gap "$gaps" -- sh -c "cat '$deep2/.env'" 2>&1)
 	rc=$?
-	check "a .env 70 levels down, too deep to carve around: refused (rc $rc)" \
-		cond '[ $rc = 125 ] && ! grep -q deep-SECRET8 <<<"$out" && grep -q "too deep to carve" <<<"$out"'
+	check "a .env 70 levels down, too deep to carve around: refused as the secrets gap (rc $rc)" \
+		cond '[ $rc = 125 ] && ! grep -q deep-SECRET8 <<<"$out" && grep -q "refusing to run without: secrets" <<<"$out" && grep -q "d70/.env" <<<"$out"' || echo "# $out"
+	out=$(m --accept-gap "$gaps,secrets" -- sh -c "cat '$deep2/.env'" 2>&1)
+	check "... which --accept-gap secrets accepts, saying so" \
+		cond 'grep -q deep-SECRET8 <<<"$out" && grep -q "not enforced (accepted): without a mount namespace these masked paths stay readable" <<<"$out"'
 	rm -rf "$WS/deep/d1/d2/d3/d4/d5/d6/d7/d8/d9/d10/d11/d12/d13/d14/d15/d16/d17/d18/d19/d20/d21/d22/d23/d24/d25/d26/d27/d28/d29/d30/d31/d32/d33/d34/d35/d36/d37/d38/d39/d40/d41"
 fi
 mkdir -p "$WS/deep/many" && (cd "$WS/deep/many" && seq 1 1100 | sed 's/$/.txt/' | xargs touch)
