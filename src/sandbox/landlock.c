@@ -252,7 +252,7 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 	}
 	while ((e = readdir(d)) && r == 0) {
 		char child[PATH_MAX];
-		bool is_dir = e->d_type == DT_DIR;
+		bool is_dir = e->d_type == DT_DIR, below;
 		struct stat st;
 		int fd;
 
@@ -270,14 +270,19 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
-		if (e->d_type == DT_UNKNOWN) {
+		below = carve_below(c, child);
+		/* SECURITY: the type the rule is made for is the inode's, not the
+		 * directory entry's: a name with masked paths below it that is
+		 * listed as a file was replaced since the scan, and a file rule
+		 * on what is a directory now would grant everything below it */
+		if (e->d_type == DT_UNKNOWN || (below && !is_dir)) {
 			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
 				close(fd);
 				continue;
 			}
 			is_dir = S_ISDIR(st.st_mode);
 		}
-		if (is_dir && carve_below(c, child)) {
+		if (is_dir && below) {
 			int sub;
 
 			close(fd);
