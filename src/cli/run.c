@@ -55,6 +55,8 @@ static const char run_help[] =
     "  --mem MB  --pids N  --timeout S  --cpu S  --fsize MB  --nofile N\n"
     "enforcement:\n"
     "  --fallback POLICY   deny (default) | ask | warn: when a protection is missing\n"
+    "  --accept-gap NAME   run without protection NAME (a name moat status lists;\n"
+    "                      repeatable, or NAME,NAME); other missing ones still refuse\n"
     "  --config FILE       the configuration (default: $XDG_CONFIG_HOME/moat/config.json)\n"
     "  --print-plan        print the plan as JSON and exit\n"
     "\n"
@@ -79,6 +81,7 @@ struct run_opts {
 	const char *config;
 	bool tmp_workspace;
 	bool print_plan;
+	unsigned accept_gaps; /* --accept-gap: bits of enum moat_feature */
 	struct moat_profile over; /* the flags, as the last profile layer */
 	char **argv;
 };
@@ -239,6 +242,21 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			if (moat_parse_fallback(v, &ov->fallback) < 0)
 				return run_fail("bad --fallback value '%s': deny, ask or warn", v);
 			ov->set |= MOAT_PF_FALLBACK;
+		} else if (VALUE_OPT("--accept-gap")) {
+			const char *badname;
+			size_t badlen;
+			char names[512];
+
+			if (bad)
+				return bad;
+			if (moat_parse_gap_list(v, &o->accept_gaps, &badname, &badlen) < 0) {
+				moat_gap_set_names((1u << MOAT_FEAT__COUNT) - 1, ", ", names,
+						   sizeof(names));
+				return run_fail("bad --accept-gap value '%.*s': expected protection "
+						"names (comma-separated) of: %s",
+						(int)(badlen ? badlen : strlen(v)),
+						badlen ? badname : v, names);
+			}
 		} else if (VALUE_OPT("--mem")) {
 			if (bad || (bad = opt_long(v, "--mem", MOAT_PLAN_MAX_MEM_MB, &num)))
 				return bad;
@@ -395,6 +413,7 @@ int cmd_run(int argc, char **argv)
 	rq.denied_extra = &denied_extra;
 	rq.denied_project = &denied_project;
 	rq.ask = ask_tty;
+	rq.accept_gaps = o.accept_gaps;
 	rq.print_plan = o.print_plan;
 	rq.say = say_line;
 	/* cmd_run's caller exits with its status, and our shell waits for that */

@@ -58,6 +58,8 @@ int cmd_status(int argc, char **argv)
 	char cwd[PATH_MAX];
 	bool json = false;
 	size_t gaps;
+	unsigned accepted; /* the gaps sandbox.accept_gaps accepts */
+	char names[512];
 	int r;
 
 	moat_error_clear(&err);
@@ -129,6 +131,7 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	gaps = moat_plan_gaps(plan, NULL, 0);
+	accepted = moat_plan_gap_set(plan) & cp.user->sandbox_accept_gaps;
 	if (json) {
 		struct moat_buf b = MOAT_BUF_INIT;
 		bool first = true;
@@ -156,7 +159,8 @@ int cmd_status(int argc, char **argv)
 			moat_buf_json_str(&b, x->mechanism, strlen(x->mechanism));
 			moat_buf_puts(&b, ", \"hint\": ");
 			moat_buf_json_str(&b, x->hint, strlen(x->hint));
-			moat_buf_putc(&b, '}');
+			moat_buf_printf(&b, ", \"accepted\": %s}",
+					(accepted & (1u << f)) ? "true" : "false");
 		}
 		moat_buf_puts(&b, "\n}}\n");
 		if (!b.oom)
@@ -189,17 +193,28 @@ int cmd_status(int argc, char **argv)
 
 			printf("%-16s %-9s %-8s %s\n", moat_feature_name((enum moat_feature)f),
 			       x->requested ? "yes" : "no",
-			       !x->requested ? "-"
-			       : x->enforced ? "yes"
-					     : "NO",
+			       !x->requested		 ? "-"
+			       : x->enforced		 ? "yes"
+			       : (accepted & (1u << f)) ? "accepted"
+							 : "NO",
 			       !x->requested ? moat_feature_summary((enum moat_feature)f)
 			       : x->enforced ? x->mechanism
 					     : x->hint);
 		}
-		if (gaps)
-			printf("\n%zu requested protection(s) cannot be enforced here; `moat run` "
-			       "refuses unless --fallback warn\n",
+		moat_gap_set_names(moat_plan_gap_set(plan) & ~accepted, ",", names, sizeof(names));
+		if (gaps && moat_plan_gap_set(plan) == accepted)
+			printf("\n%zu requested protection(s) cannot be enforced here, all accepted "
+			       "(sandbox.accept_gaps): `moat run` runs without them\n",
 			       gaps);
+		else if (gaps && plan->fallback == MOAT_FALLBACK_WARN)
+			printf("\n%zu requested protection(s) cannot be enforced here; `moat run` "
+			       "warns and runs without them (fallback warn)\n",
+			       gaps);
+		else if (gaps)
+			printf("\n%zu requested protection(s) cannot be enforced here; `moat run` "
+			       "refuses unless --accept-gap %s (or sandbox.accept_gaps) or "
+			       "--fallback warn\n",
+			       gaps, names);
 	}
 	moat_plan_free(plan);
 	moat_profile_release(&prof);

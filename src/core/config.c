@@ -2230,6 +2230,41 @@ static int h_sandbox_fallback(struct walker *w, const struct key_spec *s, json_t
 	return 0;
 }
 
+static int accept_gap_element(struct walker *w, size_t i, json_t *v, size_t off, void *ud)
+{
+	struct moat_config *c = ud;
+	char names[512];
+	int f, r = expect_type(w, v, off, JSON_STRING);
+
+	(void)i;
+	if (r < 0)
+		return r;
+	f = moat_feature_by_name(json_string_value(v), json_string_length(v));
+	if (f < 0) {
+		moat_gap_set_names((1u << MOAT_FEAT__COUNT) - 1, ", ", names, sizeof(names));
+		return fail_at(w, off, "unknown protection \"%.64s\" (expected one of: %s)",
+			       json_string_value(v), names);
+	}
+	c->sandbox_accept_gaps |= 1u << f;
+	return 0;
+}
+
+/* sandbox.accept_gaps: names of protections (moat_feature_name) */
+static int h_sandbox_accept_gaps(struct walker *w, const struct key_spec *s, json_t *v,
+				 size_t off, void *t)
+{
+	struct moat_config *c = t;
+	int r;
+
+	c->sandbox_accept_gaps = 0;
+	if (json_is_null(v))
+		return 0;
+	r = expect_type(w, v, off, JSON_ARRAY);
+	if (r < 0)
+		return r;
+	return walk_elements(w, v, off, accept_gap_element, c);
+}
+
 static bool valid_tool_name(const char *s);
 
 struct rule_ctx {
@@ -2436,6 +2471,7 @@ static const struct key_spec sandbox_specs[] = {
     {"linux", h_sandbox_linux, P_ANY, false, 0},
     {"profile", h_sandbox_profile, P_NEVER, false, 0},
     {"fallback", h_sandbox_fallback, P_NEVER, false, 0},
+    {"accept_gaps", h_sandbox_accept_gaps, P_NEVER, false, 0},
     {"profiles", h_profiles, P_NEVER, false, 0},
     {"rules", h_sandbox_rules, P_NEVER, false, 0},
     /* Aar compatibility: settings for other platforms, ignored */
@@ -2805,6 +2841,8 @@ static const char *project_refusal(const struct key_spec *s)
 		return "a repository must not pre-approve its own tool calls";
 	if (s->fn == h_audit_log)
 		return "a repository must not move the audit log";
+	if (s->fn == h_sandbox_accept_gaps)
+		return "a repository must not accept gaps in its own sandbox";
 	if (s->fn == h_pathlist && s >= safety_specs && s < safety_specs + nsafety_specs &&
 	    s->field == FIELD(struct moat_config, exempt_paths))
 		return "a repository must not exempt its own files from the denied paths";
@@ -3237,6 +3275,14 @@ static void put_sandbox_profiles(struct moat_buf *b, const struct moat_config *c
 	else
 		moat_buf_puts(b, "null");
 	moat_buf_puts(b, ",\n");
+	put_key(b, 3, "accept_gaps");
+	moat_buf_putc(b, '[');
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++)
+		if (c->sandbox_accept_gaps & (1u << f)) {
+			moat_buf_puts(b, (c->sandbox_accept_gaps & ((1u << f) - 1)) ? ", " : "");
+			put_str(b, moat_feature_name((enum moat_feature)f));
+		}
+	moat_buf_puts(b, "],\n");
 	put_key(b, 3, "profiles");
 	moat_buf_putc(b, '{');
 	for (size_t i = 0; i < c->nprofiles; i++) {

@@ -147,6 +147,10 @@ struct moat_config {
 	char *sandbox_profile;		 /* sandbox.profile; NULL: MOAT_PROFILE_DEFAULT */
 	struct moat_loc sandbox_profile_loc;
 	int sandbox_fallback;		 /* sandbox.fallback (enum moat_fallback); -1: unset */
+	/* sandbox.accept_gaps: the protections runs may go without (a set of
+	 * enum moat_feature bits, moat_parse_gap_list); the others still
+	 * follow the fallback policy. A user file's only. */
+	unsigned sandbox_accept_gaps;
 	struct moat_tool_rule *sandbox_rules; /* sandbox.rules, first match wins */
 	struct moat_loc *sandbox_rule_locs;   /* each rule's "profile" value */
 	size_t nsandbox_rules;

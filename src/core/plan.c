@@ -1920,13 +1920,11 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		     "command gets a scratch TMPDIR and /tmp stays read-only");
 	if (p->nmasks) {
 		/* without a mount namespace Landlock leaves the masked paths out of
-		 * its read rules; that cannot reach inside the writable workspace,
-		 * which the sandbox layer reports at run time */
+		 * every rule, the workspace's too (src/sandbox/landlock.c) */
 		feat(p, MOAT_FEAT_SECRETS, p->mntns || p->landlock, "%s",
-		     p->mntns ? "empty read-only mounts"
-		     : p->landlock
-			 ? "landlock read rules carved around them (not inside the workspace)"
-			 : "none");
+		     p->mntns	   ? "empty read-only mounts"
+		     : p->landlock ? "landlock rules carved around them, in the workspace too"
+				   : "none");
 		if (!p->mntns && !p->landlock)
 			hint(
 			    p, MOAT_FEAT_SECRETS,

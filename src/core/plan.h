@@ -545,6 +545,22 @@ bool moat_plan_fits_early(const struct moat_kfeatures *kf, bool net_allowed,
 unsigned moat_plan_seccomp_variant(const struct moat_plan *p);
 /* Number of gaps; fills names (comma separated) into out when non-NULL. */
 size_t moat_plan_gaps(const struct moat_plan *p, char *out, size_t outsz);
+
+/* ---- accepted gaps (src/core/gaps.c) ----
+ * A set of protections: bit (1u << f) for each enum moat_feature f, for
+ * the protections a user accepts to run without (sandbox.accept_gaps,
+ * --accept-gap). */
+/* The feature named by name[0..len), or -1. */
+int moat_feature_by_name(const char *name, size_t len);
+/* Add the comma-separated names of s to *set. -EINVAL for an empty list
+ * or an unknown name (*bad, *badlen: the name at fault; *set may then hold
+ * the names before it). */
+int moat_parse_gap_list(const char *s, unsigned *set, const char **bad, size_t *badlen);
+/* The names of set, in the features' order, sep between them, into out
+ * (may be NULL); returns how many. */
+size_t moat_gap_set_names(unsigned set, const char *sep, char *out, size_t outsz);
+/* The plan's gaps (requested, not enforced) as a set. */
+unsigned moat_plan_gap_set(const struct moat_plan *p);
 /* The plan as a JSON object (for --print-plan and the audit record). */
 int moat_plan_to_json(const struct moat_plan *p, struct moat_buf *out);
 /* Do two plans ask for the same sandbox: everything the same but the

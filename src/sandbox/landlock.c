@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -114,58 +115,134 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
 	return r;
 }
 
-/* Paths Landlock must leave out of the read rules (masked secrets, when
- * there is no mount namespace to cover them). */
-#define LL_CARVE_MAX_RULES 2048
-#define LL_CARVE_MAX_DEPTH 16
+/* Without a mount namespace the masked paths are honoured by leaving them
+ * out of every rule: a rule on a directory holding one is replaced by a
+ * rule on each of its other entries, and a directory holding one gets only
+ * READ_DIR itself (its names stay listable, the contents below it are
+ * governed by the entries' own rules). Landlock's rules add up along the
+ * path and attach to inodes, so nothing granted this way reaches a carved
+ * path: a command cannot read it, nor move it (removing or creating an
+ * entry in a carved directory needs rights it does not have there), nor
+ * link it under a granted name.
+ *
+ * The cost: a carved directory gets no create, remove or write right of
+ * its own, so in a writable rule (the workspace) new entries cannot be
+ * made directly in a directory that holds a masked path (its granted
+ * subdirectories work as ever); those directories are reported (carved).
+ * The rule count (LL_CARVE_MAX_RULES) and the depth of a walk are
+ * bounded: past either a rule is granted whole and its masked paths are
+ * reported uncarved (add_rule_uncarved), a gap. Each rule costs about 100
+ * bytes of kernel memory and 2 to 15 us to add (docs/sandbox.md). */
+#define LL_CARVE_MAX_RULES 65536
+#define LL_CARVE_MAX_DEPTH 64
 
 struct carve {
-	const char *v[LL_CARVE_MAX_RULES];
+	const char **v; /* the masked paths, sorted (strcmp): what lies below a
+			 * directory is one run of the list */
 	size_t n;
-	bool over; /* more masked paths than v holds: refused */
 	size_t budget; /* rules left */
+	const struct moat_plan *p;
+	struct moat_ll_report *rep; /* what to tell (may be NULL) */
 };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first index whose path is >= s. */
+static size_t carve_lower(const struct carve *c, const char *s)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(c->v[mid], s) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 static bool carve_is(const struct carve *c, const char *path)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (!strcmp(c->v[i], path))
-			return true;
-	return false;
+	size_t i = carve_lower(c, path);
+
+	return i < c->n && !strcmp(c->v[i], path);
 }
 
+/* Is a masked path strictly below path? */
 static bool carve_below(const struct carve *c, const char *path)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->v[i], path) && moat_path_within(c->v[i], path))
+	char key[PATH_MAX + 1];
+	size_t l = strlen(path), i;
+
+	if (l && path[l - 1] == '/')
+		l--; /* "/" */
+	if (l + 2 > sizeof(key))
+		return true; /* cannot tell: expanded (a deeper walk refuses) */
+	memcpy(key, path, l);
+	key[l] = '/';
+	key[l + 1] = '\0';
+	i = carve_lower(c, key);
+	return i < c->n && !strncmp(c->v[i], key, l + 1);
+}
+
+/* Another of the plan's rules is exactly this path and grants at least
+ * access: its own tree (carved the same way) covers it. */
+static bool other_rule_covers(const struct carve *c, const char *path, uint64_t access)
+{
+	for (size_t i = 0; i < c->p->nfs; i++) {
+		const struct moat_fs_rule *fr = &c->p->fs[i];
+
+		if (!strcmp(fr->path, path) &&
+		    (moat_landlock_access(fr->access, &c->p->ll) & access) == access)
 			return true;
+	}
 	return false;
 }
 
-/* Grant access on every entry of the directory dirpath (open as dfd),
- * except /dev at the root and the carved paths; directories that contain a
- * carved path are expanded the same way. SECURITY: a rule on "/" itself
- * would make every disk and /dev/mem-like node readable to a uid that owns
- * them (root), and would cover the carved secrets. */
+/* Append path to the ", "-joined list in buf (cut with "..." when full). */
+static void list_add(char *buf, size_t sz, const char *path)
+{
+	size_t l = strlen(buf);
+
+	if (l + strlen(path) + 8 < sz)
+		snprintf(buf + l, sz - l, "%s%s", l ? ", " : "", path);
+	else if (l + 5 < sz && (l < 3 || strcmp(buf + l - 3, "...")))
+		snprintf(buf + l, sz - l, ", ...");
+}
+
+static void note_carved(struct carve *c, const char *path)
+{
+	if (c->rep)
+		list_add(c->rep->carved, sizeof(c->rep->carved), path);
+}
+
+/* Grant access on every entry of the directory dirpath (open as dfd; it
+ * holds a masked path) but the masked ones; directories that hold one are
+ * walked the same way, and get READ_DIR themselves. root: dirpath is "/",
+ * whose /dev is never granted. SECURITY: a rule on "/" itself would make
+ * every disk and /dev/mem-like node readable to a uid that owns them
+ * (root), and would cover the carved secrets. */
 static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, struct carve *c,
-		    int depth, struct moat_error *err)
+		    bool root, int depth, struct moat_error *err)
 {
 	DIR *d;
 	struct dirent *e;
-	int r = 0;
+	int r;
 
-	/* the directory itself stays listable when something below is carved
-	 * out (names are visible, contents are not); a plain walk (nothing
-	 * carved) needs no rule here */
-	if (c->n) {
-		r = add_fd_rule(ruleset, dfd, access & MOAT_LL_FS_READ_DIR, true);
-		if (r < 0) {
-			close(dfd);
-			moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath,
-				       strerror(-r));
-			return r;
-		}
+	/* (a plain walk of "/", nothing masked, needs no rule on it) */
+	r = c->n ? add_fd_rule(ruleset, dfd, access & MOAT_LL_FS_READ_DIR, true) : 0;
+	if (r < 0) {
+		close(dfd);
+		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
+		return r;
 	}
+	if (c->n && (access & MOAT_LL_FS_MAKE_REG))
+		note_carved(c, dirpath);
 	d = fdopendir(dfd);
 	if (!d) {
 		r = -errno;
@@ -175,43 +252,65 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 	}
 	while ((e = readdir(d)) && r == 0) {
 		char child[PATH_MAX];
-		bool is_dir = e->d_type == DT_DIR;
+		bool is_dir = e->d_type == DT_DIR, below;
 		struct stat st;
 		int fd;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (depth == 0 && !strcmp(e->d_name, "dev"))
+		if (root && !strcmp(e->d_name, "dev"))
 			continue;
 		if (e->d_type == DT_LNK)
 			continue; /* /bin -> usr/bin: the target has its own rule */
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", depth ? dirpath : "",
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", root ? "" : dirpath,
 				     e->d_name) >= sizeof(child))
-			continue;
-		if (c->n && carve_is(c, child))
+			continue; /* (not granted: unreachable by a path anyway) */
+		if (carve_is(c, child))
 			continue; /* masked: not granted */
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
-		if (e->d_type == DT_UNKNOWN) {
+		below = carve_below(c, child);
+		/* SECURITY: the type the rule is made for is the inode's, not the
+		 * directory entry's: a name with masked paths below it that is
+		 * listed as a file was replaced since the scan, and a file rule
+		 * on what is a directory now would grant everything below it */
+		if (e->d_type == DT_UNKNOWN || (below && !is_dir)) {
 			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
 				close(fd);
 				continue;
 			}
 			is_dir = S_ISDIR(st.st_mode);
 		}
-		if (is_dir && c->n && carve_below(c, child)) {
+		if (is_dir && below) {
 			int sub;
 
 			close(fd);
+			if (other_rule_covers(c, child, access))
+				continue; /* (the workspace below "/": its own tree) */
 			if (depth >= LL_CARVE_MAX_DEPTH) {
+				r = -E2BIG;
+				moat_error_set(err,
+					       "a masked path lies more than %d directories deep "
+					       "below '%s': too deep to carve rules around. hint: "
+					       "enable user namespaces (a mount namespace masks it "
+					       "instead)",
+					       LL_CARVE_MAX_DEPTH, dirpath);
+				break;
+			}
+			if (c->budget == 0) {
 				r = -E2BIG;
 				break;
 			}
+			c->budget--;
 			sub = openat(dirfd(d), e->d_name,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				r = add_tree(ruleset, sub, child, access, c, depth + 1, err);
+			if (sub < 0) {
+				/* SECURITY: a directory holding a masked path we cannot
+				 * walk gets no rule (nothing below it is granted) */
+				continue;
+			}
+			r = add_tree(ruleset, sub, child, access, c, false, depth + 1, err);
 			continue;
 		}
 		if (c->budget == 0) {
@@ -229,67 +328,71 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 	closedir(d);
 	if (r == -E2BIG && !err->msg[0])
 		moat_error_set(err,
-			       "too many rules to leave the masked paths out of reach "
-			       "(at most %d); mask fewer paths or enable user namespaces",
+			       "too many rules to leave the masked paths out of reach without a "
+			       "mount namespace (at most %d: each entry of a directory holding a "
+			       "masked path takes one). hint: move the masked files out of crowded "
+			       "directories, or enable user namespaces (a mount namespace masks "
+			       "them instead)",
 			       LL_CARVE_MAX_RULES);
 	return r;
 }
 
-static int add_root_rule(int ruleset, uint64_t access, struct carve *c, struct moat_error *err)
+/* One of the plan's rules: on its path whole, or carved (add_tree) when a
+ * masked path lies below it. */
+static int add_rule_carved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
+			   struct carve *c, struct moat_error *err)
 {
-	if (c->over) {
-		moat_error_set(err,
-			       "more than %d masked paths to leave out of reach without a mount "
-			       "namespace; mask fewer paths or enable user namespaces",
-			       LL_CARVE_MAX_RULES);
-		return -E2BIG;
-	}
-	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool root = !strcmp(fr->path, "/");
+	int fd;
 
+	if (!root && (!c->n || !carve_below(c, fr->path)))
+		return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
+	fd = open(fr->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		moat_error_set(err, "cannot open '/': %s", strerror(errno));
-		return -errno;
+		int r = -errno;
+
+		if (fr->optional && (r == -ENOENT || r == -ENOTDIR || r == -EACCES))
+			return 0;
+		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", fr->path,
+			       strerror(-r));
+		return r;
 	}
-	return add_tree(ruleset, fd, "/", access, c, 0, err);
+	return add_tree(ruleset, fd, fr->path, access, c, root, 0, err);
 }
 
-/* Without a mount namespace the masks can only be honoured by leaving them
- * out of the read rules. That works for paths no other rule covers; the
- * rest (secrets inside the workspace) are reported in gaps. */
-static void plan_carve(const struct moat_plan *p, const struct moat_mounts *m, struct carve *c,
-		       char *gaps, size_t gapsz)
+/* The masked paths Landlock must leave out: none with a mount namespace
+ * (its mounts cover them); without, every masked path the mounts list. A
+ * path unreadable to us and owned by someone else is unreadable to the
+ * command as well (it cannot chmod it: no capability survives the exec):
+ * left alone, which spares the rules of carving around /etc/shadow.
+ * SECURITY: one of our own, unreadable now, is carved all the same: the
+ * command could chmod it (no mount namespace keeps the metadata). */
+static int plan_carve(const struct moat_plan *p, const struct moat_mounts *m, struct carve *c,
+		      struct moat_error *err)
 {
-	size_t gl = gaps ? strlen(gaps) : 0;
-
 	c->n = 0;
-	c->over = false;
 	c->budget = LL_CARVE_MAX_RULES;
-	if (p->mntns || !m)
-		return;
-	for (size_t i = 0; i < m->n && !c->over; i++) {
+	c->p = p;
+	if (p->mntns || !m || !m->n)
+		return 0;
+	c->v = malloc(m->n * sizeof(*c->v));
+	if (!c->v) {
+		moat_error_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n; i++) {
 		const struct moat_mount_op *op = &m->ops[i];
-		bool covered = false;
+		struct stat st;
 
 		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
 			continue;
-		/* unreadable to us is unreadable to the command: nothing to do */
-		if (access(op->target, op->is_dir ? R_OK | X_OK : R_OK) < 0)
+		if (access(op->target, op->is_dir ? R_OK | X_OK : R_OK) < 0 &&
+		    lstat(op->target, &st) == 0 && st.st_uid != geteuid())
 			continue;
-		for (size_t j = 0; j < p->nfs && !covered; j++)
-			covered = strcmp(p->fs[j].path, "/") &&
-				  moat_path_within(op->target, p->fs[j].path);
-		if (covered) {
-			if (gaps && gl + strlen(op->target) + 4 < gapsz) {
-				gl += (size_t)snprintf(gaps + gl, gapsz - gl, "%s%s",
-						       gl ? ", " : "", op->target);
-			}
-			continue;
-		}
-		if (c->n == MOAT_ARRAY_SIZE(c->v))
-			c->over = true;
-		else
-			c->v[c->n++] = op->target;
+		c->v[c->n++] = op->target;
 	}
+	qsort(c->v, c->n, sizeof(*c->v), cmp_str);
+	return 0;
 }
 
 /* Devices: read, write (and O_TRUNC, as "> /dev/null" does), terminal ioctls. */
@@ -322,35 +425,60 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 	return 0;
 }
 
-int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err)
+/* A rule too costly to carve (too many rules, too deep): granted whole
+ * instead, the masked paths below it reported uncarved, for the runner's
+ * fallback policy to refuse unless the gap is accepted. What the aborted
+ * carve had added is a part of this grant (same rights, inside its path),
+ * so the ruleset ends up as if that rule were never carved. Never for "/"
+ * (a rule on "/" itself would grant the devices). */
+static int add_rule_uncarved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
+			     struct carve *c, size_t carved_len, struct moat_error *err)
 {
-	static struct carve carve; /* large; one build at a time */
+	char key[PATH_MAX + 1];
+	size_t l = strlen(fr->path), i;
+
+	if (!strcmp(fr->path, "/") || !c->rep || l + 2 > sizeof(key))
+		return -E2BIG;
+	c->rep->carved[carved_len] = '\0'; /* (those directories take new entries now) */
+	memcpy(key, fr->path, l);
+	memcpy(key + l, "/", 2);
+	for (i = carve_lower(c, key); i < c->n && !strncmp(c->v[i], key, l + 1); i++)
+		list_add(c->rep->uncarved, sizeof(c->rep->uncarved), c->v[i]);
+	moat_error_clear(err);
+	return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
+}
+
+int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
+			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err)
+{
+	struct carve carve = {.v = NULL, .rep = rep};
 	uint64_t dev_rights;
 	int fd = *ret_fd, r = 0;
 
-	if (uncarved && uncarved_sz)
-		uncarved[0] = '\0';
+	if (rep)
+		rep->carved[0] = rep->uncarved[0] = '\0';
 	if (!p->landlock)
 		return 0;
-	plan_carve(p, m, &carve, uncarved, uncarved_sz);
-	if (fd < 0) {
+	r = plan_carve(p, m, &carve, err);
+	if (r == 0 && fd < 0)
 		r = moat_landlock_create(p, &fd, err);
-		if (r < 0)
-			return r;
+	if (r < 0) {
+		free(carve.v);
+		return r;
 	}
 
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const struct moat_fs_rule *fr = &p->fs[i];
 		uint64_t a = moat_landlock_access(fr->access, &p->ll);
+		size_t carved_len = rep ? strlen(rep->carved) : 0;
 
 		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
-		if (!strcmp(fr->path, "/"))
-			r = add_root_rule(fd, a, &carve, err);
-		else
-			r = add_path_rule(fd, AT_FDCWD, fr->path, a, fr->optional, err);
+		r = add_rule_carved(fd, fr, a, &carve, err);
+		if (r == -E2BIG)
+			r = add_rule_uncarved(fd, fr, a, &carve, carved_len, err);
 	}
+	free(carve.v);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
 	if (r == 0)
 		r = add_path_rule(fd, AT_FDCWD, "/dev", MOAT_LL_FS_READ_DIR & p->ll.fs, true, err);

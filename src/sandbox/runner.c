@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -130,43 +131,68 @@ static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 	return h;
 }
 
-static void tell_gaps(struct runner *st, const struct moat_plan *p, const char *verb)
+/* Say each gap of set, as "VERB NAME (SUMMARY). hint: HINT" (hints: the
+ * plan's; without, no hint). */
+static void tell_gaps(struct runner *st, const struct moat_plan *p, unsigned set, const char *verb,
+		      bool hints)
 {
 	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
 		const struct moat_plan_feature *x = &p->feat[f];
 
-		if (!x->requested || x->enforced)
+		if (!(set & (1u << f)))
 			continue;
-		tell(st, "%s %s (%s). hint: %s", verb, moat_feature_name((enum moat_feature)f),
-		     moat_feature_summary((enum moat_feature)f), x->hint);
+		if (hints && x->hint[0])
+			tell(st, "%s %s (%s). hint: %s", verb,
+			     moat_feature_name((enum moat_feature)f),
+			     moat_feature_summary((enum moat_feature)f), x->hint);
+		else
+			tell(st, "%s %s (%s)", verb, moat_feature_name((enum moat_feature)f),
+			     moat_feature_summary((enum moat_feature)f));
 	}
 }
 
-/* Apply the fallback policy to the plan's gaps and to what preparing the
- * sandbox found (extra_gap: one sentence, or NULL). Returns 0 to go on, or
- * the exit status. */
-static int fallback(struct runner *st, const struct moat_plan *p, const char *extra_gap)
+/* The protections the user accepts to run without: the configuration's
+ * sandbox.accept_gaps and the request's (moat run --accept-gap). */
+static unsigned accepted_set(const struct moat_run_request *rq)
+{
+	return rq->cfg->sandbox_accept_gaps | rq->accept_gaps;
+}
+
+/* Apply the accepted gaps and then the fallback policy to the plan's gaps
+ * and to what preparing the sandbox found (extra_set: the protections it
+ * concerns, extra_gap: one sentence, or 0 and NULL). An accepted gap is
+ * said and run without; any other follows the fallback policy, so
+ * accepting one protection never lets a run go without another. Returns 0
+ * to go on, or the exit status. */
+static int fallback(struct runner *st, const struct moat_plan *p, unsigned extra_set,
+		    const char *extra_gap)
 {
 	const struct moat_run_request *rq = st->rq;
-	char gaps[512];
-	size_t n = moat_plan_gaps(p, gaps, sizeof(gaps));
+	unsigned planned = moat_plan_gap_set(p);
+	unsigned gaps = planned | (extra_gap ? extra_set : 0);
+	unsigned accepted = gaps & accepted_set(rq), left = gaps & ~accepted;
+	char names[512], flag[512], list[600], hint[1400];
+	size_t n;
 
-	if (extra_gap) {
-		size_t l = strlen(gaps);
-
-		snprintf(gaps + l, sizeof(gaps) - l, "%ssecrets", l ? ", " : "");
-		n++;
-	}
-	if (n == 0)
+	if (!gaps)
 		return 0;
+	/* (a gap found in preparing is said as its sentence) */
+	if (accepted)
+		tell_gaps(st, p, accepted & planned, "warning: not enforced (accepted):", false);
+	if (!left) {
+		if (extra_gap)
+			tell(st, "warning: not enforced (accepted): %s", extra_gap);
+		return 0;
+	}
+	n = moat_gap_set_names(left, ", ", names, sizeof(names));
 	switch (p->fallback) {
 	case MOAT_FALLBACK_WARN:
-		tell_gaps(st, p, "warning: not enforced:");
+		tell_gaps(st, p, left & planned, "warning: not enforced:", true);
 		if (extra_gap)
 			tell(st, "warning: %s", extra_gap);
 		return 0;
 	case MOAT_FALLBACK_ASK:
-		tell_gaps(st, p, "cannot enforce");
+		tell_gaps(st, p, left & planned, "cannot enforce", true);
 		if (extra_gap)
 			tell(st, "%s", extra_gap);
 		if (!rq->ask)
@@ -174,22 +200,26 @@ static int fallback(struct runner *st, const struct moat_plan *p, const char *ex
 			return fail(st, NULL,
 				    "refusing to run without: %s (fallback ask: there is nobody to "
 				    "confirm it here)",
-				    gaps);
-		if (rq->ask(gaps, rq->ask_ud))
+				    names);
+		if (rq->ask(names, rq->ask_ud))
 			return 0;
 		return fail(st, NULL, "refusing to run without: %s (fallback ask: not confirmed)",
-			    gaps);
+			    names);
 	case MOAT_FALLBACK_DENY:
 		break;
 	}
-	tell_gaps(st, p, "cannot enforce");
+	tell_gaps(st, p, left & planned, "cannot enforce", true);
 	if (extra_gap)
 		tell(st, "%s", extra_gap);
-	return fail(st,
-		    "fix the cause above, or accept these gaps: pass --fallback warn (or set "
-		    "\"sandbox\": {\"fallback\": \"warn\"} in the configuration) to run with "
-		    "what this system enforces",
-		    "refusing to run without: %s (fallback deny)", gaps);
+	moat_gap_set_names(left, ",", flag, sizeof(flag));
+	moat_gap_set_names(left, "\", \"", list, sizeof(list));
+	snprintf(hint, sizeof(hint),
+		 "fix the cause above, or accept %s: pass --accept-gap %s (or set \"sandbox\": "
+		 "{\"accept_gaps\": [\"%s\"]} in the configuration) to run without exactly %s, "
+		 "or --fallback warn (or set \"sandbox\": {\"fallback\": \"warn\"}) to run with "
+		 "whatever this system enforces",
+		 n == 1 ? "it" : "them", flag, list, n == 1 ? "this one" : "these");
+	return fail(st, hint, "refusing to run without: %s (fallback deny)", names);
 }
 
 static const char *step_hint(const struct moat_spawn *s)
@@ -217,16 +247,16 @@ static const char *step_hint(const struct moat_spawn *s)
 	}
 }
 
-static void json_names(struct moat_buf *b, const struct moat_plan *p, int which)
+/* The names of set, as a JSON array. */
+static void json_set(struct moat_buf *b, unsigned set)
 {
 	bool first = true;
 
 	moat_buf_putc(b, '[');
 	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
-		const struct moat_plan_feature *x = &p->feat[f];
 		const char *name = moat_feature_name((enum moat_feature)f);
 
-		if (!x->requested || (which == 1 && !x->enforced) || (which == 2 && x->enforced))
+		if (!(set & (1u << f)))
 			continue;
 		if (!first)
 			moat_buf_putc(b, ',');
@@ -237,19 +267,32 @@ static void json_names(struct moat_buf *b, const struct moat_plan *p, int which)
 }
 
 /* ret->sandbox: what was requested, what this kernel enforces, the limits,
- * for the audit record and the bash tool's result. */
-static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p)
+ * for the audit record and the bash tool's result. extra: gaps preparing
+ * the sandbox found (masked paths it could not carve around), missing
+ * although the plan has them enforced. */
+static void sandbox_json(struct moat_run_result *ret, const struct moat_plan *p, unsigned accepted,
+			 unsigned extra)
 {
 	struct moat_buf b = MOAT_BUF_INIT;
+	unsigned requested = 0, missing = moat_plan_gap_set(p) | extra;
 
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++)
+		if (p->feat[f].requested)
+			requested |= 1u << f;
+	missing &= requested;
 	moat_buf_puts(&b, "{\"profile\":");
 	moat_buf_json_str(&b, p->profile, strlen(p->profile));
 	moat_buf_puts(&b, ",\"requested\":");
-	json_names(&b, p, 0);
+	json_set(&b, requested);
 	moat_buf_puts(&b, ",\"enforced\":");
-	json_names(&b, p, 1);
+	json_set(&b, requested & ~missing);
 	moat_buf_puts(&b, ",\"missing\":");
-	json_names(&b, p, 2);
+	json_set(&b, missing);
+	/* the user accepts going without these: the ones missing here */
+	if (accepted) {
+		moat_buf_puts(&b, ",\"accepted\":");
+		json_set(&b, missing & accepted);
+	}
 	moat_buf_printf(&b,
 			",\"network\":\"%s\",\"limits\":{\"memory_mb\":%llu,\"pids\":%ld,"
 			"\"timeout_s\":%ld,\"cpu_s\":%ld,\"fsize_mb\":%llu,\"nofile\":%ld}",
@@ -799,9 +842,9 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		plan->timeout_s = warm->in_prof_timeout > 0 && warm->in_prof_timeout <= rq->timeout_s
 					  ? warm->in_prof_timeout
 					  : rq->timeout_s;
-		sandbox_json(ret, plan);
+		sandbox_json(ret, plan, accepted_set(rq), 0);
 		take_kept(warm, plan, rq);
-		if (fallback(&st, plan, NULL)) {
+		if (fallback(&st, plan, 0, NULL)) {
 			moat_spawn_disarm(sp);
 			goto out;
 		}
@@ -871,11 +914,19 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 
 		/* with the network denied, the child starts now and creates its
 		 * namespaces (the network namespace is the costliest step) while
-		 * we probe, plan and prepare the rest */
+		 * we probe, plan and prepare the rest. With the host's network,
+		 * under a seccomp filter of someone else's (a container's: Docker
+		 * refuses the namespaces' clone there), too: a refused clone is
+		 * then known before the preparation, not after it (which then ran
+		 * twice); elsewhere the clone waits for the plan (an early child
+		 * with no network namespace to make gains nothing) */
+		bool allow = prof.net == MOAT_NET_ALLOW;
+
 		r = probe_and_start(kf, sp,
 				    !rq->print_plan && !rq->scan_only && !rq->sweep_only &&
-					prof.net == MOAT_NET_DENY,
-				    false, rq->exit_after, rq->detach_teardown, &refused, &e);
+					(prof.net == MOAT_NET_DENY ||
+					 (allow && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2)),
+				    allow, rq->exit_after, rq->detach_teardown, &refused, &e);
 		spawned = true;
 		if (refused)
 			attempts++;
@@ -909,7 +960,7 @@ replan:
 		if (r)
 			goto out;
 	}
-	sandbox_json(ret, plan);
+	sandbox_json(ret, plan, accepted_set(rq), 0);
 	if (rq->scan_only || rq->sweep_only) {
 		if (rq->scan_only)
 			moat_ns_scan_ahead(plan);
@@ -922,7 +973,7 @@ replan:
 	if (warm && warm->armed && !rq->print_plan)
 		take_armed(warm, plan, rq);
 	if (sp->armed) {
-		if (fallback(&st, plan, NULL)) {
+		if (fallback(&st, plan, 0, NULL)) {
 			moat_spawn_disarm(sp);
 			goto out;
 		}
@@ -958,23 +1009,27 @@ replan:
 	}
 	{
 		char extra[1024] = "";
+		unsigned extra_set = 0;
 
 		if (sp->mounts.guard_over[0]) {
 			size_t l = strlen(extra);
 
+			extra_set |= 1u << MOAT_FEAT_PROTECTED;
 			snprintf(extra + l, sizeof(extra) - l,
 				 "%swithout a mount namespace these protected directories have too "
 				 "many entries to be put back after the run, only replaced whole: %s",
 				 l ? "; " : "", sp->mounts.guard_over);
 		}
-		if (sp->uncarved[0]) {
+		if (sp->ll_rep.uncarved[0]) {
 			size_t l = strlen(extra);
 
+			extra_set |= 1u << MOAT_FEAT_SECRETS;
 			snprintf(extra + l, sizeof(extra) - l,
 				 "%swithout a mount namespace these masked paths stay readable "
-				 "(they are inside the workspace): %s. hint: enable unprivileged "
-				 "user namespaces, or move them out of the workspace",
-				 l ? "; " : "", sp->uncarved);
+				 "(secrets): carving Landlock's rules around them would take too "
+				 "many rules or go too deep: %s. hint: move them out of crowded or "
+				 "deep directories, or enable user namespaces",
+				 l ? "; " : "", sp->ll_rep.uncarved);
 		}
 		if (rq->arm_only) {
 			/* SECURITY: the files' identities before the child
@@ -1007,8 +1062,17 @@ replan:
 			ret->status = 0;
 			goto out;
 		}
-		if (fallback(&st, plan, extra[0] ? extra : NULL))
+		if (extra_set)
+			sandbox_json(st.ret, plan, accepted_set(rq), extra_set);
+		if (fallback(&st, plan, extra_set, extra[0] ? extra : NULL))
 			goto out;
+		if (sp->ll_rep.carved[0])
+			tell(&st,
+			     "warning: without a mount namespace the masked paths are left out of "
+			     "Landlock's rules, so nothing new can be created directly in these "
+			     "directories, which hold one (their files stay writable, their other "
+			     "subdirectories as ever): %s",
+			     sp->ll_rep.carved);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;

@@ -82,6 +82,11 @@ struct moat_run_request {
 	 * command anyway. NULL: ask is a refusal. */
 	bool (*ask)(const char *gaps, void *ud);
 	void *ask_ud;
+	/* protections the command may run without (bits of enum
+	 * moat_feature: moat run --accept-gap), on top of the
+	 * configuration's sandbox.accept_gaps; any other missing one follows
+	 * the fallback policy */
+	unsigned accept_gaps;
 	/* print the plan as JSON to stdout instead of running (--print-plan) */
 	bool print_plan;
 	/* run nothing: scan the plan's workspace ahead of a call to come in
@@ -138,9 +143,10 @@ struct moat_run_result {
 	double duration_ms; /* from the go to the reap */
 	int step;	    /* enum moat_step of a failed setup step, 0 none */
 	char error[512];    /* moat's own failure, "" none */
-	char hint[256];	    /* how to fix it, "" none */
+	char hint[512];	    /* how to fix it, "" none */
 	char warning[1024]; /* fallback "warn" gaps, protected paths created, ... */
 	/* {"profile":..,"requested":[..],"enforced":[..],"missing":[..],
+	 *  "accepted":[..] (when the user accepts gaps: those missing here),
 	 *  "limits":{"memory_mb":..,"pids":..,"timeout_s":..}}, and
 	 *  "exempt_paths":[..] when the plan has exemptions */
 	char sandbox[MOAT_RUN_SANDBOX_JSON_MAX];

@@ -59,12 +59,22 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 /* Build the ruleset for the plan in the calling (parent) process, in
  * *ret_fd when it is a ruleset already (moat_landlock_create), else in a
  * new one. scratch is the per-call TMPDIR when the plan has one, else NULL.
- * Without a mount namespace the masked paths in m are left out of the read
- * rules; the ones another rule covers (inside the workspace) are listed in
- * uncarved. Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the
- * plan has no Landlock; on failure the fd is closed and *ret_fd is -1. */
+ * Without a mount namespace the masked paths in m are left out of every
+ * rule, inside the workspace too (rules carved around them, landlock.c);
+ * rep (may be NULL) lists the writable directories that hold one, where
+ * new entries therefore cannot be made (carved), and the masked paths a
+ * rule other than "/"'s was too costly to carve around (too many rules,
+ * too deep: that rule is granted whole, so they stay readable: uncarved,
+ * a gap the caller must put to the fallback policy before anything runs;
+ * without rep, and for "/", such a rule fails). Returns the ruleset fd
+ * (O_CLOEXEC) in *ret_fd, or -1 when the plan has no Landlock; on failure
+ * the fd is closed and *ret_fd is -1. */
+struct moat_ll_report {
+	char carved[512];   /* ", "-joined, cut with "..." */
+	char uncarved[512]; /* the same */
+};
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
-			int *ret_fd, char *uncarved, size_t uncarved_sz, struct moat_error *err);
+			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err);
 /* Rules for directories that get a fresh mount in the child (private /tmp,
  * /dev/shm, /run, /proc): Landlock ignores rules on a covered mount point,
  * so these are added by the child, on the new mounts, before enforcing. */
@@ -399,7 +409,7 @@ struct moat_spawn {
 	char **envp;
 	size_t env_dropped;
 	char scratch[256];  /* per-call TMPDIR (plans without a mount namespace), "" none */
-	char uncarved[512]; /* masked paths Landlock could not leave out (no mount namespace) */
+	struct moat_ll_report ll_rep; /* without a mount namespace: the carve (landlock.c) */
 	uid_t uid;
 	gid_t gid;
 	int parent_pidfd;

@@ -848,7 +848,7 @@ int moat_spawn_prepare(struct moat_spawn *s, const struct moat_plan *p, char *co
 	r = moat_ns_prepare(p, &s->mounts, err);
 	if (r == 0)
 		r = moat_landlock_build(p, &s->mounts, s->scratch[0] ? s->scratch : NULL, &s->ll_fd,
-					s->uncarved, sizeof(s->uncarved), err);
+					&s->ll_rep, err);
 	if (r == 0)
 		s->nll_late = moat_landlock_late_rules(p, &s->mounts, s->ll_late, MOAT_LL_LATE_MAX);
 	if (r == 0)

@@ -59,8 +59,12 @@ echo "aws-SECRET2" >"$H/.aws/credentials"
 echo "gcloud-SECRET3" >"$H/.config/gcloud/token"
 echo "pem-SECRET4" >"$H/server.pem"
 printf '[user]\n\tname = Moat Test\n\temail = moat@example.invalid\n[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n' >"$H/.gitconfig"
-echo "API_KEY=env-SECRET5" >"$WS/.env"
-echo "nested-SECRET6" >"$WS/sub/.env"
+# (without a mount namespace a directory holding a masked path takes no
+# new entries: the secrets section makes these there, for its own checks)
+if [ "$NOUSERNS" != 1 ]; then
+	echo "API_KEY=env-SECRET5" >"$WS/.env"
+	echo "nested-SECRET6" >"$WS/sub/.env"
+fi
 echo "hello" >"$WS/readme.txt"
 (cd "$WS" && git init -q . && mkdir -p .git/hooks && git add readme.txt && git -c user.name=t -c user.email=t@t commit -qm init) ||
 	bail "git init in the workspace"
@@ -383,16 +387,33 @@ fi
 
 # ---- secrets ----
 if [ "$NOUSERNS" = 1 ]; then
-	# no mount namespace: Landlock leaves the masked paths out of its read
-	# rules; inside the writable workspace it cannot, and says so
+	# no mount namespace: Landlock leaves the masked paths out of its
+	# rules, the workspace's too (carved around them)
+	echo "API_KEY=env-SECRET5" >"$WS/.env"
+	echo "nested-SECRET6" >"$WS/sub/.env"
+	echo "plain" >"$WS/sub/plain.txt"
+	mkdir -p "$WS/clean"
+	[ -n "$AS" ] && chown -R "$AS" "$WS/.env" "$WS/sub" "$WS/clean"
 	out=$(mr -- sh -c "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/gcloud/token ~/server.pem" 2>&1)
 	check "secrets outside the workspace are unreadable (Landlock carve)" \
 		bash -c '! grep -q SECRET <<<"$1"' _ "$out"
+	out=$(mr -- sh -c 'cat .env sub/.env; cat readme.txt sub/plain.txt' 2>&1)
+	check "secrets inside the workspace are unreadable, their neighbours readable (carve)" \
+		cond '! grep -q SECRET <<<"$out" && grep -q hello <<<"$out" && grep -q plain <<<"$out"' || echo "# $out"
+	mr -- sh -c 'echo more >> sub/plain.txt; echo made > clean/new.txt' 2>/dev/null
+	check "... a neighbour file stays writable, a directory without one takes new files" \
+		cond 'grep -q more "$WS/sub/plain.txt" && [ "$(cat "$WS/clean/new.txt" 2>/dev/null)" = made ]'
+	out=$(m --fallback warn -- sh -c 'echo x > sub/new.txt' 2>&1)
+	check "... a directory holding one takes no new file, and moat says which" \
+		cond '[ ! -e "$WS/sub/new.txt" ] && grep -q "nothing new can be created directly in these directories.*$WS/sub" <<<"$out"' || echo "# $out"
+	mr -- sh -c 'rm -f .env; mv sub/.env sub/x; ln sub/.env clean/l; echo pwned > .env' 2>/dev/null
+	check "... a masked file cannot be removed, moved, linked or replaced" \
+		cond 'grep -q SECRET5 "$WS/.env" && grep -q SECRET6 "$WS/sub/.env" && [ ! -e "$WS/sub/x" ] && [ ! -e "$WS/clean/l" ]'
 	out=$(m --fallback warn -- true 2>&1)
-	check "secrets inside the workspace are reported as not masked" \
-		grep -q "stay readable (they are inside the workspace).*\.env" <<<"$out"
-	out=$(mr -- sh -c 'ls / >/dev/null && ls ~ >/dev/null && echo listed' 2>&1)
+	check "... and they are no gap" bash -c '! grep -q "stay readable\|not enforced: secrets" <<<"$1"' _ "$out"
+	out=$(mr -- sh -c 'ls / >/dev/null && ls ~ >/dev/null && ls sub >/dev/null && echo listed' 2>&1)
 	check "directories around carved secrets stay listable" [ "$out" = listed ]
+	rm -rf "$WS/.env" "$WS/sub/.env" "$WS/sub/plain.txt" "$WS/clean"
 else
 	out=$(mr -- sh -c "cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/gcloud/token ~/server.pem .env sub/.env; ls -la ~/.ssh ~/.aws" 2>&1)
 	check "masked secrets are unreadable (ssh, aws, gcloud, *.pem, .env, nested .env)" \
@@ -1085,15 +1106,24 @@ deep="$WS/deep"
 for i in $(seq 1 40); do deep="$deep/d$i"; done
 mkdir -p "$deep" && echo "deep-SECRET7" >"$deep/.env" && echo "deep-plain7" >"$deep/notes.txt"
 [ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
-out=$(m -- sh -c "cat '$deep/.env' '$deep/notes.txt'" 2>&1)
+out=$(mr -- sh -c "cat '$deep/.env' '$deep/notes.txt'" 2>&1)
 rc=$?
+check "a .env 40 levels down is masked, its neighbour readable (rc $rc)" \
+	cond '[ $rc != 0 ] && ! grep -q deep-SECRET7 <<<"$out" && grep -q deep-plain7 <<<"$out"'
 if [ "$NOUSERNS" = 1 ]; then
-	# (without a mount namespace a secret in the workspace cannot be hidden)
-	check "a .env 40 levels down, not hideable here: refused, naming it (rc $rc)" \
-		cond '[ $rc = 125 ] && grep -q "d40/.env" <<<"$out"'
-else
-	check "a .env 40 levels down is masked, its neighbour readable (rc $rc)" \
-		cond '[ $rc != 0 ] && ! grep -q deep-SECRET7 <<<"$out" && grep -q deep-plain7 <<<"$out"'
+	deep2="$deep"
+	for i in $(seq 41 70); do deep2="$deep2/d$i"; done
+	mkdir -p "$deep2" && echo "deep-SECRET8" >"$deep2/.env"
+	[ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"
+	gaps=$(python3 -c 'import json,sys; f = json.loads(sys.argv[1])["features"]; print(",".join(k for k, v in f.items() if v["requested"] and not v["enforced"]))' "$status_json")
+	out=$(m --accept-gap "$gaps" -- sh -c "cat '$deep2/.env'" 2>&1)
+	rc=$?
+	check "a .env 70 levels down, too deep to carve around: refused as the secrets gap (rc $rc)" \
+		cond '[ $rc = 125 ] && ! grep -q deep-SECRET8 <<<"$out" && grep -q "refusing to run without: secrets" <<<"$out" && grep -q "d70/.env" <<<"$out"' || echo "# $out"
+	out=$(m --accept-gap "$gaps,secrets" -- sh -c "cat '$deep2/.env'" 2>&1)
+	check "... which --accept-gap secrets accepts, saying so" \
+		cond 'grep -q deep-SECRET8 <<<"$out" && grep -q "not enforced (accepted): without a mount namespace these masked paths stay readable" <<<"$out"'
+	rm -rf "$WS/deep/d1/d2/d3/d4/d5/d6/d7/d8/d9/d10/d11/d12/d13/d14/d15/d16/d17/d18/d19/d20/d21/d22/d23/d24/d25/d26/d27/d28/d29/d30/d31/d32/d33/d34/d35/d36/d37/d38/d39/d40/d41"
 fi
 mkdir -p "$WS/deep/many" && (cd "$WS/deep/many" && seq 1 1100 | sed 's/$/.txt/' | xargs touch)
 [ "$AS" = nobody ] && chown -R nobody:nogroup "$WS/deep"

@@ -469,6 +469,21 @@ static const struct err_case err_cases[] = {
     {"{\"sandbox\": {\"fallback\": \"deny\"}}", PROJ, "t.json:1:14", "safety.sandbox.fallback",
      LOOSEN},
     {"{\"sandbox\": {\"rules\": []}}", PROJ, "t.json:1:14", "safety.sandbox.rules", LOOSEN},
+    /* sandbox.accept_gaps: the user's only, every name known */
+    {"{\"sandbox\": {\"accept_gaps\": [\"pid-namespace\"]}}", PROJ, "t.json:1:14",
+     "safety.sandbox.accept_gaps",
+     "not allowed in a project config: a repository must not accept gaps in its own sandbox"},
+    {"{\"sandbox\": {\"accept_gaps\": []}}", PROJ, "t.json:1:14", "safety.sandbox.accept_gaps",
+     "not allowed in a project config: a repository must not accept gaps"},
+    {"{\"sandbox\": {\"accept_gaps\": [\"pid-namespace\",\n  \"pid-ns\"]}}", 0, "t.json:2:3",
+     "safety.sandbox.accept_gaps[1]",
+     "unknown protection \"pid-ns\" (expected one of: filesystem, truncate, secrets"},
+    {"{\"sandbox\": {\"accept_gaps\": [\"\"]}}", 0, "t.json:1:30",
+     "safety.sandbox.accept_gaps[0]", "unknown protection \"\""},
+    {"{\"sandbox\": {\"accept_gaps\": \"metadata\"}}", 0, "t.json:1:29",
+     "safety.sandbox.accept_gaps", "expected array, got string"},
+    {"{\"sandbox\": {\"accept_gaps\": [1]}}", 0, "t.json:1:30", "safety.sandbox.accept_gaps[0]",
+     "expected string, got integer"},
     /* project files: only tighten */
     {"{\"hardline\": false}", PROJ, "t.json:1:2", "safety.hardline", LOOSEN},
     {"{\"hardline\": true}", PROJ, "t.json:1:2", "safety.hardline", LOOSEN},
@@ -1453,6 +1468,22 @@ static void test_sandbox_profiles(void)
 	CHECK_STR(moat_config_profile_for_tool(&c, "bash"), "offline"); /* first match */
 	CHECK(!c.sandbox_profile && c.sandbox_fallback == -1);
 	CHECK_STR(moat_config_profile_for_tool(&c, "x"), MOAT_PROFILE_DEFAULT);
+
+	/* sandbox.accept_gaps: a set of protections; a later file replaces it */
+	CHECK(c.sandbox_accept_gaps == 0);
+	CHECKF(load(&c,
+		    "{\"sandbox\": {\"accept_gaps\": [\"pid-namespace\", \"metadata\", "
+		    "\"pid-namespace\"]}}",
+		    0, &e) == 0,
+	       "accept_gaps loads (%s)", e.msg);
+	CHECK(c.sandbox_accept_gaps ==
+	      ((1u << MOAT_FEAT_PIDNS) | (1u << MOAT_FEAT_METADATA)));
+	CHECKF(load(&c, "{\"sandbox\": {\"accept_gaps\": [\"secrets\"]}}", 0, &e) == 0,
+	       "accept_gaps again (%s)", e.msg);
+	CHECK(c.sandbox_accept_gaps == 1u << MOAT_FEAT_SECRETS);
+	CHECKF(load(&c, "{\"sandbox\": {\"accept_gaps\": null}}", 0, &e) == 0,
+	       "accept_gaps null (%s)", e.msg);
+	CHECK(c.sandbox_accept_gaps == 0);
 
 	/* a refused file changes nothing (all or nothing) */
 	CHECK_INT(load(&c,

@@ -1502,8 +1502,41 @@ static void test_same_sandbox(void)
 	moat_plan_free(b);
 }
 
+/* accepted gaps: names to sets and back (src/core/gaps.c) */
+static void test_gap_sets(void)
+{
+	unsigned set = 0;
+	const char *bad = NULL;
+	size_t badlen = 0;
+	char out[512];
+
+	for (int f = 0; f < MOAT_FEAT__COUNT; f++) {
+		const char *n = moat_feature_name((enum moat_feature)f);
+
+		CHECK_INT(moat_feature_by_name(n, strlen(n)), f);
+	}
+	CHECK_INT(moat_feature_by_name("pid", 3), -1);
+	CHECK_INT(moat_feature_by_name("pid-namespace", 4), -1);
+	CHECK_INT(moat_parse_gap_list("pid-namespace,metadata", &set, &bad, &badlen), 0);
+	CHECK(set == ((1u << MOAT_FEAT_PIDNS) | (1u << MOAT_FEAT_METADATA)));
+	CHECK_INT((int)moat_gap_set_names(set, ",", out, sizeof(out)), 2);
+	CHECK_STR(out, "pid-namespace,metadata");
+	CHECK_INT(moat_parse_gap_list("secrets,pid-ns", &set, &bad, &badlen), -EINVAL);
+	CHECK(badlen == 6 && !strncmp(bad, "pid-ns", 6));
+	CHECK_INT(moat_parse_gap_list("", &set, &bad, &badlen), -EINVAL);
+	CHECK_INT(moat_parse_gap_list("metadata,", &set, &bad, &badlen), -EINVAL);
+	CHECK(badlen == 0);
+	CHECK_INT((int)moat_gap_set_names(0, ",", out, sizeof(out)), 0);
+	CHECK_STR(out, "");
+	/* a short buffer: cut, terminated, every name counted */
+	CHECK_INT((int)moat_gap_set_names((1u << MOAT_FEAT__COUNT) - 1, ", ", out, 8),
+		  MOAT_FEAT__COUNT);
+	CHECK(strlen(out) == 7);
+}
+
 int main(void)
 {
+	test_gap_sets();
 	test_same_sandbox();
 	test_plan_early();
 	test_normpath();

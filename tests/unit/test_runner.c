@@ -375,6 +375,30 @@ static void test_fallback(void)
 	CHECK(strstr(res.warning, "cannot enforce pid-namespace") != NULL);
 	CHECK(strstr(res.sandbox, "\"missing\":[") && strstr(res.sandbox, "pid-namespace"));
 
+	/* accepted gaps: one accepted, the others still refuse; all of them
+	 * accepted, it runs, saying each */
+	req_init(&rq, NULL);
+	rq.accept_gaps = 1u << MOAT_FEAT_PIDNS;
+	CHECK_INT(run_sh(&rq, &res, cmd), 0);
+	CHECK_INT(res.status, MOAT_RUN_EXIT_SETUP);
+	CHECK(!exists(p));
+	CHECKF(strstr(res.error, "refusing to run without: ") &&
+		   !strstr(res.error, "pid-namespace") && strstr(res.error, "metadata"),
+	       "the refusal names the others (%s)", res.error);
+	CHECK(strstr(res.warning, "warning: not enforced (accepted): pid-namespace") != NULL);
+	CHECK(strstr(res.hint, "--accept-gap ") && !strstr(res.hint, "pid-namespace"));
+	CHECK(strstr(res.sandbox, "\"accepted\":[\"pid-namespace\"]") != NULL);
+	req_init(&rq, NULL);
+	rq.accept_gaps = (1u << MOAT_FEAT__COUNT) - 1;
+	CHECK_INT(run_sh(&rq, &res, cmd), 0);
+	CHECK_INT(res.status, 0);
+	CHECK(exists(p));
+	CHECK_STR(res.error, "");
+	CHECK(strstr(res.warning, "not enforced (accepted): metadata") != NULL);
+	CHECK(strstr(res.sandbox, "\"accepted\":[") &&
+	      strstr(strstr(res.sandbox, "\"accepted\":["), "pid-namespace"));
+	unlink(p);
+
 	/* ask: the callback decides; without one it is a refusal */
 	moat_profile_init(&ov, "flags");
 	moat_profile_copy(&ov, &over);
@@ -418,6 +442,59 @@ static void test_fallback(void)
 	moat_profile_release(&ov);
 	unsetenv("MOAT_FAKE_NO_USERNS");
 	unlink(p);
+}
+
+/* Without a mount namespace, a masked file in the workspace: Landlock's
+ * rules carved around it (landlock.c). */
+static void test_carve(void)
+{
+	struct moat_run_request rq;
+	struct moat_run_result res;
+	char cmd[4 * PATH_MAX], p[PATH_MAX + 32];
+	int fd;
+
+	setenv("MOAT_FAKE_NO_USERNS", "1", 1);
+	snprintf(p, sizeof(p), "%s/c", WS);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/c/.env", WS);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "KEY=SECRET\n", 11) == 11);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/c/readme", WS);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "plain\n", 6) == 6);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "cat c/.env > '%s/carve_env' 2>/dev/null; cat c/readme > '%s/carve_readme'; "
+		 "echo more >> c/readme; echo x > c/new; echo y > sub/new",
+		 OUT, OUT);
+	req_init(&rq, NULL);
+	rq.accept_gaps = (1u << MOAT_FEAT__COUNT) - 1;
+	CHECK_INT(run_sh(&rq, &res, cmd), 0);
+	CHECKF(res.ran, "ran (%s)", res.error);
+	CHECK_STR(slurp("carve_env"), "");
+	CHECK_STR(slurp("carve_readme"), "plain\n");
+	CHECK(strstr(res.warning, "nothing new can be created directly") &&
+	      strstr(res.warning, "/c"));
+	{
+		const char *m = strstr(res.sandbox, "\"missing\":["), *e = m ? strchr(m, ']') : NULL,
+			   *sec = m ? strstr(m, "\"secrets\"") : NULL;
+
+		CHECKF(m && e && (!sec || sec > e), "secrets is no gap (%s)", res.sandbox);
+	}
+	snprintf(p, sizeof(p), "%s/c/new", WS);
+	CHECK(!exists(p)); /* the honest cost: nothing new beside a masked file */
+	snprintf(p, sizeof(p), "%s/sub/new", WS);
+	CHECK(exists(p)); /* elsewhere as ever */
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/c/.env", WS);
+	CHECK(exists(p));
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/c/readme", WS);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/c", WS);
+	rmdir(p);
+	unsetenv("MOAT_FAKE_NO_USERNS");
 }
 
 static void test_print_plan(void)
@@ -464,6 +541,7 @@ int main(void)
 	test_timeout_layer();
 	test_tmp_workspace();
 	test_fallback();
+	test_carve();
 	test_print_plan();
 	moat_config_free(cfg);
 	moat_profile_release(&over);
