@@ -141,12 +141,15 @@ static void tell_gaps(struct runner *st, const struct moat_plan *p, unsigned set
 
 		if (!(set & (1u << f)))
 			continue;
+		/* (the summary says what the protection gives, which is
+		 * what the command goes without) */
 		if (hints && x->hint[0])
-			tell(st, "%s %s (%s). hint: %s", verb,
+			tell(st, "%s %s (what it gives: %s). hint: %s", verb,
 			     moat_feature_name((enum moat_feature)f),
 			     moat_feature_summary((enum moat_feature)f), x->hint);
 		else
-			tell(st, "%s %s (%s)", verb, moat_feature_name((enum moat_feature)f),
+			tell(st, "%s %s (what it gives: %s)", verb,
+			     moat_feature_name((enum moat_feature)f),
 			     moat_feature_summary((enum moat_feature)f));
 	}
 }
