@@ -738,7 +738,7 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * that matters (most of them) is not even opened; only on the
 		 * filesystem of its parent, judged local (another is a mount
 		 * point: opened, and judged on its own) */
-		if (s->ahead && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (s->ahead && (fstatat)(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && st.st_dev == ddev && scan_devs_local(s, dfd, ddev, false))
 			c = scan_cache_find(s->ahead, w->rel, &st);
 		if (c && moat_encrypted_at(dfd, name, AT_SYMLINK_NOFOLLOW))
@@ -747,8 +747,11 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * watched whole, then found unchanged once more (a change
 		 * before the watch began is not among its events) */
 		if (c && !c->nents && moat_fsrec_on()) {
-			moat_fsrec_dir_at(dfd, name);
-			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+			char full[2 * PATH_MAX];
+
+			snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
+			moat_fsrec_scan_dir(full, false);
+			if ((fstatat)(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
 			    scan_cache_find(s->ahead, w->rel, &st) != c)
 				c = NULL;
 		}
@@ -774,14 +777,17 @@ static int scan_open(struct walker *w)
 	struct scan *s = w->s;
 	int fd;
 
-	if (!w->len)
-		return openat(s->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (moat_fsrec_on()) {
 		char full[2 * PATH_MAX];
 
-		snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
-		moat_fsrec_dir_at(AT_FDCWD, full);
+		if (w->len)
+			snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
+		else
+			snprintf(full, sizeof(full), "%s", s->ws);
+		moat_fsrec_scan_dir(full, !w->len);
 	}
+	if (!w->len)
+		return (openat)(s->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* (recorded above) */
 	if (!__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) {
 		struct open_how how;
 
@@ -899,7 +905,7 @@ static int scan_dir(struct walker *w, int dfd)
 			if (e->d_type == DT_UNKNOWN) {
 				struct stat est;
 
-				if (fstatat(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
+				if ((fstatat)(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
 					e->d_type = S_ISDIR(est.st_mode)   ? DT_DIR
 						    : S_ISLNK(est.st_mode) ? DT_LNK
 									   : DT_REG;
@@ -1028,7 +1034,9 @@ static void *walk_loop(void *arg)
 		job = s->jobs[--s->njobs];
 		s->busy++;
 		pthread_mutex_unlock(&s->mu);
-		r = walk_job(w, &job);
+		/* a scan for an armed sandbox stops when the call comes: the
+		 * call scans on its own, with every walker */
+		r = s->one_walker && moat_fsrec_cancelled() ? -ECANCELED : walk_job(w, &job);
 		free(job.rel);
 		pthread_mutex_lock(&s->mu);
 		s->busy--;
@@ -1714,6 +1722,15 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	s->wslen = strlen(p->workspace);
 	s->max_entries = p->scan_max_entries ? p->scan_max_entries : MOAT_SCAN_MAX_ENTRIES;
 	s->one_walker = moat_fsrec_on();
+	if (s->one_walker) {
+		const char *all[MOAT_PLAN_MAX_PATHS];
+		size_t n = 0;
+
+		for (size_t i = 0; i < p->nmasks && n < MOAT_PLAN_MAX_PATHS; i++)
+			if (p->masks[i].kind == MOAT_MASK_WORKSPACE_NAME)
+				all[n++] = p->masks[i].pattern;
+		moat_fsrec_scan_patterns(all, n);
+	}
 	/* the scan ahead of this process (a session's runner started ahead),
 	 * else the record on disk; a record is made for the next run unless
 	 * the caller makes one (the scan ahead) */
