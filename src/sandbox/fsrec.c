@@ -45,8 +45,8 @@
 #include "base/str.h"
 #include "sandbox/fsrec.h"
 
-/* the directories one watch may hold: three quarters of what the kernel
- * lets this user watch (the rest left to the user's editors and tools), at most
+/* the directories one watch may hold: half of what the kernel lets this
+ * user watch (the rest left to the user's editors and tools), at most
  * FSWATCH_CAP_DIRS; at least FSWATCH_MIN_DIRS */
 #define FSWATCH_MIN_DIRS 512
 #define FSWATCH_CAP_DIRS (1u << 20)
@@ -178,7 +178,7 @@ static size_t fswatch_max_dirs(void)
 	if (n <= 0)
 		return FSWATCH_MIN_DIRS;
 	buf[n] = '\0';
-	v = strtoull(buf, NULL, 10) / 4 * 3;
+	v = strtoull(buf, NULL, 10) / 2;
 	return v < FSWATCH_MIN_DIRS ? FSWATCH_MIN_DIRS : v > FSWATCH_CAP_DIRS ? FSWATCH_CAP_DIRS : (size_t)v;
 }
 
