@@ -43,6 +43,7 @@
 
 #include "base/compat.h"
 #include "base/str.h"
+#include "core/glob.h"
 #include "sandbox/fsrec.h"
 
 /* the directories one watch may hold: half of what the kernel lets this
@@ -74,9 +75,11 @@ struct moat_fswatch {
 	size_t nby_wd;
 	size_t max_dirs;
 	/* the components of the scan's patterns ("**" left out), matched
-	 * against a name with fnmatch; every name matters when one cannot
-	 * be told (a brace) */
+	 * against a name as the scan may match them (fnmatch by byte, and
+	 * moat_glob by character); every name matters when one cannot be
+	 * told (a brace, which may hold a '/') */
 	char **scan_comps;
+	struct moat_glob **scan_globs;
 	size_t nscan_comps;
 	bool scan_any;
 	bool spoiled; /* an event that matters was seen */
@@ -254,7 +257,9 @@ bool moat_fsrec_cancelled(void)
 }
 
 /* Does the directory fold case (ext4, f2fs, tmpfs casefold)? When it
- * cannot be told: yes (its entries are all watched). */
+ * cannot be opened: yes (its entries are all watched); a filesystem
+ * without inode flags (FS_IOC_GETFLAGS refused) has no casefold flag to
+ * set. */
 static bool folds_case(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK), flags = 0;
@@ -550,15 +555,27 @@ void moat_fsrec_scan_patterns(const char *const *pats, size_t n)
 					w->scan_any = true; /* (fnmatch has no braces) */
 					break;
 				}
+				struct moat_glob **g;
+				struct moat_error e;
+
 				v = realloc(w->scan_comps, (w->nscan_comps + 1) * sizeof(*v));
-				if (!v || !(v[w->nscan_comps] = moat_strndup(c, cl))) {
-					if (v)
-						w->scan_comps = v;
+				if (v)
+					w->scan_comps = v;
+				g = v ? realloc(w->scan_globs, (w->nscan_comps + 1) * sizeof(*g)) : NULL;
+				if (g)
+					w->scan_globs = g;
+				if (!g || !(v[w->nscan_comps] = moat_strndup(c, cl))) {
 					rec.bad = true;
 					return;
 				}
-				w->scan_comps = v;
+				g[w->nscan_comps] = NULL;
 				w->nscan_comps++;
+				/* (a component the glob refuses: every name counts) */
+				if (moat_glob_compile(v[w->nscan_comps - 1], MOAT_GLOB_PATH,
+						      &g[w->nscan_comps - 1], &e) < 0) {
+					w->scan_any = true;
+					break;
+				}
 			}
 			c += cl;
 			c += *c == '/';
@@ -725,9 +742,12 @@ void moat_fswatch_free(struct moat_fswatch *w)
 			free(w->v[i].names[k]);
 		free(w->v[i].names);
 	}
-	for (size_t i = 0; i < w->nscan_comps; i++)
+	for (size_t i = 0; i < w->nscan_comps; i++) {
 		free(w->scan_comps[i]);
+		moat_glob_free(w->scan_globs[i]);
+	}
 	free(w->scan_comps);
+	free(w->scan_globs);
 	free(w->by_wd);
 	free(w->v);
 	free(w);
@@ -755,7 +775,8 @@ static bool scan_name_matters(const struct moat_fswatch *w, const char *name)
 	if (w->scan_any)
 		return true;
 	for (size_t i = 0; i < w->nscan_comps; i++)
-		if (fnmatch(w->scan_comps[i], name, 0) == 0)
+		if (fnmatch(w->scan_comps[i], name, 0) == 0 ||
+		    (w->scan_globs[i] && moat_glob_match(w->scan_globs[i], name, strlen(name))))
 			return true;
 	return false;
 }

@@ -914,7 +914,7 @@ replan:
 	sandbox_json(ret, plan);
 	if (rq->scan_only || rq->sweep_only) {
 		if (rq->scan_only)
-			moat_ns_scan_ahead(plan);
+			moat_ns_scan_ahead(plan, rq->arm_busy_fd > 0 ? rq->arm_busy_fd : -1);
 		else
 			moat_ns_standins_sweep(plan);
 		goto out;
@@ -951,6 +951,7 @@ replan:
 		 * call starts from a fresh child */
 		moat_spawn_release(sp);
 		spawn_fresh(sp, kf, true, false);
+		spawned = false;
 		ret->status = 0;
 		goto out;
 	}

@@ -38,7 +38,7 @@ static void put(const char *rel, const char *text)
 }
 
 static const char *const pats[] = {"**/.env", "**/*.pem", "**/.ssh/**", "**/.docker/config.json",
-				   "build/secrets/*.key"};
+				   "build/secrets/*.key", "**/sec/?.txt"};
 
 /* A watch over the scan's directories of the tree (src, src/a, src/b,
  * the top), the way to the top watched; NULL when it cannot be made. */
@@ -105,6 +105,8 @@ static void link_named_docker(void) { CHECK(symlink("a", at("src/.docker")) == 0
 static void link_other_name(void) { CHECK(symlink("a", at("src/alias")) == 0); }
 static void config_json(void) { put("src/a/config.json", "{}\n"); }
 static void key_file(void) { put("src/a/x.key", "k\n"); }
+static void utf8_name(void) { put("src/a/\xc3\xa9.txt", "x\n"); }
+static void two_byte_name(void) { put("src/a/ab.txt", "x\n"); }
 static void dir_chmod(void) { CHECK(chmod(at("src/a"), 0755) == 0); }
 static void top_renamed(void)
 {
@@ -186,6 +188,8 @@ int main(void)
 	one("config.json (a component of .docker/config.json) created", config_json, 1);
 	one("a .key file created (a workspace-relative pattern)", key_file, 1);
 	one("a scanned directory's mode changed", dir_chmod, 1);
+	one("a name of one non-ASCII character and .txt (?.txt matches it by character)", utf8_name, 1);
+	one("a name '?.txt' cannot match (ab.txt)", two_byte_name, 0);
 	one("the workspace renamed and made again", top_renamed, 1);
 	many();
 	whole();
