@@ -7,7 +7,10 @@
 # least do), bubblewrap running /bin/true with the workspace bound (it masks
 # nothing), `moat run -- /bin/true` with no scan record (first run) and
 # with one (repeat run), and the median of a bash call of `true` in a
-# `moat mcp` session (bench/scan_session.mjs, the official SDK client).
+# `moat mcp` session (bench/scan_session.mjs, the official SDK client),
+# with the calls 50 ms apart (a script) and BENCH_PACE_MS apart (default
+# 4000: an agent's model thinking between calls, time enough to arm the
+# next sandbox).
 # Prints a markdown table on stdout: milliseconds, and each moat figure
 # less the same figure in the smallest workspace.
 #
@@ -42,9 +45,10 @@ runs_for() { # fewer runs for the big trees
 	if [ "$1" -ge 1000000 ]; then echo 5; elif [ "$1" -ge 100000 ]; then echo 10; else echo 30; fi
 }
 
-echo "| entries | secrets | find | bwrap | moat run, first | moat run, repeat | moat mcp bash call | first - find | repeat - smallest | call - smallest |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-base_rep= base_call=
+pace=${BENCH_PACE_MS:-4000}
+echo "| entries | secrets | find | bwrap | moat run, first | moat run, repeat | mcp call, 50 ms apart | mcp call, $pace ms apart | first - find | repeat - smallest | call 50 ms - smallest | call $pace ms - smallest |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+base_rep= base_call= base_pace=
 for n in $sizes; do
 	w=$trees/w$n
 	[ -e "$w/.done" ] || { rm -rf "$w"; "$mktree" "$w" "$n" $((n / 150 + 6)) >/dev/null 2>&1 && touch "$w/.done"; }
@@ -56,7 +60,9 @@ for n in $sizes; do
 	t_rep=$(hf -w 2 -r "$r" "$moat run --workspace $w -- /bin/true")
 	t_call=$(MOAT=$moat MOAT_NPM_PREFIX=$prefix WS=$w CONFIG=$cfg BENCH_N=$((r * 2)) \
 		timeout 600 node bench/scan_session.mjs 2>/dev/null || echo "-")
-	[ -z "$base_rep" ] && base_rep=$t_rep base_call=$t_call
+	t_pace=$(MOAT=$moat MOAT_NPM_PREFIX=$prefix WS=$w CONFIG=$cfg BENCH_N=10 BENCH_GAP_MS=$pace \
+		timeout 900 node bench/scan_session.mjs 2>/dev/null || echo "-")
+	[ -z "$base_rep" ] && base_rep=$t_rep base_call=$t_call base_pace=$t_pace
 	d() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-") print "-"; else printf "%+.1f", a - b }'; }
-	echo "| $n | $secrets | $t_find | $t_bwrap | $t_first | $t_rep | $t_call | $(d "$t_first" "$t_find") | $(d "$t_rep" "$base_rep") | $(d "$t_call" "$base_call") |"
+	echo "| $n | $secrets | $t_find | $t_bwrap | $t_first | $t_rep | $t_call | $t_pace | $(d "$t_first" "$t_find") | $(d "$t_rep" "$base_rep") | $(d "$t_call" "$base_call") | $(d "$t_pace" "$base_pace") |"
 done

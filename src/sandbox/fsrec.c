@@ -24,7 +24,9 @@
  * runner. */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +43,14 @@
 
 #include "base/compat.h"
 #include "base/str.h"
+#include "core/glob.h"
 #include "sandbox/fsrec.h"
 
-#define FSWATCH_MAX_DIRS 512
+/* the directories one watch may hold: half of what the kernel lets this
+ * user watch (the rest left to the user's editors and tools), at most
+ * FSWATCH_CAP_DIRS; at least FSWATCH_MIN_DIRS */
+#define FSWATCH_MIN_DIRS 512
+#define FSWATCH_CAP_DIRS (1u << 20)
 #define FSWATCH_EVENTS                                                                             \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_MODIFY |            \
 	 IN_DELETE_SELF | IN_MOVE_SELF)
@@ -51,7 +58,10 @@
 struct watch_dir {
 	int wd;
 	bool all;     /* every entry matters */
-	char **names; /* else these entries */
+	bool scan;    /* read by the workspace scan: an entry that is, or
+		       * was, a directory, and a name the scan's patterns may
+		       * pick, matter (scan_name_matters) */
+	char **names; /* and these entries */
 	size_t n;
 };
 
@@ -60,6 +70,18 @@ struct moat_fswatch {
 	pid_t holder; /* holds the last reference to fd (watch_hold) */
 	struct watch_dir *v;
 	size_t n;
+	/* v's index of each watch descriptor + 1 (0: none) */
+	size_t *by_wd;
+	size_t nby_wd;
+	size_t max_dirs;
+	/* the components of the scan's patterns ("**" left out), matched
+	 * against a name as the scan may match them (fnmatch by byte, and
+	 * moat_glob by character); every name matters when one cannot be
+	 * told (a brace, which may hold a '/') */
+	char **scan_comps;
+	struct moat_glob **scan_globs;
+	size_t nscan_comps;
+	bool scan_any;
 	bool spoiled; /* an event that matters was seen */
 };
 
@@ -67,18 +89,20 @@ static bool fs_watchable(const char *dir);
 
 /* the ways already watched ("/a/b": the name b watched in /a, and where b
  * leads followed when it is a link) and the directories watched whole: an
- * open-addressing set of strings each */
-#define SEEN_SLOTS 8192
+ * open-addressing set of strings each, grown at three quarters full */
+#define SEEN_MIN_SLOTS 1024
 struct seen {
-	char *v[SEEN_SLOTS];
-	size_t n;
+	char **v;
+	size_t cap, n;
 };
 
 static struct {
 	bool on, bad;
 	struct moat_fswatch *w;
 	struct seen way, whole;
-} rec;
+	int cancel_fd; /* readable: the recording is given up (-1: none) */
+	unsigned polls;
+} rec = {.cancel_fd = -1};
 
 static unsigned long long seen_hash(const char *p, size_t n)
 {
@@ -89,36 +113,76 @@ static unsigned long long seen_hash(const char *p, size_t n)
 	return h;
 }
 
-/* Is p[0..n) in the set? It is added when not; *full when it cannot be. */
+/* t at twice its size (or its first); false when out of memory */
+static bool seen_grow(struct seen *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : SEEN_MIN_SLOTS;
+	char **v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return false;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t k;
+
+		if (!t->v[i])
+			continue;
+		k = (size_t)(seen_hash(t->v[i], strlen(t->v[i])) & (cap - 1));
+		while (v[k])
+			k = (k + 1) & (cap - 1);
+		v[k] = t->v[i];
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	return true;
+}
+
+/* Is p[0..n) in the set? It is added when not; *full when it cannot be
+ * (out of memory). */
 static bool seen_add(struct seen *t, const char *p, size_t n, bool *full)
 {
-	size_t i = (size_t)(seen_hash(p, n) % SEEN_SLOTS);
+	size_t i;
 
 	*full = false;
-	for (size_t k = 0; k < SEEN_SLOTS; k++, i = (i + 1) % SEEN_SLOTS) {
-		if (!t->v[i]) {
-			if (t->n * 4 >= SEEN_SLOTS * 3 || !(t->v[i] = moat_strndup(p, n)))
-				*full = true;
-			else
-				t->n++;
-			return false;
-		}
+	if ((t->n + 1) * 4 > t->cap * 3 && !seen_grow(t)) {
+		*full = true;
+		return false;
+	}
+	for (i = (size_t)(seen_hash(p, n) & (t->cap - 1)); t->v[i]; i = (i + 1) & (t->cap - 1))
 		if (strlen(t->v[i]) == n && !memcmp(t->v[i], p, n))
 			return true;
-	}
-	*full = true;
+	if (!(t->v[i] = moat_strndup(p, n)))
+		*full = true;
+	else
+		t->n++;
 	return false;
 }
 
 static void seen_clear(struct seen *t)
 {
-	for (size_t i = 0; i < SEEN_SLOTS && t->n; i++)
-		if (t->v[i]) {
-			free(t->v[i]);
-			t->v[i] = NULL;
-			t->n--;
-		}
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->v[i]);
+	free(t->v);
 	memset(t, 0, sizeof(*t));
+}
+
+/* How many directories a watch may hold (FSWATCH_MIN_DIRS..CAP_DIRS). */
+static size_t fswatch_max_dirs(void)
+{
+	char buf[32];
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd = open("/proc/sys/fs/inotify/max_user_watches", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return FSWATCH_MIN_DIRS;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return FSWATCH_MIN_DIRS;
+	buf[n] = '\0';
+	v = strtoull(buf, NULL, 10) / 2;
+	return v < FSWATCH_MIN_DIRS ? FSWATCH_MIN_DIRS : v > FSWATCH_CAP_DIRS ? FSWATCH_CAP_DIRS : (size_t)v;
 }
 
 static void rec_clear(void)
@@ -128,6 +192,7 @@ static void rec_clear(void)
 	seen_clear(&rec.whole);
 	rec.w = NULL;
 	rec.on = rec.bad = false;
+	rec.cancel_fd = -1;
 }
 
 void moat_fsrec_begin(void)
@@ -140,6 +205,7 @@ void moat_fsrec_begin(void)
 		return;
 	}
 	rec.w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	rec.w->max_dirs = fswatch_max_dirs();
 	if (rec.w->fd < 0)
 		rec.bad = true;
 }
@@ -165,8 +231,35 @@ bool moat_fsrec_on(void)
 	return rec.on;
 }
 
+bool moat_fsrec_spoiled(void)
+{
+	return rec.bad;
+}
+
+void moat_fsrec_cancel_fd(int fd)
+{
+	rec.cancel_fd = fd;
+}
+
+bool moat_fsrec_cancelled(void)
+{
+	struct pollfd pf = {rec.cancel_fd, POLLIN, 0};
+
+	if (!rec.on || rec.cancel_fd < 0)
+		return false;
+	if (rec.bad)
+		return true;
+	/* (one poll in 64 asks) */
+	if (rec.polls++ % 64 || poll(&pf, 1, 0) <= 0)
+		return false;
+	rec.bad = true;
+	return true;
+}
+
 /* Does the directory fold case (ext4, f2fs, tmpfs casefold)? When it
- * cannot be told: yes (its entries are all watched). */
+ * cannot be opened: yes (its entries are all watched); a filesystem
+ * without inode flags (FS_IOC_GETFLAGS refused) has no casefold flag to
+ * set. */
 static bool folds_case(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK), flags = 0;
@@ -179,32 +272,71 @@ static bool folds_case(const char *dir)
 	return folds;
 }
 
-/* Watch dir: all its entries (name NULL), or the entry name. 0; -1 when
- * the kernel refused the watch (errno); -2 when it must not be relied on
- * (a filesystem not watched, too many directories, no memory). */
-static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, size_t nl)
+/* The directory of watch descriptor wd, or NULL. */
+static struct watch_dir *watch_of(const struct moat_fswatch *w, int wd)
 {
-	struct watch_dir *d = NULL;
+	return wd > 0 && (size_t)wd < w->nby_wd && w->by_wd[wd] ? &w->v[w->by_wd[wd] - 1] : NULL;
+}
+
+/* A new watch_dir for wd (its index noted); NULL when out of memory. */
+static struct watch_dir *watch_new(struct moat_fswatch *w, int wd)
+{
+	struct watch_dir *d;
+
+	if ((size_t)wd >= w->nby_wd) {
+		size_t n = w->nby_wd ? w->nby_wd : 256;
+		size_t *v;
+
+		while (n <= (size_t)wd)
+			n *= 2;
+		v = realloc(w->by_wd, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + w->nby_wd, 0, (n - w->nby_wd) * sizeof(*v));
+		w->by_wd = v;
+		w->nby_wd = n;
+	}
+	if ((w->n & (w->n - 1)) == 0 || w->n < 16) {
+		/* (grown at each power of two) */
+		struct watch_dir *v = realloc(w->v, (w->n < 16 ? 16 : w->n * 2) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		w->v = v;
+	}
+	d = &w->v[w->n++];
+	memset(d, 0, sizeof(*d));
+	d->wd = wd;
+	w->by_wd[wd] = w->n;
+	return d;
+}
+
+enum watch_how {
+	WATCH_NAME, /* the entry name */
+	WATCH_ALL,  /* every entry */
+	WATCH_SCAN, /* what the workspace scan relies on (watch_dir.scan) */
+};
+
+/* Watch dir: the entry name, or all its entries, or what the scan relies
+ * on. 0; -1 when the kernel refused the watch (errno); -2 when it must
+ * not be relied on (a filesystem not watched, too many directories, no
+ * memory). */
+static int watch_add(struct moat_fswatch *w, const char *dir, enum watch_how how, const char *name,
+		     size_t nl)
+{
+	struct watch_dir *d;
 	int wd;
 
 	wd = inotify_add_watch(w->fd, dir, FSWATCH_EVENTS);
 	if (wd < 0)
 		return -1;
-	for (size_t i = 0; i < w->n && !d; i++)
-		if (w->v[i].wd == wd)
-			d = &w->v[i];
+	d = watch_of(w, wd);
 	if (!d) {
-		struct watch_dir *v;
-
-		if (w->n >= FSWATCH_MAX_DIRS || !fs_watchable(dir))
+		if (w->n >= w->max_dirs || !fs_watchable(dir))
 			return -2;
-		v = realloc(w->v, (w->n + 1) * sizeof(*v));
-		if (!v)
+		d = watch_new(w, wd);
+		if (!d)
 			return -2;
-		w->v = v;
-		d = &w->v[w->n++];
-		memset(d, 0, sizeof(*d));
-		d->wd = wd;
 		/* a directory that folds case: "Credentials" is looked up as
 		 * "credentials", so every entry matters */
 		d->all = folds_case(dir);
@@ -213,8 +345,12 @@ static int watch_add(struct moat_fswatch *w, const char *dir, const char *name, 
 		if (moat_encrypted_at(AT_FDCWD, dir, 0))
 			return -2;
 	}
-	if (!name) {
+	if (how == WATCH_ALL) {
 		d->all = true;
+		return 0;
+	}
+	if (how == WATCH_SCAN) {
+		d->scan = true;
 		return 0;
 	}
 	if (d->all)
@@ -272,7 +408,7 @@ static int watch_way(const char *path, int depth)
 			return -1;
 		memcpy(pre, path, dl);
 		pre[dl] = '\0';
-		r = watch_add(rec.w, dl ? pre : "/", name, nl);
+		r = watch_add(rec.w, dl ? pre : "/", WATCH_NAME, name, nl);
 		if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
 			return -1;
 		if (r == -1)
@@ -322,7 +458,24 @@ static void rec_whole(const char *path)
 	}
 	if (seen_add(&rec.whole, path, strlen(path), &full))
 		return;
-	r = full ? -2 : watch_add(rec.w, path, NULL, 0);
+	r = full ? -2 : watch_add(rec.w, path, WATCH_ALL, NULL, 0);
+	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
+		rec.bad = true;
+}
+
+/* A directory the scan is about to read, or relies on unread: watched
+ * for what the scan depends on. */
+static void rec_scan(const char *path)
+{
+	int r;
+
+	if (!rec.on || rec.bad)
+		return;
+	if (!path || path[0] != '/') {
+		rec.bad = true;
+		return;
+	}
+	r = watch_add(rec.w, path, WATCH_SCAN, NULL, 0);
 	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
 		rec.bad = true;
 }
@@ -375,6 +528,59 @@ void moat_fsrec_dir_at(int dfd, const char *name)
 {
 	rec_at(dfd, name, false);
 	rec_at(dfd, name, true);
+}
+
+void moat_fsrec_scan_dir(const char *path, bool top)
+{
+	/* below the top, the way is the scan's own directories, each
+	 * watched for its entries that are directories before it was read */
+	if (top)
+		rec_way(path);
+	rec_scan(path);
+}
+
+void moat_fsrec_scan_patterns(const char *const *pats, size_t n)
+{
+	struct moat_fswatch *w = rec.w;
+
+	if (!rec.on || rec.bad || !w)
+		return;
+	for (size_t i = 0; i < n && !w->scan_any; i++) {
+		for (const char *c = pats[i]; *c;) {
+			size_t cl = strcspn(c, "/");
+			char **v;
+
+			if (!(cl == 2 && c[0] == '*' && c[1] == '*') && cl) {
+				if (memchr(c, '{', cl)) {
+					w->scan_any = true; /* (fnmatch has no braces) */
+					break;
+				}
+				struct moat_glob **g;
+				struct moat_error e;
+
+				v = realloc(w->scan_comps, (w->nscan_comps + 1) * sizeof(*v));
+				if (v)
+					w->scan_comps = v;
+				g = v ? realloc(w->scan_globs, (w->nscan_comps + 1) * sizeof(*g)) : NULL;
+				if (g)
+					w->scan_globs = g;
+				if (!g || !(v[w->nscan_comps] = moat_strndup(c, cl))) {
+					rec.bad = true;
+					return;
+				}
+				g[w->nscan_comps] = NULL;
+				w->nscan_comps++;
+				/* (a component the glob refuses: every name counts) */
+				if (moat_glob_compile(v[w->nscan_comps - 1], MOAT_GLOB_PATH,
+						      &g[w->nscan_comps - 1], &e) < 0) {
+					w->scan_any = true;
+					break;
+				}
+			}
+			c += cl;
+			c += *c == '/';
+		}
+	}
 }
 
 static bool fd_is_dir(int fd)
@@ -536,6 +742,13 @@ void moat_fswatch_free(struct moat_fswatch *w)
 			free(w->v[i].names[k]);
 		free(w->v[i].names);
 	}
+	for (size_t i = 0; i < w->nscan_comps; i++) {
+		free(w->scan_comps[i]);
+		moat_glob_free(w->scan_globs[i]);
+	}
+	free(w->scan_comps);
+	free(w->scan_globs);
+	free(w->by_wd);
 	free(w->v);
 	free(w);
 }
@@ -555,24 +768,43 @@ struct moat_fswatch *moat_fswatch_start(void)
 	return w;
 }
 
+/* May the scan's patterns pick an entry of this name, or a path through
+ * it (a name of any of their components)? */
+static bool scan_name_matters(const struct moat_fswatch *w, const char *name)
+{
+	if (w->scan_any)
+		return true;
+	for (size_t i = 0; i < w->nscan_comps; i++)
+		if (fnmatch(w->scan_comps[i], name, 0) == 0 ||
+		    (w->scan_globs[i] && moat_glob_match(w->scan_globs[i], name, strlen(name))))
+			return true;
+	return false;
+}
+
 /* Does the event matter? */
 static bool event_matters(const struct moat_fswatch *w, const struct inotify_event *ev)
 {
+	const struct watch_dir *d;
+
 	if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED | IN_UNMOUNT | IN_DELETE_SELF | IN_MOVE_SELF))
 		return true;
-	for (size_t i = 0; i < w->n; i++) {
-		const struct watch_dir *d = &w->v[i];
-
-		if (d->wd != ev->wd)
-			continue;
-		if (d->all || !ev->len)
+	d = watch_of(w, ev->wd);
+	if (!d)
+		return true; /* a watch we do not know */
+	if (d->all || !ev->len)
+		return true;
+	for (size_t k = 0; k < d->n; k++)
+		if (!strcmp(d->names[k], ev->name))
 			return true;
-		for (size_t k = 0; k < d->n; k++)
-			if (!strcmp(d->names[k], ev->name))
-				return true;
-		return false;
-	}
-	return true; /* a watch we do not know */
+	/* the scan read the directory: an entry that is or was a directory
+	 * (a tree it has not read, or one it relied on, gone), a name its
+	 * patterns may pick come or gone. What is written to other files,
+	 * or their attributes, masks nothing */
+	if (d->scan)
+		return (ev->mask & IN_ISDIR) ||
+		       ((ev->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) &&
+			scan_name_matters(w, ev->name));
+	return false;
 }
 
 bool moat_fswatch_quiet(struct moat_fswatch *w)

@@ -18,6 +18,23 @@ bool moat_fsrec_on(void);
 /* A directory the caller relies on without reading it (the scan's record
  * says what is in it): watched whole, as if opened. */
 void moat_fsrec_dir_at(int dfd, const char *name);
+/* A directory (an absolute path) the workspace scan reads, or relies on
+ * unread (its record): watched for what the scan depends on, the entries
+ * that are directories and the names moat_fsrec_scan_patterns may pick;
+ * what is written to its other files does not matter. top: the
+ * workspace itself (the way to it watched too); else a directory found
+ * in one the scan watched so before it read it. */
+void moat_fsrec_scan_dir(const char *path, bool top);
+/* The scan's patterns, for moat_fsrec_scan_dir (copied). */
+void moat_fsrec_scan_patterns(const char *const *pats, size_t n);
+/* While recording: fd readable means the recording is given up (the call
+ * it was made for has come); moat_fsrec_cancelled says so (and the record
+ * is then spoiled), asking the kernel once in 64 calls. -1: never. */
+void moat_fsrec_cancel_fd(int fd);
+/* The record so far cannot make a watch (moat_fswatch_start would give
+ * NULL). */
+bool moat_fsrec_spoiled(void);
+bool moat_fsrec_cancelled(void);
 /* Forget the record (moat_fswatch_start takes it over otherwise). */
 void moat_fsrec_drop(void);
 /* A lookup the record cannot follow (glob(3)): no watch can be made. */

@@ -550,7 +550,10 @@ static size_t mounts_room(void)
 			max = 100000;
 		fclose(f);
 	}
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	/* (not recorded for an armed sandbox's watch: a count of this
+	 * process's mounts, which nothing masked depends on; the mounts
+	 * fail cleanly when the room is gone) */
+	fd = (open)("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	while (fd >= 0 && (got = read(fd, buf, sizeof(buf))) > 0)
 		for (ssize_t i = 0; i < got; i++)
 			used += buf[i] == '\n';

@@ -853,8 +853,10 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		}
 		goto run;
 	}
-	if (rq->arm_only)
+	if (rq->arm_only) {
 		moat_fsrec_begin(); /* every lookup from here to the mounts watched */
+		moat_fsrec_cancel_fd(rq->arm_busy_fd);
+	}
 
 	/* the profile: a built-in or named one (sandbox.profiles, over its
 	 * extends chain, with the configuration's defaults), then the flags,
@@ -966,7 +968,7 @@ replan:
 	sandbox_json(ret, plan, accepted_set(rq), 0);
 	if (rq->scan_only || rq->sweep_only) {
 		if (rq->scan_only)
-			moat_ns_scan_ahead(plan);
+			moat_ns_scan_ahead(plan, rq->arm_busy_fd > 0 ? rq->arm_busy_fd : -1);
 		else
 			moat_ns_standins_sweep(plan);
 		goto out;
@@ -998,6 +1000,15 @@ replan:
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (rq->arm_only)
 		moat_fsrec_end();
+	if (r < 0 && rq->arm_only) {
+		/* not armed (the call came, or the call will say why): the
+		 * call starts from a fresh child */
+		moat_spawn_release(sp);
+		spawn_fresh(sp, kf, true, false);
+		spawned = false;
+		ret->status = 0;
+		goto out;
+	}
 	if (r < 0) {
 		/* (an error that names its own remedy keeps it) */
 		fail(&st,
@@ -1042,7 +1053,9 @@ replan:
 			 * mount covers the old) */
 			if (!extra[0])
 				moat_mounts_note_ids(&sp->mounts);
-			if (!extra[0] && moat_spawn_arm(sp, &e) == 0) {
+			/* (a sandbox no watch stands for is never taken: not
+			 * made) */
+			if (!extra[0] && !moat_fsrec_spoiled() && moat_spawn_arm(sp, &e) == 0) {
 				warm->armed = true;
 				/* (with a PID namespace only: the watch's holder is
 				 * a child of ours, which a run without one would

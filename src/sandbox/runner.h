@@ -102,10 +102,11 @@ struct moat_run_request {
 	 * was started. Returns 0 either way; warm->armed says. */
 	bool arm_only;
 	/* > 0: a descriptor that becomes readable when the call has come (the
-	 * runner's job pipe): arming then skips what the call would wait for
-	 * and not need (before the preparation: everything; after the
-	 * arming: the watch, whose set-up takes longer than the check it
-	 * saves) */
+	 * runner's job pipe): arming, or the scan ahead (scan_only), then
+	 * stops what the call would wait for and not need (the scan ahead
+	 * and the arming's scan at once; before the preparation: everything;
+	 * after the arming: the watch, whose set-up takes longer than the
+	 * check it saves) */
 	int arm_busy_fd;
 	/* Each line moat has to tell the user, when it arises: the gaps and
 	 * warnings before the command runs, the error or warning after it

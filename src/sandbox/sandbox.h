@@ -247,8 +247,10 @@ struct moat_mounts {
 int moat_ns_prepare(const struct moat_plan *p, struct moat_mounts *ret, struct moat_error *err);
 /* A session's runner started ahead scans the workspace of its predicted
  * plan while the agent thinks; moat_ns_prepare in this process then reads
- * again only the directories changed since (ns.c: the scan ahead). */
-void moat_ns_scan_ahead(const struct moat_plan *p);
+ * again only the directories changed since (ns.c: the scan ahead). It
+ * stops, keeping nothing, once cancel_fd is readable (the call has come;
+ * -1: never). */
+void moat_ns_scan_ahead(const struct moat_plan *p, int cancel_fd);
 /* Keep the workspace scan's record on disk for the next run in this
  * workspace (ns.c: the scan record); after go, off the critical path. */
 void moat_ns_scan_save(const struct moat_plan *p, struct moat_mounts *m);

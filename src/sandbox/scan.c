@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -197,6 +198,8 @@ struct scan_cache {
 };
 
 static struct scan_cache *scan_ahead;
+/* while the scan ahead runs: readable when its call has come (-1: none) */
+static int scan_ahead_cancel_fd = -1;
 
 static long long realtime_off(void)
 {
@@ -443,6 +446,8 @@ struct scan {
 	int wsfd;
 	size_t max_entries;
 	bool one_walker;		/* lookups recorded (fsrec): no helpers */
+	int cancel_fd;			/* readable: the scan is given up (-1: never) */
+	unsigned polls;			/* (atomic) */
 	const struct scan_cache *ahead; /* one made before, or NULL */
 
 	/* shared, under mu */
@@ -738,7 +743,7 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * that matters (most of them) is not even opened; only on the
 		 * filesystem of its parent, judged local (another is a mount
 		 * point: opened, and judged on its own) */
-		if (s->ahead && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (s->ahead && (fstatat)(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && st.st_dev == ddev && scan_devs_local(s, dfd, ddev, false))
 			c = scan_cache_find(s->ahead, w->rel, &st);
 		if (c && moat_encrypted_at(dfd, name, AT_SYMLINK_NOFOLLOW))
@@ -747,8 +752,11 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * watched whole, then found unchanged once more (a change
 		 * before the watch began is not among its events) */
 		if (c && !c->nents && moat_fsrec_on()) {
-			moat_fsrec_dir_at(dfd, name);
-			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+			char full[2 * PATH_MAX];
+
+			snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
+			moat_fsrec_scan_dir(full, false);
+			if ((fstatat)(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
 			    scan_cache_find(s->ahead, w->rel, &st) != c)
 				c = NULL;
 		}
@@ -774,14 +782,17 @@ static int scan_open(struct walker *w)
 	struct scan *s = w->s;
 	int fd;
 
-	if (!w->len)
-		return openat(s->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (moat_fsrec_on()) {
 		char full[2 * PATH_MAX];
 
-		snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
-		moat_fsrec_dir_at(AT_FDCWD, full);
+		if (w->len)
+			snprintf(full, sizeof(full), "%s/%s", s->ws, w->rel);
+		else
+			snprintf(full, sizeof(full), "%s", s->ws);
+		moat_fsrec_scan_dir(full, !w->len);
 	}
+	if (!w->len)
+		return (openat)(s->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* (recorded above) */
 	if (!__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) {
 		struct open_how how;
 
@@ -899,7 +910,7 @@ static int scan_dir(struct walker *w, int dfd)
 			if (e->d_type == DT_UNKNOWN) {
 				struct stat est;
 
-				if (fstatat(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
+				if ((fstatat)(dfd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0)
 					e->d_type = S_ISDIR(est.st_mode)   ? DT_DIR
 						    : S_ISLNK(est.st_mode) ? DT_LNK
 									   : DT_REG;
@@ -1011,6 +1022,20 @@ static int walk_job(struct walker *w, struct scan_job *job)
 
 /* A walker: directories off the stack until there are none and no walker
  * is reading one (or the walk failed). */
+/* A scan made ahead of a call (the scan ahead, an armed sandbox's) stops
+ * when the call comes: the call scans on its own, with every walker,
+ * rather than wait for it. */
+static bool scan_given_up(struct scan *s)
+{
+	struct pollfd pf = {s->cancel_fd, POLLIN, 0};
+
+	if (s->one_walker && moat_fsrec_cancelled())
+		return true;
+	/* (one poll in 64 directories) */
+	return s->cancel_fd >= 0 && __atomic_fetch_add(&s->polls, 1, __ATOMIC_RELAXED) % 64 == 0 &&
+	       poll(&pf, 1, 0) > 0;
+}
+
 static void *walk_loop(void *arg)
 {
 	struct walker *w = arg;
@@ -1028,7 +1053,7 @@ static void *walk_loop(void *arg)
 		job = s->jobs[--s->njobs];
 		s->busy++;
 		pthread_mutex_unlock(&s->mu);
-		r = walk_job(w, &job);
+		r = scan_given_up(s) ? -ECANCELED : walk_job(w, &job);
 		free(job.rel);
 		pthread_mutex_lock(&s->mu);
 		s->busy--;
@@ -1714,6 +1739,16 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	s->wslen = strlen(p->workspace);
 	s->max_entries = p->scan_max_entries ? p->scan_max_entries : MOAT_SCAN_MAX_ENTRIES;
 	s->one_walker = moat_fsrec_on();
+	s->cancel_fd = rec ? scan_ahead_cancel_fd : -1;
+	if (s->one_walker) {
+		const char *all[MOAT_PLAN_MAX_PATHS];
+		size_t n = 0;
+
+		for (size_t i = 0; i < p->nmasks && n < MOAT_PLAN_MAX_PATHS; i++)
+			if (p->masks[i].kind == MOAT_MASK_WORKSPACE_NAME)
+				all[n++] = p->masks[i].pattern;
+		moat_fsrec_scan_patterns(all, n);
+	}
 	/* the scan ahead of this process (a session's runner started ahead),
 	 * else the record on disk; a record is made for the next run unless
 	 * the caller makes one (the scan ahead) */
@@ -1792,13 +1827,13 @@ int moat_scan_workspace(const struct moat_plan *p, struct moat_scan_result *ret,
 	return scan_run(p, NULL, ret, err);
 }
 
-void moat_ns_scan_ahead(const struct moat_plan *p)
+void moat_ns_scan_ahead(const struct moat_plan *p, int cancel_fd)
 {
 	struct scan_cache *c = calloc(1, sizeof(*c));
 	struct moat_scan_result res;
 	struct moat_error e;
 	struct stat st;
-	int fd;
+	int fd, r;
 
 	scan_cache_free(scan_ahead);
 	scan_ahead = NULL;
@@ -1823,7 +1858,10 @@ void moat_ns_scan_ahead(const struct moat_plan *p)
 	c->trust_before = time(NULL) - SCAN_TRUST_SLACK_S;
 	moat_error_clear(&e);
 	/* (what it found goes: the call resolves every mask again) */
-	if (scan_run(p, c, &res, &e) < 0)
+	scan_ahead_cancel_fd = cancel_fd;
+	r = scan_run(p, c, &res, &e);
+	scan_ahead_cancel_fd = -1;
+	if (r < 0)
 		c->failed = true;
 	moat_scan_result_release(&res);
 	if (c->failed)

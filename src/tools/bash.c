@@ -573,7 +573,8 @@ __attribute__((noreturn)) static void bash_child_run(const struct bash_job *j,
  * directory, a command to come): */
 enum chore {
 	CHORE_SCAN,  /* a runner started ahead, while it waits: the masks'
-		      * workspace scan (scan_only, moat_ns_scan_ahead) */
+		      * workspace scan (scan_only, moat_ns_scan_ahead), given
+		      * up when the call comes (job_fd readable) */
 	CHORE_SWEEP, /* the server, at its end: the stand-ins its calls kept
 		      * (sweep_only, moat_ns_standins_sweep) */
 	CHORE_ARM,   /* a runner started ahead: the sandbox of w made whole and
@@ -604,6 +605,8 @@ static void runner_chore(const struct moat_tool_env *env, const char *profile, c
 		return;
 	rq.scan_only = what == CHORE_SCAN;
 	rq.sweep_only = what == CHORE_SWEEP;
+	if (what == CHORE_SCAN)
+		rq.arm_busy_fd = job_fd;
 	if (what == CHORE_ARM) {
 		rq.warm = w;
 		rq.arm_only = true;
@@ -940,7 +943,7 @@ __attribute__((noreturn)) static void warm_main(const struct srv_state *st, pid_
 	if (st->next_ws) {
 		struct pollfd pf = {4, POLLIN, 0};
 
-		runner_chore(env, st->next_profile, st->next_ws, CHORE_SCAN, NULL, -1);
+		runner_chore(env, st->next_profile, st->next_ws, CHORE_SCAN, NULL, 4);
 		/* armed only once no call came for a while: calls back to back
 		 * (a script) would wait for the arming, or share a core with
 		 * it, and gain nothing from it */

@@ -225,10 +225,86 @@ async function homeLink(who) {
 	w.cleanup();
 }
 
+// A workspace of more directories than a small watch holds (3,000): the
+// sandbox is armed all the same and taken by the call while what changed
+// cannot change a mask (a new source file, an edit), and made again when
+// it can (a secret, a directory). Which sandbox ran the call is told from
+// outside: the armed process's mount namespace against the command's.
+async function bigWorkspace(who) {
+	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
+	const w = world(`armedbig-${who}`, {
+		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+	});
+	const ws = (...p) => path.join(w.ws, ...p);
+	for (let i = 0; i < 60; i++)
+		for (let k = 0; k < 50; k++) {
+			fs.mkdirSync(ws('pkgs', `p${i}`, `m${k}`), { recursive: true });
+			fs.writeFileSync(ws('pkgs', `p${i}`, `m${k}`, 'index.js'), '\n');
+		}
+	fs.writeFileSync(ws('.env'), 'env-canary\n');
+	fs.writeFileSync(ws('show.sh'), 'readlink /proc/self/ns/mnt; while read -r f; do cat "$f" 2>/dev/null; done <files; echo done\n');
+	fs.writeFileSync(ws('files'), '\n');
+	if (who === 'nobody')
+		asNobody(w);
+	const c = await connect(w);
+	const bash = async (command) => {
+		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
+		return { r, out: JSON.stringify(r) };
+	};
+	const armedNs = async () => {
+		if (!(await waitArmed(ws('.env'))))
+			return null;
+		const pid = armedPid(ws('.env'));
+		try {
+			return fs.readlinkSync(`/proc/${pid}/ns/mnt`);
+		} catch {
+			return null;
+		}
+	};
+	// (the command writes no file: the names are given before the call)
+	const round = async (what, files, change) => {
+		fs.writeFileSync(ws('files'), files.join('\n') + '\n');
+		await bash('true'); // the next sandbox is armed after this call
+		const ns = await armedNs();
+		change();
+		const { r, out } = await bash('sh show.sh');
+		const stdout = r.structuredContent ? r.structuredContent.stdout : '';
+		return { ns, ran: stdout.split('\n')[0], stdout, out, ok: !r.isError && stdout.includes('done') };
+	};
+	await bash('true');
+	let t = await round('a source file written', [ws('.env')], () => {
+		fs.writeFileSync(ws('pkgs', 'p7', 'm3', 'new.js'), 'x\n');
+		fs.appendFileSync(ws('pkgs', 'p8', 'm1', 'index.js'), 'y\n');
+	});
+	if (!arms) {
+		note(`sanitizer build: nothing armed (${t.ns})`);
+	} else {
+		okw(t.ns !== null, 'armed in a workspace of 3,000 directories (process table)');
+		okw(t.ok && t.ns === t.ran, 'a source file written after the arming: the armed sandbox takes the call (its mount namespace)', t.out);
+	}
+	okw(t.ok && !t.out.includes('env-canary'), 'the secret masked at the arming stays masked', t.out);
+	t = await round('a secret written deep', [ws('pkgs', 'p42', 'm17', '.env')], () => {
+		fs.writeFileSync(ws('pkgs', 'p42', 'm17', '.env'), 'deep-canary\n');
+	});
+	if (arms)
+		okw(t.ns !== null && t.ns !== t.ran, 'a secret written after the arming: the call\'s sandbox is made again', t.out);
+	okw(t.ok && !t.out.includes('deep-canary'), 'a secret written deep after the arming is not readable in the call', t.out);
+	t = await round('a directory of secrets renamed in', [ws('pkgs', 'p5', 'keys', 'a.txt')], () => {
+		fs.mkdirSync(ws('pkgs', 'p5', 'tmp'));
+		fs.writeFileSync(ws('pkgs', 'p5', 'tmp', 'a.txt'), 'ssh-dir-canary\n');
+		fs.renameSync(ws('pkgs', 'p5', 'tmp'), ws('pkgs', 'p5', '.ssh'));
+		fs.symlinkSync('.ssh', ws('pkgs', 'p5', 'keys'));
+	});
+	okw(t.ok && !t.out.includes('ssh-dir-canary'), 'a directory renamed to .ssh after the arming is not readable in the call', t.out);
+	await c.close();
+	w.cleanup();
+}
+
 // as root, then as the unprivileged user
 await main(async () => {
 	for (const who of ['root', 'nobody']) {
 		await scenario(who);
 		await homeLink(who);
+		await bigWorkspace(who);
 	}
 });

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { main, ok, note, world, connect, waitFor, sleep, armedPid, arms, waitArmed } from './lib.mjs';
+import { main, ok, note, world, connect, sleep, armedPid } from './lib.mjs';
 
 await main(async () => {
 	const KEY = process.env.MOAT_FSCRYPT_KEY;
@@ -67,11 +67,11 @@ await main(async () => {
 		await bash('true');
 		await sleep(wait);
 		await bash('true'); // the next sandbox is armed after this call
-		const armed = await waitArmed(ws('.env'));
-		if (!arms)
-			note(`sanitizer build: nothing armed (${armed})`);
-		else
-			ok(armed, `armed before the unlock (${what})`);
+		// an encrypted directory lists other names once its key is added,
+		// with no event: no watch can stand for it, so nothing is armed
+		// (the arming gives up as soon as its watch is spoiled)
+		await sleep(1500);
+		ok(armedPid(ws('.env')) === null, `nothing armed while a locked directory is in the workspace (${what})`);
 		execFileSync(KEY, ['unlock', vault]);
 		const { r, out } = await bash('sh show.sh');
 		ok(r.structuredContent && r.structuredContent.stdout.includes('done') && !out.includes('vault-canary'),
