@@ -60,7 +60,7 @@ moat=$1 who=$2
 set -u
 w=$(mktemp -d /var/tmp/moat-cc.XXXXXX)
 h=$w.home
-mkdir -p "$w/sub/dir" "$h/.ssh" "$h/.aws"
+mkdir -p "$w/sub/dir" "$w/src" "$h/.ssh" "$h/.aws"
 echo readme-ok >"$w/README"
 echo env-canary >"$w/.env"
 echo pem-canary >"$w/sub/dir/key.pem"
@@ -72,37 +72,39 @@ if [ "$who" = nobody ]; then
 	run=(setpriv --reuid 65534 --regid 65534 --clear-groups)
 fi
 gaps=$(HOME=$h "${run[@]}" "$moat" status 2>&1 | awk '$2 == "yes" && $3 == "NO" { printf "%s%s", s, $1; s = ", " }')
-cmd='cat README .env sub/dir/key.pem "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" 2>/dev/null; echo written >new.txt; echo done'
+cmd='cat README .env sub/dir/key.pem "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" 2>/dev/null; echo written >new.txt; echo written >src/new.txt; echo done'
 out=$(cd "$w" && HOME=$h "${run[@]}" "$moat" run --workspace "$w" -- sh -c "$cmd" 2>&1)
 rc=$?
-warn=$(cd "$w" && HOME=$h "${run[@]}" "$moat" run --fallback warn --workspace "$w" -- sh -c "$cmd" 2>/dev/null)
+accept=$(printf '%s' "$gaps" | tr -d ' ')
+warn=$(cd "$w" && HOME=$h "${run[@]}" "$moat" run --accept-gap "$accept" --workspace "$w" -- sh -c "$cmd" 2>/dev/null)
 wrc=$?
-judge() { # OUTPUT: the secrets read, the readme, the write
-	local read="" s
+judge() { # OUTPUT: the readme, the secrets read, the writes
+	local read="" s e=no
 	for s in env pem ssh aws; do
 		case $1 in *"$s-canary"*) read="$read $s" ;; esac
 	done
 	case $1 in *readme-ok*) r=yes ;; *) r=no ;; esac
-	printf '%s | %s | %s' "$r" "${read:- none}" "$2"
+	[ -f "$w/src/new.txt" ] && e=yes
+	printf '%s | %s | %s | %s' "$r" "${read:- none}" "$2" "$e"
 }
 wrote=no
 [ -f "$w/new.txt" ] && wrote=yes
 if [ $rc = 0 ]; then
 	echo "| $who | ${gaps:-none} | runs | $(judge "$out" "$wrote") |"
 else
-	rm -f "$w/new.txt"
-	echo "| $who | ${gaps:-none} | refused ($rc): $(printf '%s' "$out" | head -n 1 | cut -c1-80) | - | - | - |"
+	rm -f "$w/new.txt" "$w/src/new.txt"
+	echo "| $who | ${gaps:-none} | refused ($rc): $(printf '%s' "$out" | head -n 1 | cut -c1-80) | - | - | - | - |"
 	[ -f "$w/new.txt" ] && wrote=yes || wrote=no
-	(cd "$w" && HOME=$h "${run[@]}" "$moat" run --fallback warn --workspace "$w" -- sh -c "$cmd" >/dev/null 2>&1)
+	(cd "$w" && HOME=$h "${run[@]}" "$moat" run --accept-gap "$accept" --workspace "$w" -- sh -c "$cmd" >/dev/null 2>&1)
 	[ -f "$w/new.txt" ] && wrote=yes
-	echo "| $who, --fallback warn | ${gaps:-none} | exit $wrc | $(judge "$warn" "$wrote") |"
+	echo "| $who, --accept-gap those | ${gaps:-none} | exit $wrc | $(judge "$warn" "$wrote") |"
 fi
 rm -rf "$w" "$h"
 EOF
 chmod +x "$tmp/probe.sh"
 
-echo "| kind | user | missing protections (moat status) | moat run | README read | secrets read | wrote beside them |"
-echo "|---|---|---|---|---|---|---|"
+echo "| kind | user | missing protections (moat status) | moat run | README read | secrets read | new file beside a secret | new file elsewhere |"
+echo "|---|---|---|---|---|---|---|---|"
 for kind in docker podman privileged; do
 	case $kind in
 	docker) opts=(--security-opt "seccomp=$tmp/docker.json") ;;
@@ -115,6 +117,6 @@ for kind in docker podman privileged; do
 			-e PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			"${opts[@]}" --rootfs /:O /bin/bash "$tmp/probe.sh" "$moat" "$who" 2>&1)
 		printf '%s\n' "$line" | grep '^| ' | sed "s/^| /| $kind | /" ||
-			echo "| $kind | $who | (the container did not start: $(printf '%s' "$line" | tail -n 1 | cut -c1-80)) | | | | |"
+			echo "| $kind | $who | (the container did not start: $(printf '%s' "$line" | tail -n 1 | cut -c1-80)) | | | | | |"
 	done
 done
