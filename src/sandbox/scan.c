@@ -36,6 +36,7 @@
 #include "core/path.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scan.h"
+#include "sandbox/scancheck.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
@@ -456,6 +457,7 @@ struct scan {
 	char why[PATH_MAX + 256]; /* its reason */
 	size_t entries;
 	struct scan_cache *rec;	   /* the record being made, or NULL */
+	struct moat_scan_check *check; /* the directories relied on, or NULL */
 	struct scan_devs use_devs; /* the filesystems met, as ahead is used */
 	struct moat_scan_hit *hits;
 	size_t nhits, caphits;
@@ -514,6 +516,19 @@ static int scan_unreadable(struct walker *w, int err)
 	return -err;
 }
 
+/* The directory at w->rel changed while the walk read it: -ESTALE. */
+static int scan_changed(struct walker *w)
+{
+	char why[PATH_MAX + 160];
+
+	snprintf(why, sizeof(why),
+		 "the workspace changed while it was scanned for secrets (%s/%s was renamed or "
+		 "removed)",
+		 w->s->ws, w->rel);
+	scan_fail(w->s, -ESTALE, why);
+	return -ESTALE;
+}
+
 /* n more entries read; false (the walk failed) past the bound */
 static bool scan_count(struct scan *s, size_t n)
 {
@@ -533,6 +548,51 @@ static bool scan_count(struct scan *s, size_t n)
 	}
 	pthread_mutex_unlock(&s->mu);
 	return ok;
+}
+
+/* The directory at w->rel relied on as st says (the check made once the
+ * masks are attached, scancheck.c); false (the walk failed) on no memory. */
+static bool scan_relied(struct scan *s, const char *rel, const struct stat *st, bool settled)
+{
+	bool ok;
+
+	if (!s->check)
+		return true;
+	pthread_mutex_lock(&s->mu);
+	ok = moat_scan_check_add(s->check, rel, st, settled);
+	if (!ok)
+		scan_fail_locked(s, -ENOMEM, "out of memory");
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+#define SCAN_SETTLE_TRIES 20
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* fstat of a directory about to be listed, taken once its ctime is older
+ * than the coarse clock read just before: the kernel stamps every change
+ * with that clock or a finer one, so a change after the listing is sure
+ * to stamp another change time (scancheck.c). One changed in the current tick
+ * (1 to 10 ms) is waited out, at most SCAN_SETTLE_TRIES times; *settled is
+ * false when it kept changing, or when its ctime is in the future (a clock
+ * set back: not waited for). -1 when fstat fails. */
+static int scan_fstat_settled(int fd, struct stat *st, bool *settled)
+{
+	for (int i = 0;; i++) {
+		struct timespec c0, ms = {0, 1000000};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &c0);
+		if (fstat(fd, st) < 0)
+			return -1;
+		*settled = ts_before(&st->st_ctim, &c0);
+		if (*settled || st->st_ctim.tv_sec > c0.tv_sec + 1 || i == SCAN_SETTLE_TRIES)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
 }
 
 static bool scan_devs_local(struct scan *s, int fd, dev_t dev, bool rec)
@@ -752,7 +812,9 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 			    scan_cache_find(s->ahead, w->rel, &st) != c)
 				c = NULL;
 		}
-		if (c && !c->nents) {
+		if (c && !c->nents && !scan_relied(s, w->rel, &st, true))
+			r = -ENOMEM;
+		else if (c && !c->nents) {
 			if (scan_count(s, c->entries) && s->rec) {
 				pthread_mutex_lock(&s->mu);
 				if (!s->rec->failed)
@@ -830,11 +892,18 @@ static int scan_dir(struct walker *w, int dfd)
 	struct scan_cdir rec;
 	struct stat st = {0};
 	struct dirent64 *e;
-	bool recording = s->rec && !s->rec->failed, whole = true, trusted = true;
+	bool recording = s->rec && !s->rec->failed, whole = true, trusted = true, settled = true;
 	size_t count = 0;
 	int r = 0;
 
-	if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
+	/* SECURITY: the identity and times the check compares, taken before
+	 * the entries (scancheck.c) */
+	if (s->check) {
+		if (scan_fstat_settled(dfd, &st, &settled) < 0) {
+			close(dfd);
+			return scan_unreadable(w, errno);
+		}
+	} else if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
 		close(dfd);
 		return 0;
 	}
@@ -849,6 +918,10 @@ static int scan_dir(struct walker *w, int dfd)
 		recording = false;
 	if (s->ahead && trusted && scan_devs_local(s, dfd, st.st_dev, false))
 		c = scan_cache_find(s->ahead, w->rel, &st);
+	if (!scan_relied(s, w->rel, &st, settled || c)) {
+		close(dfd);
+		return -ENOMEM;
+	}
 	if (c) {
 		/* unchanged since the record */
 		if (!scan_count(s, c->entries)) {
@@ -996,15 +1069,21 @@ static int walk_job(struct walker *w, struct scan_job *job)
 		struct stat st;
 
 		/* gone, or replaced by a file or a link since it was listed:
-		 * nothing of it to read. SECURITY: one that is there but
-		 * cannot be read (no read permission, a search one kept)
-		 * could still be entered by name: refused */
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)
-			return 0;
-		if (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    errno == ENOENT)
-			return 0;
-		return scan_unreadable(w, errno);
+		 * nothing of it to read. SECURITY: the listing it came from is
+		 * out of date, and what replaced it may be a directory read
+		 * under another name, or none: prepared again (-ESTALE) when
+		 * the result is to be checked. One that is there but cannot be
+		 * read (no read permission, a search one kept) could still be
+		 * entered by name: refused */
+		int e = errno;
+
+		if (e != ENOENT && e != ENOTDIR && e != ELOOP && e != EXDEV &&
+		    (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		     errno != ENOENT))
+			return scan_unreadable(w, e);
+		if (w->s->check)
+			return scan_changed(w);
+		return 0;
 	}
 	return scan_dir(w, fd);
 }
@@ -1642,6 +1721,7 @@ void moat_scan_result_release(struct moat_scan_result *r)
 		free(r->v[i].path);
 	free(r->v);
 	moat_scan_save_free(r->save);
+	moat_scan_check_free(r->check);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1738,6 +1818,15 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		}
 	}
 	s->rec = rec ? rec : own;
+	/* (the scan ahead is never used as found: the call scans again) */
+	if (!rec && !(s->check = moat_scan_check_new(p->workspace))) {
+		close(s->wsfd);
+		scan_cache_free(own);
+		scan_cache_free(disk);
+		moat_error_set(err, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	r = walk(s);
@@ -1771,6 +1860,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 			free(s->hits[i].path);
 		free(s->hits);
 		moat_scan_save_free(ret->save);
+		moat_scan_check_free(s->check);
 		memset(ret, 0, sizeof(*ret));
 		goto out;
 	}
@@ -1778,6 +1868,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
 	ret->v = s->hits;
 	ret->n = s->nhits;
+	ret->check = s->check;
 out:
 	for (size_t i = 0; i < s->nglobs; i++)
 		if (globs[i] && !glob_is_cached(globs[i]))

@@ -1,0 +1,70 @@
+/* The check of the workspace scan once the masks are attached
+ * (scancheck.c): every directory the scan relied on is still the one it
+ * read, unchanged, so that no secret moved in a race with the preparation
+ * is left unmasked. Internal to the sandbox layer. */
+#ifndef MOAT_SANDBOX_SCANCHECK_H
+#define MOAT_SANDBOX_SCANCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <time.h>
+
+struct moat_mounts;
+struct moat_child_report;
+
+/* One directory the scan relied on (listed, or found unchanged through a
+ * record): its identity and change times taken before its entries were. */
+struct moat_scan_dir {
+	char *rel; /* below the workspace; "" for the workspace */
+	dev_t dev;
+	ino_t ino;
+	struct timespec ct, mt;
+	/* its ctime was older than the clock that stamps changes when it was
+	 * taken (or moat made the last change itself): any later change gives
+	 * it another. Else (a ctime in the future, after a clock step) it is
+	 * relied on only while it is still in the future */
+	bool settled;
+	bool covered; /* under a mask: nothing of it is visible, not checked */
+};
+
+struct moat_scan_check {
+	char *ws; /* the workspace (absolute) */
+	struct moat_scan_dir *v;
+	size_t n, cap;
+	bool sorted;
+	bool failed; /* out of memory: the check refuses */
+};
+
+struct moat_scan_check *moat_scan_check_new(const char *ws);
+void moat_scan_check_free(struct moat_scan_check *c);
+/* One more directory; false on no memory (the check then refuses). */
+bool moat_scan_check_add(struct moat_scan_check *c, const char *rel, const struct stat *st,
+			 bool settled);
+/* Sorted by rel; the directories under a mask of m (and not under a path
+ * brought back into one) marked covered. */
+void moat_scan_check_cover(struct moat_scan_check *c, const struct moat_mounts *m);
+
+/* The directory dfd (rel below the workspace) is about to be changed by
+ * moat itself (an empty stand-in made in it): 0 when it is as the scan
+ * saw it, -ESTALE when not. moat_scan_check_retake then takes its times
+ * again once moat's changes are made. */
+int moat_scan_check_unchanged_at(const struct moat_scan_check *c, const char *rel, int dfd);
+void moat_scan_check_retake(struct moat_scan_check *c, const char *rel, int dfd);
+
+/* Every directory not covered still the one the scan relied on, looked up
+ * beneath the workspace (opened by its path, no link followed) in the
+ * caller's mount namespace: 0, or -ESTALE with the first that is not in
+ * why. No allocation (it runs in the sandbox's child between its mounts
+ * and its exec). */
+int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t whysz);
+/* The same in the child, after its mounts: a failure is reported as the
+ * mount step's ESTALE (the runner then prepares again). */
+int moat_scan_check_child(const struct moat_mounts *m, struct moat_child_report *rep);
+
+/* An O_PATH descriptor of rel below the directory wsfd, no link followed
+ * on the way or at its end (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, one
+ * component at a time where openat2 is missing); -errno. No allocation. */
+int moat_open_beneath(int wsfd, const char *rel, bool dir);
+
+#endif
