@@ -165,7 +165,10 @@ static bool is_dir_at(int dfd, const char *name, unsigned char type)
 #define SCAN_TRUST_SLACK_S 2
 #define SCAN_AHEAD_MAX_DIRS 1000000
 
-enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4 };
+/* SCAN_LINK: a link whose name may be a component of a multi-component
+ * pattern (scan_link_straddles): what it leads to is looked at by that
+ * pattern's rest */
+enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4, SCAN_LINK = 8 };
 
 struct scan_cent {
 	char *name;
@@ -402,6 +405,105 @@ static bool scan_cdir_same(const struct scan_cache *c, const struct scan_cdir *r
 /* One entry of the directory dfd (at s->rel[..rel_len]) whose path alone
  * gave what: masked, or descended, or nothing. */
 
+/* ---- multi-component patterns through a linked directory ----
+ *
+ * The walk follows no link, and matches each pattern against the path it
+ * walked: "**" then two components or more (".docker/config.json",
+ * ".config/gh/hosts.yml") would miss a secret reached through a link
+ * standing for one of the components before the last (".docker" a link to
+ * "dreal": "dreal/config.json" is read as ".docker/config.json"). A link
+ * whose name fits component k of such a pattern, the k before it fitting
+ * the end of the path it is in, has the pattern's rest looked up where it
+ * leads (links followed, in or out of the workspace); what is found is a
+ * hit as a link (ns.c masks the real path). A match wholly inside a tree
+ * a link leads to out of the workspace is that tree's to mask by its own
+ * rules; inside the workspace the walk reads it under its own path. */
+#define LINK_PAT_COMPS 16
+
+struct link_pat {
+	char *copy; /* the components, NUL-separated */
+	const char *comp[LINK_PAT_COMPS];
+	size_t n;
+	bool dir_only; /* ends in a globstar: the last must be a directory */
+};
+
+static bool has_wild(const char *c)
+{
+	return strpbrk(c, "*?") != NULL;
+}
+
+static bool comp_fits(const char *comp, const char *name, size_t nl)
+{
+	return has_wild(comp) ? fnmatch(comp, name, 0) == 0
+			      : strlen(comp) == nl && !memcmp(comp, name, nl);
+}
+
+/* pat as a link pattern; false when it is not "**" then two components
+ * or more with no other globstar (or classes, braces, escapes) */
+static bool link_pat_of(const char *pat, struct link_pat *lp)
+{
+	const char *t = pat + 3;
+	size_t n;
+	char *c;
+
+	memset(lp, 0, sizeof(*lp));
+	if (strncmp(pat, "**/", 3) || strpbrk(t, "{}[]\\"))
+		return false;
+	n = strlen(t);
+	if (n > 3 && !strcmp(t + n - 3, "/**")) {
+		n -= 3;
+		lp->dir_only = true;
+	}
+	if (!(lp->copy = moat_strndup(t, n)))
+		return false;
+	for (c = lp->copy;; c++) {
+		char *sl = strchr(c, '/');
+
+		if (sl)
+			*sl = '\0';
+		if (!*c || strstr(c, "**") || lp->n == LINK_PAT_COMPS)
+			break;
+		lp->comp[lp->n++] = c;
+		if (!sl) {
+			if (lp->n >= 2)
+				return true;
+			break;
+		}
+		c = sl;
+	}
+	free(lp->copy);
+	memset(lp, 0, sizeof(*lp));
+	return false;
+}
+
+/* Does component k of lp fit the link name (nl bytes, NUL-terminated), the
+ * k before it the end of the path prel (plen bytes) it is in? */
+static bool link_fits_at(const struct link_pat *lp, size_t k, const char *prel, size_t plen,
+			 const char *name, size_t nl)
+{
+	size_t end = plen;
+
+	if (!comp_fits(lp->comp[k], name, nl))
+		return false;
+	for (size_t j = k; j > 0; j--) {
+		char part[NAME_MAX + 1];
+		size_t b = end;
+
+		if (!end)
+			return false;
+		while (b > 0 && prel[b - 1] != '/')
+			b--;
+		if (end - b > NAME_MAX)
+			return false;
+		memcpy(part, prel + b, end - b);
+		part[end - b] = '\0';
+		if (!comp_fits(lp->comp[j - 1], part, end - b))
+			return false;
+		end = b ? b - 1 : 0;
+	}
+	return true;
+}
+
 /* ---- the walk ----
  *
  * The directories still to read are one stack shared by the walkers (the
@@ -432,6 +534,8 @@ struct scan {
 	/* read-only while walking */
 	const char **pats;	  /* the other "**" patterns */
 	struct moat_glob **globs; /* compiled from pats */
+	struct link_pat *lpats;	  /* the "**" then two components or more of pats */
+	size_t nlpats;
 	struct glob_cut *cuts;	  /* of pats */
 	size_t nglobs;
 	struct scan_name *names;
@@ -763,6 +867,99 @@ static int sub_flush(struct walker *w)
 	return r;
 }
 
+static bool scan_link_straddles(const struct scan *s, const char *prel, size_t plen,
+				const char *name, size_t nl)
+{
+	for (size_t i = 0; i < s->nlpats; i++)
+		for (size_t k = 0; k + 1 < s->lpats[i].n; k++)
+			if (link_fits_at(&s->lpats[i], k, prel, plen, name, nl))
+				return true;
+	return false;
+}
+
+/* The rest of lp from component from, below path (len bytes, where a link
+ * led; links followed): each match a hit as a link. */
+static int link_rest(struct scan *s, char *path, size_t len, const struct link_pat *lp,
+		     size_t from)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (stat(path, &st) < 0)
+		return 0; /* (nothing there, or dangling) */
+	if (from == lp->n)
+		return lp->dir_only && !S_ISDIR(st.st_mode) ? 0
+							    : scan_hit(s, path + s->wslen + 1, true, false);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (!has_wild(lp->comp[from])) {
+		size_t cl = strlen(lp->comp[from]);
+
+		if (len + 1 + cl >= PATH_MAX)
+			return -ENAMETOOLONG;
+		path[len] = '/';
+		memcpy(path + len + 1, lp->comp[from], cl + 1);
+		r = link_rest(s, path, len + 1 + cl, lp, from + 1);
+		path[len] = '\0';
+		return r;
+	}
+	if (!(d = opendir(path)))
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	while (r == 0 && (e = readdir(d))) {
+		size_t nl = strlen(e->d_name);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fnmatch(lp->comp[from], e->d_name, 0))
+			continue;
+		if (!scan_count(s, 1))
+			r = -E2BIG;
+		else if (len + 1 + nl >= PATH_MAX)
+			r = -ENAMETOOLONG;
+		else {
+			path[len] = '/';
+			memcpy(path + len + 1, e->d_name, nl + 1);
+			r = link_rest(s, path, len + 1 + nl, lp, from + 1);
+			path[len] = '\0';
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+/* The link at w->rel (in the directory at its first plen bytes): the rest
+ * of each pattern it straddles looked up where it leads. */
+static int scan_link_rest(struct walker *w, size_t plen, const char *name, size_t nl)
+{
+	struct scan *s = w->s;
+	char path[PATH_MAX];
+	int r = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", s->ws, w->rel) >= sizeof(path))
+		return 0; /* (rel_push kept it shorter) */
+	for (size_t i = 0; i < s->nlpats && r == 0; i++)
+		for (size_t k = 0; k + 1 < s->lpats[i].n && r == 0; k++)
+			if (link_fits_at(&s->lpats[i], k, w->rel, plen, name, nl))
+				r = link_rest(s, path, strlen(path), &s->lpats[i], k + 1);
+	if (r == -ENAMETOOLONG) {
+		char why[PATH_MAX + 128];
+
+		snprintf(why, sizeof(why),
+			 "a path in the workspace is longer than %d bytes, so it cannot be "
+			 "masked: %s. hint: shorten it, or move it out of the workspace",
+			 PATH_MAX, path);
+		scan_fail(s, r, why);
+	} else if (r < 0 && r != -E2BIG && r != -ENOMEM) {
+		char why[PATH_MAX + 128];
+
+		snprintf(why, sizeof(why), "cannot read where the link %s leads: %s", path,
+			 strerror(-r));
+		scan_fail(s, r, why);
+	}
+	return r;
+}
+
 /* One entry of the directory dfd (at w->rel, w->len bytes) whose path
  * alone gave what: a hit, or a directory to read, or nothing. */
 static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, size_t nl,
@@ -790,6 +987,8 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * is judged on its own (X followed by a globstar lifts all) */
 		else if (type == DT_DIR)
 			r = sub_add(w);
+	} else if (what & SCAN_LINK) {
+		r = scan_link_rest(w, rel_len, name, nl);
 	} else if (what & SCAN_SUB) {
 		const struct scan_cdir *c = NULL;
 		struct stat st;
@@ -981,6 +1180,9 @@ static int scan_dir(struct walker *w, int dfd)
 			}
 			if (!(what & SCAN_PLAIN) && e->d_type == DT_DIR)
 				what |= SCAN_SUB;
+			if (!(what & SCAN_PLAIN) && e->d_type == DT_LNK && s->nlpats &&
+			    scan_link_straddles(s, w->rel, w->len, e->d_name, nl))
+				what |= SCAN_LINK;
 			if (!what)
 				continue;
 			if (recording) {
@@ -1253,7 +1455,7 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
  * could plant a record that hides a secret from the next run); only a
  * regular file of ours that no one else may write; every field checked
  * as it is read (a damaged file is ignored). */
-#define SCAN_FILE_MAGIC "MOATSCN2"
+#define SCAN_FILE_MAGIC "MOATSCN3"
 #define SCAN_RECORD_MIN_DIRS 32
 #define SCAN_KEY_DESC "moat:scan-record-key"
 #define SCAN_FILE_MAX (256u << 20)
@@ -1551,7 +1753,7 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 			e->what = (unsigned char)rd_u(&r, 1);
 			e->name = rd_str(&r, (size_t)rd_u(&r, 2));
 			if (r.bad || !e->name || !e->name[0] || !e->what ||
-			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
+			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB | SCAN_LINK)) ||
 			    strchr(e->name, '/') || !strcmp(e->name, ".") || !strcmp(e->name, "..")) {
 				d->nents++;
 				goto bad;
@@ -1750,6 +1952,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	struct scan_name names[MOAT_PLAN_MAX_PATHS];
 	const struct moat_mask *name_mk[MOAT_PLAN_MAX_PATHS], *glob_mk[MOAT_PLAN_MAX_PATHS];
 	struct scan_cache *disk = NULL, *own = NULL;
+	struct link_pat lpats[MOAT_PLAN_MAX_PATHS];
 	int r = 0;
 
 	memset(ret, 0, sizeof(*ret));
@@ -1782,6 +1985,10 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	if (s->wsfd < 0)
 		goto out; /* (no workspace: nothing in it to hide) */
 	s->pats = pats;
+	s->lpats = lpats;
+	for (size_t i = 0; i < s->nglobs; i++)
+		if (link_pat_of(pats[i], &lpats[s->nlpats]))
+			s->nlpats++;
 	s->plan = p;
 	if (p->exempt_set) {
 		s->name_mk = name_mk;
@@ -1873,6 +2080,8 @@ out:
 	for (size_t i = 0; i < s->nglobs; i++)
 		if (globs[i] && !glob_is_cached(globs[i]))
 			moat_glob_free(globs[i]);
+	for (size_t i = 0; i < s->nlpats; i++)
+		free(lpats[i].copy);
 	free(s);
 	return r;
 }

@@ -8,8 +8,13 @@
 # each RACE_RUNS runs (default 100; bounded, a few seconds): two directories
 # trading names (one holds a .env), the directory of a secret moved away
 # with a link to it left under its name and moved back, and two trees
-# trading names one level down (the secret three levels below them). Then, with nothing racing, the
-# run goes ahead. As root and as nobody. TAP output.
+# trading names one level down (the secret three levels below them). Then,
+# with nothing racing, the run goes ahead; and multi-component patterns
+# through a linked directory (`**/.docker/config.json` with `.docker` a link
+# into the workspace and one out of it, `**/.config/gh/hosts.yml` with `gh`
+# a link, and with `.config` one): neither spelling of the secret is
+# readable, the linked directory's other files are. As root and as nobody.
+# TAP output.
 #
 #   MOAT=path/to/moat bash tests/integration/test_scan_race.sh
 set -u
@@ -109,6 +114,28 @@ for U in "${users[@]}"; do
 	check "$U: nothing racing: the run goes ahead, the secret masked, its neighbour read" \
 		cond 'grep -q "^ok$" <<<"$out" && ! grep -q SECRET <<<"$out"'
 
+	# multi-component patterns through a linked directory
+	rm -rf "$WS" "$R/outside"
+	mkdir -p "$WS/dreal" "$WS/.config/ghreal" "$R/outside/docker" "$WS/cfgreal/gh"
+	echo SECRET >"$WS/dreal/config.json"
+	echo ok >"$WS/dreal/other.json"
+	ln -s dreal "$WS/.docker"
+	echo SECRET >"$WS/.config/ghreal/hosts.yml"
+	ln -s ghreal "$WS/.config/gh"
+	mkdir -p "$WS/sub"
+	echo SECRET >"$R/outside/docker/config.json"
+	ln -s "$R/outside/docker" "$WS/sub/.docker"
+	echo SECRET >"$WS/cfgreal/gh/hosts.yml"
+	mkdir -p "$WS/p2"
+	ln -s ../cfgreal "$WS/p2/.config"
+	[ "$U" = root ] || chown -R "$U" "$R"
+	out=$(run sh -c 'cat .docker/config.json; cat dreal/config.json; cat .config/gh/hosts.yml;
+		cat .config/ghreal/hosts.yml; cat sub/.docker/config.json; cat p2/.config/gh/hosts.yml;
+		cat cfgreal/gh/hosts.yml; cat .docker/other.json' 2>&1)
+	check "$U: **/.docker/config.json through links into and out of the workspace: no spelling readable" \
+		cond '! grep -q SECRET <<<"$out"'
+	grep SECRET <<<"$out" >/dev/null && echo "# $(tr '\n' ' ' <<<"$out" | head -c 600)"
+	check "$U: ... the linked directory's other files stay readable" grep -q '^ok$' <<<"$out"
 done
 echo "1..$n"
 [ "$failed" = 0 ]
