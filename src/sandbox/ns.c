@@ -633,12 +633,15 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 			moat_error_set(err,
 				       "the workspace holds %zu paths that the denied paths name (%zu "
 				       "of them in %.*s), more than one sandbox can mask: each is a "
-				       "mount, and the kernel allows %zu more (fs.mount-max, less "
-				       "the mounts already there). hint: exempt the ones that are no "
-				       "secrets (test fixtures) with exempt_paths in your own "
-				       "configuration, or raise /proc/sys/fs/mount-max",
+				       "mount, and a sandbox may add %zu more (fs.mount-max, less "
+				       "the mounts already there and 64 kept for its own). hint: "
+				       "exempt the ones that are no secrets (test fixtures) with "
+				       "exempt_paths in your own configuration, or raise "
+				       "/proc/sys/fs/mount-max",
 				       res.n, bestn, dl, bp,
-				       room == SIZE_MAX ? (size_t)MOAT_MASK_MAX_MOUNTS : room);
+				       room == SIZE_MAX ? (size_t)MOAT_MASK_MAX_MOUNTS
+				       : room > 64	? room - 64
+							: 0);
 		}
 		r = -E2BIG;
 	}

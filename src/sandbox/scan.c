@@ -1259,6 +1259,30 @@ static size_t walk_spawn(struct scan *s, struct walker *ws, pthread_t *tids, siz
 	return n;
 }
 
+/* A directory of the workspace that neither moat nor the command can
+ * enter: no search permission for us (so no name in it can be opened),
+ * and not ours (an owner could chmod it open, and the command runs as
+ * us). SECURITY: sound because the command never has more than moat's
+ * credentials: the same uid and groups, no capability after its exec
+ * (securebits; in a user namespace of its own, capabilities never cover
+ * an inode whose owner is not mapped into it), nothing setuid (no new
+ * privileges). Never for root, whose CAP_DAC_READ_SEARCH opens anything
+ * (one without it is refused, as before). It is relied on as unreadable:
+ * the check after the mounts finds a chmod (its ctime). */
+static bool scan_sealed(struct walker *w)
+{
+	const char *rel = w->len ? w->rel : ".";
+	struct timespec c0;
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &c0);
+	if (geteuid() == 0 || fstatat(w->s->wsfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid == geteuid() ||
+	    faccessat(w->s->wsfd, rel, X_OK, 0) == 0 || errno != EACCES)
+		return false;
+	return scan_relied(w->s, w->rel, &st, ts_before(&st.st_ctim, &c0));
+}
+
 static int walk_job(struct walker *w, struct scan_job *job)
 {
 	int fd;
@@ -1279,6 +1303,8 @@ static int walk_job(struct walker *w, struct scan_job *job)
 		 * entered by name: refused */
 		int e = errno;
 
+		if (e == EACCES && scan_sealed(w))
+			return 0;
 		if (e != ENOENT && e != ENOTDIR && e != ELOOP && e != EXDEV &&
 		    (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 		     errno != ENOENT))
