@@ -2165,8 +2165,7 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 	bool swept_top = false, swept_git = false;
 
 	if (placeholders_check(p, m, false) < 0) {
-		moat_error_set(err, "the workspace changed while the sandbox was prepared: %s",
-			       p->workspace);
+		moat_error_set(err, "%s (before moat's stand-ins were made in it)", p->workspace);
 		return -ESTALE;
 	}
 	for (size_t i = 0; i < m->n; i++) {
@@ -3985,9 +3984,7 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 
 				if (tfd == -ESTALE)
 					return child_fail(rep, MOAT_STEP_MOUNT, ESTALE,
-							  "the workspace changed while the "
-							  "sandbox was prepared: ",
-							  op->target);
+							  op->target, " (not what the scan found)");
 				r = tfd < 0 ? tfd
 					    : attach_clone_at(mask_src,
 							      op->kind == MOAT_MNT_MASK_DIR ? "d"

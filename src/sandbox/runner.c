@@ -628,7 +628,8 @@ static void stale_said(struct runner *st, const char *why)
 	fail(st,
 	     "run it again once nothing is renaming or removing directories in the workspace",
 	     "refusing to run: the workspace changed while the sandbox was prepared, %d times "
-	     "in a row (a secret in a directory renamed meanwhile could be left unmasked): %s",
+	     "in a row (a secret in a directory renamed meanwhile could be left unmasked); "
+	     "the last change seen: %s",
 	     RUN_STALE_TRIES + 1, why);
 }
 
@@ -970,8 +971,10 @@ replan:
 		spawn_again(sp, kf);
 		goto replan;
 	}
-	if (r == -ESTALE)
+	if (r == -ESTALE) {
 		stale_said(&st, e.msg);
+		goto out;
+	}
 	if (r < 0) {
 		/* (an error that names its own remedy keeps it) */
 		fail(&st,

@@ -620,15 +620,15 @@ static int scan_unreadable(struct walker *w, int err)
 	return -err;
 }
 
-/* The directory at w->rel changed while the walk read it: -ESTALE. */
+/* The directory at w->rel changed while the walk read it (its parent's
+ * listing is out of date): -ESTALE. */
 static int scan_changed(struct walker *w)
 {
 	char why[PATH_MAX + 160];
 
-	snprintf(why, sizeof(why),
-		 "the workspace changed while it was scanned for secrets (%s/%s was renamed or "
-		 "removed)",
-		 w->s->ws, w->rel);
+	/* (the path alone: the runner says what it means) */
+	snprintf(why, sizeof(why), "%s/%s (an entry of it listed was gone when read)", w->s->ws,
+		 w->rel);
 	scan_fail(w->s, -ESTALE, why);
 	return -ESTALE;
 }

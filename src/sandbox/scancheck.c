@@ -415,14 +415,11 @@ int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t wh
 
 int moat_scan_check_child(const struct moat_mounts *m, struct moat_child_report *rep)
 {
-	static const char pre[] = "the workspace changed while the sandbox was prepared: ";
 	int r;
 
 	if (!m->check)
 		return 0;
-	memcpy(rep->detail, pre, sizeof(pre));
-	r = moat_scan_check_verify(m->check, rep->detail + sizeof(pre) - 1,
-				   sizeof(rep->detail) - (sizeof(pre) - 1));
+	r = moat_scan_check_verify(m->check, rep->detail, sizeof(rep->detail));
 	if (r < 0) {
 		rep->step = MOAT_STEP_MOUNT;
 		rep->err = ESTALE;

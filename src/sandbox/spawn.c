@@ -1430,8 +1430,10 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		/* the workspace changed while the sandbox was prepared (the
 		 * scan's check, or a hit no longer what it found): prepared
 		 * again (-ESTALE) */
-		else if (s->report.step == MOAT_STEP_MOUNT && s->report.err == ESTALE)
+		else if (s->report.step == MOAT_STEP_MOUNT && s->report.err == ESTALE) {
+			moat_error_set(err, "%s", s->report.detail); /* (the path) */
 			ret = -ESTALE;
+		}
 		/* a fresh /proc the probe did not see refused (a masked /proc
 		 * it could not read as one): re-planned without a PID
 		 * namespace (-EAGAIN) */
