@@ -528,6 +528,7 @@ struct walker;
 
 struct scan_job {
 	char *rel; /* below the workspace; "" for the workspace itself */
+	size_t parent; /* its parent's index in the check (SIZE_MAX: none) */
 };
 
 struct scan {
@@ -579,6 +580,8 @@ struct walker {
 	char *buf; /* SCAN_BUF_SIZE */
 	char rel[PATH_MAX];
 	size_t len;
+	/* the check's index of the directory being read, and of its parent */
+	size_t cur, parent;
 	/* subdirectories found in the directory being read, pushed at its end */
 	char **sub;
 	size_t nsub, capsub;
@@ -656,14 +659,17 @@ static bool scan_count(struct scan *s, size_t n)
 
 /* The directory at w->rel relied on as st says (the check made once the
  * masks are attached, scancheck.c); false (the walk failed) on no memory. */
-static bool scan_relied(struct scan *s, const char *rel, const struct stat *st, bool settled)
+static bool scan_relied(struct scan *s, size_t parent, const char *rel, const struct stat *st,
+			bool settled, size_t *idx)
 {
 	bool ok;
 
+	*idx = SIZE_MAX;
 	if (!s->check)
 		return true;
 	pthread_mutex_lock(&s->mu);
-	ok = moat_scan_check_add(s->check, rel, st, settled);
+	*idx = moat_scan_check_add(s->check, parent, rel, st, settled);
+	ok = *idx != SIZE_MAX;
 	if (!ok)
 		scan_fail_locked(s, -ENOMEM, "out of memory");
 	pthread_mutex_unlock(&s->mu);
@@ -857,8 +863,10 @@ static int sub_flush(struct walker *w)
 		}
 	}
 	/* (pushed in reverse: the first found is read next) */
-	for (size_t i = w->nsub; r == 0 && i > 0; i--)
+	for (size_t i = w->nsub; r == 0 && i > 0; i--) {
+		s->jobs[s->njobs].parent = w->cur;
 		s->jobs[s->njobs++].rel = w->sub[i - 1];
+	}
 	if (r == 0) {
 		w->nsub = 0;
 		pthread_cond_broadcast(&s->cv);
@@ -992,6 +1000,7 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 	} else if (what & SCAN_SUB) {
 		const struct scan_cdir *c = NULL;
 		struct stat st;
+		size_t leaf;
 
 		/* a directory unchanged since the record with nothing in it
 		 * that matters (most of them) is not even opened; only on the
@@ -1011,7 +1020,7 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 			    scan_cache_find(s->ahead, w->rel, &st) != c)
 				c = NULL;
 		}
-		if (c && !c->nents && !scan_relied(s, w->rel, &st, true))
+		if (c && !c->nents && !scan_relied(s, w->cur, w->rel, &st, true, &leaf))
 			r = -ENOMEM;
 		else if (c && !c->nents) {
 			if (scan_count(s, c->entries) && s->rec) {
@@ -1117,7 +1126,7 @@ static int scan_dir(struct walker *w, int dfd)
 		recording = false;
 	if (s->ahead && trusted && scan_devs_local(s, dfd, st.st_dev, false))
 		c = scan_cache_find(s->ahead, w->rel, &st);
-	if (!scan_relied(s, w->rel, &st, settled || c)) {
+	if (!scan_relied(s, w->parent, w->rel, &st, settled || c, &w->cur)) {
 		close(dfd);
 		return -ENOMEM;
 	}
@@ -1280,7 +1289,9 @@ static bool scan_sealed(struct walker *w)
 	    !S_ISDIR(st.st_mode) || st.st_uid == geteuid() ||
 	    faccessat(w->s->wsfd, rel, X_OK, 0) == 0 || errno != EACCES)
 		return false;
-	return scan_relied(w->s, w->rel, &st, ts_before(&st.st_ctim, &c0));
+	size_t idx;
+
+	return scan_relied(w->s, w->parent, w->rel, &st, ts_before(&st.st_ctim, &c0), &idx);
 }
 
 static int walk_job(struct walker *w, struct scan_job *job)
@@ -1290,6 +1301,8 @@ static int walk_job(struct walker *w, struct scan_job *job)
 	if (moat_strlcpy(w->rel, job->rel, sizeof(w->rel)) >= sizeof(w->rel))
 		return -ENAMETOOLONG; /* (rel_push kept it shorter) */
 	w->len = strlen(w->rel);
+	w->parent = job->parent;
+	w->cur = SIZE_MAX;
 	fd = scan_open(w);
 	if (fd < 0) {
 		struct stat st;
@@ -1375,6 +1388,7 @@ static int walk(struct scan *s)
 	}
 	s->capjobs = 64;
 	s->jobs[0].rel = moat_strdup("");
+	s->jobs[0].parent = SIZE_MAX;
 	if (!s->jobs[0].rel) {
 		free(first.buf);
 		return -ENOMEM;

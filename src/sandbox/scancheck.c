@@ -59,24 +59,29 @@ void moat_scan_check_free(struct moat_scan_check *c)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].rel);
 	free(c->v);
+	free(c->order);
+	free(c->pos);
+	free(c->end);
+	free(c->first);
+	free(c->kids);
 	free(c->ws);
 	free(c);
 }
 
-bool moat_scan_check_add(struct moat_scan_check *c, const char *rel, const struct stat *st,
-			 bool settled)
+size_t moat_scan_check_add(struct moat_scan_check *c, size_t parent, const char *rel,
+			   const struct stat *st, bool settled)
 {
 	struct moat_scan_dir *d;
 
 	if (c->failed)
-		return false;
+		return SIZE_MAX;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 256;
 		struct moat_scan_dir *v = realloc(c->v, cap * sizeof(*v));
 
 		if (!v) {
 			c->failed = true;
-			return false;
+			return SIZE_MAX;
 		}
 		c->v = v;
 		c->cap = cap;
@@ -85,52 +90,97 @@ bool moat_scan_check_add(struct moat_scan_check *c, const char *rel, const struc
 	memset(d, 0, sizeof(*d));
 	if (!(d->rel = moat_strdup(rel))) {
 		c->failed = true;
-		return false;
+		return SIZE_MAX;
 	}
+	d->parent = parent;
 	d->dev = st->st_dev;
 	d->ino = st->st_ino;
 	d->ct = st->st_ctim;
 	d->mt = st->st_mtim;
 	d->settled = settled;
-	c->n++;
 	c->sorted = false;
-	return true;
+	return c->n++;
 }
 
-/* Paths in the order of a walk, parents first: '/' before every other
- * byte, so that a directory's subtree follows it at once (and every path
- * that starts with a given one is in one run). */
-static int path_cmp(const char *a, const char *b)
+/* The order (parents first, each subtree in one run), by the parents'
+ * indices: no comparison of paths. */
+static bool put_in_order(struct moat_scan_check *c)
 {
-	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+	size_t n = c->n, *stack, top = 0, k = 0;
 
-	for (;; x++, y++) {
-		int cx = *x == '/' ? 1 : *x, cy = *y == '/' ? 1 : *y;
-
-		if (cx != cy || !cx)
-			return cx - cy;
+	c->order = malloc((n + 1) * sizeof(size_t));
+	c->pos = malloc((n + 1) * sizeof(size_t));
+	c->end = malloc((n + 1) * sizeof(size_t));
+	c->first = calloc(n + 2, sizeof(size_t));
+	c->kids = malloc((n + 1) * sizeof(size_t));
+	stack = malloc((n + 1) * sizeof(size_t));
+	if (!c->order || !c->pos || !c->end || !c->first || !c->kids || !stack) {
+		free(stack);
+		return false;
 	}
-}
-
-static int dir_cmp(const void *a, const void *b)
-{
-	return path_cmp(((const struct moat_scan_dir *)a)->rel, ((const struct moat_scan_dir *)b)->rel);
-}
-
-/* the first directory whose rel is not below key (sorted) */
-static size_t lower_bound(const struct moat_scan_check *c, const char *key)
-{
-	size_t lo = 0, hi = c->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (path_cmp(c->v[mid].rel, key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+	c->root = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (c->v[i].parent >= n) {
+			if (c->v[i].rel[0] || c->root != SIZE_MAX) {
+				free(stack);
+				return false; /* (a directory without its parent: never) */
+			}
+			c->root = i;
+		} else {
+			c->first[c->v[i].parent + 1]++;
+		}
 	}
-	return lo;
+	for (size_t i = 0; i < n; i++)
+		c->first[i + 1] += c->first[i];
+	{
+		size_t *fill = c->pos; /* (reused below) */
+
+		memcpy(fill, c->first, n * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			if (c->v[i].parent < n)
+				c->kids[fill[c->v[i].parent]++] = i;
+	}
+	/* depth first from the root; an entry's end is set when its subtree
+	 * is done (marked by pushing it again, as ~i) */
+	if (c->root != SIZE_MAX)
+		stack[top++] = c->root;
+	while (top) {
+		size_t i = stack[--top];
+
+		if (i >= n) {
+			c->end[~i] = k;
+			continue;
+		}
+		c->pos[i] = k;
+		c->order[k++] = i;
+		stack[top++] = ~i;
+		for (size_t j = c->first[i]; j < c->first[i + 1]; j++)
+			stack[top++] = c->kids[j];
+	}
+	free(stack);
+	return k == n;
+}
+
+/* The index of the directory at rel (below the workspace), following the
+ * children's lists: SIZE_MAX when the scan did not rely on it. */
+static size_t find_idx(const struct moat_scan_check *c, const char *rel)
+{
+	size_t i = c->root;
+
+	while (i != SIZE_MAX && *rel) {
+		size_t nl = strcspn(rel, "/"), next = SIZE_MAX;
+
+		for (size_t j = c->first[i]; j < c->first[i + 1] && next == SIZE_MAX; j++) {
+			const char *r = c->v[c->kids[j]].rel, *name = strrchr(r, '/');
+
+			name = name ? name + 1 : r;
+			if (strlen(name) == nl && !memcmp(name, rel, nl))
+				next = c->kids[j];
+		}
+		i = next;
+		rel += nl + (rel[nl] == '/');
+	}
+	return i;
 }
 
 static struct moat_scan_dir *find(const struct moat_scan_check *c, const char *rel)
@@ -139,30 +189,27 @@ static struct moat_scan_dir *find(const struct moat_scan_check *c, const char *r
 
 	if (!c || !c->sorted)
 		return NULL;
-	i = lower_bound(c, rel);
-	return i < c->n && !strcmp(c->v[i].rel, rel) ? &c->v[i] : NULL;
+	i = find_idx(c, rel);
+	return i == SIZE_MAX ? NULL : &c->v[i];
 }
 
 /* Mark the directories at or below path (absolute) covered or not. */
 static void mark(struct moat_scan_check *c, const char *path, bool covered)
 {
-	size_t wl = strlen(c->ws), rl;
-	const char *rel;
+	size_t wl = strlen(c->ws), i;
 
 	if (moat_path_within(c->ws, path)) {
 		/* the workspace itself is at or below it: every directory */
-		for (size_t i = 0; i < c->n; i++)
+		for (i = 0; i < c->n; i++)
 			c->v[i].covered = covered;
 		return;
 	}
 	if (!moat_path_within(path, c->ws))
 		return;
-	rel = path + wl + (c->ws[wl - 1] == '/' ? 0 : 1);
-	rl = strlen(rel);
-	/* (every rel that starts with rel is in one run of the sorted list) */
-	for (size_t i = lower_bound(c, rel); i < c->n && !strncmp(c->v[i].rel, rel, rl); i++)
-		if (c->v[i].rel[rl] == '\0' || c->v[i].rel[rl] == '/')
-			c->v[i].covered = covered;
+	i = find_idx(c, path + wl + 1);
+	/* (a path the scan did not rely on has nothing it relied on below) */
+	for (size_t k = i == SIZE_MAX ? 0 : c->pos[i]; i != SIZE_MAX && k < c->end[i]; k++)
+		c->v[c->order[k]].covered = covered;
 }
 
 struct region {
@@ -186,8 +233,10 @@ void moat_scan_check_cover(struct moat_scan_check *c, const struct moat_mounts *
 	if (!c)
 		return;
 	if (!c->sorted) {
-		if (c->n)
-			qsort(c->v, c->n, sizeof(*c->v), dir_cmp);
+		if (!put_in_order(c)) {
+			c->failed = true;
+			return;
+		}
 		c->sorted = true;
 	}
 	/* what hides a directory in the sandbox (a mask, a tmpfs, the home's
@@ -325,59 +374,53 @@ static void say(char *why, size_t whysz, const char *ws, const char *rel)
 	why[n] = '\0';
 }
 
-/* rel is below the directory top (its rel, tl bytes; 0: the workspace) */
-static bool below(const char *top, size_t tl, const char *rel)
-{
-	return tl == 0 || (!strncmp(rel, top, tl) && rel[tl] == '/');
-}
-
-/* The directories open on the way down (their rels, parents first): each
- * is looked up in its parent's descriptor, one name, as the walk did. */
+/* The directories open on the way down (their indices, parents first):
+ * each looked up in its parent's descriptor, one name, as the walk did. */
 #define CHECK_DEPTH 128
 
 int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t whysz)
 {
 	int fds[CHECK_DEPTH];
-	const char *rels[CHECK_DEPTH];
-	size_t lens[CHECK_DEPTH], depth = 1;
+	size_t idx[CHECK_DEPTH], depth = 1;
 	struct timespec now;
 	int r = 0;
 
 	if (!c)
 		return 0;
-	if (c->failed || !c->sorted) {
+	if (c->failed || !c->sorted || c->root == SIZE_MAX) {
 		say(why, whysz, c->ws, "");
-		return -ESTALE;
+		return c->n ? -ESTALE : 0;
 	}
 	fds[0] = open(c->ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	rels[0] = "";
-	lens[0] = 0;
+	idx[0] = c->root;
 	if (fds[0] < 0) {
 		say(why, whysz, c->ws, "");
 		return -ESTALE;
 	}
-	for (size_t i = 0; i < c->n && r == 0; i++) {
+	for (size_t k = 0; k < c->n && r == 0; k++) {
+		size_t i = c->order[k];
 		const struct moat_scan_dir *d = &c->v[i];
-		const char *rest;
-		size_t rl = strlen(d->rel);
+		const char *name;
 		bool push;
 		struct stat st;
 		int fd = -1;
 
 		if (d->covered)
 			continue;
-		while (depth > 1 && !below(rels[depth - 1], lens[depth - 1], d->rel))
+		while (depth > 1 && idx[depth - 1] != d->parent)
 			close(fds[--depth]);
-		/* what lies between the deepest directory open and this one:
-		 * its name, or (its parent covered, or too deep) a path, opened
-		 * beneath with no link followed */
-		rest = d->rel + lens[depth - 1] + (lens[depth - 1] ? 1 : 0);
-		push = depth < CHECK_DEPTH && i + 1 < c->n && below(d->rel, rl, c->v[i + 1].rel);
-		if (!*d->rel)
+		/* its name in its parent, open; else (its parent covered, or too
+		 * deep) its path from the workspace, opened beneath with no link
+		 * followed */
+		name = strrchr(d->rel, '/');
+		name = idx[depth - 1] == d->parent ? (name ? name + 1 : d->rel) : d->rel;
+		push = depth < CHECK_DEPTH && c->end[i] > k + 1;
+		if (i == c->root)
 			r = fstat(fds[0], &st);
-		else if (!push && !strchr(rest, '/'))
-			r = fstatat(fds[depth - 1], rest, &st, AT_SYMLINK_NOFOLLOW);
-		else if ((fd = moat_open_beneath(fds[depth - 1], rest, true)) < 0)
+		else if (!push && !strchr(name, '/'))
+			r = fstatat(fds[depth - 1], name, &st, AT_SYMLINK_NOFOLLOW);
+		else if ((fd = moat_open_beneath(name == d->rel ? fds[0] : fds[depth - 1], name,
+						 true)) < 0)
 			r = -1;
 		else
 			r = fstat(fd, &st);
@@ -387,8 +430,7 @@ int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t wh
 			say(why, whysz, c->ws, d->rel);
 		if (fd >= 0 && push && r == 0) {
 			fds[depth] = fd;
-			rels[depth] = d->rel;
-			lens[depth++] = rl;
+			idx[depth++] = i;
 		} else if (fd >= 0) {
 			close(fd);
 		}

@@ -17,6 +17,7 @@ struct moat_child_report;
  * record): its identity and change times taken before its entries were. */
 struct moat_scan_dir {
 	char *rel; /* below the workspace; "" for the workspace */
+	size_t parent; /* index of the directory holding it; SIZE_MAX: none */
 	dev_t dev;
 	ino_t ino;
 	struct timespec ct, mt;
@@ -30,19 +31,26 @@ struct moat_scan_dir {
 
 struct moat_scan_check {
 	char *ws; /* the workspace (absolute) */
-	struct moat_scan_dir *v;
+	struct moat_scan_dir *v; /* in the order the scan met them */
 	size_t n, cap;
+	/* made by moat_scan_check_cover: the directories parents first, each
+	 * subtree in one run (order[pos[i]] == i, the subtree of i ending
+	 * before end[i]); kids[first[i] .. first[i + 1]) the children of i */
+	size_t *order, *pos, *end, *first, *kids;
+	size_t root; /* the workspace's index (SIZE_MAX: none) */
 	bool sorted;
 	bool failed; /* out of memory: the check refuses */
 };
 
 struct moat_scan_check *moat_scan_check_new(const char *ws);
 void moat_scan_check_free(struct moat_scan_check *c);
-/* One more directory; false on no memory (the check then refuses). */
-bool moat_scan_check_add(struct moat_scan_check *c, const char *rel, const struct stat *st,
-			 bool settled);
-/* Sorted by rel; the directories under a mask of m (and not under a path
- * brought back into one) marked covered. */
+/* One more directory, in the one of index parent (SIZE_MAX for the
+ * workspace): its index, or SIZE_MAX on no memory (the check then
+ * refuses). */
+size_t moat_scan_check_add(struct moat_scan_check *c, size_t parent, const char *rel,
+			   const struct stat *st, bool settled);
+/* Put in order (parents first, in linear time); the directories under a
+ * mask of m (and not under a path brought back into one) marked covered. */
 void moat_scan_check_cover(struct moat_scan_check *c, const struct moat_mounts *m);
 
 /* The directory dfd (rel below the workspace) is about to be changed by
@@ -52,11 +60,12 @@ void moat_scan_check_cover(struct moat_scan_check *c, const struct moat_mounts *
 int moat_scan_check_unchanged_at(const struct moat_scan_check *c, const char *rel, int dfd);
 void moat_scan_check_retake(struct moat_scan_check *c, const char *rel, int dfd);
 
-/* Every directory not covered still the one the scan relied on, looked up
- * beneath the workspace (opened by its path, no link followed) in the
- * caller's mount namespace: 0, or -ESTALE with the first that is not in
- * why. No allocation (it runs in the sandbox's child between its mounts
- * and its exec). */
+/* Every directory not covered still the one the scan relied on, each
+ * looked up by its name in its parent's descriptor (or, its parent not
+ * open, by its path beneath the workspace), no link followed, in the
+ * caller's mount namespace: 0, or -ESTALE with the path of the first that
+ * is not in why. No allocation (it runs in the sandbox's child between its
+ * mounts and its exec). */
 int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t whysz);
 /* The same in the child, after its mounts: a failure is reported as the
  * mount step's ESTALE (the runner then prepares again). */
