@@ -37,6 +37,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/scan.h"
 #include "sandbox/scancheck.h"
+#include "sandbox/scanlink.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
@@ -405,105 +406,6 @@ static bool scan_cdir_same(const struct scan_cache *c, const struct scan_cdir *r
 /* One entry of the directory dfd (at s->rel[..rel_len]) whose path alone
  * gave what: masked, or descended, or nothing. */
 
-/* ---- multi-component patterns through a linked directory ----
- *
- * The walk follows no link, and matches each pattern against the path it
- * walked: "**" then two components or more (".docker/config.json",
- * ".config/gh/hosts.yml") would miss a secret reached through a link
- * standing for one of the components before the last (".docker" a link to
- * "dreal": "dreal/config.json" is read as ".docker/config.json"). A link
- * whose name fits component k of such a pattern, the k before it fitting
- * the end of the path it is in, has the pattern's rest looked up where it
- * leads (links followed, in or out of the workspace); what is found is a
- * hit as a link (ns.c masks the real path). A match wholly inside a tree
- * a link leads to out of the workspace is that tree's to mask by its own
- * rules; inside the workspace the walk reads it under its own path. */
-#define LINK_PAT_COMPS 16
-
-struct link_pat {
-	char *copy; /* the components, NUL-separated */
-	const char *comp[LINK_PAT_COMPS];
-	size_t n;
-	bool dir_only; /* ends in a globstar: the last must be a directory */
-};
-
-static bool has_wild(const char *c)
-{
-	return strpbrk(c, "*?") != NULL;
-}
-
-static bool comp_fits(const char *comp, const char *name, size_t nl)
-{
-	return has_wild(comp) ? fnmatch(comp, name, 0) == 0
-			      : strlen(comp) == nl && !memcmp(comp, name, nl);
-}
-
-/* pat as a link pattern; false when it is not "**" then two components
- * or more with no other globstar (or classes, braces, escapes) */
-static bool link_pat_of(const char *pat, struct link_pat *lp)
-{
-	const char *t = pat + 3;
-	size_t n;
-	char *c;
-
-	memset(lp, 0, sizeof(*lp));
-	if (strncmp(pat, "**/", 3) || strpbrk(t, "{}[]\\"))
-		return false;
-	n = strlen(t);
-	if (n > 3 && !strcmp(t + n - 3, "/**")) {
-		n -= 3;
-		lp->dir_only = true;
-	}
-	if (!(lp->copy = moat_strndup(t, n)))
-		return false;
-	for (c = lp->copy;; c++) {
-		char *sl = strchr(c, '/');
-
-		if (sl)
-			*sl = '\0';
-		if (!*c || strstr(c, "**") || lp->n == LINK_PAT_COMPS)
-			break;
-		lp->comp[lp->n++] = c;
-		if (!sl) {
-			if (lp->n >= 2)
-				return true;
-			break;
-		}
-		c = sl;
-	}
-	free(lp->copy);
-	memset(lp, 0, sizeof(*lp));
-	return false;
-}
-
-/* Does component k of lp fit the link name (nl bytes, NUL-terminated), the
- * k before it the end of the path prel (plen bytes) it is in? */
-static bool link_fits_at(const struct link_pat *lp, size_t k, const char *prel, size_t plen,
-			 const char *name, size_t nl)
-{
-	size_t end = plen;
-
-	if (!comp_fits(lp->comp[k], name, nl))
-		return false;
-	for (size_t j = k; j > 0; j--) {
-		char part[NAME_MAX + 1];
-		size_t b = end;
-
-		if (!end)
-			return false;
-		while (b > 0 && prel[b - 1] != '/')
-			b--;
-		if (end - b > NAME_MAX)
-			return false;
-		memcpy(part, prel + b, end - b);
-		part[end - b] = '\0';
-		if (!comp_fits(lp->comp[j - 1], part, end - b))
-			return false;
-		end = b ? b - 1 : 0;
-	}
-	return true;
-}
-
 /* ---- the walk ----
  *
  * The directories still to read are one stack shared by the walkers (the
@@ -674,35 +576,6 @@ static bool scan_relied(struct scan *s, size_t parent, const char *rel, const st
 		scan_fail_locked(s, -ENOMEM, "out of memory");
 	pthread_mutex_unlock(&s->mu);
 	return ok;
-}
-
-#define SCAN_SETTLE_TRIES 20
-
-static bool ts_before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-/* fstat of a directory about to be listed, taken once its ctime is older
- * than the coarse clock read just before: the kernel stamps every change
- * with that clock or a finer one, so a change after the listing is sure
- * to stamp another change time (scancheck.c). One changed in the current tick
- * (1 to 10 ms) is waited out, at most SCAN_SETTLE_TRIES times; *settled is
- * false when it kept changing, or when its ctime is in the future (a clock
- * set back: not waited for). -1 when fstat fails. */
-static int scan_fstat_settled(int fd, struct stat *st, bool *settled)
-{
-	for (int i = 0;; i++) {
-		struct timespec c0, ms = {0, 1000000};
-
-		clock_gettime(CLOCK_REALTIME_COARSE, &c0);
-		if (fstat(fd, st) < 0)
-			return -1;
-		*settled = ts_before(&st->st_ctim, &c0);
-		if (*settled || st->st_ctim.tv_sec > c0.tv_sec + 1 || i == SCAN_SETTLE_TRIES)
-			return 0;
-		nanosleep(&ms, NULL);
-	}
 }
 
 static bool scan_devs_local(struct scan *s, int fd, dev_t dev, bool rec)
@@ -880,60 +753,22 @@ static bool scan_link_straddles(const struct scan *s, const char *prel, size_t p
 {
 	for (size_t i = 0; i < s->nlpats; i++)
 		for (size_t k = 0; k + 1 < s->lpats[i].n; k++)
-			if (link_fits_at(&s->lpats[i], k, prel, plen, name, nl))
+			if (moat_link_fits_at(&s->lpats[i], k, prel, plen, name, nl))
 				return true;
 	return false;
 }
 
-/* The rest of lp from component from, below path (len bytes, where a link
- * led; links followed): each match a hit as a link. */
-static int link_rest(struct scan *s, char *path, size_t len, const struct link_pat *lp,
-		     size_t from)
+/* the hooks of moat_link_rest: a hit, and entries counted to the bound */
+static int link_hit(void *ud, const char *path)
 {
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	int r = 0;
+	struct scan *s = ud;
 
-	if (stat(path, &st) < 0)
-		return 0; /* (nothing there, or dangling) */
-	if (from == lp->n)
-		return lp->dir_only && !S_ISDIR(st.st_mode) ? 0
-							    : scan_hit(s, path + s->wslen + 1, true, false);
-	if (!S_ISDIR(st.st_mode))
-		return 0;
-	if (!has_wild(lp->comp[from])) {
-		size_t cl = strlen(lp->comp[from]);
+	return scan_hit(s, path + s->wslen + 1, true, false);
+}
 
-		if (len + 1 + cl >= PATH_MAX)
-			return -ENAMETOOLONG;
-		path[len] = '/';
-		memcpy(path + len + 1, lp->comp[from], cl + 1);
-		r = link_rest(s, path, len + 1 + cl, lp, from + 1);
-		path[len] = '\0';
-		return r;
-	}
-	if (!(d = opendir(path)))
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	while (r == 0 && (e = readdir(d))) {
-		size_t nl = strlen(e->d_name);
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    fnmatch(lp->comp[from], e->d_name, 0))
-			continue;
-		if (!scan_count(s, 1))
-			r = -E2BIG;
-		else if (len + 1 + nl >= PATH_MAX)
-			r = -ENAMETOOLONG;
-		else {
-			path[len] = '/';
-			memcpy(path + len + 1, e->d_name, nl + 1);
-			r = link_rest(s, path, len + 1 + nl, lp, from + 1);
-			path[len] = '\0';
-		}
-	}
-	closedir(d);
-	return r;
+static bool link_count(void *ud, size_t n)
+{
+	return scan_count(ud, n);
 }
 
 /* The link at w->rel (in the directory at its first plen bytes): the rest
@@ -948,8 +783,8 @@ static int scan_link_rest(struct walker *w, size_t plen, const char *name, size_
 		return 0; /* (rel_push kept it shorter) */
 	for (size_t i = 0; i < s->nlpats && r == 0; i++)
 		for (size_t k = 0; k + 1 < s->lpats[i].n && r == 0; k++)
-			if (link_fits_at(&s->lpats[i], k, w->rel, plen, name, nl))
-				r = link_rest(s, path, strlen(path), &s->lpats[i], k + 1);
+			if (moat_link_fits_at(&s->lpats[i], k, w->rel, plen, name, nl))
+				r = moat_link_rest(path, strlen(path), &s->lpats[i], k + 1, link_hit, link_count, s);
 	if (r == -ENAMETOOLONG) {
 		char why[PATH_MAX + 128];
 
@@ -1107,7 +942,7 @@ static int scan_dir(struct walker *w, int dfd)
 	/* SECURITY: the identity and times the check compares, taken before
 	 * the entries (scancheck.c) */
 	if (s->check) {
-		if (scan_fstat_settled(dfd, &st, &settled) < 0) {
+		if (moat_scan_fstat_settled(dfd, &st, &settled) < 0) {
 			close(dfd);
 			return scan_unreadable(w, errno);
 		}
@@ -1291,7 +1126,7 @@ static bool scan_sealed(struct walker *w)
 		return false;
 	size_t idx;
 
-	return scan_relied(w->s, w->parent, w->rel, &st, ts_before(&st.st_ctim, &c0), &idx);
+	return scan_relied(w->s, w->parent, w->rel, &st, moat_ts_before(&st.st_ctim, &c0), &idx);
 }
 
 static int walk_job(struct walker *w, struct scan_job *job)
@@ -2027,7 +1862,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	s->pats = pats;
 	s->lpats = lpats;
 	for (size_t i = 0; i < s->nglobs; i++)
-		if (link_pat_of(pats[i], &lpats[s->nlpats]))
+		if (moat_link_pat_of(pats[i], &lpats[s->nlpats]))
 			s->nlpats++;
 	s->plan = p;
 	if (p->exempt_set) {

@@ -280,9 +280,9 @@ void moat_scan_check_cover(struct moat_scan_check *c, const struct moat_mounts *
 
 static bool same_times(const struct moat_scan_dir *d, const struct stat *st)
 {
-	return d->dev == st->st_dev && d->ino == st->st_ino &&
-	       d->ct.tv_sec == st->st_ctim.tv_sec && d->ct.tv_nsec == st->st_ctim.tv_nsec &&
-	       d->mt.tv_sec == st->st_mtim.tv_sec && d->mt.tv_nsec == st->st_mtim.tv_nsec;
+	return d->dev == st->st_dev && d->ino == st->st_ino && d->ct.tv_sec == st->st_ctim.tv_sec &&
+	       d->ct.tv_nsec == st->st_ctim.tv_nsec && d->mt.tv_sec == st->st_mtim.tv_sec &&
+	       d->mt.tv_nsec == st->st_mtim.tv_nsec;
 }
 
 int moat_scan_check_unchanged_at(const struct moat_scan_check *c, const char *rel, int dfd)
@@ -315,6 +315,35 @@ void moat_scan_check_retake(struct moat_scan_check *c, const char *rel, int dfd)
 		d->settled = true;
 	} else {
 		d->ino = 0; /* (it is another now: the check refuses) */
+	}
+}
+
+#define SCAN_SETTLE_TRIES 20
+
+bool moat_ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* fstat of a directory about to be listed, taken once its ctime is older
+ * than the coarse clock read just before: the kernel stamps every change
+ * with that clock or a finer one, so a change after the listing is sure
+ * to stamp another change time (scancheck.c). One changed in the current tick
+ * (1 to 10 ms) is waited out, at most SCAN_SETTLE_TRIES times; *settled is
+ * false when it kept changing, or when its ctime is in the future (a clock
+ * set back: not waited for). -1 when fstat fails. */
+int moat_scan_fstat_settled(int fd, struct stat *st, bool *settled)
+{
+	for (int i = 0;; i++) {
+		struct timespec c0, ms = {0, 1000000};
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &c0);
+		if (fstat(fd, st) < 0)
+			return -1;
+		*settled = moat_ts_before(&st->st_ctim, &c0);
+		if (*settled || st->st_ctim.tv_sec > c0.tv_sec + 1 || i == SCAN_SETTLE_TRIES)
+			return 0;
+		nanosleep(&ms, NULL);
 	}
 }
 

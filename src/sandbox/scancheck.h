@@ -16,7 +16,7 @@ struct moat_child_report;
 /* One directory the scan relied on (listed, or found unchanged through a
  * record): its identity and change times taken before its entries were. */
 struct moat_scan_dir {
-	char *rel; /* below the workspace; "" for the workspace */
+	char *rel;     /* below the workspace; "" for the workspace */
 	size_t parent; /* index of the directory holding it; SIZE_MAX: none */
 	dev_t dev;
 	ino_t ino;
@@ -30,7 +30,7 @@ struct moat_scan_dir {
 };
 
 struct moat_scan_check {
-	char *ws; /* the workspace (absolute) */
+	char *ws;		 /* the workspace (absolute) */
 	struct moat_scan_dir *v; /* in the order the scan met them */
 	size_t n, cap;
 	/* made by moat_scan_check_cover: the directories parents first, each
@@ -70,6 +70,13 @@ int moat_scan_check_verify(const struct moat_scan_check *c, char *why, size_t wh
 /* The same in the child, after its mounts: a failure is reported as the
  * mount step's ESTALE (the runner then prepares again). */
 int moat_scan_check_child(const struct moat_mounts *m, struct moat_child_report *rep);
+
+bool moat_ts_before(const struct timespec *a, const struct timespec *b);
+/* fstat of a directory about to be listed, taken once its ctime is older
+ * than the coarse clock read just before (one changed in the current
+ * tick waited out, a few times); *settled false when it kept changing or
+ * its ctime is in the future. -1 when fstat fails. */
+int moat_scan_fstat_settled(int fd, struct stat *st, bool *settled);
 
 /* An O_PATH descriptor of rel below the directory wsfd, no link followed
  * on the way or at its end (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, one
