@@ -577,16 +577,33 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 	bool ws_real;
 	int r;
 
+	struct hidden fresh = *hid;
+
 	r = moat_scan_workspace(p, &res, err);
 	if (r < 0)
 		return r;
+	m->check = res.check;
+	res.check = NULL;
+	/* SECURITY: a hit exists as the scan found it: the listings read
+	 * before the scan (mask_one's shortcut for a path not there) may be
+	 * out of date when a directory was renamed in between (the check
+	 * after the mounts covers the scan, not them) */
+	fresh.nls = 0;
+	hid = &fresh;
 	ws_real = realpath(p->workspace, real) && !strcmp(real, p->workspace);
 	for (size_t i = 0; i < res.n && r == 0; i++) {
 		const struct moat_scan_hit *h = &res.v[i];
 		bool dup = false;
 
 		if (h->link || !ws_real || within_tmpfs(hid, h->path)) {
+			size_t at = m->n;
+
 			r = mask_one(p, m, hid, h->path, err);
+			/* (attached beneath the workspace when it is in it) */
+			if (r == 0 && m->n > at && m->check &&
+			    moat_path_within(m->ops[at].target, p->workspace) &&
+			    strcmp(m->ops[at].target, p->workspace))
+				m->ops[at].beneath = true;
 			continue;
 		}
 		if (is_exempt(p, h->path))
@@ -605,8 +622,6 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 	}
 	m->scan_save = res.save;
 	res.save = NULL;
-	m->check = res.check;
-	res.check = NULL;
 	room = r == 0 && m->n > 1000 ? mounts_room() : SIZE_MAX;
 	if ((r == -E2BIG || (r == 0 && m->n + 64 > room)) && p->mntns) {
 		/* say where most of them are: the directory holding the most */
@@ -3996,6 +4011,11 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 				r = attach_clone(mask_src, op->kind == MOAT_MNT_MASK_DIR ? "d" : "f",
 						 0, !mask_ro, op->target);
 			}
+			/* a target gone since it was found: the workspace (or the
+			 * home) changed meanwhile, prepared again */
+			if (r == -ENOENT || r == -ENOTDIR)
+				return child_fail(rep, MOAT_STEP_MOUNT, ESTALE, op->target,
+						  " (gone since it was found)");
 			if (r < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "masking ", op->target);
 			break;

@@ -967,7 +967,18 @@ replan:
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (rq->arm_only)
 		moat_fsrec_end();
-	if (r == -ESTALE && !rq->arm_only && stale++ < RUN_STALE_TRIES) {
+	/* arming: prepared for nothing (the workspace changing, say); the
+	 * call starts its own child and says what fails. SECURITY: the child
+	 * started for the arming goes with what was prepared for it: a
+	 * released spawn left marked started would be run with no child */
+	if (r < 0 && rq->arm_only) {
+		moat_spawn_release(sp);
+		spawn_fresh(sp, kf, true, false);
+		spawned = false;
+		ret->status = 0;
+		goto out;
+	}
+	if (r == -ESTALE && stale++ < RUN_STALE_TRIES) {
 		spawn_again(sp, kf);
 		goto replan;
 	}

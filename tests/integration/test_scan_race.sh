@@ -8,7 +8,8 @@
 # each RACE_RUNS runs (default 100; bounded, a few seconds): two directories
 # trading names (one holds a .env), the directory of a secret moved away
 # with a link to it left under its name and moved back, and two trees
-# trading names one level down (the secret three levels below them). Then,
+# trading names one level down (the secret three levels below them); and
+# the first again with the workspace under /tmp. Then,
 # with nothing racing, the run goes ahead; and multi-component patterns
 # through a linked directory (`**/.docker/config.json` with `.docker` a link
 # into the workspace and one out of it, `**/.config/gh/hosts.yml` with `gh`
@@ -26,9 +27,12 @@ RUNS=${RACE_RUNS:-100}
 command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
 
 T=$(mktemp -d /var/tmp/moat-race.XXXXXX)
-chmod 755 "$T"
+# a workspace under /tmp too: hidden by the sandbox's private /tmp and
+# brought back, its masks prepared another way
+TT=$(mktemp -d /tmp/moat-race.XXXXXX)
+chmod 755 "$T" "$TT"
 loop_pid=
-trap '[ -n "$loop_pid" ] && kill "$loop_pid" 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -n "$loop_pid" ] && kill "$loop_pid" 2>/dev/null; rm -rf "$T" "$TT"' EXIT
 
 users=("$(id -un)")
 [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && users+=(nobody)
@@ -61,11 +65,13 @@ for U in "${users[@]}"; do
 		(cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$R/home" LANG=C.UTF-8 \
 			${runas[@]+"${runas[@]}"} "$MOAT" run --workspace "$WS" -- "$@")
 	}
-	for race in swap link deep; do
+	for race in swap link deep swap-under-tmp; do
+		WS=$R/ws
+		[ $race = swap-under-tmp ] && WS=$TT/$U/ws
 		rm -rf "$WS"
 		mkdir -p "$WS"
 		case $race in
-		swap)
+		swap | swap-under-tmp)
 			mkdir "$WS/dirA" "$WS/dirB"
 			echo ok >"$WS/dirA/readme"
 			echo SECRET >"$WS/dirB/.env"
@@ -80,8 +86,8 @@ for U in "${users[@]}"; do
 			echo SECRET >"$WS/sub/z/a/b/id_rsa"
 			reads=(sub/x/a/b/id_rsa sub/z/a/b/id_rsa) ;;
 		esac
-		[ "$U" = root ] || chown -R "$U" "$R"
-		${runas[@]+"${runas[@]}"} perl "$T/swap.pl" "$WS" "$race" 2>/dev/null &
+		[ "$U" = root ] || chown -R "$U" "$R" "$TT/$U" 2>/dev/null
+		${runas[@]+"${runas[@]}"} perl "$T/swap.pl" "$WS" "${race%-under-tmp}" 2>/dev/null &
 		loop_pid=$!
 		leaks=0 ran=0 refused=0 other=0
 		for ((i = 0; i < RUNS; i++)); do
@@ -105,6 +111,7 @@ for U in "${users[@]}"; do
 		check "$U: $race race, $RUNS runs: no secret read by the sandboxed cat ($leaks leaks)" [ $leaks = 0 ]
 	done
 	# nothing racing: every run goes ahead, the secret masked
+	WS=$R/ws
 	rm -rf "$WS"
 	mkdir -p "$WS/dirA"
 	echo SECRET >"$WS/dirA/.env"
