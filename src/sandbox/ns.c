@@ -46,6 +46,7 @@
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scan.h"
+#include "sandbox/scancheck.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
@@ -60,6 +61,7 @@
 #define X_OPEN_TREE_CLONE 1
 #define X_AT_RECURSIVE 0x8000
 #define X_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define X_MOVE_MOUNT_T_EMPTY_PATH 0x40
 #define X_FSOPEN_CLOEXEC 1
 #define X_FSCONFIG_SET_STRING 1
 #define X_FSCONFIG_CMD_CREATE 6
@@ -156,6 +158,8 @@ void moat_mounts_release(struct moat_mounts *m)
 	free(m->guard);
 	moat_scan_save_free(m->scan_save);
 	m->scan_save = NULL;
+	moat_scan_check_free(m->check);
+	m->check = NULL;
 	if (m->ws_locked)
 		close(m->ws_lock_fd);
 	if (m->has_ws_fd)
@@ -576,16 +580,33 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 	bool ws_real;
 	int r;
 
+	struct hidden fresh = *hid;
+
 	r = moat_scan_workspace(p, &res, err);
 	if (r < 0)
 		return r;
+	m->check = res.check;
+	res.check = NULL;
+	/* SECURITY: a hit exists as the scan found it: the listings read
+	 * before the scan (mask_one's shortcut for a path not there) may be
+	 * out of date when a directory was renamed in between (the check
+	 * after the mounts covers the scan, not them) */
+	fresh.nls = 0;
+	hid = &fresh;
 	ws_real = realpath(p->workspace, real) && !strcmp(real, p->workspace);
 	for (size_t i = 0; i < res.n && r == 0; i++) {
 		const struct moat_scan_hit *h = &res.v[i];
 		bool dup = false;
 
 		if (h->link || !ws_real || within_tmpfs(hid, h->path)) {
+			size_t at = m->n;
+
 			r = mask_one(p, m, hid, h->path, err);
+			/* (attached beneath the workspace when it is in it) */
+			if (r == 0 && m->n > at && m->check &&
+			    moat_path_within(m->ops[at].target, p->workspace) &&
+			    strcmp(m->ops[at].target, p->workspace))
+				m->ops[at].beneath = true;
 			continue;
 		}
 		if (is_exempt(p, h->path))
@@ -599,6 +620,8 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 		m->nmasks_found++;
 		r = add_op(m, h->dir ? MOAT_MNT_MASK_DIR : MOAT_MNT_MASK_FILE, h->path, -1, h->dir,
 			   true, NULL, 0);
+		if (r == 0)
+			m->ops[m->n - 1].beneath = true;
 	}
 	m->scan_save = res.save;
 	res.save = NULL;
@@ -628,12 +651,15 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 			moat_error_set(err,
 				       "the workspace holds %zu paths that the denied paths name (%zu "
 				       "of them in %.*s), more than one sandbox can mask: each is a "
-				       "mount, and the kernel allows %zu more (fs.mount-max, less "
-				       "the mounts already there). hint: exempt the ones that are no "
-				       "secrets (test fixtures) with exempt_paths in your own "
-				       "configuration, or raise /proc/sys/fs/mount-max",
+				       "mount, and a sandbox may add %zu more (fs.mount-max, less "
+				       "the mounts already there and 64 kept for its own). hint: "
+				       "exempt the ones that are no secrets (test fixtures) with "
+				       "exempt_paths in your own configuration, or raise "
+				       "/proc/sys/fs/mount-max",
 				       res.n, bestn, dl, bp,
-				       room == SIZE_MAX ? (size_t)MOAT_MASK_MAX_MOUNTS : room);
+				       room == SIZE_MAX ? (size_t)MOAT_MASK_MAX_MOUNTS
+				       : room > 64	? room - 64
+							: 0);
 		}
 		r = -E2BIG;
 	}
@@ -1843,6 +1869,9 @@ masks:
 	if (r < 0)
 		goto fail;
 	if (!p->mntns) {
+		/* (no mounts to check: Landlock's rules are by inode) */
+		moat_scan_check_free(m->check);
+		m->check = NULL;
 		r = guard_prepare(p, m, &hid);
 		if (r < 0)
 			goto fail;
@@ -1880,6 +1909,9 @@ masks:
 			   MS_NOSUID | MS_NODEV | MS_NOEXEC);
 	if (r < 0)
 		goto fail;
+	/* what the child checks once its mounts are made: the directories the
+	 * scan relied on that stay visible */
+	moat_scan_check_cover(m->check, m);
 done:
 	for (size_t i = 0; i < nkeep; i++)
 		free(keep[i].path);
@@ -2101,11 +2133,59 @@ static void remove_stale_temps(int pfd)
 	closedir(d);
 }
 
+/* The directory holding the placeholder name (below the workspace), as
+ * the scan's check names it; false when it is not one level down or at
+ * the top. */
+static bool placeholder_parent(const char *name, char *out, size_t outsz)
+{
+	const char *sl = strchr(name, '/');
+	size_t n = sl ? (size_t)(sl - name) : 0;
+
+	if (n >= outsz || (sl && strchr(sl + 1, '/')))
+		return false;
+	memcpy(out, name, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* Before (retake false) or after (true) the stand-ins are made: the
+ * directories they are made in are still as the scan saw them, and then
+ * their times with moat's own changes in them (scancheck.c). -ESTALE. */
+static int placeholders_check(const struct moat_plan *p, struct moat_mounts *m, bool retake)
+{
+	for (size_t i = 0; m->check && i < m->n; i++) {
+		const struct moat_mount_op *op = &m->ops[i];
+		const char *name = op->placeholder ? placeholder_name(p, op) : NULL, *leaf = NULL;
+		char rel[NAME_MAX + 1];
+		int dfd, r = 0;
+
+		if (!name || (retake ? !op->created : op->created))
+			continue;
+		if (!placeholder_parent(name, rel, sizeof(rel)))
+			return -ESTALE;
+		dfd = open_parent_nofollow(m, p->workspace, name, &leaf);
+		if (dfd < 0)
+			continue; /* (said by the caller) */
+		if (retake)
+			moat_scan_check_retake(m->check, rel, dfd);
+		else
+			r = moat_scan_check_unchanged_at(m->check, rel, dfd);
+		close(dfd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			      struct moat_error *err)
 {
 	bool swept_top = false, swept_git = false;
 
+	if (placeholders_check(p, m, false) < 0) {
+		moat_error_set(err, "%s (before moat's stand-ins were made in it)", p->workspace);
+		return -ESTALE;
+	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct moat_mount_op *op = &m->ops[i];
 		const char *name, *leaf = NULL;
@@ -2168,6 +2248,7 @@ int moat_ns_make_placeholders(const struct moat_plan *p, struct moat_mounts *m,
 			return r;
 		}
 	}
+	placeholders_check(p, m, true);
 	/* the stand-ins' identities, ours or another run's: replaced during
 	 * the run, moat_ns_quarantine looks at the entry in their place */
 	for (size_t i = 0; i < m->n; i++) {
@@ -3590,9 +3671,10 @@ static int set_readonly(int tree)
 	return 0;
 }
 
-/* clone the tree at (dfd, path), optionally read-only, and attach it at target */
-static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly,
-			const char *target)
+/* clone the tree at (dfd, path), optionally read-only, and attach it at
+ * target, or (target NULL) on the descriptor tfd */
+static int attach_clone_at(int dfd, const char *path, unsigned extra, bool readonly,
+			   const char *target, int tfd)
 {
 	int t = (int)syscall(X_NR_open_tree, dfd, path,
 			     X_OPEN_TREE_CLONE | O_CLOEXEC | X_AT_RECURSIVE | extra);
@@ -3602,11 +3684,46 @@ static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly
 		return -errno;
 	if (readonly)
 		r = set_readonly(t);
-	if (r == 0 &&
-	    syscall(X_NR_move_mount, t, "", AT_FDCWD, target, X_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+	if (r == 0 && syscall(X_NR_move_mount, t, "", target ? AT_FDCWD : tfd, target ? target : "",
+			      X_MOVE_MOUNT_F_EMPTY_PATH |
+				  (target ? 0 : X_MOVE_MOUNT_T_EMPTY_PATH)) < 0)
 		r = -errno;
 	close(t);
 	return r;
+}
+
+static int attach_clone(int dfd, const char *path, unsigned extra, bool readonly,
+			const char *target)
+{
+	return attach_clone_at(dfd, path, extra, readonly, target, -1);
+}
+
+/* The scan's hit op->target, opened beneath the workspace (*wsfd, opened
+ * here the first time: after the writable binds) with no link followed,
+ * and of the kind planned. SECURITY: a mask attached by path could follow
+ * a directory swapped for a link since the scan out of the place the scan
+ * read; -ESTALE when the entry is not what the scan found (the runner
+ * prepares again). */
+static int open_hit(const struct moat_mounts *m, const struct moat_mount_op *op, int *wsfd)
+{
+	size_t wl = strlen(m->check->ws);
+	struct stat st;
+	int fd;
+
+	if (strncmp(op->target, m->check->ws, wl) || op->target[wl] != '/')
+		return -ESTALE;
+	if (*wsfd < 0 && (*wsfd = open(m->check->ws, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	/* (gone, or a link or another kind on the way: not what was listed) */
+	fd = moat_open_beneath(*wsfd, op->target + wl + 1, op->kind == MOAT_MNT_MASK_DIR);
+	if (fd < 0)
+		return -ESTALE;
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode) ||
+	    (op->kind == MOAT_MNT_MASK_DIR) != !!S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 /* The mask sources "d" (directory) and "f" (file), both mode 000, in the
@@ -3751,7 +3868,7 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 {
 	int trees[MOAT_MNT_MAX_KEEP];
 	size_t ntrees = 0;
-	int mask_src = -1, scratch_src = -1, stash = -1, r = 0;
+	int mask_src = -1, scratch_src = -1, stash = -1, wsfd = -1, r = 0;
 	bool mask_ro = false; /* mask_src is a read-only mount already */
 
 	cow_ok = false;
@@ -3880,8 +3997,28 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 			}
 			/* SECURITY: every mask is a read-only mount (a clone of the
 			 * stash is made read-only on its own) */
-			r = attach_clone(mask_src, op->kind == MOAT_MNT_MASK_DIR ? "d" : "f", 0,
-					 !mask_ro, op->target);
+			if (op->beneath && m->check) {
+				int tfd = open_hit(m, op, &wsfd);
+
+				if (tfd == -ESTALE)
+					return child_fail(rep, MOAT_STEP_MOUNT, ESTALE,
+							  op->target, " (not what the scan found)");
+				r = tfd < 0 ? tfd
+					    : attach_clone_at(mask_src,
+							      op->kind == MOAT_MNT_MASK_DIR ? "d"
+											    : "f",
+							      0, !mask_ro, NULL, tfd);
+				if (tfd >= 0)
+					close(tfd);
+			} else {
+				r = attach_clone(mask_src, op->kind == MOAT_MNT_MASK_DIR ? "d" : "f",
+						 0, !mask_ro, op->target);
+			}
+			/* a target gone since it was found: the workspace (or the
+			 * home) changed meanwhile, prepared again */
+			if (r == -ENOENT || r == -ENOTDIR)
+				return child_fail(rep, MOAT_STEP_MOUNT, ESTALE, op->target,
+						  " (gone since it was found)");
 			if (r < 0)
 				return child_fail(rep, MOAT_STEP_MOUNT, -r, "masking ", op->target);
 			break;
@@ -3952,6 +4089,8 @@ int moat_ns_child_mounts(const struct moat_mounts *m, struct moat_child_report *
 		close(mask_src);
 	if (stash >= 0)
 		close(stash);
+	if (wsfd >= 0)
+		close(wsfd);
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "base/str.h"
 #include "core/path.h"
 #include "sandbox/runner.h"
+#include "sandbox/scancheck.h"
 #include "sandbox/sandbox.h"
 
 extern char **environ;
@@ -663,6 +664,21 @@ static bool call_came(const struct moat_run_request *rq)
 	return rq->arm_busy_fd > 0 && poll(&pf, 1, 0) > 0;
 }
 
+/* How many times a run is prepared again when the workspace changed while
+ * it was prepared (-ESTALE), before it is refused. */
+#define RUN_STALE_TRIES 3
+
+/* Refused: the workspace kept changing while the run was prepared. */
+static void stale_said(struct runner *st, const char *why)
+{
+	fail(st,
+	     "run it again once nothing is renaming or removing directories in the workspace",
+	     "refusing to run: the workspace changed while the sandbox was prepared, %d times "
+	     "in a row (a secret in a directory renamed meanwhile could be left unmasked); "
+	     "the last change seen: %s",
+	     RUN_STALE_TRIES + 1, why);
+}
+
 /* The watch made while the armed mounts were prepared (fsrec.h): each
  * lookup watched before it looked. NULL: the call prepares its mounts
  * again. */
@@ -786,8 +802,15 @@ static void take_armed(struct moat_run_warm *w, const struct moat_plan *plan,
 		return;
 	}
 	if (same_plan && moat_ns_prepare(plan, &fresh, &e) == 0) {
+		char why[PATH_MAX];
+
 		moat_mounts_note_ids(&fresh);
-		if (moat_mounts_same(&sp->mounts, &fresh)) {
+		/* SECURITY: the masks armed cover what this scan found, and this
+		 * scan saw the workspace whole: every directory it relied on
+		 * still as it read it (scancheck.c; the armed child's own mounts
+		 * were checked so when it was armed) */
+		if (moat_mounts_same(&sp->mounts, &fresh) &&
+		    moat_scan_check_verify(fresh.check, why, sizeof(why)) == 0) {
 			moat_spawn_rearm(sp, plan, &fresh);
 			return;
 		}
@@ -814,7 +837,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	char *const *env;
 	char ws[PATH_MAX], cwd[PATH_MAX], homebuf[PATH_MAX], tmpws[64] = "";
 	bool spawned = false, reused = false;
-	int r, attempts = 0;
+	int r, attempts = 0, stale = 0;
 	long prof_timeout = 0;
 
 	if (!rq || !ret || !rq->cfg || (!rq->print_plan && (!rq->argv || !rq->argv[0])) ||
@@ -1000,13 +1023,23 @@ replan:
 	r = moat_spawn_prepare(sp, plan, env, &e);
 	if (rq->arm_only)
 		moat_fsrec_end();
+	/* arming: prepared for nothing (the workspace changing, say); the
+	 * call starts its own child and says what fails. SECURITY: the child
+	 * started for the arming goes with what was prepared for it: a
+	 * released spawn left marked started would be run with no child */
 	if (r < 0 && rq->arm_only) {
-		/* not armed (the call came, or the call will say why): the
-		 * call starts from a fresh child */
 		moat_spawn_release(sp);
 		spawn_fresh(sp, kf, true, false);
 		spawned = false;
 		ret->status = 0;
+		goto out;
+	}
+	if (r == -ESTALE && stale++ < RUN_STALE_TRIES) {
+		spawn_again(sp, kf);
+		goto replan;
+	}
+	if (r == -ESTALE) {
+		stale_said(&st, e.msg);
 		goto out;
 	}
 	if (r < 0) {
@@ -1097,6 +1130,16 @@ run:
 		replan_without_userns(kf, e.msg);
 		spawn_again(sp, kf);
 		goto replan;
+	}
+	/* the workspace changed while it was prepared (the scan's check in
+	 * the child): prepared again from the plan on, a few times */
+	if (r == -ESTALE && !reused && stale++ < RUN_STALE_TRIES) {
+		spawn_again(sp, kf);
+		goto replan;
+	}
+	if (r == -ESTALE) {
+		stale_said(&st, e.msg);
+		goto out;
 	}
 	if (r == -EAGAIN && !reused && attempts++ == 0) {
 		kf->fresh_proc = false;

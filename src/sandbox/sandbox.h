@@ -52,6 +52,7 @@ int moat_probe_thorough(struct moat_kfeatures *ret);
 /* The kernel's Landlock ABI, or 0 with *ret_errno set. */
 int moat_landlock_abi(int *ret_errno);
 struct moat_mounts;
+struct moat_scan_check;
 /* Create the plan's (empty) ruleset: *ret_fd, or -1 when the plan has no
  * Landlock. Rules added later through it reach every copy of the fd, also
  * one a child inherited before they were added. */
@@ -171,6 +172,9 @@ struct moat_mount_op {
 	bool reveals;	  /* MASK_DIR: paths below are bound back (REVEAL): the mask
 			   * is an empty tmpfs holding their mount points, sealed
 			   * read-only after them */
+	bool beneath;	  /* MASK_*: a hit of the workspace scan below the workspace
+			   * (not a link): attached through a descriptor opened
+			   * beneath the workspace, no link followed */
 	char data[80];	  /* TMPFS, DEVPTS: mount options */
 	unsigned long flags;
 	/* the target's device, inode and change time (0: absent) when the
@@ -191,6 +195,9 @@ struct moat_mounts {
 	size_t nprotected_missing;
 	char **protected_missing; /* protected names that did not exist (checked after the run) */
 	void *scan_save;	  /* the scan's record, to be kept on disk (ns.c) */
+	/* the directories the scan relied on, checked once the masks are
+	 * attached (scancheck.h); NULL: no scan */
+	struct moat_scan_check *check;
 	size_t nquarantine;
 	char **quarantine; /* git redirect files that did not exist: set aside if created */
 	bool gitcfg_watch;	    /* submodule configs are compared after the run */

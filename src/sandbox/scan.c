@@ -37,6 +37,8 @@
 #include "core/path.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scan.h"
+#include "sandbox/scancheck.h"
+#include "sandbox/scanlink.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
@@ -165,7 +167,10 @@ static bool is_dir_at(int dfd, const char *name, unsigned char type)
 #define SCAN_TRUST_SLACK_S 2
 #define SCAN_AHEAD_MAX_DIRS 1000000
 
-enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4 };
+/* SCAN_LINK: a link whose name may be a component of a multi-component
+ * pattern (scan_link_straddles): what it leads to is looked at by that
+ * pattern's rest */
+enum { SCAN_PLAIN = 1, SCAN_DIRONLY = 2, SCAN_SUB = 4, SCAN_LINK = 8 };
 
 struct scan_cent {
 	char *name;
@@ -428,12 +433,15 @@ struct walker;
 
 struct scan_job {
 	char *rel; /* below the workspace; "" for the workspace itself */
+	size_t parent; /* its parent's index in the check (SIZE_MAX: none) */
 };
 
 struct scan {
 	/* read-only while walking */
 	const char **pats;	  /* the other "**" patterns */
 	struct moat_glob **globs; /* compiled from pats */
+	struct link_pat *lpats;	  /* the "**" then two components or more of pats */
+	size_t nlpats;
 	struct glob_cut *cuts;	  /* of pats */
 	size_t nglobs;
 	struct scan_name *names;
@@ -461,6 +469,7 @@ struct scan {
 	char why[PATH_MAX + 256]; /* its reason */
 	size_t entries;
 	struct scan_cache *rec;	   /* the record being made, or NULL */
+	struct moat_scan_check *check; /* the directories relied on, or NULL */
 	struct scan_devs use_devs; /* the filesystems met, as ahead is used */
 	struct moat_scan_hit *hits;
 	size_t nhits, caphits;
@@ -478,6 +487,8 @@ struct walker {
 	char *buf; /* SCAN_BUF_SIZE */
 	char rel[PATH_MAX];
 	size_t len;
+	/* the check's index of the directory being read, and of its parent */
+	size_t cur, parent;
 	/* subdirectories found in the directory being read, pushed at its end */
 	char **sub;
 	size_t nsub, capsub;
@@ -519,6 +530,19 @@ static int scan_unreadable(struct walker *w, int err)
 	return -err;
 }
 
+/* The directory at w->rel changed while the walk read it (its parent's
+ * listing is out of date): -ESTALE. */
+static int scan_changed(struct walker *w)
+{
+	char why[PATH_MAX + 160];
+
+	/* (the path alone: the runner says what it means) */
+	snprintf(why, sizeof(why), "%s/%s (an entry of it listed was gone when read)", w->s->ws,
+		 w->rel);
+	scan_fail(w->s, -ESTALE, why);
+	return -ESTALE;
+}
+
 /* n more entries read; false (the walk failed) past the bound */
 static bool scan_count(struct scan *s, size_t n)
 {
@@ -536,6 +560,25 @@ static bool scan_count(struct scan *s, size_t n)
 			 s->max_entries);
 		scan_fail_locked(s, -E2BIG, why);
 	}
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+/* The directory at w->rel relied on as st says (the check made once the
+ * masks are attached, scancheck.c); false (the walk failed) on no memory. */
+static bool scan_relied(struct scan *s, size_t parent, const char *rel, const struct stat *st,
+			bool settled, size_t *idx)
+{
+	bool ok;
+
+	*idx = SIZE_MAX;
+	if (!s->check)
+		return true;
+	pthread_mutex_lock(&s->mu);
+	*idx = moat_scan_check_add(s->check, parent, rel, st, settled);
+	ok = *idx != SIZE_MAX;
+	if (!ok)
+		scan_fail_locked(s, -ENOMEM, "out of memory");
 	pthread_mutex_unlock(&s->mu);
 	return ok;
 }
@@ -698,13 +741,70 @@ static int sub_flush(struct walker *w)
 		}
 	}
 	/* (pushed in reverse: the first found is read next) */
-	for (size_t i = w->nsub; r == 0 && i > 0; i--)
+	for (size_t i = w->nsub; r == 0 && i > 0; i--) {
+		s->jobs[s->njobs].parent = w->cur;
 		s->jobs[s->njobs++].rel = w->sub[i - 1];
+	}
 	if (r == 0) {
 		w->nsub = 0;
 		pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static bool scan_link_straddles(const struct scan *s, const char *prel, size_t plen,
+				const char *name, size_t nl)
+{
+	for (size_t i = 0; i < s->nlpats; i++)
+		for (size_t k = 0; k + 1 < s->lpats[i].n; k++)
+			if (moat_link_fits_at(&s->lpats[i], k, prel, plen, name, nl))
+				return true;
+	return false;
+}
+
+/* the hooks of moat_link_rest: a hit, and entries counted to the bound */
+static int link_hit(void *ud, const char *path)
+{
+	struct scan *s = ud;
+
+	return scan_hit(s, path + s->wslen + 1, true, false);
+}
+
+static bool link_count(void *ud, size_t n)
+{
+	return scan_count(ud, n);
+}
+
+/* The link at w->rel (in the directory at its first plen bytes): the rest
+ * of each pattern it straddles looked up where it leads. */
+static int scan_link_rest(struct walker *w, size_t plen, const char *name, size_t nl)
+{
+	struct scan *s = w->s;
+	char path[PATH_MAX];
+	int r = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", s->ws, w->rel) >= sizeof(path))
+		return 0; /* (rel_push kept it shorter) */
+	for (size_t i = 0; i < s->nlpats && r == 0; i++)
+		for (size_t k = 0; k + 1 < s->lpats[i].n && r == 0; k++)
+			if (moat_link_fits_at(&s->lpats[i], k, w->rel, plen, name, nl))
+				r = moat_link_rest(path, strlen(path), &s->lpats[i], k + 1, link_hit, link_count, s);
+	if (r == -ENAMETOOLONG) {
+		char why[PATH_MAX + 128];
+
+		snprintf(why, sizeof(why),
+			 "a path in the workspace is longer than %d bytes, so it cannot be "
+			 "masked: %s. hint: shorten it, or move it out of the workspace",
+			 PATH_MAX, path);
+		scan_fail(s, r, why);
+	} else if (r < 0 && r != -E2BIG && r != -ENOMEM) {
+		char why[PATH_MAX + 128];
+
+		snprintf(why, sizeof(why), "cannot read where the link %s leads: %s", path,
+			 strerror(-r));
+		scan_fail(s, r, why);
+	}
 	return r;
 }
 
@@ -735,9 +835,12 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 		 * is judged on its own (X followed by a globstar lifts all) */
 		else if (type == DT_DIR)
 			r = sub_add(w);
+	} else if (what & SCAN_LINK) {
+		r = scan_link_rest(w, rel_len, name, nl);
 	} else if (what & SCAN_SUB) {
 		const struct scan_cdir *c = NULL;
 		struct stat st;
+		size_t leaf;
 
 		/* a directory unchanged since the record with nothing in it
 		 * that matters (most of them) is not even opened; only on the
@@ -760,7 +863,9 @@ static int scan_act(struct walker *w, int dfd, dev_t ddev, const char *name, siz
 			    scan_cache_find(s->ahead, w->rel, &st) != c)
 				c = NULL;
 		}
-		if (c && !c->nents) {
+		if (c && !c->nents && !scan_relied(s, w->cur, w->rel, &st, true, &leaf))
+			r = -ENOMEM;
+		else if (c && !c->nents) {
 			if (scan_count(s, c->entries) && s->rec) {
 				pthread_mutex_lock(&s->mu);
 				if (!s->rec->failed)
@@ -841,11 +946,18 @@ static int scan_dir(struct walker *w, int dfd)
 	struct scan_cdir rec;
 	struct stat st = {0};
 	struct dirent64 *e;
-	bool recording = s->rec && !s->rec->failed, whole = true, trusted = true;
+	bool recording = s->rec && !s->rec->failed, whole = true, trusted = true, settled = true;
 	size_t count = 0;
 	int r = 0;
 
-	if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
+	/* SECURITY: the identity and times the check compares, taken before
+	 * the entries (scancheck.c) */
+	if (s->check) {
+		if (moat_scan_fstat_settled(dfd, &st, &settled) < 0) {
+			close(dfd);
+			return scan_unreadable(w, errno);
+		}
+	} else if ((s->ahead || recording) && fstat(dfd, &st) < 0) {
 		close(dfd);
 		return 0;
 	}
@@ -860,6 +972,10 @@ static int scan_dir(struct walker *w, int dfd)
 		recording = false;
 	if (s->ahead && trusted && scan_devs_local(s, dfd, st.st_dev, false))
 		c = scan_cache_find(s->ahead, w->rel, &st);
+	if (!scan_relied(s, w->parent, w->rel, &st, settled || c, &w->cur)) {
+		close(dfd);
+		return -ENOMEM;
+	}
 	if (c) {
 		/* unchanged since the record */
 		if (!scan_count(s, c->entries)) {
@@ -919,6 +1035,9 @@ static int scan_dir(struct walker *w, int dfd)
 			}
 			if (!(what & SCAN_PLAIN) && e->d_type == DT_DIR)
 				what |= SCAN_SUB;
+			if (!(what & SCAN_PLAIN) && e->d_type == DT_LNK && s->nlpats &&
+			    scan_link_straddles(s, w->rel, w->len, e->d_name, nl))
+				what |= SCAN_LINK;
 			if (!what)
 				continue;
 			if (recording) {
@@ -995,6 +1114,32 @@ static size_t walk_spawn(struct scan *s, struct walker *ws, pthread_t *tids, siz
 	return n;
 }
 
+/* A directory of the workspace that neither moat nor the command can
+ * enter: no search permission for us (so no name in it can be opened),
+ * and not ours (an owner could chmod it open, and the command runs as
+ * us). SECURITY: sound because the command never has more than moat's
+ * credentials: the same uid and groups, no capability after its exec
+ * (securebits; in a user namespace of its own, capabilities never cover
+ * an inode whose owner is not mapped into it), nothing setuid (no new
+ * privileges). Never for root, whose CAP_DAC_READ_SEARCH opens anything
+ * (one without it is refused, as before). It is relied on as unreadable:
+ * the check after the mounts finds a chmod (its ctime). */
+static bool scan_sealed(struct walker *w)
+{
+	const char *rel = w->len ? w->rel : ".";
+	struct timespec c0;
+	struct stat st;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &c0);
+	if (geteuid() == 0 || fstatat(w->s->wsfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid == geteuid() ||
+	    faccessat(w->s->wsfd, rel, X_OK, 0) == 0 || errno != EACCES)
+		return false;
+	size_t idx;
+
+	return scan_relied(w->s, w->parent, w->rel, &st, moat_ts_before(&st.st_ctim, &c0), &idx);
+}
+
 static int walk_job(struct walker *w, struct scan_job *job)
 {
 	int fd;
@@ -1002,20 +1147,30 @@ static int walk_job(struct walker *w, struct scan_job *job)
 	if (moat_strlcpy(w->rel, job->rel, sizeof(w->rel)) >= sizeof(w->rel))
 		return -ENAMETOOLONG; /* (rel_push kept it shorter) */
 	w->len = strlen(w->rel);
+	w->parent = job->parent;
+	w->cur = SIZE_MAX;
 	fd = scan_open(w);
 	if (fd < 0) {
 		struct stat st;
 
 		/* gone, or replaced by a file or a link since it was listed:
-		 * nothing of it to read. SECURITY: one that is there but
-		 * cannot be read (no read permission, a search one kept)
-		 * could still be entered by name: refused */
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV)
+		 * nothing of it to read. SECURITY: the listing it came from is
+		 * out of date, and what replaced it may be a directory read
+		 * under another name, or none: prepared again (-ESTALE) when
+		 * the result is to be checked. One that is there but cannot be
+		 * read (no read permission, a search one kept) could still be
+		 * entered by name: refused */
+		int e = errno;
+
+		if (e == EACCES && scan_sealed(w))
 			return 0;
-		if (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    errno == ENOENT)
-			return 0;
-		return scan_unreadable(w, errno);
+		if (e != ENOENT && e != ENOTDIR && e != ELOOP && e != EXDEV &&
+		    (fstatat(w->s->wsfd, w->len ? w->rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		     errno != ENOENT))
+			return scan_unreadable(w, e);
+		if (w->s->check)
+			return scan_changed(w);
+		return 0;
 	}
 	return scan_dir(w, fd);
 }
@@ -1093,6 +1248,7 @@ static int walk(struct scan *s)
 	}
 	s->capjobs = 64;
 	s->jobs[0].rel = moat_strdup("");
+	s->jobs[0].parent = SIZE_MAX;
 	if (!s->jobs[0].rel) {
 		free(first.buf);
 		return -ENOMEM;
@@ -1199,7 +1355,7 @@ static const struct scan_cache *scan_ahead_for(const struct moat_plan *p)
  * could plant a record that hides a secret from the next run); only a
  * regular file of ours that no one else may write; every field checked
  * as it is read (a damaged file is ignored). */
-#define SCAN_FILE_MAGIC "MOATSCN2"
+#define SCAN_FILE_MAGIC "MOATSCN3"
 #define SCAN_RECORD_MIN_DIRS 32
 #define SCAN_KEY_DESC "moat:scan-record-key"
 #define SCAN_FILE_MAX (256u << 20)
@@ -1497,7 +1653,7 @@ static struct scan_cache *scan_cache_load(const struct moat_plan *p, const char 
 			e->what = (unsigned char)rd_u(&r, 1);
 			e->name = rd_str(&r, (size_t)rd_u(&r, 2));
 			if (r.bad || !e->name || !e->name[0] || !e->what ||
-			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB)) ||
+			    (e->what & ~(SCAN_PLAIN | SCAN_DIRONLY | SCAN_SUB | SCAN_LINK)) ||
 			    strchr(e->name, '/') || !strcmp(e->name, ".") || !strcmp(e->name, "..")) {
 				d->nents++;
 				goto bad;
@@ -1667,6 +1823,7 @@ void moat_scan_result_release(struct moat_scan_result *r)
 		free(r->v[i].path);
 	free(r->v);
 	moat_scan_save_free(r->save);
+	moat_scan_check_free(r->check);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1695,6 +1852,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	struct scan_name names[MOAT_PLAN_MAX_PATHS];
 	const struct moat_mask *name_mk[MOAT_PLAN_MAX_PATHS], *glob_mk[MOAT_PLAN_MAX_PATHS];
 	struct scan_cache *disk = NULL, *own = NULL;
+	struct link_pat lpats[MOAT_PLAN_MAX_PATHS];
 	int r = 0;
 
 	memset(ret, 0, sizeof(*ret));
@@ -1727,6 +1885,10 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	if (s->wsfd < 0)
 		goto out; /* (no workspace: nothing in it to hide) */
 	s->pats = pats;
+	s->lpats = lpats;
+	for (size_t i = 0; i < s->nglobs; i++)
+		if (moat_link_pat_of(pats[i], &lpats[s->nlpats]))
+			s->nlpats++;
 	s->plan = p;
 	if (p->exempt_set) {
 		s->name_mk = name_mk;
@@ -1773,6 +1935,15 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		}
 	}
 	s->rec = rec ? rec : own;
+	/* (the scan ahead is never used as found: the call scans again) */
+	if (!rec && !(s->check = moat_scan_check_new(p->workspace))) {
+		close(s->wsfd);
+		scan_cache_free(own);
+		scan_cache_free(disk);
+		moat_error_set(err, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	r = walk(s);
@@ -1806,6 +1977,7 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 			free(s->hits[i].path);
 		free(s->hits);
 		moat_scan_save_free(ret->save);
+		moat_scan_check_free(s->check);
 		memset(ret, 0, sizeof(*ret));
 		goto out;
 	}
@@ -1813,10 +1985,13 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		qsort(s->hits, s->nhits, sizeof(*s->hits), cmp_hit);
 	ret->v = s->hits;
 	ret->n = s->nhits;
+	ret->check = s->check;
 out:
 	for (size_t i = 0; i < s->nglobs; i++)
 		if (globs[i] && !glob_is_cached(globs[i]))
 			moat_glob_free(globs[i]);
+	for (size_t i = 0; i < s->nlpats; i++)
+		free(lpats[i].copy);
 	free(s);
 	return r;
 }

@@ -60,12 +60,16 @@ struct moat_scan_result {
 	size_t n;
 	size_t entries; /* entries read or taken from the record */
 	void *save;	/* the record to keep on disk (moat_scan_save), or NULL */
+	/* the directories the scan relied on (scancheck.h), or NULL */
+	struct moat_scan_check *check;
 };
 
 /* Scan p's workspace for its "**" patterns (MOAT_MASK_WORKSPACE_NAME).
  * 0, or -errno with err set: a glob that does not compile, no memory, the
  * bound reached, a path longer than PATH_MAX that would matter (the scan
- * refuses rather than leaves a secret uncovered). */
+ * refuses rather than leaves a secret uncovered); -ESTALE when a
+ * directory changed while it was read (an entry listed gone, a directory
+ * that kept changing): the caller prepares again. */
 int moat_scan_workspace(const struct moat_plan *p, struct moat_scan_result *ret,
 			struct moat_error *err);
 void moat_scan_result_release(struct moat_scan_result *r);

@@ -44,6 +44,7 @@
 #include "core/path.h"
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/scancheck.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -507,6 +508,11 @@ static int child_main(void *arg)
 	if (p->mntns && !s->ns_user && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		fail_step(a, MOAT_STEP_MOUNT, errno, "making / a slave");
 	if (p->mntns && moat_ns_child_mounts(&s->mounts, &rep) < 0)
+		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
+	/* SECURITY: every directory the workspace scan relied on is still the
+	 * one it read, now that the masks are attached (scancheck.c): else a
+	 * secret renamed in a race with the preparation could be left out */
+	if (p->mntns && moat_scan_check_child(&s->mounts, &rep) < 0)
 		report_and_exit(a, &rep, MOAT_RUN_EXIT_SETUP);
 	if (net_helper)
 		join_helper_net(s);
@@ -1353,8 +1359,8 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	/* protected directories that do not exist: empty ones now, read-only
 	 * mount points in the sandbox (an early child mounts after go; an
 	 * armed one has them) */
-	if (p->mntns && !s->armed && moat_ns_make_placeholders(p, &s->mounts, err) < 0)
-		return MOAT_RUN_EXIT_SETUP;
+	if (p->mntns && !s->armed && (r = moat_ns_make_placeholders(p, &s->mounts, err)) < 0)
+		return r == -ESTALE ? r : MOAT_RUN_EXIT_SETUP;
 	if (s->armed) {
 		/* it is set up: into the call's directory, and exec */
 		s->start_ms = now_ms();
@@ -1385,8 +1391,10 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 	close(s->report_fd);
 	s->report_fd = -1;
 	/* the child has exec'd (or failed): our memory is ours alone again,
-	 * and the command runs while the scan's record goes to disk */
-	moat_ns_scan_save(p, &s->mounts);
+	 * and the command runs while the scan's record goes to disk (not when
+	 * the setup failed: its check may have found the workspace changed) */
+	if (n != (ssize_t)sizeof(s->report) || s->report.step == MOAT_STEP_NONE)
+		moat_ns_scan_save(p, &s->mounts);
 
 	/* cancellation signals arrive through a signalfd; the rest as before */
 	sigemptyset(&cancel);
@@ -1419,6 +1427,13 @@ int moat_spawn_run(struct moat_spawn *s, struct moat_error *err)
 		    (s->report.err == EPERM || s->report.err == EACCES) &&
 		    !strcmp(s->report.detail, "making / a slave"))
 			ret = -EPERM;
+		/* the workspace changed while the sandbox was prepared (the
+		 * scan's check, or a hit no longer what it found): prepared
+		 * again (-ESTALE) */
+		else if (s->report.step == MOAT_STEP_MOUNT && s->report.err == ESTALE) {
+			moat_error_set(err, "%s", s->report.detail); /* (the path) */
+			ret = -ESTALE;
+		}
 		/* a fresh /proc the probe did not see refused (a masked /proc
 		 * it could not read as one): re-planned without a PID
 		 * namespace (-EAGAIN) */

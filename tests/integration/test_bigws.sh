@@ -8,7 +8,10 @@
 # neighbours stay readable and writable; so is a secret added between two
 # runs and one in a directory renamed into the workspace. A workspace that
 # needs more masks than the kernel allows mounts is refused, saying which
-# and what to do. As root and as nobody. TAP output.
+# and what to do. As nobody, a directory of root's it cannot enter does
+# not stop a run (its command cannot enter it either), one of its own it
+# cannot enter does (its command could chmod it open). As root and as
+# nobody. TAP output.
 #
 #   MOAT=path/to/moat MOAT_MKTREE=path/to/mktree bash tests/integration/test_bigws.sh
 set -u
@@ -95,6 +98,30 @@ for U in "${users[@]}"; do
 	check "$U: secrets added since the last run, and a tree renamed in, are not readable" \
 		grep -q '^leaks=0$' <<<"$out"
 	grep LEAK <<<"$out" | sed 's/^/# /'
+
+	# as nobody: a directory of root's, mode 0700, neither nobody nor its
+	# command can enter: the run goes ahead (the secret in it stays
+	# unreadable); one of nobody's own, mode 000, its command could chmod
+	# open: refused
+	if [ "$U" != root ]; then
+		mkdir -p "$WS/rootonly" "$WS/mine"
+		echo SECRET >"$WS/rootonly/.env"
+		chown root:root "$WS/rootonly"
+		chmod 0700 "$WS/rootonly"
+		out=$(run sh -c 'cat rootonly/.env; echo ran' 2>&1)
+		rc=$?
+		check "$U: a directory of root's it cannot enter: the run goes ahead (rc $rc), the secret unread" \
+			cond 'grep -q "^ran$" <<<"$out" && ! grep -q SECRET <<<"$out"'
+		echo SECRET >"$WS/mine/.env"
+		chown -R "$U" "$WS/mine"
+		chmod 000 "$WS/mine"
+		out=$(run sh -c 'chmod 700 mine; cat mine/.env; echo ran' 2>&1)
+		rc=$?
+		check "$U: one of its own it cannot enter (its command could chmod it): refused (rc $rc)" \
+			cond '[ $rc = 125 ] && ! grep -q SECRET <<<"$out" && grep -q "cannot read the directory" <<<"$out"'
+		chmod 700 "$WS/mine"
+		rm -rf "$WS/rootonly" "$WS/mine"
+	fi
 done
 
 # more masks than the kernel allows mounts: refused, naming the cause

@@ -4,9 +4,11 @@
 // any change there must make the call's sandbox as it would be made now).
 // Each case: wait until the armed sandbox is seen waiting (process table),
 // change the filesystem the way a user or a tool would, call, and judge by
-// the bytes printed and the files on disk.
+// the bytes printed and the files on disk. Last, directories renamed in a
+// loop while the calls are prepared.
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { main, ok, note, world, connect, waitFor, sleep, text, asNobody, armedPid, arms, waitArmed } from './lib.mjs';
 
 async function scenario(who) {
@@ -300,11 +302,65 @@ async function bigWorkspace(who) {
 	w.cleanup();
 }
 
+// Directories renamed in a loop while the session's calls are prepared
+// (armed ahead, then prepared again at the call since the watch saw the
+// renames, and checked after the masks): no call prints the secret; each
+// either runs or is refused as changed while it was prepared.
+async function renameRace(who) {
+	const okw = (c, d, diag) => ok(c, `${who}: ${d}`, diag);
+	const w = world(`armedrace-${who}`, {
+		sandbox: { mode: 'linux', rules: [{ tool: 'bash', profile: 'workspace-write-no-network' }] },
+	});
+	const ws = (...p) => path.join(w.ws, ...p);
+	fs.mkdirSync(ws('dirA'));
+	fs.mkdirSync(ws('dirB'));
+	fs.writeFileSync(ws('dirA', 'readme'), 'ok\n');
+	fs.writeFileSync(ws('dirB', '.env'), 'race-canary\n');
+	fs.writeFileSync(ws('.env'), 'env-canary\n');
+	// (the names in a file: a command naming them is refused by the policy)
+	fs.writeFileSync(ws('files'), 'dirA/.env\ndirB/.env\ntmp/.env\n');
+	fs.writeFileSync(ws('show.sh'), 'while read -r f; do cat "$f" 2>/dev/null; done <files; echo done\n');
+	if (who === 'nobody')
+		asNobody(w);
+	const c = await connect(w);
+	const bash = async (command) => {
+		const r = await c.client.callTool({ name: 'bash', arguments: { command } });
+		return { r, out: JSON.stringify(r) };
+	};
+	await bash('true');
+	await bash('true'); // armed after this call
+	if (arms)
+		await waitArmed(ws('.env'));
+	const loop = spawn('perl', ['-e', 'chdir $ARGV[0] or exit 1; for (;;) { rename "dirA", "tmp"; ' +
+		'rename "dirB", "dirA"; rename "tmp", "dirB" }', w.ws], { stdio: 'ignore' });
+	let leaks = 0, ran = 0, refused = 0;
+	try {
+		for (let i = 0; i < 20; i++) {
+			const { r, out } = await bash('sh show.sh');
+			if (out.includes('race-canary'))
+				leaks++;
+			else if (!r.isError && r.structuredContent.stdout.includes('done'))
+				ran++;
+			else if (out.includes('changed while the sandbox was prepared'))
+				refused++;
+			else if (i < 3)
+				note(`${who}: ${out.slice(0, 300)}`);
+		}
+	} finally {
+		loop.kill();
+	}
+	note(`${who}: 20 calls: ${ran} ran, ${refused} refused as changed, ${leaks} leaks`);
+	okw(leaks === 0, `directories renamed in a loop during 20 calls: no secret read (${leaks} leaks)`);
+	await c.close();
+	w.cleanup();
+}
+
 // as root, then as the unprivileged user
 await main(async () => {
 	for (const who of ['root', 'nobody']) {
 		await scenario(who);
 		await homeLink(who);
 		await bigWorkspace(who);
+		await renameRace(who);
 	}
 });
