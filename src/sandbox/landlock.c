@@ -123,18 +123,24 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
  * path and attach to inodes, so nothing granted this way reaches a carved
  * path: a command cannot read it, nor move it (removing or creating an
  * entry in a carved directory needs rights it does not have there), nor
- * link it under a granted name.
+ * link it under a granted name. A rule is carved by its real path (the
+ * inode it lands on), whatever links the path it was given passes through.
  *
  * The cost: a carved directory gets no create, remove or write right of
  * its own, so in a writable rule (the workspace) new entries cannot be
  * made directly in a directory that holds a masked path (its granted
  * subdirectories work as ever); those directories are reported (carved).
  * The rule count (LL_CARVE_MAX_RULES) and the depth of a walk are
- * bounded: past either a rule is granted whole and its masked paths are
- * reported uncarved (add_rule_uncarved), a gap. Each rule costs about 100
- * bytes of kernel memory and 2 to 15 us to add (docs/sandbox.md). */
-#define LL_CARVE_MAX_RULES 65536
-#define LL_CARVE_MAX_DEPTH 64
+ * bounded. SECURITY: past either bound the carve fails closed for the
+ * smallest subtree that does not fit: a directory more than
+ * LL_CARVE_MAX_DEPTH levels below the rule that still holds a masked
+ * path, or one with more entries than rules are left, gets no rule at all
+ * (nothing in it is reachable) and is reported (withheld); a rule is never
+ * granted whole over a masked path, so no file a command writes can switch
+ * the carve off. Each rule costs about 100 bytes of kernel memory and 2 to
+ * 15 us to add (docs/sandbox.md). */
+#define LL_CARVE_MAX_RULES MOAT_LL_CARVE_MAX_RULES
+#define LL_CARVE_MAX_DEPTH MOAT_LL_CARVE_MAX_DEPTH
 
 struct carve {
 	const char **v; /* the masked paths, sorted (strcmp): what lies below a
@@ -182,7 +188,7 @@ static bool carve_below(const struct carve *c, const char *path)
 	if (l && path[l - 1] == '/')
 		l--; /* "/" */
 	if (l + 2 > sizeof(key))
-		return true; /* cannot tell: expanded (a deeper walk refuses) */
+		return true; /* cannot tell: expanded (a deeper walk is bounded) */
 	memcpy(key, path, l);
 	key[l] = '/';
 	key[l + 1] = '\0';
@@ -191,7 +197,7 @@ static bool carve_below(const struct carve *c, const char *path)
 }
 
 /* Another of the plan's rules is exactly this path and grants at least
- * access: its own tree (carved the same way) covers it. */
+ * access: its own tree (carved the same way, by its real path) covers it. */
 static bool other_rule_covers(const struct carve *c, const char *path, uint64_t access)
 {
 	for (size_t i = 0; i < c->p->nfs; i++) {
@@ -221,28 +227,29 @@ static void note_carved(struct carve *c, const char *path)
 		list_add(c->rep->carved, sizeof(c->rep->carved), path);
 }
 
-/* Grant access on every entry of the directory dirpath (open as dfd; it
- * holds a masked path) but the masked ones; directories that hold one are
- * walked the same way, and get READ_DIR themselves. root: dirpath is "/",
- * whose /dev is never granted. SECURITY: a rule on "/" itself would make
- * every disk and /dev/mem-like node readable to a uid that owns them
- * (root), and would cover the carved secrets. */
+static void note_withheld(struct carve *c, const char *path)
+{
+	if (c->rep)
+		list_add(c->rep->withheld, sizeof(c->rep->withheld), path);
+}
+
+/* Grant access on every entry of the directory dirpath (open as dfd, a
+ * real path; it holds a masked path) but the masked ones; directories that
+ * hold one are walked the same way, and get READ_DIR themselves (the rule
+ * the caller counted for them). The entries are counted first and their
+ * rules taken from the budget at once: a directory with more entries than
+ * rules are left gets no rule (withheld), its siblings are carved as ever.
+ * root: dirpath is "/", whose /dev is never granted. SECURITY: a rule on
+ * "/" itself would make every disk and /dev/mem-like node readable to a
+ * uid that owns them (root), and would cover the carved secrets. */
 static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, struct carve *c,
 		    bool root, int depth, struct moat_error *err)
 {
 	DIR *d;
 	struct dirent *e;
+	size_t left = 0;
 	int r;
 
-	/* (a plain walk of "/", nothing masked, needs no rule on it) */
-	r = c->n ? add_fd_rule(ruleset, dfd, access & MOAT_LL_FS_READ_DIR, true) : 0;
-	if (r < 0) {
-		close(dfd);
-		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
-		return r;
-	}
-	if (c->n && (access & MOAT_LL_FS_MAKE_REG))
-		note_carved(c, dirpath);
 	d = fdopendir(dfd);
 	if (!d) {
 		r = -errno;
@@ -250,7 +257,26 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		moat_error_set(err, "cannot list '%s': %s", dirpath, strerror(-r));
 		return r;
 	}
-	while ((e = readdir(d)) && r == 0) {
+	while ((e = readdir(d)))
+		left += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	rewinddir(d);
+	if (left > c->budget) {
+		/* (this directory's own rule was taken by the caller) */
+		note_withheld(c, dirpath);
+		closedir(d);
+		return 0;
+	}
+	c->budget -= left;
+	/* (a plain walk of "/", nothing masked, needs no rule on it) */
+	r = c->n ? add_fd_rule(ruleset, dirfd(d), access & MOAT_LL_FS_READ_DIR, true) : 0;
+	if (r < 0) {
+		closedir(d);
+		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
+		return r;
+	}
+	if (c->n && (access & MOAT_LL_FS_MAKE_REG))
+		note_carved(c, dirpath);
+	while (r == 0 && (e = readdir(d))) {
 		char child[PATH_MAX];
 		bool is_dir = e->d_type == DT_DIR, below;
 		struct stat st;
@@ -258,6 +284,11 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
+		/* SECURITY: an entry made since the count has no rule taken for
+		 * it: not granted */
+		if (left == 0)
+			break;
+		left--;
 		if (root && !strcmp(e->d_name, "dev"))
 			continue;
 		if (e->d_type == DT_LNK)
@@ -285,26 +316,18 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		if (is_dir && below) {
 			int sub;
 
-			close(fd);
-			if (other_rule_covers(c, child, access))
+			if (other_rule_covers(c, child, access)) {
+				close(fd);
 				continue; /* (the workspace below "/": its own tree) */
+			}
 			if (depth >= LL_CARVE_MAX_DEPTH) {
-				r = -E2BIG;
-				moat_error_set(err,
-					       "a masked path lies more than %d directories deep "
-					       "below '%s': too deep to carve rules around. hint: "
-					       "enable user namespaces (a mount namespace masks it "
-					       "instead)",
-					       LL_CARVE_MAX_DEPTH, dirpath);
-				break;
+				/* SECURITY: too deep to carve: no rule */
+				close(fd);
+				note_withheld(c, child);
+				continue;
 			}
-			if (c->budget == 0) {
-				r = -E2BIG;
-				break;
-			}
-			c->budget--;
-			sub = openat(dirfd(d), e->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			sub = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(fd);
 			if (sub < 0) {
 				/* SECURITY: a directory holding a masked path we cannot
 				 * walk gets no rule (nothing below it is granted) */
@@ -313,12 +336,6 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 			r = add_tree(ruleset, sub, child, access, c, false, depth + 1, err);
 			continue;
 		}
-		if (c->budget == 0) {
-			close(fd);
-			r = -E2BIG;
-			break;
-		}
-		c->budget--;
 		r = add_fd_rule(ruleset, fd, access, is_dir);
 		close(fd);
 		if (r < 0)
@@ -326,38 +343,92 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 				       strerror(-r));
 	}
 	closedir(d);
-	if (r == -E2BIG && !err->msg[0])
-		moat_error_set(err,
-			       "too many rules to leave the masked paths out of reach without a "
-			       "mount namespace (at most %d: each entry of a directory holding a "
-			       "masked path takes one). hint: move the masked files out of crowded "
-			       "directories, or enable user namespaces (a mount namespace masks "
-			       "them instead)",
-			       LL_CARVE_MAX_RULES);
 	return r;
 }
 
+/* The real path of the open fd, in buf: what a carve must compare with
+ * the masked paths (real paths), the rule landing on that inode whatever
+ * links the path it was opened by passes through. */
+static int fd_real_path(int fd, const char *path, char *buf, size_t sz)
+{
+	char proc[64];
+	struct stat a, b;
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, sz - 1);
+	if (n > 0 && (size_t)n < sz - 1 && buf[0] == '/') {
+		buf[n] = '\0';
+		return 0;
+	}
+	/* no /proc: the path resolved, if it still names the same inode */
+	if (strlen(path) >= PATH_MAX || sz < PATH_MAX || !realpath(path, buf) || fstat(fd, &a) < 0 ||
+	    stat(buf, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -ENOENT;
+	return 0;
+}
+
 /* One of the plan's rules: on its path whole, or carved (add_tree) when a
- * masked path lies below it. */
+ * masked path lies below its real path. */
 static int add_rule_carved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
 			   struct carve *c, struct moat_error *err)
 {
 	bool root = !strcmp(fr->path, "/");
-	int fd;
+	char real[PATH_MAX];
+	struct stat st;
+	int fd, dfd, r;
 
-	if (!root && (!c->n || !carve_below(c, fr->path)))
+	if (!root && !c->n)
 		return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
-	fd = open(fr->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(fr->path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
-		int r = -errno;
-
+		r = -errno;
 		if (fr->optional && (r == -ENOENT || r == -ENOTDIR || r == -EACCES))
 			return 0;
 		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", fr->path,
 			       strerror(-r));
 		return r;
 	}
-	return add_tree(ruleset, fd, fr->path, access, c, root, 0, err);
+	if (fstat(fd, &st) < 0 || fd_real_path(fd, fr->path, real, sizeof(real)) < 0) {
+		close(fd);
+		moat_error_set(err, "cannot resolve '%s' for a filesystem rule", fr->path);
+		return -ENOENT;
+	}
+	root = !strcmp(real, "/");
+	/* SECURITY: a rule that is a masked path (by a link: the planner
+	 * refuses it as written); one below a masked directory is carved
+	 * around the masked paths below it, as a mount namespace reveals it */
+	if (carve_is(c, real)) {
+		close(fd);
+		moat_error_set(err,
+			       "%s path '%s' is masked (it leads to '%s'): it would be hidden; "
+			       "remove the denied path (denied_paths, --mask) or name another",
+			       fr->origin, fr->path, real);
+		return -EACCES;
+	}
+	if (!S_ISDIR(st.st_mode) || (!root && !carve_below(c, real))) {
+		r = add_fd_rule(ruleset, fd, access, S_ISDIR(st.st_mode));
+		close(fd);
+		if (r < 0)
+			moat_error_set(err, "landlock refused a rule for '%s': %s", fr->path,
+				       strerror(-r));
+		return r;
+	}
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (dfd < 0) {
+		r = -errno;
+		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", fr->path,
+			       strerror(-r));
+		return r;
+	}
+	if (c->budget == 0) {
+		close(dfd);
+		note_withheld(c, real);
+		return 0;
+	}
+	c->budget--; /* (its own rule) */
+	return add_tree(ruleset, dfd, real, access, c, root, 0, err);
 }
 
 /* The masked paths Landlock must leave out: none with a mount namespace
@@ -425,29 +496,6 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 	return 0;
 }
 
-/* A rule too costly to carve (too many rules, too deep): granted whole
- * instead, the masked paths below it reported uncarved, for the runner's
- * fallback policy to refuse unless the gap is accepted. What the aborted
- * carve had added is a part of this grant (same rights, inside its path),
- * so the ruleset ends up as if that rule were never carved. Never for "/"
- * (a rule on "/" itself would grant the devices). */
-static int add_rule_uncarved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
-			     struct carve *c, size_t carved_len, struct moat_error *err)
-{
-	char key[PATH_MAX + 1];
-	size_t l = strlen(fr->path), i;
-
-	if (!strcmp(fr->path, "/") || !c->rep || l + 2 > sizeof(key))
-		return -E2BIG;
-	c->rep->carved[carved_len] = '\0'; /* (those directories take new entries now) */
-	memcpy(key, fr->path, l);
-	memcpy(key + l, "/", 2);
-	for (i = carve_lower(c, key); i < c->n && !strncmp(c->v[i], key, l + 1); i++)
-		list_add(c->rep->uncarved, sizeof(c->rep->uncarved), c->v[i]);
-	moat_error_clear(err);
-	return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
-}
-
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
 			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err)
 {
@@ -456,7 +504,7 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 	int fd = *ret_fd, r = 0;
 
 	if (rep)
-		rep->carved[0] = rep->uncarved[0] = '\0';
+		rep->carved[0] = rep->withheld[0] = '\0';
 	if (!p->landlock)
 		return 0;
 	r = plan_carve(p, m, &carve, err);
@@ -470,13 +518,10 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const struct moat_fs_rule *fr = &p->fs[i];
 		uint64_t a = moat_landlock_access(fr->access, &p->ll);
-		size_t carved_len = rep ? strlen(rep->carved) : 0;
 
 		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
 		r = add_rule_carved(fd, fr, a, &carve, err);
-		if (r == -E2BIG)
-			r = add_rule_uncarved(fd, fr, a, &carve, carved_len, err);
 	}
 	free(carve.v);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */

@@ -1034,17 +1034,6 @@ replan:
 				 "many entries to be put back after the run, only replaced whole: %s",
 				 l ? "; " : "", sp->mounts.guard_over);
 		}
-		if (sp->ll_rep.uncarved[0]) {
-			size_t l = strlen(extra);
-
-			extra_set |= 1u << MOAT_FEAT_SECRETS;
-			snprintf(extra + l, sizeof(extra) - l,
-				 "%swithout a mount namespace these masked paths stay readable "
-				 "(secrets): carving Landlock's rules around them would take too "
-				 "many rules or go too deep: %s. hint: move them out of crowded or "
-				 "deep directories, or enable user namespaces",
-				 l ? "; " : "", sp->ll_rep.uncarved);
-		}
 		if (rq->arm_only) {
 			/* SECURITY: the files' identities before the child
 			 * mounts on them: a file replaced in between is then
@@ -1089,6 +1078,15 @@ replan:
 			     "directories, which hold one (their files stay writable, their other "
 			     "subdirectories as ever): %s",
 			     sp->ll_rep.carved);
+		if (sp->ll_rep.withheld[0])
+			tell(&st,
+			     "warning: without a mount namespace these directories are unreadable "
+			     "and unwritable in the sandbox: they hold a masked path too deep or "
+			     "among too many entries (more than %d levels, %d rules) to carve "
+			     "Landlock's rules around: %s. hint: move the masked files out of deep "
+			     "or crowded directories, or enable user namespaces",
+			     MOAT_LL_CARVE_MAX_DEPTH, MOAT_LL_CARVE_MAX_RULES,
+			     sp->ll_rep.withheld);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;
