@@ -1882,6 +1882,27 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 				return r;
 		}
 	}
+	/* SECURITY: the user's configuration inside a writable workspace (the
+	 * home as the workspace, or $XDG_CONFIG_HOME inside it) is protected
+	 * as .moat is: else a command could accept every gap for the runs
+	 * after it */
+	for (size_t i = 0; pr->workspace == MOAT_WS_RW && ctx->user_config && ctx->user_config[i];
+	     i++) {
+		const char *d = ctx->user_config[i], *rel;
+		bool have = false;
+
+		if (!moat_path_within(d, p->workspace) || !strcmp(d, p->workspace))
+			continue;
+		rel = d + strlen(p->workspace) + (strcmp(p->workspace, "/") ? 1 : 0);
+		if (!moat_protect_name_ok(rel))
+			continue;
+		for (size_t j = 0; j < p->protect.n && !have; j++)
+			have = !strcmp(p->protect.v[j], rel);
+		if (!have && (r = moat_strv_add(&p->protect, rel)) < 0)
+			return r;
+		if ((r = moat_strv_add(&p->config_dirs, d)) < 0)
+			return r;
+	}
 	p->home_cow = p->mntns && pr->home_cow && p->home;
 
 	for (size_t i = 0; i < pr->sockets.n; i++) {
@@ -2256,6 +2277,7 @@ struct moat_plan *moat_plan_free(struct moat_plan *p)
 	strv_release(&p->exempt);
 	moat_globset_free(p->exempt_set);
 	strv_release(&p->protect);
+	strv_release(&p->config_dirs);
 	strv_release(&p->sockets);
 	strv_release(&p->env_pass);
 	free(p->workspace);
@@ -2512,7 +2534,7 @@ static bool strv_eq(const struct moat_strv *a, const struct moat_strv *b)
  * plan must be compared here too, which the size check (x86-64) is a
  * reminder of. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct moat_plan) == 5792,
+_Static_assert(sizeof(struct moat_plan) == 5840,
 	       "struct moat_plan changed: compare the new field in moat_plan_same_sandbox");
 #endif
 
@@ -2525,7 +2547,7 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
 	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->exempt, &b->exempt) ||
 	    a->scan_max_entries != b->scan_max_entries ||
-	    !strv_eq(&a->protect, &b->protect) ||
+	    !strv_eq(&a->protect, &b->protect) || !strv_eq(&a->config_dirs, &b->config_dirs) ||
 	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
 	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
 	    a->private_pts != b->private_pts || a->fresh_proc != b->fresh_proc ||

@@ -146,6 +146,10 @@ struct carve {
 	const char **v; /* the masked paths, sorted (strcmp): what lies below a
 			 * directory is one run of the list */
 	size_t n;
+	const char **ro; /* granted read-only (the user's configuration
+			  * directories), sorted: carved around like the
+			  * masked ones, then given the read rights only */
+	size_t nro;
 	size_t budget; /* rules left */
 	const struct moat_plan *p;
 	struct moat_ll_report *rep; /* what to tell (may be NULL) */
@@ -156,15 +160,15 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The first index whose path is >= s. */
-static size_t carve_lower(const struct carve *c, const char *s)
+/* The first index of the sorted v[0..n) whose path is >= s. */
+static size_t list_lower(const char *const *v, size_t n, const char *s)
 {
-	size_t lo = 0, hi = c->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (strcmp(c->v[mid], s) < 0)
+		if (strcmp(v[mid], s) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -172,15 +176,20 @@ static size_t carve_lower(const struct carve *c, const char *s)
 	return lo;
 }
 
-static bool carve_is(const struct carve *c, const char *path)
+static bool list_is(const char *const *v, size_t n, const char *path)
 {
-	size_t i = carve_lower(c, path);
+	size_t i = list_lower(v, n, path);
 
-	return i < c->n && !strcmp(c->v[i], path);
+	return i < n && !strcmp(v[i], path);
 }
 
-/* Is a masked path strictly below path? */
-static bool carve_below(const struct carve *c, const char *path)
+static bool carve_is(const struct carve *c, const char *path)
+{
+	return list_is(c->v, c->n, path);
+}
+
+/* Is a path of the sorted v[0..n) strictly below path? */
+static bool list_below(const char *const *v, size_t n, const char *path)
 {
 	char key[PATH_MAX + 1];
 	size_t l = strlen(path), i;
@@ -192,9 +201,25 @@ static bool carve_below(const struct carve *c, const char *path)
 	memcpy(key, path, l);
 	key[l] = '/';
 	key[l + 1] = '\0';
-	i = carve_lower(c, key);
-	return i < c->n && !strncmp(c->v[i], key, l + 1);
+	i = list_lower(v, n, key);
+	return i < n && !strncmp(v[i], key, l + 1);
 }
+
+/* Is a masked or a read-only path strictly below path? */
+static bool carve_below(const struct carve *c, const char *path)
+{
+	return (c->n && list_below(c->v, c->n, path)) ||
+	       (c->nro && list_below(c->ro, c->nro, path));
+}
+
+/* Anything to carve around? */
+static bool carve_any(const struct carve *c)
+{
+	return c->n || c->nro;
+}
+
+/* The rights of a read-only grant. */
+#define LL_READ_RIGHTS (MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR | MOAT_LL_FS_EXECUTE)
 
 /* Another of the plan's rules is exactly this path and grants at least
  * access: its own tree (carved the same way, by its real path) covers it. */
@@ -268,17 +293,18 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 	}
 	c->budget -= left;
 	/* (a plain walk of "/", nothing masked, needs no rule on it) */
-	r = c->n ? add_fd_rule(ruleset, dirfd(d), access & MOAT_LL_FS_READ_DIR, true) : 0;
+	r = carve_any(c) ? add_fd_rule(ruleset, dirfd(d), access & MOAT_LL_FS_READ_DIR, true) : 0;
 	if (r < 0) {
 		closedir(d);
 		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
 		return r;
 	}
-	if (c->n && (access & MOAT_LL_FS_MAKE_REG))
+	if (carve_any(c) && (access & MOAT_LL_FS_MAKE_REG))
 		note_carved(c, dirpath);
 	while (r == 0 && (e = readdir(d))) {
 		char child[PATH_MAX];
 		bool is_dir = e->d_type == DT_DIR, below;
+		uint64_t a = access;
 		struct stat st;
 		int fd;
 
@@ -298,6 +324,8 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 			continue; /* (not granted: unreachable by a path anyway) */
 		if (carve_is(c, child))
 			continue; /* masked: not granted */
+		if (c->nro && list_is(c->ro, c->nro, child))
+			a &= LL_READ_RIGHTS; /* and below it, carved the same way */
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
@@ -316,7 +344,7 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		if (is_dir && below) {
 			int sub;
 
-			if (other_rule_covers(c, child, access)) {
+			if (a == access && other_rule_covers(c, child, access)) {
 				close(fd);
 				continue; /* (the workspace below "/": its own tree) */
 			}
@@ -333,10 +361,10 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 				 * walk gets no rule (nothing below it is granted) */
 				continue;
 			}
-			r = add_tree(ruleset, sub, child, access, c, false, depth + 1, err);
+			r = add_tree(ruleset, sub, child, a, c, false, depth + 1, err);
 			continue;
 		}
-		r = add_fd_rule(ruleset, fd, access, is_dir);
+		r = add_fd_rule(ruleset, fd, a, is_dir);
 		close(fd);
 		if (r < 0)
 			moat_error_set(err, "landlock refused a rule for '%s': %s", child,
@@ -378,7 +406,7 @@ static int add_rule_carved(int ruleset, const struct moat_fs_rule *fr, uint64_t 
 	struct stat st;
 	int fd, dfd, r;
 
-	if (!root && !c->n)
+	if (!root && !carve_any(c))
 		return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
 	fd = open(fr->path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
@@ -432,19 +460,33 @@ static int add_rule_carved(int ruleset, const struct moat_fs_rule *fr, uint64_t 
 }
 
 /* The masked paths Landlock must leave out: none with a mount namespace
- * (its mounts cover them); without, every masked path the mounts list. A
- * path unreadable to us and owned by someone else is unreadable to the
- * command as well (it cannot chmod it: no capability survives the exec):
- * left alone, which spares the rules of carving around /etc/shadow.
- * SECURITY: one of our own, unreadable now, is carved all the same: the
- * command could chmod it (no mount namespace keeps the metadata). */
+ * (its mounts cover them); without, every masked path the mounts list,
+ * and the user's configuration directories to grant read-only. A file
+ * unreadable to us, or a directory we cannot search, owned by someone else
+ * is as closed to the command (it cannot chmod it: no capability survives
+ * the exec): left alone, which spares the rules of carving around
+ * /etc/shadow. SECURITY: one of our own, closed now, is carved all the
+ * same: the command could chmod it (no mount namespace keeps the
+ * metadata). */
 static int plan_carve(const struct moat_plan *p, const struct moat_mounts *m, struct carve *c,
 		      struct moat_error *err)
 {
-	c->n = 0;
+	c->n = c->nro = 0;
 	c->budget = LL_CARVE_MAX_RULES;
 	c->p = p;
-	if (p->mntns || !m || !m->n)
+	if (p->mntns)
+		return 0;
+	if (p->config_dirs.n) {
+		c->ro = malloc(p->config_dirs.n * sizeof(*c->ro));
+		if (!c->ro) {
+			moat_error_set(err, "out of memory");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < p->config_dirs.n; i++)
+			c->ro[c->nro++] = p->config_dirs.v[i];
+		qsort(c->ro, c->nro, sizeof(*c->ro), cmp_str);
+	}
+	if (!m || !m->n)
 		return 0;
 	c->v = malloc(m->n * sizeof(*c->v));
 	if (!c->v) {
@@ -457,7 +499,9 @@ static int plan_carve(const struct moat_plan *p, const struct moat_mounts *m, st
 
 		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
 			continue;
-		if (access(op->target, op->is_dir ? R_OK | X_OK : R_OK) < 0 &&
+		/* (a directory's files are reachable by name with search
+		 * permission alone: only that counts for one) */
+		if (access(op->target, op->is_dir ? X_OK : R_OK) < 0 &&
 		    lstat(op->target, &st) == 0 && st.st_uid != geteuid())
 			continue;
 		c->v[c->n++] = op->target;
@@ -499,7 +543,7 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
 			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err)
 {
-	struct carve carve = {.v = NULL, .rep = rep};
+	struct carve carve = {.v = NULL, .ro = NULL, .rep = rep};
 	uint64_t dev_rights;
 	int fd = *ret_fd, r = 0;
 
@@ -512,6 +556,7 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 		r = moat_landlock_create(p, &fd, err);
 	if (r < 0) {
 		free(carve.v);
+		free(carve.ro);
 		return r;
 	}
 
@@ -524,6 +569,7 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 		r = add_rule_carved(fd, fr, a, &carve, err);
 	}
 	free(carve.v);
+	free(carve.ro);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
 	if (r == 0)
 		r = add_path_rule(fd, AT_FDCWD, "/dev", MOAT_LL_FS_READ_DIR & p->ll.fs, true, err);

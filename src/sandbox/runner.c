@@ -131,6 +131,54 @@ static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 	return h;
 }
 
+/* The directory of the user's configuration as moat finds it
+ * ($XDG_CONFIG_HOME/moat, else ~/.config/moat: moat's own environment),
+ * and ~/.config/moat of the command's home when that differs, each as a
+ * real path (the part that exists resolved), in out[0..1]; the rest NULL. */
+static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const char *out[3])
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+	char want[2][PATH_MAX];
+	int k = 0;
+
+	want[0][0] = want[1][0] = '\0';
+	if (xdg && xdg[0] == '/')
+		snprintf(want[0], sizeof(want[0]), "%s/moat", xdg);
+	else if (h && h[0] == '/')
+		snprintf(want[0], sizeof(want[0]), "%s/.config/moat", h);
+	if (home)
+		snprintf(want[1], sizeof(want[1]), "%s/.config/moat", home);
+	for (int i = 0; i < 2; i++) {
+		char head[PATH_MAX], real[PATH_MAX];
+		size_t l = strlen(want[i]);
+
+		if (!l || l >= sizeof(head))
+			continue;
+		/* the longest part that exists, resolved; the rest as written */
+		memcpy(head, want[i], l + 1);
+		while (!moat_fsrec_realpath(head, real)) {
+			char *sl = strrchr(head, '/');
+
+			if (!sl || sl == head) {
+				real[0] = '\0';
+				break;
+			}
+			*sl = '\0';
+		}
+		if (!real[0])
+			continue;
+		l = strlen(head);
+		if ((size_t)snprintf(bufs[k], PATH_MAX, "%s%s", strcmp(real, "/") ? real : "",
+				     want[i] + l) >= PATH_MAX)
+			continue;
+		if (k == 1 && !strcmp(bufs[0], bufs[1]))
+			continue;
+		out[k] = bufs[k];
+		k++;
+	}
+	out[k] = NULL;
+}
+
 /* Say each gap of set, as "VERB NAME (SUMMARY). hint: HINT" (hints: the
  * plan's; without, no hint). */
 static void tell_gaps(struct runner *st, const struct moat_plan *p, unsigned set, const char *verb,
@@ -805,6 +853,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_profile prof;
 	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
+	char confbuf[2][PATH_MAX];
+	const char *confdirs[3];
 	struct moat_strv exempt = {.v = NULL};
 	struct moat_plan *plan = NULL;
 	struct moat_spawn sp_own, *sp = &sp_own;
@@ -906,6 +956,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.argv = rq->argv;
 	ctx.scan_max_entries = cfg->scan_max_entries;
 	ctx.lstat = moat_fsrec_lstat;
+	user_config_dirs(ctx.home, confbuf, confdirs);
+	ctx.user_config = confdirs;
 
 	if (warm && !rq->print_plan) {
 		/* probed, and its child started, ahead of the call */

@@ -195,6 +195,31 @@ carve_limits() {
 	done
 }
 
+# the user's configuration inside the workspace (the home as the
+# workspace): the command can neither create nor change it
+config_checks() {
+	local kind=$1 who=$2 conf=$H/.config/moat/config.json ok=1
+	RUN_IN=$H
+	rm -rf "$H/.config"
+	m run --fallback warn -- sh -c 'mkdir -p .config/moat; echo "{\"sandbox\":{\"accept_gaps\":[\"secrets\"],\"fallback\":\"warn\"}}" >.config/moat/config.json' 2>/dev/null
+	checke "$kind ($who): the command cannot create the user's configuration" \
+		'! grep -qs accept_gaps "$conf"'
+	mkdir -p "$H/.config/moat"
+	echo '{"sandbox": {}}' >"$conf"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	m run --fallback warn -- sh -c 'echo "{\"sandbox\":{\"fallback\":\"warn\"}}" >.config/moat/config.json; echo x >.config/moat/other.json' 2>/dev/null
+	checke "$kind ($who): ... nor change it, nor add a file beside it" \
+		'[ "$(cat "$conf")" = "{\"sandbox\": {}}" ] && [ ! -e "$H/.config/moat/other.json" ]'
+	XDG=$WS/xdg
+	mkdir -p "$XDG"
+	[ "$who" = nobody ] && chown nobody "$XDG"
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" XDG_CONFIG_HOME="$XDG" LANG=C.UTF-8 TERM=dumb \
+		${WRAP[@]+"${WRAP[@]}"} "$MOAT" run --fallback warn -- sh -c 'mkdir -p xdg/moat; echo "{}" >xdg/moat/config.json') 2>/dev/null
+	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat inside the workspace" '[ ! -e "$XDG/moat" ]'
+	rm -rf "$XDG" "$H/.config"
+	RUN_IN=$WS
+}
+
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
 # without a mount namespace: accepting one gap never accepts another
 # last_sandbox FIELD: that field of the last audit record's sandbox, comma-joined
@@ -261,6 +286,7 @@ else
 		common "$kind" pid-namespace
 		carve_checks "$kind" root
 		[ -z "$e" ] && carve_limits "$kind"
+		[ -z "$e" ] && config_checks "$kind" root
 		RUN_IN=$T/ws-clean
 		accept_gaps "$kind"
 		RUN_IN=$WS
@@ -269,6 +295,16 @@ else
 		chown -R nobody "$WS" "$H"
 		WRAP=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$RULES")
 		carve_checks docker nobody
+		config_checks docker nobody
+		# a masked directory the command may search but not list, owned
+		# by someone else: its files are reachable by name
+		mkdir -m 711 "$T/outside/x711"
+		echo "x-SECRET9" >"$T/outside/x711/f"
+		chmod 644 "$T/outside/x711/f"
+		out=$(m run --fallback warn --mask "$T/outside/x711" -- cat "$T/outside/x711/f" 2>&1)
+		checke "docker (nobody): a masked directory it can search but not list stays closed" \
+			'! grep -q SECRET <<<"$out"'
+		rm -rf "$T/outside/x711"
 		chown -R root "$WS" "$H"
 	else
 		skip "docker kind as nobody: needs root and setpriv"
@@ -350,6 +386,7 @@ else
 		checke "$kind: $p is refused as masked ($rc)" \
 			'[ $rc = 125 ] && ! grep -q SECRET <<<"$out" && grep -q "is masked" <<<"$out"'
 	done
+	config_checks "$kind" root
 fi
 
 echo "1..$n"
