@@ -303,7 +303,7 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		note_carved(c, dirpath);
 	while (r == 0 && (e = readdir(d))) {
 		char child[PATH_MAX];
-		bool is_dir = e->d_type == DT_DIR, below;
+		bool is_dir, below;
 		uint64_t a = access;
 		struct stat st;
 		int fd;
@@ -330,17 +330,15 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
 		below = carve_below(c, child);
-		/* SECURITY: the type the rule is made for is the inode's, not the
-		 * directory entry's: a name with masked paths below it that is
-		 * listed as a file was replaced since the scan, and a file rule
-		 * on what is a directory now would grant everything below it */
-		if (e->d_type == DT_UNKNOWN || (below && !is_dir)) {
-			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-				close(fd);
-				continue;
-			}
-			is_dir = S_ISDIR(st.st_mode);
+		/* SECURITY: the type the rule is made for is the opened inode's,
+		 * never the directory entry's: a name replaced since the listing
+		 * could be a directory now, which a file rule's rights would
+		 * reach below */
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(fd);
+			continue;
 		}
+		is_dir = S_ISDIR(st.st_mode);
 		if (is_dir && below) {
 			int sub;
 

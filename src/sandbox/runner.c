@@ -991,6 +991,13 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 			fail(&st, NULL, "%s", e.msg);
 			goto out;
 		}
+		/* the plan printed is the one a run would make: no clone tells
+		 * here what a container's seccomp refuses, the thorough probe
+		 * (moat status's) does */
+		if (rq->print_plan && (kf->userns || kf->ns_admin)) {
+			moat_probe_thorough(kf);
+			spawn_again(sp, kf);
+		}
 	}
 replan:
 	plan = moat_plan_free(plan);

@@ -172,6 +172,9 @@ carve_limits() {
 	checke "$kind: ... that directory is named unreadable" \
 		'grep -q "warning:.*unreadable.*$WS/w/x" "$T/err" && ! grep -q ONE <<<"$out"'
 	rm -rf "$WS/w/x"
+	out=$(m run --fallback warn --print-plan -- true 2>/dev/null)
+	checke "$kind: --print-plan shows the plan a run makes here (no mount namespace)" \
+		'grep -q "\"mount\": false" <<<"$out" && grep -q "landlock rules carved" <<<"$out"'
 	# a rule through a symbolic link is carved like its target
 	ln -s "$WS/sub" "$T/link"
 	ln -s "$T" "$T-tlink"
