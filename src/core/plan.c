@@ -1882,16 +1882,38 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 				return r;
 		}
 	}
-	/* SECURITY: the user's configuration inside a writable workspace (the
-	 * home as the workspace, or $XDG_CONFIG_HOME inside it) is protected
-	 * as .moat is: else a command could accept every gap for the runs
-	 * after it */
-	for (size_t i = 0; pr->workspace == MOAT_WS_RW && ctx->user_config && ctx->user_config[i];
-	     i++) {
+	/* SECURITY: the user's configuration inside a writable path (the home
+	 * as the workspace, $XDG_CONFIG_HOME inside it, a --rw ~/.config):
+	 * else a command could accept every gap for the runs after it. In the
+	 * workspace it is a protected name, as .moat is; in another writable
+	 * path a read-only rule (a read-only bind where it exists); without a
+	 * mount namespace Landlock's carve grants it read-only in both */
+	for (size_t i = 0; ctx->user_config && ctx->user_config[i]; i++) {
 		const char *d = ctx->user_config[i], *rel;
-		bool have = false;
+		bool have = false, inside = false;
 
-		if (!moat_path_within(d, p->workspace) || !strcmp(d, p->workspace))
+		for (size_t j = 0; j < p->nfs; j++) {
+			const struct moat_fs_rule *w = &p->fs[j];
+
+			/* (the private /tmp keeps nothing: only the paths
+			 * kept in it are writable, by their own rules) */
+			if (!(w->access & MOAT_FS_WRITE) || !strcmp(w->origin, "private-tmp") ||
+			    !strcmp(w->path, d) || !moat_path_within(d, w->path))
+				continue;
+			inside = true;
+			if (!strcmp(w->path, p->workspace) && pr->workspace == MOAT_WS_RW)
+				continue;
+			r = add_rule(p, d, MOAT_FS_READ | MOAT_FS_EXEC, true, "user-config", err);
+			if (r < 0)
+				return r;
+			break;
+		}
+		if (!inside)
+			continue;
+		if ((r = moat_strv_add(&p->config_dirs, d)) < 0)
+			return r;
+		if (pr->workspace != MOAT_WS_RW || !moat_path_within(d, p->workspace) ||
+		    !strcmp(d, p->workspace))
 			continue;
 		rel = d + strlen(p->workspace) + (strcmp(p->workspace, "/") ? 1 : 0);
 		if (!moat_protect_name_ok(rel))
@@ -1899,8 +1921,6 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 		for (size_t j = 0; j < p->protect.n && !have; j++)
 			have = !strcmp(p->protect.v[j], rel);
 		if (!have && (r = moat_strv_add(&p->protect, rel)) < 0)
-			return r;
-		if ((r = moat_strv_add(&p->config_dirs, d)) < 0)
 			return r;
 	}
 	p->home_cow = p->mntns && pr->home_cow && p->home;

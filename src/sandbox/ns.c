@@ -955,7 +955,8 @@ static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mount
 		struct stat st;
 		int r;
 
-		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace"))
+		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace") ||
+		    !strcmp(o, "user-config"))
 			continue;
 		for (size_t j = from; j < end; j++) {
 			struct moat_mount_op *op = &m->ops[j];

@@ -221,6 +221,22 @@ config_checks() {
 	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat inside the workspace" '[ ! -e "$XDG/moat" ]'
 	rm -rf "$XDG" "$H/.config"
 	RUN_IN=$WS
+	# in a --rw path outside the workspace
+	mkdir -p "$H/.config/moat"
+	echo '{"sandbox": {}}' >"$conf"
+	: >"$H/.config/other"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	m run --fallback warn --rw "$H/.config" -- sh -c "echo '{}' >$conf; echo x >$H/.config/moat/other.json; echo y >$H/.config/other" 2>/dev/null
+	checke "$kind ($who): --rw ~/.config leaves ~/.config/moat unchanged, the rest writable" \
+		'[ "$(cat "$conf")" = "{\"sandbox\": {}}" ] && [ ! -e "$H/.config/moat/other.json" ] && [ "$(cat "$H/.config/other")" = y ]'
+	rm -rf "$H/.config"
+	if [ "$kind" != mntns ]; then
+		mkdir -p "$H/.config"
+		[ "$who" = nobody ] && chown -R nobody "$H/.config"
+		m run --fallback warn --rw "$H/.config" -- sh -c "mkdir -p $H/.config/moat && echo '{}' >$conf" 2>/dev/null
+		checke "$kind ($who): ... nor creates it there" '[ ! -e "$H/.config/moat" ]'
+		rm -rf "$H/.config"
+	fi
 }
 
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
