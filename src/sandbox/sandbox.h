@@ -65,7 +65,7 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
  * directories that hold one, where new entries therefore cannot be made
  * (carved), and the directories too deep or too crowded to carve around,
  * which get no rule at all (withheld: nothing in them is reachable, never
- * a gap). A rule that is a masked path or inside one (by a link) fails.
+ * a gap). A rule that is a masked path (by a link) fails.
  * Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has
  * no Landlock; on failure the fd is closed and *ret_fd is -1. */
 #define MOAT_LL_CARVE_MAX_RULES 65536 /* rules a carve may add in all */
