@@ -2566,17 +2566,17 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	    a->tmp_workspace != b->tmp_workspace || !str_eq(a->home, b->home) ||
 	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
 	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->exempt, &b->exempt) ||
-	    a->scan_max_entries != b->scan_max_entries ||
-	    !strv_eq(&a->protect, &b->protect) || !strv_eq(&a->config_dirs, &b->config_dirs) ||
-	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
-	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
-	    a->private_pts != b->private_pts || a->fresh_proc != b->fresh_proc ||
-	    a->scratch_tmp != b->scratch_tmp || a->userns != b->userns || a->mntns != b->mntns ||
-	    a->pidns != b->pidns || a->netns != b->netns || a->ipcns != b->ipcns ||
-	    a->net != b->net || a->nports != b->nports ||
-	    memcmp(a->ports, b->ports, sizeof(a->ports)) || a->landlock != b->landlock ||
-	    a->ll.abi != b->ll.abi || a->ll.fs != b->ll.fs || a->ll.net != b->ll.net ||
-	    a->ll.scoped != b->ll.scoped || a->ll.restrict_flags != b->ll.restrict_flags ||
+	    a->scan_max_entries != b->scan_max_entries || !strv_eq(&a->protect, &b->protect) ||
+	    !strv_eq(&a->config_dirs, &b->config_dirs) || !strv_eq(&a->sockets, &b->sockets) ||
+	    a->home_cow != b->home_cow || a->private_tmp != b->private_tmp ||
+	    a->hide_run != b->hide_run || a->private_pts != b->private_pts ||
+	    a->fresh_proc != b->fresh_proc || a->scratch_tmp != b->scratch_tmp ||
+	    a->userns != b->userns || a->mntns != b->mntns || a->pidns != b->pidns ||
+	    a->netns != b->netns || a->ipcns != b->ipcns || a->net != b->net ||
+	    a->nports != b->nports || memcmp(a->ports, b->ports, sizeof(a->ports)) ||
+	    a->landlock != b->landlock || a->ll.abi != b->ll.abi || a->ll.fs != b->ll.fs ||
+	    a->ll.net != b->ll.net || a->ll.scoped != b->ll.scoped ||
+	    a->ll.restrict_flags != b->ll.restrict_flags ||
 	    a->ll_net_handled != b->ll_net_handled || a->ll_scoped != b->ll_scoped ||
 	    a->ll_restrict_flags != b->ll_restrict_flags || a->seccomp != b->seccomp ||
 	    a->seccomp_no_inet != b->seccomp_no_inet || a->seccomp_no_unix != b->seccomp_no_unix ||

@@ -388,8 +388,8 @@ static int fd_real_path(int fd, const char *path, char *buf, size_t sz)
 		return 0;
 	}
 	/* no /proc: the path resolved, if it still names the same inode */
-	if (strlen(path) >= PATH_MAX || sz < PATH_MAX || !realpath(path, buf) || fstat(fd, &a) < 0 ||
-	    stat(buf, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+	if (strlen(path) >= PATH_MAX || sz < PATH_MAX || !realpath(path, buf) ||
+	    fstat(fd, &a) < 0 || stat(buf, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return -ENOENT;
 	return 0;
 }

@@ -923,9 +923,9 @@ static int refuse_linked_rule(const struct moat_plan *p, const struct moat_mount
 
 		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
 			continue;
-		if (p->mntns ? !moat_path_within(real, op->target) &&
-				   !moat_path_within(op->target, real)
-			     : strcmp(real, op->target))
+		if (p->mntns
+			? !moat_path_within(real, op->target) && !moat_path_within(op->target, real)
+			: strcmp(real, op->target))
 			continue;
 		moat_error_set(err,
 			       "%s path '%s' is masked or holds a masked path through a symbolic "

@@ -1144,8 +1144,7 @@ replan:
 			     "among too many entries (more than %d levels, %d rules) to carve "
 			     "Landlock's rules around: %s. hint: move the masked files out of deep "
 			     "or crowded directories, or enable user namespaces",
-			     MOAT_LL_CARVE_MAX_DEPTH, MOAT_LL_CARVE_MAX_RULES,
-			     sp->ll_rep.withheld);
+			     MOAT_LL_CARVE_MAX_DEPTH, MOAT_LL_CARVE_MAX_RULES, sp->ll_rep.withheld);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;

@@ -201,7 +201,7 @@ carve_limits() {
 # the user's configuration inside the workspace (the home as the
 # workspace): the command can neither create nor change it
 config_checks() {
-	local kind=$1 who=$2 conf=$H/.config/moat/config.json ok=1
+	local kind=$1 who=$2 conf=$H/.config/moat/config.json
 	RUN_IN=$H
 	rm -rf "$H/.config"
 	m run --fallback warn -- sh -c 'mkdir -p .config/moat; echo "{\"sandbox\":{\"accept_gaps\":[\"secrets\"],\"fallback\":\"warn\"}}" >.config/moat/config.json' 2>/dev/null
