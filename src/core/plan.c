@@ -1891,7 +1891,14 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	for (size_t i = 0; ctx->user_config && ctx->user_config[i]; i++) {
 		const char *d = ctx->user_config[i], *rel;
 		bool have = false, inside = false;
+		char file[PATH_MAX];
 
+		/* the workspace is the configuration directory: its file */
+		if (pr->workspace == MOAT_WS_RW && !strcmp(d, p->workspace)) {
+			if (join_path(file, sizeof(file), d, "/", "config.json") < 0)
+				continue;
+			d = file;
+		}
 		for (size_t j = 0; j < p->nfs; j++) {
 			const struct moat_fs_rule *w = &p->fs[j];
 

@@ -220,6 +220,13 @@ config_checks() {
 		${WRAP[@]+"${WRAP[@]}"} "$MOAT" run --fallback warn -- sh -c 'mkdir -p xdg/moat; echo "{}" >xdg/moat/config.json') 2>/dev/null
 	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat inside the workspace" '[ ! -e "$XDG/moat" ]'
 	rm -rf "$XDG" "$H/.config"
+	# the configuration directory as the workspace: its file
+	mkdir -p "$H/.config/moat"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	RUN_IN=$H/.config/moat
+	m run --fallback warn -- sh -c 'echo "{}" >config.json' 2>/dev/null
+	checke "$kind ($who): ... nor config.json with ~/.config/moat as the workspace" '[ ! -e "$conf" ]'
+	rm -rf "$H/.config"
 	RUN_IN=$WS
 	# in a --rw path outside the workspace
 	mkdir -p "$H/.config/moat"

@@ -1112,6 +1112,10 @@ static void test_user_config(void)
 	p = build_conf("/home/u/proj", "/home/u/proj/xdg/moat", NULL, &rc);
 	CHECK(rc == 0 && p && has_str(&p->protect, "xdg/moat"));
 	moat_plan_free(p);
+	p = build_conf("/home/u/.config/moat", "/home/u/.config/moat", NULL, &rc);
+	CHECK(rc == 0 && p && has_str(&p->protect, "config.json") &&
+	      has_str(&p->config_dirs, "/home/u/.config/moat/config.json"));
+	moat_plan_free(p);
 	p = build_conf("/home/u/proj", "/home/u/.config/moat", NULL, &rc);
 	CHECK(rc == 0 && p && !has_str(&p->protect, ".config/moat") && p->config_dirs.n == 0 &&
 	      rule(p, "/home/u/.config/moat") == NULL);
