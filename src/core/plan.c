@@ -1882,6 +1882,54 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 				return r;
 		}
 	}
+	/* SECURITY: the user's configuration inside a writable path (the home
+	 * as the workspace, $XDG_CONFIG_HOME inside it, a --rw ~/.config):
+	 * else a command could accept every gap for the runs after it. In the
+	 * workspace it is a protected name, as .moat is; in another writable
+	 * path a read-only rule (a read-only bind where it exists); without a
+	 * mount namespace Landlock's carve grants it read-only in both */
+	for (size_t i = 0; ctx->user_config && ctx->user_config[i]; i++) {
+		const char *d = ctx->user_config[i], *rel;
+		bool have = false, inside = false;
+		char file[PATH_MAX];
+
+		/* the workspace is the configuration directory: its file */
+		if (pr->workspace == MOAT_WS_RW && !strcmp(d, p->workspace)) {
+			if (join_path(file, sizeof(file), d, "/", "config.json") < 0)
+				continue;
+			d = file;
+		}
+		for (size_t j = 0; j < p->nfs; j++) {
+			const struct moat_fs_rule *w = &p->fs[j];
+
+			/* (the private /tmp keeps nothing: only the paths
+			 * kept in it are writable, by their own rules) */
+			if (!(w->access & MOAT_FS_WRITE) || !strcmp(w->origin, "private-tmp") ||
+			    !strcmp(w->path, d) || !moat_path_within(d, w->path))
+				continue;
+			inside = true;
+			if (!strcmp(w->path, p->workspace) && pr->workspace == MOAT_WS_RW)
+				continue;
+			r = add_rule(p, d, MOAT_FS_READ | MOAT_FS_EXEC, true, "user-config", err);
+			if (r < 0)
+				return r;
+			break;
+		}
+		if (!inside)
+			continue;
+		if ((r = moat_strv_add(&p->config_dirs, d)) < 0)
+			return r;
+		if (pr->workspace != MOAT_WS_RW || !moat_path_within(d, p->workspace) ||
+		    !strcmp(d, p->workspace))
+			continue;
+		rel = d + strlen(p->workspace) + (strcmp(p->workspace, "/") ? 1 : 0);
+		if (!moat_protect_name_ok(rel))
+			continue;
+		for (size_t j = 0; j < p->protect.n && !have; j++)
+			have = !strcmp(p->protect.v[j], rel);
+		if (!have && (r = moat_strv_add(&p->protect, rel)) < 0)
+			return r;
+	}
 	p->home_cow = p->mntns && pr->home_cow && p->home;
 
 	for (size_t i = 0; i < pr->sockets.n; i++) {
@@ -2256,6 +2304,7 @@ struct moat_plan *moat_plan_free(struct moat_plan *p)
 	strv_release(&p->exempt);
 	moat_globset_free(p->exempt_set);
 	strv_release(&p->protect);
+	strv_release(&p->config_dirs);
 	strv_release(&p->sockets);
 	strv_release(&p->env_pass);
 	free(p->workspace);
@@ -2512,7 +2561,7 @@ static bool strv_eq(const struct moat_strv *a, const struct moat_strv *b)
  * plan must be compared here too, which the size check (x86-64) is a
  * reminder of. */
 #if defined(__x86_64__)
-_Static_assert(sizeof(struct moat_plan) == 5792,
+_Static_assert(sizeof(struct moat_plan) == 5840,
 	       "struct moat_plan changed: compare the new field in moat_plan_same_sandbox");
 #endif
 
@@ -2524,17 +2573,17 @@ bool moat_plan_same_sandbox(const struct moat_plan *a, const struct moat_plan *b
 	    a->tmp_workspace != b->tmp_workspace || !str_eq(a->home, b->home) ||
 	    a->ws_access != b->ws_access || a->nfs != b->nfs || a->nmasks != b->nmasks ||
 	    !strv_eq(&a->mask_exempt, &b->mask_exempt) || !strv_eq(&a->exempt, &b->exempt) ||
-	    a->scan_max_entries != b->scan_max_entries ||
-	    !strv_eq(&a->protect, &b->protect) ||
-	    !strv_eq(&a->sockets, &b->sockets) || a->home_cow != b->home_cow ||
-	    a->private_tmp != b->private_tmp || a->hide_run != b->hide_run ||
-	    a->private_pts != b->private_pts || a->fresh_proc != b->fresh_proc ||
-	    a->scratch_tmp != b->scratch_tmp || a->userns != b->userns || a->mntns != b->mntns ||
-	    a->pidns != b->pidns || a->netns != b->netns || a->ipcns != b->ipcns ||
-	    a->net != b->net || a->nports != b->nports ||
-	    memcmp(a->ports, b->ports, sizeof(a->ports)) || a->landlock != b->landlock ||
-	    a->ll.abi != b->ll.abi || a->ll.fs != b->ll.fs || a->ll.net != b->ll.net ||
-	    a->ll.scoped != b->ll.scoped || a->ll.restrict_flags != b->ll.restrict_flags ||
+	    a->scan_max_entries != b->scan_max_entries || !strv_eq(&a->protect, &b->protect) ||
+	    !strv_eq(&a->config_dirs, &b->config_dirs) || !strv_eq(&a->sockets, &b->sockets) ||
+	    a->home_cow != b->home_cow || a->private_tmp != b->private_tmp ||
+	    a->hide_run != b->hide_run || a->private_pts != b->private_pts ||
+	    a->fresh_proc != b->fresh_proc || a->scratch_tmp != b->scratch_tmp ||
+	    a->userns != b->userns || a->mntns != b->mntns || a->pidns != b->pidns ||
+	    a->netns != b->netns || a->ipcns != b->ipcns || a->net != b->net ||
+	    a->nports != b->nports || memcmp(a->ports, b->ports, sizeof(a->ports)) ||
+	    a->landlock != b->landlock || a->ll.abi != b->ll.abi || a->ll.fs != b->ll.fs ||
+	    a->ll.net != b->ll.net || a->ll.scoped != b->ll.scoped ||
+	    a->ll.restrict_flags != b->ll.restrict_flags ||
 	    a->ll_net_handled != b->ll_net_handled || a->ll_scoped != b->ll_scoped ||
 	    a->ll_restrict_flags != b->ll_restrict_flags || a->seccomp != b->seccomp ||
 	    a->seccomp_no_inet != b->seccomp_no_inet || a->seccomp_no_unix != b->seccomp_no_unix ||

@@ -437,6 +437,11 @@ struct moat_plan_context {
 	 * recorder (sandbox/fsrec.h), so that a sandbox armed ahead knows
 	 * when the plan would come out otherwise */
 	int (*lstat)(const char *path, struct stat *st);
+	/* the directories of the user's moat configuration (absolute real
+	 * paths, whether they exist or not; NULL-terminated, may be NULL):
+	 * protected like a protected name where they lie inside a writable
+	 * workspace, so that a command cannot loosen a later run's policy */
+	const char *const *user_config;
 };
 
 struct moat_plan {
@@ -464,6 +469,10 @@ struct moat_plan {
 	struct moat_strv exempt;
 	struct moat_globset *exempt_set;
 	struct moat_strv protect;     /* relative to the workspace */
+	/* the user's configuration directories inside the writable workspace
+	 * (absolute; their names are in protect too): without a mount
+	 * namespace Landlock grants them read-only (landlock.c) */
+	struct moat_strv config_dirs;
 	struct moat_strv sockets;     /* host sockets kept reachable */
 	bool home_cow;		      /* overlay on the home directory, writes discarded */
 	bool private_tmp;	      /* tmpfs on /tmp and /dev/shm */

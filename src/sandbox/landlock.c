@@ -123,23 +123,33 @@ static int add_path_rule(int ruleset, int dirfd, const char *path, uint64_t acce
  * path and attach to inodes, so nothing granted this way reaches a carved
  * path: a command cannot read it, nor move it (removing or creating an
  * entry in a carved directory needs rights it does not have there), nor
- * link it under a granted name.
+ * link it under a granted name. A rule is carved by its real path (the
+ * inode it lands on), whatever links the path it was given passes through.
  *
  * The cost: a carved directory gets no create, remove or write right of
  * its own, so in a writable rule (the workspace) new entries cannot be
  * made directly in a directory that holds a masked path (its granted
  * subdirectories work as ever); those directories are reported (carved).
  * The rule count (LL_CARVE_MAX_RULES) and the depth of a walk are
- * bounded: past either a rule is granted whole and its masked paths are
- * reported uncarved (add_rule_uncarved), a gap. Each rule costs about 100
- * bytes of kernel memory and 2 to 15 us to add (docs/sandbox.md). */
-#define LL_CARVE_MAX_RULES 65536
-#define LL_CARVE_MAX_DEPTH 64
+ * bounded. SECURITY: past either bound the carve fails closed for the
+ * smallest subtree that does not fit: a directory more than
+ * LL_CARVE_MAX_DEPTH levels below the rule that still holds a masked
+ * path, or one with more entries than rules are left, gets no rule at all
+ * (nothing in it is reachable) and is reported (withheld); a rule is never
+ * granted whole over a masked path, so no file a command writes can switch
+ * the carve off. Each rule costs about 100 bytes of kernel memory and 2 to
+ * 15 us to add (docs/sandbox.md). */
+#define LL_CARVE_MAX_RULES MOAT_LL_CARVE_MAX_RULES
+#define LL_CARVE_MAX_DEPTH MOAT_LL_CARVE_MAX_DEPTH
 
 struct carve {
 	const char **v; /* the masked paths, sorted (strcmp): what lies below a
 			 * directory is one run of the list */
 	size_t n;
+	const char **ro; /* granted read-only (the user's configuration
+			  * directories), sorted: carved around like the
+			  * masked ones, then given the read rights only */
+	size_t nro;
 	size_t budget; /* rules left */
 	const struct moat_plan *p;
 	struct moat_ll_report *rep; /* what to tell (may be NULL) */
@@ -150,15 +160,15 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The first index whose path is >= s. */
-static size_t carve_lower(const struct carve *c, const char *s)
+/* The first index of the sorted v[0..n) whose path is >= s. */
+static size_t list_lower(const char *const *v, size_t n, const char *s)
 {
-	size_t lo = 0, hi = c->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (strcmp(c->v[mid], s) < 0)
+		if (strcmp(v[mid], s) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -166,15 +176,20 @@ static size_t carve_lower(const struct carve *c, const char *s)
 	return lo;
 }
 
-static bool carve_is(const struct carve *c, const char *path)
+static bool list_is(const char *const *v, size_t n, const char *path)
 {
-	size_t i = carve_lower(c, path);
+	size_t i = list_lower(v, n, path);
 
-	return i < c->n && !strcmp(c->v[i], path);
+	return i < n && !strcmp(v[i], path);
 }
 
-/* Is a masked path strictly below path? */
-static bool carve_below(const struct carve *c, const char *path)
+static bool carve_is(const struct carve *c, const char *path)
+{
+	return list_is(c->v, c->n, path);
+}
+
+/* Is a path of the sorted v[0..n) strictly below path? */
+static bool list_below(const char *const *v, size_t n, const char *path)
 {
 	char key[PATH_MAX + 1];
 	size_t l = strlen(path), i;
@@ -182,16 +197,32 @@ static bool carve_below(const struct carve *c, const char *path)
 	if (l && path[l - 1] == '/')
 		l--; /* "/" */
 	if (l + 2 > sizeof(key))
-		return true; /* cannot tell: expanded (a deeper walk refuses) */
+		return true; /* cannot tell: expanded (a deeper walk is bounded) */
 	memcpy(key, path, l);
 	key[l] = '/';
 	key[l + 1] = '\0';
-	i = carve_lower(c, key);
-	return i < c->n && !strncmp(c->v[i], key, l + 1);
+	i = list_lower(v, n, key);
+	return i < n && !strncmp(v[i], key, l + 1);
 }
 
+/* Is a masked or a read-only path strictly below path? */
+static bool carve_below(const struct carve *c, const char *path)
+{
+	return (c->n && list_below(c->v, c->n, path)) ||
+	       (c->nro && list_below(c->ro, c->nro, path));
+}
+
+/* Anything to carve around? */
+static bool carve_any(const struct carve *c)
+{
+	return c->n || c->nro;
+}
+
+/* The rights of a read-only grant. */
+#define LL_READ_RIGHTS (MOAT_LL_FS_READ_FILE | MOAT_LL_FS_READ_DIR | MOAT_LL_FS_EXECUTE)
+
 /* Another of the plan's rules is exactly this path and grants at least
- * access: its own tree (carved the same way) covers it. */
+ * access: its own tree (carved the same way, by its real path) covers it. */
 static bool other_rule_covers(const struct carve *c, const char *path, uint64_t access)
 {
 	for (size_t i = 0; i < c->p->nfs; i++) {
@@ -221,28 +252,29 @@ static void note_carved(struct carve *c, const char *path)
 		list_add(c->rep->carved, sizeof(c->rep->carved), path);
 }
 
-/* Grant access on every entry of the directory dirpath (open as dfd; it
- * holds a masked path) but the masked ones; directories that hold one are
- * walked the same way, and get READ_DIR themselves. root: dirpath is "/",
- * whose /dev is never granted. SECURITY: a rule on "/" itself would make
- * every disk and /dev/mem-like node readable to a uid that owns them
- * (root), and would cover the carved secrets. */
+static void note_withheld(struct carve *c, const char *path)
+{
+	if (c->rep)
+		list_add(c->rep->withheld, sizeof(c->rep->withheld), path);
+}
+
+/* Grant access on every entry of the directory dirpath (open as dfd, a
+ * real path; it holds a masked path) but the masked ones; directories that
+ * hold one are walked the same way, and get READ_DIR themselves (the rule
+ * the caller counted for them). The entries are counted first and their
+ * rules taken from the budget at once: a directory with more entries than
+ * rules are left gets no rule (withheld), its siblings are carved as ever.
+ * root: dirpath is "/", whose /dev is never granted. SECURITY: a rule on
+ * "/" itself would make every disk and /dev/mem-like node readable to a
+ * uid that owns them (root), and would cover the carved secrets. */
 static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, struct carve *c,
 		    bool root, int depth, struct moat_error *err)
 {
 	DIR *d;
 	struct dirent *e;
+	size_t left = 0;
 	int r;
 
-	/* (a plain walk of "/", nothing masked, needs no rule on it) */
-	r = c->n ? add_fd_rule(ruleset, dfd, access & MOAT_LL_FS_READ_DIR, true) : 0;
-	if (r < 0) {
-		close(dfd);
-		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
-		return r;
-	}
-	if (c->n && (access & MOAT_LL_FS_MAKE_REG))
-		note_carved(c, dirpath);
 	d = fdopendir(dfd);
 	if (!d) {
 		r = -errno;
@@ -250,14 +282,39 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		moat_error_set(err, "cannot list '%s': %s", dirpath, strerror(-r));
 		return r;
 	}
-	while ((e = readdir(d)) && r == 0) {
+	while ((e = readdir(d)))
+		left += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	rewinddir(d);
+	if (left > c->budget) {
+		/* (this directory's own rule was taken by the caller) */
+		note_withheld(c, dirpath);
+		closedir(d);
+		return 0;
+	}
+	c->budget -= left;
+	/* (a plain walk of "/", nothing masked, needs no rule on it) */
+	r = carve_any(c) ? add_fd_rule(ruleset, dirfd(d), access & MOAT_LL_FS_READ_DIR, true) : 0;
+	if (r < 0) {
+		closedir(d);
+		moat_error_set(err, "landlock refused a rule for '%s': %s", dirpath, strerror(-r));
+		return r;
+	}
+	if (carve_any(c) && (access & MOAT_LL_FS_MAKE_REG))
+		note_carved(c, dirpath);
+	while (r == 0 && (e = readdir(d))) {
 		char child[PATH_MAX];
-		bool is_dir = e->d_type == DT_DIR, below;
+		bool is_dir, below;
+		uint64_t a = access;
 		struct stat st;
 		int fd;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
+		/* SECURITY: an entry made since the count has no rule taken for
+		 * it: not granted */
+		if (left == 0)
+			break;
+		left--;
 		if (root && !strcmp(e->d_name, "dev"))
 			continue;
 		if (e->d_type == DT_LNK)
@@ -267,113 +324,167 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 			continue; /* (not granted: unreachable by a path anyway) */
 		if (carve_is(c, child))
 			continue; /* masked: not granted */
+		if (c->nro && list_is(c->ro, c->nro, child))
+			a &= LL_READ_RIGHTS; /* and below it, carved the same way */
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
 		below = carve_below(c, child);
-		/* SECURITY: the type the rule is made for is the inode's, not the
-		 * directory entry's: a name with masked paths below it that is
-		 * listed as a file was replaced since the scan, and a file rule
-		 * on what is a directory now would grant everything below it */
-		if (e->d_type == DT_UNKNOWN || (below && !is_dir)) {
-			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-				close(fd);
-				continue;
-			}
-			is_dir = S_ISDIR(st.st_mode);
+		/* SECURITY: the type the rule is made for is the opened inode's,
+		 * never the directory entry's: a name replaced since the listing
+		 * could be a directory now, which a file rule's rights would
+		 * reach below */
+		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+			close(fd);
+			continue;
 		}
+		is_dir = S_ISDIR(st.st_mode);
 		if (is_dir && below) {
 			int sub;
 
-			close(fd);
-			if (other_rule_covers(c, child, access))
+			if (a == access && other_rule_covers(c, child, access)) {
+				close(fd);
 				continue; /* (the workspace below "/": its own tree) */
+			}
 			if (depth >= LL_CARVE_MAX_DEPTH) {
-				r = -E2BIG;
-				moat_error_set(err,
-					       "a masked path lies more than %d directories deep "
-					       "below '%s': too deep to carve rules around. hint: "
-					       "enable user namespaces (a mount namespace masks it "
-					       "instead)",
-					       LL_CARVE_MAX_DEPTH, dirpath);
-				break;
+				/* SECURITY: too deep to carve: no rule */
+				close(fd);
+				note_withheld(c, child);
+				continue;
 			}
-			if (c->budget == 0) {
-				r = -E2BIG;
-				break;
-			}
-			c->budget--;
-			sub = openat(dirfd(d), e->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			sub = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(fd);
 			if (sub < 0) {
 				/* SECURITY: a directory holding a masked path we cannot
 				 * walk gets no rule (nothing below it is granted) */
 				continue;
 			}
-			r = add_tree(ruleset, sub, child, access, c, false, depth + 1, err);
+			r = add_tree(ruleset, sub, child, a, c, false, depth + 1, err);
 			continue;
 		}
-		if (c->budget == 0) {
-			close(fd);
-			r = -E2BIG;
-			break;
-		}
-		c->budget--;
-		r = add_fd_rule(ruleset, fd, access, is_dir);
+		r = add_fd_rule(ruleset, fd, a, is_dir);
 		close(fd);
 		if (r < 0)
 			moat_error_set(err, "landlock refused a rule for '%s': %s", child,
 				       strerror(-r));
 	}
 	closedir(d);
-	if (r == -E2BIG && !err->msg[0])
-		moat_error_set(err,
-			       "too many rules to leave the masked paths out of reach without a "
-			       "mount namespace (at most %d: each entry of a directory holding a "
-			       "masked path takes one). hint: move the masked files out of crowded "
-			       "directories, or enable user namespaces (a mount namespace masks "
-			       "them instead)",
-			       LL_CARVE_MAX_RULES);
 	return r;
 }
 
+/* The real path of the open fd, in buf: what a carve must compare with
+ * the masked paths (real paths), the rule landing on that inode whatever
+ * links the path it was opened by passes through. */
+static int fd_real_path(int fd, const char *path, char *buf, size_t sz)
+{
+	char proc[64];
+	struct stat a, b;
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, sz - 1);
+	if (n > 0 && (size_t)n < sz - 1 && buf[0] == '/') {
+		buf[n] = '\0';
+		return 0;
+	}
+	/* no /proc: the path resolved, if it still names the same inode */
+	if (strlen(path) >= PATH_MAX || sz < PATH_MAX || !realpath(path, buf) ||
+	    fstat(fd, &a) < 0 || stat(buf, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -ENOENT;
+	return 0;
+}
+
 /* One of the plan's rules: on its path whole, or carved (add_tree) when a
- * masked path lies below it. */
+ * masked path lies below its real path. */
 static int add_rule_carved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
 			   struct carve *c, struct moat_error *err)
 {
 	bool root = !strcmp(fr->path, "/");
-	int fd;
+	char real[PATH_MAX];
+	struct stat st;
+	int fd, dfd, r;
 
-	if (!root && (!c->n || !carve_below(c, fr->path)))
+	if (!root && !carve_any(c))
 		return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
-	fd = open(fr->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(fr->path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
-		int r = -errno;
-
+		r = -errno;
 		if (fr->optional && (r == -ENOENT || r == -ENOTDIR || r == -EACCES))
 			return 0;
 		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", fr->path,
 			       strerror(-r));
 		return r;
 	}
-	return add_tree(ruleset, fd, fr->path, access, c, root, 0, err);
+	if (fstat(fd, &st) < 0 || fd_real_path(fd, fr->path, real, sizeof(real)) < 0) {
+		close(fd);
+		moat_error_set(err, "cannot resolve '%s' for a filesystem rule", fr->path);
+		return -ENOENT;
+	}
+	root = !strcmp(real, "/");
+	/* SECURITY: a rule that is a masked path (by a link: the planner
+	 * refuses it as written); one below a masked directory is carved
+	 * around the masked paths below it, as a mount namespace reveals it */
+	if (carve_is(c, real)) {
+		close(fd);
+		moat_error_set(err,
+			       "%s path '%s' is masked (it leads to '%s'): it would be hidden; "
+			       "remove the denied path (denied_paths, --mask) or name another",
+			       fr->origin, fr->path, real);
+		return -EACCES;
+	}
+	if (!S_ISDIR(st.st_mode) || (!root && !carve_below(c, real))) {
+		r = add_fd_rule(ruleset, fd, access, S_ISDIR(st.st_mode));
+		close(fd);
+		if (r < 0)
+			moat_error_set(err, "landlock refused a rule for '%s': %s", fr->path,
+				       strerror(-r));
+		return r;
+	}
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (dfd < 0) {
+		r = -errno;
+		moat_error_set(err, "cannot open '%s' for a filesystem rule: %s", fr->path,
+			       strerror(-r));
+		return r;
+	}
+	if (c->budget == 0) {
+		close(dfd);
+		note_withheld(c, real);
+		return 0;
+	}
+	c->budget--; /* (its own rule) */
+	return add_tree(ruleset, dfd, real, access, c, root, 0, err);
 }
 
 /* The masked paths Landlock must leave out: none with a mount namespace
- * (its mounts cover them); without, every masked path the mounts list. A
- * path unreadable to us and owned by someone else is unreadable to the
- * command as well (it cannot chmod it: no capability survives the exec):
- * left alone, which spares the rules of carving around /etc/shadow.
- * SECURITY: one of our own, unreadable now, is carved all the same: the
- * command could chmod it (no mount namespace keeps the metadata). */
+ * (its mounts cover them); without, every masked path the mounts list,
+ * and the user's configuration directories to grant read-only. A file
+ * unreadable to us, or a directory we cannot search, owned by someone else
+ * is as closed to the command (it cannot chmod it: no capability survives
+ * the exec): left alone, which spares the rules of carving around
+ * /etc/shadow. SECURITY: one of our own, closed now, is carved all the
+ * same: the command could chmod it (no mount namespace keeps the
+ * metadata). */
 static int plan_carve(const struct moat_plan *p, const struct moat_mounts *m, struct carve *c,
 		      struct moat_error *err)
 {
-	c->n = 0;
+	c->n = c->nro = 0;
 	c->budget = LL_CARVE_MAX_RULES;
 	c->p = p;
-	if (p->mntns || !m || !m->n)
+	if (p->mntns)
+		return 0;
+	if (p->config_dirs.n) {
+		c->ro = malloc(p->config_dirs.n * sizeof(*c->ro));
+		if (!c->ro) {
+			moat_error_set(err, "out of memory");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < p->config_dirs.n; i++)
+			c->ro[c->nro++] = p->config_dirs.v[i];
+		qsort(c->ro, c->nro, sizeof(*c->ro), cmp_str);
+	}
+	if (!m || !m->n)
 		return 0;
 	c->v = malloc(m->n * sizeof(*c->v));
 	if (!c->v) {
@@ -386,7 +497,9 @@ static int plan_carve(const struct moat_plan *p, const struct moat_mounts *m, st
 
 		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
 			continue;
-		if (access(op->target, op->is_dir ? R_OK | X_OK : R_OK) < 0 &&
+		/* (a directory's files are reachable by name with search
+		 * permission alone: only that counts for one) */
+		if (access(op->target, op->is_dir ? X_OK : R_OK) < 0 &&
 		    lstat(op->target, &st) == 0 && st.st_uid != geteuid())
 			continue;
 		c->v[c->n++] = op->target;
@@ -425,38 +538,15 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
 	return 0;
 }
 
-/* A rule too costly to carve (too many rules, too deep): granted whole
- * instead, the masked paths below it reported uncarved, for the runner's
- * fallback policy to refuse unless the gap is accepted. What the aborted
- * carve had added is a part of this grant (same rights, inside its path),
- * so the ruleset ends up as if that rule were never carved. Never for "/"
- * (a rule on "/" itself would grant the devices). */
-static int add_rule_uncarved(int ruleset, const struct moat_fs_rule *fr, uint64_t access,
-			     struct carve *c, size_t carved_len, struct moat_error *err)
-{
-	char key[PATH_MAX + 1];
-	size_t l = strlen(fr->path), i;
-
-	if (!strcmp(fr->path, "/") || !c->rep || l + 2 > sizeof(key))
-		return -E2BIG;
-	c->rep->carved[carved_len] = '\0'; /* (those directories take new entries now) */
-	memcpy(key, fr->path, l);
-	memcpy(key + l, "/", 2);
-	for (i = carve_lower(c, key); i < c->n && !strncmp(c->v[i], key, l + 1); i++)
-		list_add(c->rep->uncarved, sizeof(c->rep->uncarved), c->v[i]);
-	moat_error_clear(err);
-	return add_path_rule(ruleset, AT_FDCWD, fr->path, access, fr->optional, err);
-}
-
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
 			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err)
 {
-	struct carve carve = {.v = NULL, .rep = rep};
+	struct carve carve = {.v = NULL, .ro = NULL, .rep = rep};
 	uint64_t dev_rights;
 	int fd = *ret_fd, r = 0;
 
 	if (rep)
-		rep->carved[0] = rep->uncarved[0] = '\0';
+		rep->carved[0] = rep->withheld[0] = '\0';
 	if (!p->landlock)
 		return 0;
 	r = plan_carve(p, m, &carve, err);
@@ -464,21 +554,20 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 		r = moat_landlock_create(p, &fd, err);
 	if (r < 0) {
 		free(carve.v);
+		free(carve.ro);
 		return r;
 	}
 
 	for (size_t i = 0; i < p->nfs && r == 0; i++) {
 		const struct moat_fs_rule *fr = &p->fs[i];
 		uint64_t a = moat_landlock_access(fr->access, &p->ll);
-		size_t carved_len = rep ? strlen(rep->carved) : 0;
 
 		if (p->private_tmp && (!strcmp(fr->path, "/tmp") || !strcmp(fr->path, "/dev/shm")))
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
 		r = add_rule_carved(fd, fr, a, &carve, err);
-		if (r == -E2BIG)
-			r = add_rule_uncarved(fd, fr, a, &carve, carved_len, err);
 	}
 	free(carve.v);
+	free(carve.ro);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
 	if (r == 0)
 		r = add_path_rule(fd, AT_FDCWD, "/dev", MOAT_LL_FS_READ_DIR & p->ll.fs, true, err);

@@ -932,28 +932,57 @@ static void prune_nested_masks(struct moat_mounts *m, size_t from)
 	free(dirs);
 }
 
+/* SECURITY: with a mount namespace a rule's path through a symbolic link
+ * whose real path holds a masked path, or lies in one, is refused: under
+ * the private /tmp the link's target is cloned to the link's place before
+ * any mask covers it. Without one the carve follows the real path
+ * (landlock.c); only a rule that is a masked path by a link is refused. */
+static int refuse_linked_rule(const struct moat_plan *p, const struct moat_mounts *m, size_t from,
+			      size_t end, const struct moat_fs_rule *fr, struct moat_error *err)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(fr->path, real) || !strcmp(real, fr->path))
+		return 0;
+	for (size_t j = from; j < end; j++) {
+		const struct moat_mount_op *op = &m->ops[j];
+
+		if (op->kind != MOAT_MNT_MASK_DIR && op->kind != MOAT_MNT_MASK_FILE)
+			continue;
+		if (p->mntns
+			? !moat_path_within(real, op->target) && !moat_path_within(op->target, real)
+			: strcmp(real, op->target))
+			continue;
+		moat_error_set(err,
+			       "%s path '%s' is masked or holds a masked path through a symbolic "
+			       "link (it leads to '%s'; '%s' is a denied path): name the real path",
+			       fr->origin, fr->path, real, op->target);
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* A --ro or --rw path (or a profile's) strictly below a masked directory
  * is bound back into the mask, which becomes an empty tmpfs holding only
  * the way to it (mode 0111: nothing else listed or readable), sealed
  * read-only afterwards (the allow-within-deny of srt and codex). The masked
  * path itself, or a path inside a masked file, cannot be: refused, saying
- * which denied path is in the way. Without a mount namespace there is
- * nothing to do: Landlock's rules add up, and the carve leaves such paths
- * readable. */
+ * which denied path is in the way, in both modes. Without a mount
+ * namespace nothing is bound: the carve (landlock.c) grants such a path
+ * and leaves the masked paths below it out, the nested masks kept. */
 static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mounts *m, size_t from,
 				    struct moat_error *err)
 {
 	size_t end = m->n;
 
-	if (!p->mntns)
-		return 0;
 	for (size_t i = 0; i < p->nfs; i++) {
 		const char *o = p->fs[i].origin, *path = p->fs[i].path, *masked_by = "";
 		bool found = false;
 		struct stat st;
 		int r;
 
-		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace"))
+		if (!strcmp(o, "system") || !strcmp(o, "private-tmp") || !strcmp(o, "workspace") ||
+		    !strcmp(o, "user-config"))
 			continue;
 		for (size_t j = from; j < end; j++) {
 			struct moat_mount_op *op = &m->ops[j];
@@ -973,7 +1002,12 @@ static int reveal_rules_under_masks(const struct moat_plan *p, struct moat_mount
 			found = true;
 			masked_by = op->target;
 		}
-		if (!found || op_exists(m, MOAT_MNT_REVEAL, path))
+		r = refuse_linked_rule(p, m, from, end, &p->fs[i], err);
+		if (r < 0)
+			return r;
+		/* without a mount namespace the carve leaves the masked paths
+		 * below such a rule out (landlock.c): nothing to bind */
+		if (!p->mntns || !found || op_exists(m, MOAT_MNT_REVEAL, path))
 			continue;
 		if (lstat(path, &st) < 0)
 			continue; /* an optional path that does not exist: nothing to bring back */
@@ -1863,7 +1897,11 @@ masks:
 	r = reveal_rules_under_masks(p, m, mask_start, err);
 	if (r < 0)
 		goto fail;
-	prune_nested_masks(m, mask_start);
+	/* SECURITY: without a mount namespace the carve needs every masked
+	 * path: a rule below a masked directory is carved around the ones
+	 * below it */
+	if (p->mntns)
+		prune_nested_masks(m, mask_start);
 	masks_after_reveals(m, mask_start);
 	r = watch_git_redirects(p, m);
 	if (r < 0)

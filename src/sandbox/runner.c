@@ -132,6 +132,54 @@ static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 	return h;
 }
 
+/* The directory of the user's configuration as moat finds it
+ * ($XDG_CONFIG_HOME/moat, else ~/.config/moat: moat's own environment),
+ * and ~/.config/moat of the command's home when that differs, each as a
+ * real path (the part that exists resolved), in out[0..1]; the rest NULL. */
+static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const char *out[3])
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+	char want[2][PATH_MAX];
+	int k = 0;
+
+	want[0][0] = want[1][0] = '\0';
+	if (xdg && xdg[0] == '/')
+		snprintf(want[0], sizeof(want[0]), "%s/moat", xdg);
+	else if (h && h[0] == '/')
+		snprintf(want[0], sizeof(want[0]), "%s/.config/moat", h);
+	if (home)
+		snprintf(want[1], sizeof(want[1]), "%s/.config/moat", home);
+	for (int i = 0; i < 2; i++) {
+		char head[PATH_MAX], real[PATH_MAX];
+		size_t l = strlen(want[i]);
+
+		if (!l || l >= sizeof(head))
+			continue;
+		/* the longest part that exists, resolved; the rest as written */
+		memcpy(head, want[i], l + 1);
+		while (!moat_fsrec_realpath(head, real)) {
+			char *sl = strrchr(head, '/');
+
+			if (!sl || sl == head) {
+				real[0] = '\0';
+				break;
+			}
+			*sl = '\0';
+		}
+		if (!real[0])
+			continue;
+		l = strlen(head);
+		if ((size_t)snprintf(bufs[k], PATH_MAX, "%s%s", strcmp(real, "/") ? real : "",
+				     want[i] + l) >= PATH_MAX)
+			continue;
+		if (k == 1 && !strcmp(bufs[0], bufs[1]))
+			continue;
+		out[k] = bufs[k];
+		k++;
+	}
+	out[k] = NULL;
+}
+
 /* Say each gap of set, as "VERB NAME (SUMMARY). hint: HINT" (hints: the
  * plan's; without, no hint). */
 static void tell_gaps(struct runner *st, const struct moat_plan *p, unsigned set, const char *verb,
@@ -828,6 +876,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_profile prof;
 	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
+	char confbuf[2][PATH_MAX];
+	const char *confdirs[3];
 	struct moat_strv exempt = {.v = NULL};
 	struct moat_plan *plan = NULL;
 	struct moat_spawn sp_own, *sp = &sp_own;
@@ -929,6 +979,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.argv = rq->argv;
 	ctx.scan_max_entries = cfg->scan_max_entries;
 	ctx.lstat = moat_fsrec_lstat;
+	user_config_dirs(ctx.home, confbuf, confdirs);
+	ctx.user_config = confdirs;
 
 	if (warm && !rq->print_plan) {
 		/* probed, and its child started, ahead of the call */
@@ -961,6 +1013,13 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 		if (r) {
 			fail(&st, NULL, "%s", e.msg);
 			goto out;
+		}
+		/* the plan printed is the one a run would make: no clone tells
+		 * here what a container's seccomp refuses, the thorough probe
+		 * (moat status's) does */
+		if (rq->print_plan && (kf->userns || kf->ns_admin)) {
+			moat_probe_thorough(kf);
+			spawn_again(sp, kf);
 		}
 	}
 replan:
@@ -1067,17 +1126,6 @@ replan:
 				 "many entries to be put back after the run, only replaced whole: %s",
 				 l ? "; " : "", sp->mounts.guard_over);
 		}
-		if (sp->ll_rep.uncarved[0]) {
-			size_t l = strlen(extra);
-
-			extra_set |= 1u << MOAT_FEAT_SECRETS;
-			snprintf(extra + l, sizeof(extra) - l,
-				 "%swithout a mount namespace these masked paths stay readable "
-				 "(secrets): carving Landlock's rules around them would take too "
-				 "many rules or go too deep: %s. hint: move them out of crowded or "
-				 "deep directories, or enable user namespaces",
-				 l ? "; " : "", sp->ll_rep.uncarved);
-		}
 		if (rq->arm_only) {
 			/* SECURITY: the files' identities before the child
 			 * mounts on them: a file replaced in between is then
@@ -1122,6 +1170,14 @@ replan:
 			     "directories, which hold one (their files stay writable, their other "
 			     "subdirectories as ever): %s",
 			     sp->ll_rep.carved);
+		if (sp->ll_rep.withheld[0])
+			tell(&st,
+			     "warning: without a mount namespace these directories are unreadable "
+			     "and unwritable in the sandbox: they hold a masked path too deep or "
+			     "among too many entries (more than %d levels, %d rules) to carve "
+			     "Landlock's rules around: %s. hint: move the masked files out of deep "
+			     "or crowded directories, or enable user namespaces",
+			     MOAT_LL_CARVE_MAX_DEPTH, MOAT_LL_CARVE_MAX_RULES, sp->ll_rep.withheld);
 	}
 run:
 	sp->end_stdio = rq->end_stdio;

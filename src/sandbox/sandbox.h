@@ -61,18 +61,19 @@ int moat_landlock_create(const struct moat_plan *p, int *ret_fd, struct moat_err
  * *ret_fd when it is a ruleset already (moat_landlock_create), else in a
  * new one. scratch is the per-call TMPDIR when the plan has one, else NULL.
  * Without a mount namespace the masked paths in m are left out of every
- * rule, inside the workspace too (rules carved around them, landlock.c);
- * rep (may be NULL) lists the writable directories that hold one, where
- * new entries therefore cannot be made (carved), and the masked paths a
- * rule other than "/"'s was too costly to carve around (too many rules,
- * too deep: that rule is granted whole, so they stay readable: uncarved,
- * a gap the caller must put to the fallback policy before anything runs;
- * without rep, and for "/", such a rule fails). Returns the ruleset fd
- * (O_CLOEXEC) in *ret_fd, or -1 when the plan has no Landlock; on failure
- * the fd is closed and *ret_fd is -1. */
+ * rule, inside the workspace too (rules carved around them by the rules'
+ * real paths, landlock.c); rep (may be NULL) lists the writable
+ * directories that hold one, where new entries therefore cannot be made
+ * (carved), and the directories too deep or too crowded to carve around,
+ * which get no rule at all (withheld: nothing in them is reachable, never
+ * a gap). A rule that is a masked path (by a link) fails.
+ * Returns the ruleset fd (O_CLOEXEC) in *ret_fd, or -1 when the plan has
+ * no Landlock; on failure the fd is closed and *ret_fd is -1. */
+#define MOAT_LL_CARVE_MAX_RULES 65536 /* rules a carve may add in all */
+#define MOAT_LL_CARVE_MAX_DEPTH 64    /* directories a carve walks down */
 struct moat_ll_report {
 	char carved[512];   /* ", "-joined, cut with "..." */
-	char uncarved[512]; /* the same */
+	char withheld[512]; /* the same */
 };
 int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, const char *scratch,
 			int *ret_fd, struct moat_ll_report *rep, struct moat_error *err);

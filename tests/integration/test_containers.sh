@@ -145,6 +145,107 @@ notes" ]
 		'! grep -q "refusing to run without:.*secrets" <<<"$out" && ! grep -q "stay readable" <<<"$out"'
 }
 
+# the carve's limits and its rules' paths, in a kind without a mount
+# namespace (checked from outside: no secret is printed)
+carve_limits() {
+	local kind=$1 out rc p
+	# a masked path past the depth bound: that subtree gets no rule, the
+	# rest stays carved (never the whole workspace granted, in this run or
+	# a later one)
+	m run --fallback warn -- sh -c 'p=w; for i in $(seq 70); do p=$p/d; done; mkdir -p $p; : >$p/.env' 2>/dev/null
+	out=$(m run --fallback warn -- cat .env sub/dir/key.pem README 2>"$T/err")
+	checke "$kind: a masked path 70 levels deep does not switch the carve off ($out)" \
+		'! grep -q SECRET <<<"$out" && grep -q readme <<<"$out"'
+	checke "$kind: ... the deep subtree is named unreadable in a warning" \
+		'grep -q "warning:.*unreadable.*$WS/w/d/d" "$T/err"'
+	out=$(m run --accept-gap "$(gaps_status)" -- cat README 2>&1)
+	checke "$kind: ... and it is no gap to accept" \
+		'grep -q readme <<<"$out" && ! grep -q "refusing" <<<"$out"'
+	rm -rf "$WS/w/d"
+	# a crowded directory holding a masked path: that directory only
+	mkdir -p "$WS/w/x"
+	echo "env-SECRET6" >"$WS/w/x/.env"
+	(cd "$WS/w/x" && seq 66000 | xargs touch)
+	out=$(m run --fallback warn -- sh -c 'cat .env sub/dir/key.pem w/x/.env README; cat w/x/1 && echo ONE' 2>"$T/err")
+	checke "$kind: a masked path among 66,000 entries does not switch the carve off" \
+		'! grep -q SECRET <<<"$out" && grep -q readme <<<"$out"'
+	checke "$kind: ... that directory is named unreadable" \
+		'grep -q "warning:.*unreadable.*$WS/w/x" "$T/err" && ! grep -q ONE <<<"$out"'
+	rm -rf "$WS/w/x"
+	out=$(m run --fallback warn --print-plan -- true 2>/dev/null)
+	checke "$kind: --print-plan shows the plan a run makes here (no mount namespace)" \
+		'grep -q "\"mount\": false" <<<"$out" && grep -q "landlock rules carved" <<<"$out"'
+	# a rule through a symbolic link is carved like its target
+	ln -s "$WS/sub" "$T/link"
+	ln -s "$T" "$T-tlink"
+	out=$(m run --fallback warn --ro "$T/link" -- sh -c "cat sub/dir/key.pem; cat $T/link/dir/key.pem" 2>/dev/null)
+	checke "$kind: --ro through a link to a directory holding a secret keeps it out" \
+		'! grep -q SECRET <<<"$out"'
+	out=$(m run --fallback warn --ro "$T-tlink" -- sh -c "cat $H/.ssh/id_rsa .env; cat $T-tlink/home/.ssh/id_rsa" 2>/dev/null)
+	checke "$kind: --ro through a link above the home and the workspace keeps theirs out" \
+		'! grep -q SECRET <<<"$out"'
+	rm -f "$T/link" "$T-tlink"
+	# nested masks: a rule below a masked directory keeps the secret below it out
+	out=$(m run --fallback warn --mask "$WS/sub" --ro "$WS/sub/dir" -- cat sub/dir/key.pem sub/dir/notes.txt 2>/dev/null)
+	checke "$kind: --mask DIR --ro DIR/SUB keeps a secret inside SUB out ($out)" \
+		'! grep -q SECRET <<<"$out" && grep -q notes <<<"$out"'
+	# a rule that is a masked path, or inside one, is refused
+	for p in "--ro $H/.ssh" "--ro $WS/.env" "--rw $WS/sub/dir/key.pem"; do
+		out=$(m run --fallback warn $p -- sh -c "cat ${p#* } ${p#* }/id_rsa" 2>&1)
+		rc=$?
+		checke "$kind: $p is refused as masked ($rc)" \
+			'[ $rc = 125 ] && ! grep -q SECRET <<<"$out" && grep -q "is masked" <<<"$out"'
+	done
+}
+
+# the user's configuration inside the workspace (the home as the
+# workspace): the command can neither create nor change it
+config_checks() {
+	local kind=$1 who=$2 conf=$H/.config/moat/config.json
+	RUN_IN=$H
+	rm -rf "$H/.config"
+	m run --fallback warn -- sh -c 'mkdir -p .config/moat; echo "{\"sandbox\":{\"accept_gaps\":[\"secrets\"],\"fallback\":\"warn\"}}" >.config/moat/config.json' 2>/dev/null
+	checke "$kind ($who): the command cannot create the user's configuration" \
+		'! grep -qs accept_gaps "$conf"'
+	mkdir -p "$H/.config/moat"
+	echo '{"sandbox": {}}' >"$conf"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	m run --fallback warn -- sh -c 'echo "{\"sandbox\":{\"fallback\":\"warn\"}}" >.config/moat/config.json; echo x >.config/moat/other.json' 2>/dev/null
+	checke "$kind ($who): ... nor change it, nor add a file beside it" \
+		'[ "$(cat "$conf")" = "{\"sandbox\": {}}" ] && [ ! -e "$H/.config/moat/other.json" ]'
+	XDG=$WS/xdg
+	mkdir -p "$XDG"
+	[ "$who" = nobody ] && chown nobody "$XDG"
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" XDG_CONFIG_HOME="$XDG" LANG=C.UTF-8 TERM=dumb \
+		${WRAP[@]+"${WRAP[@]}"} "$MOAT" run --fallback warn -- sh -c 'mkdir -p xdg/moat; echo "{}" >xdg/moat/config.json') 2>/dev/null
+	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat inside the workspace" '[ ! -e "$XDG/moat" ]'
+	rm -rf "$XDG" "$H/.config"
+	# the configuration directory as the workspace: its file
+	mkdir -p "$H/.config/moat"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	RUN_IN=$H/.config/moat
+	m run --fallback warn -- sh -c 'echo "{}" >config.json' 2>/dev/null
+	checke "$kind ($who): ... nor config.json with ~/.config/moat as the workspace" '[ ! -e "$conf" ]'
+	rm -rf "$H/.config"
+	RUN_IN=$WS
+	# in a --rw path outside the workspace
+	mkdir -p "$H/.config/moat"
+	echo '{"sandbox": {}}' >"$conf"
+	: >"$H/.config/other"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	m run --fallback warn --rw "$H/.config" -- sh -c "echo '{}' >$conf; echo x >$H/.config/moat/other.json; echo y >$H/.config/other" 2>/dev/null
+	checke "$kind ($who): --rw ~/.config leaves ~/.config/moat unchanged, the rest writable" \
+		'[ "$(cat "$conf")" = "{\"sandbox\": {}}" ] && [ ! -e "$H/.config/moat/other.json" ] && [ "$(cat "$H/.config/other")" = y ]'
+	rm -rf "$H/.config"
+	if [ "$kind" != mntns ]; then
+		mkdir -p "$H/.config"
+		[ "$who" = nobody ] && chown -R nobody "$H/.config"
+		m run --fallback warn --rw "$H/.config" -- sh -c "mkdir -p $H/.config/moat && echo '{}' >$conf" 2>/dev/null
+		checke "$kind ($who): ... nor creates it there" '[ ! -e "$H/.config/moat" ]'
+		rm -rf "$H/.config"
+	fi
+}
+
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
 # without a mount namespace: accepting one gap never accepts another
 # last_sandbox FIELD: that field of the last audit record's sandbox, comma-joined
@@ -210,6 +311,8 @@ else
 			[ "$(kfield user_namespaces):$(kfield namespaces_without_userns)" = false:false ]
 		common "$kind" pid-namespace
 		carve_checks "$kind" root
+		[ -z "$e" ] && carve_limits "$kind"
+		[ -z "$e" ] && config_checks "$kind" root
 		RUN_IN=$T/ws-clean
 		accept_gaps "$kind"
 		RUN_IN=$WS
@@ -218,6 +321,16 @@ else
 		chown -R nobody "$WS" "$H"
 		WRAP=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$RULES")
 		carve_checks docker nobody
+		config_checks docker nobody
+		# a masked directory the command may search but not list, owned
+		# by someone else: its files are reachable by name
+		mkdir -m 711 "$T/outside/x711"
+		echo "x-SECRET9" >"$T/outside/x711/f"
+		chmod 644 "$T/outside/x711/f"
+		out=$(m run --fallback warn --mask "$T/outside/x711" -- cat "$T/outside/x711/f" 2>&1)
+		checke "docker (nobody): a masked directory it can search but not list stays closed" \
+			'! grep -q SECRET <<<"$out"'
+		rm -rf "$T/outside/x711"
 		chown -R root "$WS" "$H"
 	else
 		skip "docker kind as nobody: needs root and setpriv"
@@ -280,6 +393,26 @@ true' 2>/dev/null)
 	checke "$kind: /proc is read-only" '! grep -q PROC-WRITTEN <<<"$out"'
 	checke "$kind: /tmp is private" \
 		'grep -q TMP-WRITTEN <<<"$out" && [ ! -e /tmp/moat-ct-private-$$ ]'
+fi
+
+# ---- the same rules with a mount namespace (the host's sandbox) ----
+WRAP=()
+if [ "$(kfield user_namespaces)" != true ]; then
+	skip "mount namespace: no user namespaces here"
+else
+	kind=mntns
+	ln -s "$WS/sub" "$T/link"
+	out=$(m run --ro "$T/link" -- sh -c "cat $T/link/dir/key.pem sub/dir/key.pem" 2>/dev/null)
+	checke "$kind: --ro through a link under the private /tmp keeps the secret out" \
+		'! grep -q SECRET <<<"$out"'
+	rm -f "$T/link"
+	for p in "--ro $H/.ssh" "--ro $WS/.env" "--rw $WS/sub/dir/key.pem"; do
+		out=$(m run $p -- sh -c "cat ${p#* } ${p#* }/id_rsa" 2>&1)
+		rc=$?
+		checke "$kind: $p is refused as masked ($rc)" \
+			'[ $rc = 125 ] && ! grep -q SECRET <<<"$out" && grep -q "is masked" <<<"$out"'
+	done
+	config_checks "$kind" root
 fi
 
 echo "1..$n"

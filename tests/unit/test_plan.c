@@ -1060,6 +1060,74 @@ static void test_ro_inside_rw(void)
 	moat_profile_release(&over);
 }
 
+/* the user's configuration directory: a protected name inside a writable
+ * workspace, a read-only rule inside another writable path, nothing
+ * elsewhere; listed for the carve in both cases */
+static struct moat_plan *build_conf(const char *ws, const char *conf, const char *rw, int *ret_r)
+{
+	static char *argv[] = {"x", NULL};
+	const char *dirs[] = {conf, NULL};
+	struct moat_kfeatures kf;
+	struct moat_profile p;
+	struct moat_plan_context ctx;
+	struct moat_plan *plan = NULL;
+	struct moat_error err;
+
+	moat_error_clear(&err);
+	moat_kfeatures_full(&kf);
+	*ret_r = moat_profile_builtin("workspace-write", &p);
+	if (*ret_r == 0 && rw)
+		*ret_r = moat_strv_add(&p.rw, rw);
+	if (*ret_r == 0) {
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.workspace = ws;
+		ctx.cwd = ws;
+		ctx.home = "/home/u";
+		ctx.argv = argv;
+		ctx.user_config = dirs;
+		*ret_r = moat_plan_build(&p, &ctx, &kf, &plan, &err);
+	}
+	moat_profile_release(&p);
+	return plan;
+}
+
+static bool has_str(const struct moat_strv *v, const char *s)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], s))
+			return true;
+	return false;
+}
+
+static void test_user_config(void)
+{
+	struct moat_plan *p;
+	const struct moat_fs_rule *r;
+	int rc;
+
+	p = build_conf("/home/u", "/home/u/.config/moat", NULL, &rc);
+	CHECK(rc == 0 && p && has_str(&p->protect, ".config/moat") &&
+	      has_str(&p->config_dirs, "/home/u/.config/moat"));
+	moat_plan_free(p);
+	p = build_conf("/home/u/proj", "/home/u/proj/xdg/moat", NULL, &rc);
+	CHECK(rc == 0 && p && has_str(&p->protect, "xdg/moat"));
+	moat_plan_free(p);
+	p = build_conf("/home/u/.config/moat", "/home/u/.config/moat", NULL, &rc);
+	CHECK(rc == 0 && p && has_str(&p->protect, "config.json") &&
+	      has_str(&p->config_dirs, "/home/u/.config/moat/config.json"));
+	moat_plan_free(p);
+	p = build_conf("/home/u/proj", "/home/u/.config/moat", NULL, &rc);
+	CHECK(rc == 0 && p && !has_str(&p->protect, ".config/moat") && p->config_dirs.n == 0 &&
+	      rule(p, "/home/u/.config/moat") == NULL);
+	moat_plan_free(p);
+	p = build_conf("/home/u/proj", "/home/u/.config/moat", "/home/u/.config", &rc);
+	r = p ? rule(p, "/home/u/.config/moat") : NULL;
+	CHECK(rc == 0 && r && !(r->access & MOAT_FS_WRITE) && r->optional &&
+	      has_str(&p->config_dirs, "/home/u/.config/moat") &&
+	      !has_str(&p->protect, ".config/moat"));
+	moat_plan_free(p);
+}
+
 /* host unix sockets: hidden by the mounts; with the network denied no unix
  * socket can be created either (seccomp), unless a named one is allowed */
 static void test_host_sockets(void)
@@ -1556,6 +1624,7 @@ int main(void)
 	test_tool_rules();
 	test_profile_copy();
 	test_ro_inside_rw();
+	test_user_config();
 	test_host_sockets();
 	test_mask_inner_globstar();
 	test_plan_exempt();
