@@ -5,7 +5,9 @@
 # the names being swapped. The sandboxed cat must never print a secret: a
 # run either goes ahead with every secret masked, or is refused (exit 125,
 # saying that the workspace changed while it was prepared). Three races,
-# each RACE_RUNS runs (default 100; bounded, a few seconds): two directories
+# each RACE_RUNS runs (default 40: at the leak rates seen before the fix,
+# 7 to 26 in 100, each race misses a regression at most one time in 18,
+# all six together practically never): two directories
 # trading names (one holds a .env), the directory of a secret moved away
 # with a link to it left under its name and moved back, and two trees
 # trading names one level down (the secret three levels below them); and
@@ -21,7 +23,7 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-RUNS=${RACE_RUNS:-100}
+RUNS=${RACE_RUNS:-40}
 . "$(dirname "$0")/../lib/tap.sh"
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
 command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
