@@ -36,6 +36,7 @@
 #include "core/search.h"
 #include "core/strset.h"
 #include "core/url.h"
+#include "core/wordglob.h"
 
 #define ACCESS_READ 1u
 #define ACCESS_WRITE 2u
@@ -2079,7 +2080,11 @@ struct word_visit {
 	const char *rest;     /* a glob word: what follows the resolved directory */
 	unsigned pflags;
 	long hit;
+	int err;			   /* a match that cannot be resolved: its errno */
+	bool matched;			   /* the hit is a glob word's match, as spelt */
+	struct moat_wordglob_budget *gb;   /* a glob word's expansions */
 	char where[MOAT_PATH_MAX];
+	char match[MOAT_PATH_MAX];
 };
 
 static int visit_word(const char *path, void *ud)
@@ -2128,8 +2133,43 @@ static bool proc_spelt(const char *p)
 	return true;
 }
 
+/* One match of a glob word, checked as the path it is (lexically, then
+ * every link on its way): 1 when it names a denied path (w->hit,
+ * w->where), -1 when it cannot be resolved (w->err), else 0. */
+static int visit_match(const char *m, void *ud)
+{
+	struct word_visit *w = ud;
+	const char *cwd = w->c->p->cwd;
+	size_t len;
+	long i;
+	int r;
+
+	if (moat_path_normalize_posix(m, strlen(m), cwd, w->match, sizeof(w->match)) < 0)
+		return 0; /* (too long for the kernel to open as well) */
+	len = strlen(w->match);
+	i = word_denied(w->c, w->l, w->home, w->match, len, w->pflags);
+	if (i >= 0) {
+		w->hit = i;
+		w->matched = true;
+		memcpy(w->where, w->match, len + 1);
+		return 1;
+	}
+	w->original = w->match;
+	r = moat_path_resolve_each(w->match, visit_word, w);
+	if (r > 0)
+		return 1;
+	if (r < 0 && r != -ELOOP && !(r == -EXDEV && proc_spelt(w->match))) {
+		w->err = -r;
+		memcpy(w->where, w->match, len + 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* -1: no denied path on the way; >= 0: the pattern (w->where the path);
- * -2: the path cannot be resolved (errno in *ret_err). */
+ * -2: the path cannot be resolved (errno in *ret_err); -3: a glob word
+ * whose matches cannot all be known (errno in *ret_err: E2BIG past the
+ * bound). */
 static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 {
 	char dir[MOAT_PATH_MAX];
@@ -2138,6 +2178,7 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 
 	w->hit = -1;
 	w->rest = NULL;
+	w->matched = false;
 	w->original = subj;
 	if ((w->pflags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(subj, "*?["))) {
 		/* the directory before the first glob component is resolved,
@@ -2158,6 +2199,29 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 	r = moat_path_resolve_each(what, visit_word, w);
 	if (r > 0)
 		return w->hit;
+	/* SECURITY: a glob word names what it matches when the command runs:
+	 * each match, and every link on its way, is checked as a path
+	 * (`cat .*`, `cat * /x`, `cat lnk/x*`); matches past the bound, or an
+	 * expansion that failed, are not known to be clean */
+	if (what != subj && (r >= 0 || r == -ELOOP) && w->gb) {
+		unsigned pflags = w->pflags;
+
+		w->rest = NULL;
+		w->pflags &= ~MOAT_CMD_PATH_GLOB;
+		r = moat_wordglob(subj, w->gb, visit_match, w);
+		w->pflags = pflags;
+		if (r > 0)
+			return w->hit;
+		if (r == -1) {
+			*ret_err = w->err;
+			return -2;
+		}
+		if (r < 0) {
+			*ret_err = -r;
+			return -3;
+		}
+		return -1;
+	}
 	/* a link in /proc resolves for the process that opens it: a word
 	 * spelt there was checked as spelt (`cat /proc/self/status`, `>
 	 * /dev/stderr`); one led there by a link of its own is refused, as a
@@ -2246,8 +2310,11 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 	char norm[MOAT_PATH_MAX], rule[160];
 	struct word_visit *wv = NULL;
 	struct tree_walk *tw = NULL;
+	struct moat_wordglob_budget gb;
 	bool tw_ready = false;
 	size_t resolved = 0;
+
+	moat_wordglob_budget_init(&gb);
 
 	for (size_t k = 0; k < a->npaths; k++) {
 		const struct moat_cmd_path *pp = &a->paths[k];
@@ -2341,8 +2408,18 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			wv->l = l;
 			wv->home = moat_policy_home(c->p);
 			wv->pflags = pp->flags;
+			wv->gb = &gb;
 			i = resolve_word(wv, subj, &e);
-			if (i == -2) {
+			if (i == -3) {
+				rule_id(rule, sizeof(rule), l, "command:paths-unchecked", NULL);
+				vset(out, MOAT_ASK, false, rule,
+				     "'%s' names %s, whose matches moat cannot all check before the "
+				     "command runs (%s)",
+				     a->views[pp->view].text, subj,
+				     e == E2BIG ? "too many files or directories to expand"
+						: strerror(e));
+				i = -1;
+			} else if (i == -2) {
 				rule_id(rule, sizeof(rule), l, "path:unresolvable", NULL);
 				vset(out, MOAT_DENY, true, rule, "'%s' names %s, which cannot be resolved: %s",
 				     a->views[pp->view].text, subj,
@@ -2353,7 +2430,7 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			}
 			if (i >= 0) {
 				subj = wv->where;
-				via = " (through a symbolic link)";
+				via = wv->matched ? " (a match of the glob)" : " (through a symbolic link)";
 			}
 		}
 		/* SECURITY: with no sandbox, a program that reads the whole tree

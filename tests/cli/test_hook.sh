@@ -509,6 +509,33 @@ hook "$(pre Bash "{\"command\": \"tar czf out.tgz $T/bytes\"}")"
 expect ask "tar of a tree holding a name that is no UTF-8: ask"
 has "$why" "command:tree-unchecked" "  the rule says the tree was not checked"
 
+# ---- a glob word names what it matches when the command runs ------------
+
+G=$T/glob
+mkdir -p "$G/src" "$G/cfg" "$G/lnk" "$G/many"
+echo "SECRET=1" >"$G/.env"
+echo "k" >"$G/server.pem"
+echo "[d]" >"$G/cfg/credentials"
+echo "int x;" >"$G/src/x.c"
+echo "hi" >"$G/a.txt"
+ln -s "$HOME/.ssh/id_rsa" "$G/lnk/f"
+for c in "cat $G/.*" "head -c 100 -- $G/.*" "grep SECRET $G/.*" "cd $G && base64 .*" \
+	"for f in $G/.[a-z]*; do cat \$f; done" "cat $G/*" "cat $G/*/*" "cat $G/lnk/*" \
+	"cat ~/.*/*" "cp ~/.* /tmp/x" "cd $G && cat */*" "cd $G && cat *"; do
+	hook "$(pre Bash "$(jq -nc --arg c "$c" '{command: $c}')")"
+	expect deny "Bash $c (a match is a denied path): deny"
+done
+has "$why" "a match of the glob" "the reason says a match of the glob is denied"
+for c in "cat $G/src/*.c" "cat $G/a.*" "ls $G/src/*" "cat $G/nothing*"; do
+	hook "$(pre Bash "$(jq -nc --arg c "$c" '{command: $c}')")"
+	expect allow "Bash $c (no match is denied): allow"
+done
+for i in $(seq 1 60); do mkdir -p "$G/many/d$i" && touch "$G/many/d$i/f"{1..80}; done
+hook "$(pre Bash "$(jq -nc --arg c "cat $G/many/*/*" '{command: $c}')")"
+expect ask "Bash cat of a glob with more matches than moat checks: ask"
+has "$why" "command:paths-unchecked" "  the rule says the matches were not all checked"
+rm -rf "$G"
+
 # ---- the search walk is bounded in time: past it, ask, never allow --------
 
 MOAT_HOOK_SEARCH_MS=0 hook "$(pre Grep "{\"pattern\": \"x\", \"path\": \"$P\"}")"
