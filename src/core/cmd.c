@@ -8819,6 +8819,24 @@ static int xargs_unknown(struct an *an, size_t v, size_t at, const char *repl,
 	return child(an, v, av, avw, m, MOAT_VIEW_DYNAMIC_ARGS, cx, chain);
 }
 
+/* The file an argument-file option of view v names (xargs -a FILE,
+ * parallel --arg-file=FILE, parallel :::: FILE): the program reads it
+ * itself. val is word w's text, or the part of it after the option
+ * (inside: a tilde there is the value's own). "-" is standard input. */
+static int note_arg_file(struct an *an, size_t v, size_t w, const char *val, bool inside)
+{
+	unsigned fl = an->vw[v][w]->flags;
+
+	if (!val[0] || !strcmp(val, "-"))
+		return 0;
+	if (inside) {
+		fl &= ~(unsigned)MOAT_SHW_TILDE;
+		if (val[0] == '~')
+			fl |= MOAT_SHW_TILDE;
+	}
+	return note_path(an, v, fl, val, 0);
+}
+
 static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -8850,8 +8868,13 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 				repl = eq ? eq + 1 : "{}";
 			else if (long_is(a + 2, "null", 1))
 				delim = 0;
-			else if (long_is(a + 2, "arg-file", 1))
+			else if (long_is(a + 2, "arg-file", 1)) {
 				from_file = true;
+				/* SECURITY: xargs reads the file itself */
+				if (eq ? (r = note_arg_file(an, v, i, eq + 1, true))
+				       : i + 1 < argc && (r = note_arg_file(an, v, i + 1, val, false)))
+					return r;
+			}
 			else if (long_is(a + 2, "delimiter", 1))
 				delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
 			if (!eq && n && in_list(larg, a + 2, n, true))
@@ -8880,8 +8903,13 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 			if (strchr("aEdLnPs", ch)) {
 				const char *val = a[k + 1] ? a + k + 1 : i + 1 < argc ? argv[i + 1] : "";
 
-				if (ch == 'a')
+				if (ch == 'a') {
 					from_file = true;
+					if (a[k + 1] ? (r = note_arg_file(an, v, i, a + k + 1, true))
+						     : i + 1 < argc &&
+							   (r = note_arg_file(an, v, i + 1, val, false)))
+						return r;
+				}
 				if (ch == 'd')
 					delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
 				if (!a[k + 1])
@@ -8945,6 +8973,36 @@ static int do_parallel(struct an *an, size_t v, const struct wctx *cx, int chain
 
 	while (sep < argc && strncmp(view->argv[sep], ":::", 3) != 0)
 		sep++;
+	/* SECURITY: the argument files parallel reads itself (-a FILE,
+	 * --arg-file[=]FILE before the command, :::: FILE... after it) */
+	for (size_t k = 1; k < i; k++) {
+		const char *a = view->argv[k];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (!strcmp(a, "-a") || (a[0] == '-' && a[1] == '-' && long_is(a + 2, "arg-file", 5) &&
+					 !strchr(a, '='))) {
+			if (k + 1 < i && (r = note_arg_file(an, v, k + 1, view->argv[k + 1], false)))
+				return r;
+			k++;
+		} else if (!strncmp(a, "-a", 2)) {
+			if ((r = note_arg_file(an, v, k, a + 2, true)))
+				return r;
+		} else if (a[0] == '-' && a[1] == '-' && long_is(a + 2, "arg-file", 5)) {
+			if ((r = note_arg_file(an, v, k, strchr(a, '=') + 1, true)))
+				return r;
+		}
+		view = &an->a->views[v];
+	}
+	for (size_t k = sep; k < argc; k++) {
+		if (strncmp(view->argv[k], "::::", 4) != 0)
+			continue;
+		for (k++; k < argc && strncmp(view->argv[k], ":::", 3) != 0; k++)
+			if ((r = note_arg_file(an, v, k, view->argv[k], false)))
+				return r;
+		k--;
+		view = &an->a->views[v];
+	}
 	if (sep == i) {
 		/* no command: each input is a command line (the arguments after
 		 * :::, or the lines of standard input) */
