@@ -148,6 +148,9 @@ struct an {
 	bool hardline;
 	bool failed;
 	const char *home; /* normalised home, or a placeholder that is no real path */
+	/* while a command with NAME=VALUE before it is processed: the state
+	 * before them, which its own words were expanded in (NULL: none) */
+	const struct state *prefix_before;
 	size_t hlen;
 	size_t vcap, fcap, rcap, pcap;
 	unsigned finding_flags; /* MOAT_FINDING_F_* of the findings added now */
@@ -684,8 +687,49 @@ void moat_cmd_norm_path(char *p)
 	p[o] = '\0';
 }
 
+static struct var *var_find(const struct state *st, const char *name, size_t n);
+
+/* The home directory a tilde leads to at this point: $HOME as the command
+ * may have assigned it ("HOME=/etc; cat ~/shadow"), else the user's; NULL
+ * when the command gave it a value that cannot be known, or a relative
+ * one. */
+static const char *home_in(const struct an *an, const struct state *st)
+{
+	const struct var *x;
+
+	if (an->untracked)
+		return NULL;
+	x = var_find(st, "HOME", 4);
+	if (!x)
+		return an->home;
+	if (x->v.n == 1 && !(x->v.flags & VS_UNKNOWN) && x->v.s[0][0] == '/')
+		return x->v.s[0];
+	return NULL;
+}
+
+static const char *home_now(const struct an *an)
+{
+	return home_in(an, &an->st);
+}
+
+/* Inside a command run with HOME=VALUE before it: the home its own words
+ * were expanded with, when it differs from home_now (HOME=/tmp cat ~/x
+ * reads the user's ~/x, HOME=/etc bash -c 'cat ~/x' reads /etc/x: a
+ * tilde word is checked as both); else NULL. */
+static const char *home_outer(const struct an *an)
+{
+	const char *h, *n;
+
+	if (!an->prefix_before)
+		return NULL;
+	h = home_in(an, an->prefix_before);
+	n = home_now(an);
+	return h && n && strcmp(h, n) ? h : NULL;
+}
+
 /* The absolute path a word names, home spellings (~, ~/x, ~user, $HOME,
- * ${HOME}, "$HOME") resolved; false when relative or unknown. */
+ * ${HOME}, "$HOME") resolved; false when relative or unknown (~+ and ~-
+ * are the working directories: see abs_path_k). */
 static bool abs_path(const struct an *an, unsigned flags, const char *text, char *buf, size_t cap)
 {
 	const char *base = "", *rest;
@@ -706,7 +750,11 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 
 		rest = e ? e : "";
 		if (nl == 0) {
-			base = an->home;
+			base = home_now(an);
+			if (!base)
+				return false;
+		} else if (nl == 1 && (text[1] == '+' || text[1] == '-')) {
+			return false;
 		} else if (nl == 4 && strncmp(text + 1, "root", 4) == 0) {
 			base = "/root";
 		} else {
@@ -1001,10 +1049,28 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 	const struct vset *cwd = an->st.cwd;
 	size_t dl, tl;
 
-	if (abs_path(an, flags, text, buf, cap))
+	if (k != 1 && abs_path(an, flags, text, buf, cap))
 		return k != 0				  ? 0
 		       : an->nlinks || an->links_lost ? follow_links(an, text, buf, cap)
 						      : 1;
+	if (k == 1 && (flags & MOAT_SHW_TILDE) && text[0] == '~' && (!text[1] || text[1] == '/') &&
+	    home_outer(an)) {
+		const char *h = home_outer(an);
+		size_t hl = strlen(h), rl = strlen(text + 1);
+
+		if (hl + rl + 2 > cap)
+			return -1;
+		memcpy(buf, h, hl);
+		buf[hl] = '/';
+		memcpy(buf + hl + 1, text + 1, rl + 1);
+		return moat_cmd_norm_proc(buf, cap) == 0 ? 1 : -1;
+	}
+	/* ~+ is $PWD, the working directory here; ~- is $OLDPWD, not known */
+	if ((flags & MOAT_SHW_TILDE) && text[0] == '~' && text[1] == '+' &&
+	    (text[2] == '\0' || text[2] == '/')) {
+		text = text[2] ? text + 3 : ".";
+		flags &= ~(unsigned)MOAT_SHW_TILDE;
+	}
 	if ((flags & MOAT_SHW_EXPAND) || text[0] == '/' || (text[0] == '~' && (flags & MOAT_SHW_TILDE)))
 		return k == 0 ? -1 : 0; /* unknown, too long, or ~ we cannot place */
 	if (!text[0])
@@ -1814,7 +1880,12 @@ static int eval_word(struct an *an, wref w, const struct wctx *cx, int depth, si
 static const char *tilde_dir(const struct an *an, const char *t, size_t n, char *buf, size_t cap)
 {
 	if (n == 0)
-		return an->home;
+		return home_now(an);
+	if (n == 1 && t[0] == '+')
+		return an->st.cwd->n == 1 && !(an->st.cwd->flags & VS_UNKNOWN) ? an->st.cwd->s[0]
+										 : NULL;
+	if (n == 1 && t[0] == '-')
+		return NULL; /* $OLDPWD */
 	if (n == 4 && memcmp(t, "root", 4) == 0)
 		return "/root";
 	for (size_t k = 0; k < n; k++)
@@ -6742,7 +6813,7 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 
 		if (got > 0 && !(abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
 			return an_oom(an);
-		if ((r = add_path(an, v, text, abs, pflags)))
+		if ((r = add_path(an, v, text, abs, pflags | (got < 0 ? MOAT_CMD_PATH_UNKNOWN : 0))))
 			return r;
 	}
 	return 0;
@@ -7184,8 +7255,16 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 	}
 	if (res.combos)
 		pre = st_save(an);
-	if ((r = process(an, v, &c, 0)))
-		return r;
+	{
+		const struct state *outer = an->prefix_before;
+
+		if (n->nassigns)
+			an->prefix_before = &before;
+		r = process(an, v, &c, 0);
+		an->prefix_before = outer;
+		if (r)
+			return r;
+	}
 	if (res.combos) {
 		/* SECURITY: what the command does to the shell (cd, eval) comes
 		 * from the views with the values, not from the one without */
@@ -9280,8 +9359,42 @@ static int do_cd(struct an *an, size_t v, int kind)
 		nw = *an->st.cwd;
 		nw.flags |= VS_UNKNOWN;
 	} else if (i >= view->argc) {
-		vs_one(&nw, an->home);
+		const char *h = home_now(an);
+
+		if (h)
+			vs_one(&nw, h);
+		else
+			nw.flags |= VS_UNKNOWN;
 	} else {
+		const char *t = view->argv[i];
+		const struct var *cdp = an->untracked ? NULL : var_find(&an->st, "CDPATH", 6);
+
+		/* SECURITY: with CDPATH set, a relative name is looked up in
+		 * each of its directories first ("CDPATH=/; cd etc" is /etc) */
+		if ((an->untracked || cdp) && t[0] != '/' && t[0] != '.' &&
+		    !(vw[i]->flags & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
+			if (!cdp || cdp->v.n != 1 || (cdp->v.flags & VS_UNKNOWN))
+				nw.flags |= VS_UNKNOWN;
+			else
+				for (const char *d = cdp->v.s[0]; *d;) {
+					size_t dl = strcspn(d, ":");
+
+					if (d[0] != '/') {
+						nw.flags |= VS_UNKNOWN; /* (relative: below the cwd) */
+					} else if (dl + strlen(t) + 2 < sizeof(buf)) {
+						char *x;
+
+						memcpy(buf, d, dl);
+						buf[dl] = '/';
+						memcpy(buf + dl + 1, t, strlen(t) + 1);
+						moat_cmd_norm_path(buf);
+						if (!(x = moat_arena_strndup(an->ar, buf, strlen(buf))))
+							return an_oom(an);
+						vs_add(&nw, x);
+					}
+					d += dl + (d[dl] == ':');
+				}
+		}
 		for (size_t k = 0;
 		     (got = abs_path_k(an, vw[i]->flags, view->argv[i], k, buf, sizeof(buf))) != 0;
 		     k++) {

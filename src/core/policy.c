@@ -2339,6 +2339,17 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			     a->views[pp->view].text, pp->text);
 			break;
 		}
+		/* SECURITY: with no sandbox, a word whose place cannot be known
+		 * before running (HOME=$X; cat ~/y, cd "$D" && cat y) may name
+		 * any file: not known to be clean (it is still checked as
+		 * written, and the other words may still be denied) */
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_UNKNOWN)) {
+			rule_id(rule, sizeof(rule), l, "command:path-unknown", NULL);
+			vset(out, MOAT_ASK, false, rule,
+			     "'%s' names %s, whose place cannot be known before the command runs, "
+			     "and no sandbox hides what it reaches",
+			     a->views[pp->view].text, pp->text);
+		}
 		/* a command rule that allows the program covers its operands
 		 * where a sandbox hides the denied paths; never its
 		 * redirections, and where no sandbox runs the command only a
