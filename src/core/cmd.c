@@ -6838,6 +6838,103 @@ static int note_at_file(struct an *an, size_t v, unsigned fl, const char *a)
 	return note_path(an, v, fl, at + 1, 0);
 }
 
+/* SECURITY: an operand with expansions not known before running names
+ * whatever they give. It is noted as a pattern, each unknown part a '*'
+ * (MOAT_CMD_PATH_SPAN: "$Q".env, /home/$USER/.ssh/id_rsa, ~/$1/id_rsa);
+ * one whose last component has no literal character, of a program that
+ * prints or copies its operands, as a place not known (cat $(ls -A),
+ * cat ~/"$f"). from: where the
+ * operand starts in word w (after --opt=). */
+/* The end of the expansion spelt at t[i] ('$' or '`'), within n bytes:
+ * for a word whose values were substituted, which keeps the unknown
+ * parts verbatim but no spans. */
+static size_t span_end(const char *t, size_t i, size_t n)
+{
+	size_t k = i + 1, depth = 1;
+	char open, close;
+
+	if (t[i] == '`') {
+		while (k < n && t[k] != '`')
+			k++;
+		return k < n ? k + 1 : n;
+	}
+	if (k >= n)
+		return k;
+	if (t[k] != '{' && t[k] != '(') {
+		if (strchr("@*#?-$!0123456789", t[k]))
+			return k + 1;
+		while (k < n && is_name_char(t[k]))
+			k++;
+		return k;
+	}
+	open = t[k];
+	close = open == '{' ? '}' : ')';
+	for (k++; k < n && depth; k++) {
+		if (t[k] == open)
+			depth++;
+		else if (t[k] == close)
+			depth--;
+	}
+	return k;
+}
+
+static int note_span(struct an *an, size_t v, wref w, size_t from, unsigned pflags)
+{
+	char buf[CMD_PATH_MAX];
+	size_t o = 0, pos = from, lit = 0;
+	unsigned fl = w->flags & ~(unsigned)(MOAT_SHW_EXPAND | MOAT_SHW_TILDE);
+	const struct moat_sh_span *sp = w->spans;
+	const char *text;
+
+	if ((w->flags & CMD_W_ELSEWHERE) || from > w->len)
+		return 0;
+	for (size_t scan = from;;) {
+		size_t off, end;
+
+		/* the next unknown part: from the spans, else from the text */
+		while (sp && sp->off < from)
+			sp = sp->next;
+		if (w->spans) {
+			off = sp ? sp->off : w->len;
+			end = sp ? sp->off + sp->len : w->len;
+		} else {
+			off = scan;
+			while (off < w->len && w->text[off] != '$' && w->text[off] != '`')
+				off++;
+			end = off < w->len ? span_end(w->text, off, w->len) : w->len;
+			scan = end;
+		}
+		if (off > pos) {
+			if (o + (off - pos) + 2 >= sizeof(buf))
+				return 0;
+			/* (the literal characters of the last component) */
+			for (size_t k = pos; k < off; k++)
+				lit = w->text[k] == '/' ? 0 : lit + (w->text[k] != '*');
+			memcpy(buf + o, w->text + pos, off - pos);
+			o += off - pos;
+		}
+		if (off >= w->len)
+			break;
+		if (!o || buf[o - 1] != '*')
+			buf[o++] = '*';
+		if (memchr(w->text + off, '/', end - off))
+			lit = 0; /* (a value's own '/' would start another component) */
+		pos = end;
+		if (sp)
+			sp = sp->next;
+	}
+	buf[o] = '\0';
+	if (!lit)
+		return moat_cmd_prints_operands(an->a->views[v].prog)
+			       ? add_path(an, v, w->text + from, NULL, pflags | MOAT_CMD_PATH_UNKNOWN)
+			       : 0;
+	if (from == 0 && (w->flags & MOAT_SHW_TILDE) && buf[0] == '~')
+		fl |= MOAT_SHW_TILDE;
+	if (!(text = moat_arena_strndup(an->ar, buf, o)))
+		return an_oom(an);
+	return note_path(an, v, fl, text, pflags | MOAT_CMD_PATH_SPAN | MOAT_CMD_PATH_GLOB);
+}
+
 /* The operands of view v: words that are not options, --opt=VALUE values. */
 static int note_operands(struct an *an, size_t v)
 {
@@ -6869,6 +6966,10 @@ static int note_operands(struct an *an, size_t v)
 			if (a[0] == '~')
 				fl |= MOAT_SHW_TILDE;
 		}
+		if ((fl & MOAT_SHW_EXPAND) && a >= view->argv[i] &&
+		    (size_t)(a - view->argv[i]) <= vw[i]->len &&
+		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), tree)))
+			return r;
 		if ((r = note_path(an, v, fl, a, tree)))
 			return r;
 	}

@@ -112,6 +112,9 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_TREE 16u /* the program reads the whole tree below it (tar c, cp -r) */
 #define MOAT_CMD_PATH_PROC 8u  /* it goes through a working directory in /proc not known
 				* before running (/proc/PID/cwd/x): no place to check */
+#define MOAT_CMD_PATH_SPAN 64u /* a word with expansions whose values are not known, each
+				* written as '*' (a name of any length, a leading dot
+				* included): text is that pattern; what it may name */
 #define MOAT_CMD_PATH_UNKNOWN 32u /* where it leads cannot be known before running (a ~ whose
 				   * $HOME the command set to an unknown value, a relative
 				   * name below a directory not known): text as written */

@@ -1,4 +1,5 @@
 /* Facts about programs, variables and system files (cmdfacts.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/str.h"
@@ -98,4 +99,22 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
 			return true;
 	}
 	return false;
+}
+
+/* sorted (bsearch) */
+static const char *const printers[] = {
+    "base32", "base64",  "bzip2", "cat",    "cp",	"gzip",	  "head", "hexdump",
+    "less",   "more",    "nl",	  "od",	    "rsync",	"scp",	  "strings", "tac",
+    "tail",   "tar",	 "xxd",	  "xz",	    "zip",	"zstd",
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, *(const char *const *)b);
+}
+
+bool moat_cmd_prints_operands(const char *prog)
+{
+	return bsearch(prog, printers, MOAT_ARRAY_SIZE(printers), sizeof(printers[0]), cmp_name) !=
+	       NULL;
 }

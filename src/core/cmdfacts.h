@@ -27,4 +27,8 @@ const char *moat_cmd_critical_file_at(size_t i);
  * tell; an unknown spelling is not recursive. */
 bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc);
 
+/* Programs that print or copy what their operands name (cat, head, cp,
+ * base64, ...): an operand whose value is wholly unknown may be any file. */
+bool moat_cmd_prints_operands(const char *prog);
+
 #endif

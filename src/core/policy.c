@@ -1943,7 +1943,7 @@ static bool pathfilter_hit(const struct pathfilter *f, const char *s, size_t n)
  * component that is a glob on both sides is taken as no match (`cat *`
  * against "**" + "/" + "*.pem" would otherwise ask for every listing); a word that
  * names a directory a "**" pattern covers (`cp -r ~/.s* x`) matches. */
-static bool glob_meets(const char *w, const char *pat, int depth)
+static bool glob_meets(const char *w, const char *pat, int depth, int fnflags)
 {
 	const char *we, *pe;
 	size_t wl, pl;
@@ -1962,7 +1962,7 @@ static bool glob_meets(const char *w, const char *pat, int depth)
 		if (!*rest)
 			return true;
 		for (const char *k = w;; ) {
-			if (glob_meets(k, rest, depth + 1))
+			if (glob_meets(k, rest, depth + 1, fnflags))
 				return true;
 			k = strchr(k, '/');
 			if (!k)
@@ -2007,18 +2007,19 @@ static bool glob_meets(const char *w, const char *pat, int depth)
 		if (lit < 2)
 			return false;
 	}
-	if (wg ? fnmatch(wc, pc, FNM_PERIOD) != 0
+	if (wg ? fnmatch(wc, pc, fnflags) != 0
 	       : pg ? fnmatch(pc, wc, FNM_PERIOD) != 0 : strcmp(wc, pc) != 0)
 		return false;
 	if (!we) /* the word ends here: the pattern too, or it covers what is below */
 		return !pe || !strcmp(pe + 1, "**");
 	if (!pe)
 		return false;
-	return glob_meets(we + 1, pe + 1, depth + 1);
+	return glob_meets(we + 1, pe + 1, depth + 1, fnflags);
 }
 
-/* The first denied pattern a glob word may name, or -1. */
-static long glob_denied(const struct layer *l, const char *home, const char *w)
+/* The first denied pattern a glob word may name, or -1 (span: its '*'
+ * stand for unknown values, which may start with a dot). */
+static long glob_denied(const struct layer *l, const char *home, const char *w, bool span)
 {
 	size_t n = moat_globset_count(l->denied_paths);
 	char exp[MOAT_PATH_MAX];
@@ -2033,7 +2034,7 @@ static long glob_denied(const struct layer *l, const char *home, const char *w)
 				continue;
 			pat = exp;
 		}
-		if (glob_meets(w, pat, 0))
+		if (glob_meets(w, pat, 0, span ? 0 : FNM_PERIOD))
 			return (long)i;
 	}
 	return -1;
@@ -2060,7 +2061,7 @@ static long word_denied(struct call *c, const struct layer *l, const char *home,
 	/* SECURITY: an unquoted glob names whatever it matches when the
 	 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
 	if (i < 0 && glob)
-		i = glob_denied(l, home, subj);
+		i = glob_denied(l, home, subj, (pflags & MOAT_CMD_PATH_SPAN) != 0);
 	if (i < 0)
 		return -1;
 	pr = moat_globset_first(l->path_rules, subj, len);
@@ -2350,6 +2351,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			     "and no sandbox hides what it reaches",
 			     a->views[pp->view].text, pp->text);
 		}
+		/* a word of unknown parts (a pattern of them) is the hook's:
+		 * the sandbox hides whatever they turn out to name */
+		if ((pp->flags & MOAT_CMD_PATH_SPAN) && !c->unsandboxed)
+			continue;
 		/* a command rule that allows the program covers its operands
 		 * where a sandbox hides the denied paths; never its
 		 * redirections, and where no sandbox runs the command only a
@@ -2399,6 +2404,9 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		/* SECURITY: with no sandbox behind the command, the word is
 		 * what the kernel opens: every link on its way (an existing
 		 * k -> ~/.kube in `cat k/config`) must pass too */
+		/* (no file is named by that pattern: nothing to resolve or walk) */
+		if (i < 0 && (pp->flags & MOAT_CMD_PATH_SPAN))
+			continue;
 		if (i < 0 && c->unsandboxed && ++resolved > WORDS_RESOLVED_MAX) {
 			if (resolved == WORDS_RESOLVED_MAX + 1) {
 				rule_id(rule, sizeof(rule), l, "command:paths-unchecked", NULL);
@@ -2465,7 +2473,14 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
 		/* SECURITY: the ASK stands on the sandbox hiding the path; with
 		 * no sandbox behind the call the command would read it */
-		if (c->unsandboxed)
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_SPAN))
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' may name %s (each part not known before running as '*'), a "
+			     "denied path: the command would %s it, and no sandbox hides it where "
+			     "this command runs",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		else if (c->unsandboxed)
 			vset(out, MOAT_DENY, true, rule,
 			     "'%s' names %s, a denied path%s: the command would %s it, and no "
 			     "sandbox hides it where this command runs",
