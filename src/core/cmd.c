@@ -7225,6 +7225,54 @@ static bool project_dirs(const char *v)
 	}
 }
 
+/* Variables whose value names files the program loads ("BASH_ENV=F",
+ * "LD_PRELOAD=A:B"), not directories; sorted (bsearch). */
+static const char *const env_file_vars[] = {
+    "BASH_ENV", "DYLD_INSERT_LIBRARIES", "ENV", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "LD_AUDIT", "LD_PRELOAD",
+};
+
+static int cmp_env_var(const void *k, const void *e)
+{
+	const char *const *key = k;
+
+	return strcmp(*key, *(const char *const *)e);
+}
+
+/* SECURITY: the files such a value names are read by the program, as
+ * its operands are ("BASH_ENV=~/.ssh/id_rsa bash -c :" prints the key
+ * in bash's error): each one a path of view v. */
+static int note_env_files(struct an *an, size_t v, wref w, const char *text, size_t nl)
+{
+	char name[32];
+	const char *key = name;
+	int r;
+
+	if (nl >= sizeof(name))
+		return 0;
+	memcpy(name, text, nl);
+	name[nl] = '\0';
+	if (!bsearch(&key, env_file_vars, MOAT_ARRAY_SIZE(env_file_vars), sizeof(env_file_vars[0]),
+		     cmp_env_var))
+		return 0;
+	for (const char *p = text + nl + 1; *p;) {
+		size_t n = strcspn(p, ": ");
+		unsigned fl = w->flags & ~(unsigned)(MOAT_SHW_TILDE | MOAT_SHW_ATILDE);
+		char *piece;
+
+		if (n) {
+			if (p[0] == '~' && (w->flags & MOAT_SHW_ATILDE))
+				fl |= MOAT_SHW_TILDE;
+			if (!(piece = moat_arena_strndup(an->ar, p, n)))
+				return an_oom(an);
+			if ((r = note_path(an, v, fl, piece, 0)))
+				return r;
+		}
+		p += n + (p[n] != '\0');
+	}
+	return 0;
+}
+
 /* SECURITY: an assignment NAME=VALUE that reaches a program's environment
  * (before a command, through env, export or declare -x) whose value the
  * program runs as a command (PROMPT_COMMAND for an interactive bash,
@@ -7272,7 +7320,7 @@ static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 				"%.*s makes the program load code or configuration from '%.80s'",
 				(int)nl, text, eq + 1);
 		an->finding_flags = saved;
-		if (r)
+		if (r || (r = note_env_files(an, v, w, text, nl)))
 			return r;
 	}
 	for (size_t k = 0; runs[k] && !hit; k++)
