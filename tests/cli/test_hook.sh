@@ -199,17 +199,18 @@ rc=$?
 
 # a search reads every file below its root
 hook "$(pre Grep "{\"pattern\": \"AKIA\", \"path\": \"$HOME\"}")"; calls=$((calls + 1))
-expect ask "Grep of AKIA over ~: ask"
-has "$why" "hook:search-denied" "the ask names the search rule"
-case "$why" in *"$HOME/.aws/credentials"* | *"$HOME/.ssh/id_rsa"*) ok "the ask names the denied file the search would read" ;;
+expect deny "Grep of AKIA over ~: deny (it would print the denied files' lines)"
+has "$why" "hook:search-denied" "the deny names the search rule"
+case "$why" in *"$HOME/.aws/credentials"* | *"$HOME/.ssh/id_rsa"*) ok "the deny names the denied file the search would read" ;;
 *) nok "the ask names the denied file" "$why" ;; esac
 hook "$(pre Grep "{\"pattern\": \"AKIA\", \"path\": \"~\"}")"; calls=$((calls + 1))
-expect ask "Grep over ~ spelled with a tilde: ask"
+expect deny "Grep over ~ spelled with a tilde: deny"
 hook "$(pre Glob "{\"pattern\": \"**/*\", \"path\": \"$HOME\"}")"; calls=$((calls + 1))
-expect ask "Glob of everything below ~: ask"
+expect ask "Glob of everything below ~: ask (names only)"
+has "$why" "would list" "  the ask says the Glob would list the denied file"
 hook "$(pre Grep '{"pattern": "x"}')"; calls=$((calls + 1))
-expect ask "Grep of the project, where a link points at ~/.ssh/id_rsa: ask"
-has "$why" "$HOME/.ssh/id_rsa" "the ask names the link's denied target"
+expect deny "Grep of the project, where a link points at ~/.ssh/id_rsa: deny"
+has "$why" "$HOME/.ssh/id_rsa" "the deny names the link's denied target"
 hook "$(pre Grep '{"pattern": "x", "glob": "*.c"}')"; calls=$((calls + 1))
 expect allow "Grep of the project limited to *.c (no denied file among them): allow"
 hook "$(pre Glob '{"pattern": "*.txt", "path": "src"}')"; calls=$((calls + 1))
@@ -220,9 +221,9 @@ mkdir -p "$HOME/certs"
 echo "PRIVATE" >"$HOME/certs/server.pem"
 for g in '*.txt id_*' '*.txt,id_*' '*.txt\tid_*' '*.txt\u00a0id_*' '*.txt\u3000id_*' ' id_* ' '!*.txt' '*.{txt,md} id_*'; do
 	hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"$g\"}")"; calls=$((calls + 1))
-	expect ask "Grep over ~ with glob '$g' (a piece meets a denied file): ask"
+	expect deny "Grep over ~ with glob '$g' (a piece meets a denied file): deny"
 done
-has "$why" "hook:search-denied" "the ask names the search rule"
+has "$why" "hook:search-denied" "the deny names the search rule"
 hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"*.pem !x\"}")"; calls=$((calls + 1))
 expect deny "Grep over ~ with glob '*.pem !x': deny (the piece *.pem, a denied name)"
 hook "$(pre Grep "{\"pattern\": \"PRIVATE\", \"path\": \"$HOME\", \"glob\": \"x .ssh/*\"}")"; calls=$((calls + 1))
