@@ -6973,6 +6973,9 @@ static int note_operands(struct an *an, size_t v)
 		if ((r = note_path(an, v, fl, a, tree)))
 			return r;
 	}
+	/* SECURITY: grep -r KEY, rg KEY: the working directory is the tree */
+	if (tree && moat_cmd_searches_cwd(view->prog, view->argv, view->argc))
+		return note_path(an, v, 0, ".", tree);
 	return 0;
 }
 
