@@ -6935,15 +6935,85 @@ static int note_span(struct an *an, size_t v, wref w, size_t from, unsigned pfla
 	return note_path(an, v, fl, text, pflags | MOAT_CMD_PATH_SPAN | MOAT_CMD_PATH_GLOB);
 }
 
+/* find's files: its roots ("." when none), read whole when an -exec,
+ * -execdir, -ok or -okdir runs a program that reads what it is given
+ * (find ~ -exec cat {} +), and the files of its file-valued primaries.
+ * A find that only lists names no file with its tests' patterns (find .
+ * -name '*.pem'); one that acts on what it finds (-delete, -exec) has
+ * every other word noted too, as any program's operands are (find .
+ * -name '*.key' -delete may remove a key). */
+static int note_find(struct an *an, size_t v)
+{
+	static const char *const file_args[] = {"-fprint", "-fprint0", "-fls", "-fprintf",
+						"-files0-from", NULL};
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t i = 1, r0, r1;
+	unsigned tree = 0;
+	bool acts = false;
+	int r;
+
+	while (i < view->argc && (!strcmp(view->argv[i], "-H") || !strcmp(view->argv[i], "-L") ||
+				  !strcmp(view->argv[i], "-P") || !strncmp(view->argv[i], "-O", 2) ||
+				  !strcmp(view->argv[i], "-D")))
+		i += strcmp(view->argv[i], "-D") ? 1 : 2;
+	if (i < view->argc && !strcmp(view->argv[i], "--"))
+		i++;
+	r0 = i;
+	while (i < view->argc && view->argv[i][0] != '-' && strcmp(view->argv[i], "(") &&
+	       strcmp(view->argv[i], "!") && strcmp(view->argv[i], ","))
+		i++;
+	r1 = i;
+	for (size_t k = r1; k + 1 < view->argc; k++) {
+		const char *a = view->argv[k], *prog;
+
+		if (!strcmp(a, "-delete"))
+			acts = true;
+		if (strcmp(a, "-exec") && strcmp(a, "-execdir") && strcmp(a, "-ok") &&
+		    strcmp(a, "-okdir"))
+			continue;
+		acts = true;
+		prog = strrchr(view->argv[k + 1], '/');
+		prog = prog ? prog + 1 : view->argv[k + 1];
+		if (moat_cmd_prints_operands(prog) || moat_cmd_reads_tree(prog, NULL, 0) ||
+		    !strcmp(prog, "grep") || !strcmp(prog, "egrep") || !strcmp(prog, "fgrep"))
+			tree = MOAT_CMD_PATH_TREE;
+	}
+	for (size_t k = r0; k < r1; k++)
+		if ((r = note_path(an, v, vw[k]->flags, view->argv[k], tree)))
+			return r;
+	if (r0 == r1 && tree && (r = note_path(an, v, 0, ".", tree)))
+		return r;
+	if (r1 < view->argc && !strcmp(view->argv[view->argc - 1], "-delete"))
+		acts = true;
+	for (size_t k = r1; k < view->argc; k++) {
+		const char *a = view->argv[k];
+
+		if (k + 1 < view->argc && in_list(file_args, a, strlen(a), false)) {
+			if ((r = note_path(an, v, vw[k + 1]->flags, view->argv[k + 1], 0)))
+				return r;
+			k++;
+		} else if (acts && a[0] != '-' && strcmp(a, "(") && strcmp(a, ")") &&
+			   strcmp(a, "!") && strcmp(a, ",") && strcmp(a, "{}") &&
+			   (r = note_path(an, v, vw[k]->flags, a, 0))) {
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* The operands of view v: words that are not options, --opt=VALUE values. */
 static int note_operands(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool done = false;
-	unsigned tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE
-										 : 0;
+	unsigned tree;
 	int r;
+
+	if (!strcmp(view->prog, "find"))
+		return note_find(an, v);
+	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];

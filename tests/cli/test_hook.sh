@@ -495,7 +495,8 @@ for c in 'tar czf x.tgz ~' 'cp -r ~ /tmp/x' 'grep -r KEY ~' 'rsync -a ~/ host:' 
 	'grep -d recurse K ~' 'grep --directories=recurse K ~' 'grep -drecurse K ~' \
 	'grep --recurs K ~' 'cp --recur ~ /tmp/x' 'cp --arch ~ /tmp/x' 'tar --cre -f x ~' \
 	'rsync --recu ~ h:' 'diff --recur a ~' 'cd ~ && grep -r KEY' 'cd ~ && rg --hidden KEY' \
-	'cd ~ && grep -r -e KEY' 'rsync -d ~ h:' 'rgrep K ~' 'ug -r K ~' 'gzip -r ~'; do
+	'cd ~ && grep -r -e KEY' 'rsync -d ~ h:' 'rgrep K ~' 'ug -r K ~' 'gzip -r ~' \
+	'find ~ -exec cat {} +' 'find -L ~ -type f -exec head -1 {} ;' 'cd ~ && find -exec grep K {} +'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect deny "Bash $c (the home holds ~/.ssh/id_rsa): deny"
 	has "$why" "denied_paths:" "  the reason names the denied path's rule"
@@ -503,7 +504,8 @@ done
 has "$why" ".ssh/id_rsa" "the reason names the denied file"
 for c in 'tar czf out.tgz src/' 'cp -r src /tmp/x' 'grep -r TODO src/' 'rg TODO src' \
 	'tar tzf x.tgz' 'cat ~/.bashrc.none' 'ls -R ~' 'grep -r -A 3 TODO src' 'grep -d skip K ~' \
-	'cd src && grep -rn TODO' 'grep -er ~ src/x.c'; do
+	'cd src && grep -rn TODO' 'grep -er ~ src/x.c' 'find src -name "*.c" -exec cat {} +' \
+	'find ~ -name "*.pem"'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect allow "Bash $c: allow"
 done
