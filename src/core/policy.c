@@ -2236,7 +2236,9 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 
 /* The walks below the trees one command reads, and what they share. */
 struct tree_walk {
-	struct moat_search_budget budget;
+	struct moat_search_budget pool;	  /* what the walks of the command may spend */
+	struct moat_search_budget budget; /* one walk's share of it */
+	size_t left;			  /* trees still to walk, this one included */
 	char root[MOAT_PATH_MAX];
 	char hit[PATH_MAX];
 	struct moat_decision why;
@@ -2272,8 +2274,18 @@ static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis
 			sl--;
 		sl[sl == tw->root] = '\0';
 	}
-	r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit, sizeof(tw->hit),
-			       &tw->why);
+	/* SECURITY: each tree walks on its share of what is left, so a large
+	 * first one (tar cf x ../big ~) cannot leave the home unwalked */
+	moat_search_budget_share(&tw->pool, tw->left, &tw->budget);
+	{
+		size_t given = tw->budget.entries;
+
+		r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit,
+				       sizeof(tw->hit), &tw->why);
+		moat_search_budget_spend(&tw->pool, given, &tw->budget);
+		if (tw->left > 1)
+			tw->left--;
+	}
 	if (r == 0)
 		return false;
 	if (r == 1 && !strcmp(tw->why.rule, "path:unresolvable")) {
@@ -2461,7 +2473,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 				break;
 			}
 			if (!tw_ready) {
-				moat_search_budget_init(&tw->budget, MOAT_SEARCH_MAX_MS);
+				moat_search_budget_init(&tw->pool, MOAT_SEARCH_MAX_MS);
+				tw->left = 0;
+				for (size_t j = k; j < a->npaths; j++)
+					tw->left += (a->paths[j].flags & MOAT_CMD_PATH_TREE) != 0;
 				tw_ready = true;
 			}
 			if (check_tree(c, li, a, pp, subj, tw))
