@@ -7011,9 +7011,15 @@ static int note_operands(struct an *an, size_t v)
 	unsigned tree;
 	int r;
 
+	const char *cdir = NULL; /* tar -C DIR: the directory later operands are in */
+	unsigned cdir_fl = 0;
+	bool tar;
+
 	if (!strcmp(view->prog, "find"))
 		return note_find(an, v);
 	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
+	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
+	      !strcmp(view->prog, "bsdtar");
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
@@ -7029,6 +7035,32 @@ static int note_operands(struct an *an, size_t v)
 				done = true;
 				continue;
 			}
+			/* a pattern, not a file (--exclude=.env, rg -g '*.pem') */
+			if (moat_cmd_pattern_option(view->prog, a)) {
+				if (!strchr(a, '='))
+					i++;
+				continue;
+			}
+			/* tar -C DIR: a directory to change to, not a tree read;
+			 * the operands after it are below it */
+			if (tar && (!strcmp(a, "-C") || (a[1] == '-' && strlen(a) > 4 &&
+							  !strncmp(a, "--directory", strcspn(a, "="))))) {
+				const char *d = strchr(a, '=');
+				size_t w = d ? i : i + 1;
+
+				if (!d && w >= view->argc)
+					continue;
+				cdir = d ? d + 1 : view->argv[w];
+				cdir_fl = vw[w]->flags & ~(unsigned)MOAT_SHW_TILDE;
+				if (cdir[0] == '~')
+					cdir_fl |= vw[w]->flags & MOAT_SHW_TILDE;
+				if (d ? !strncmp(d + 1, "~", 1) : 0)
+					cdir_fl |= MOAT_SHW_TILDE;
+				if ((r = note_path(an, v, cdir_fl, cdir, 0)))
+					return r;
+				i = w;
+				continue;
+			}
 			if (a[1] != '-' || !(eq = strchr(a, '=')) || !eq[1])
 				continue;
 			a = eq + 1;
@@ -7042,6 +7074,18 @@ static int note_operands(struct an *an, size_t v)
 			return r;
 		if ((r = note_path(an, v, fl, a, tree)))
 			return r;
+		if (cdir && a[0] != '/' && !(fl & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
+			size_t dl = strlen(cdir), al = strlen(a);
+			char *j = moat_arena_alloc(an->ar, dl + al + 2);
+
+			if (!j)
+				return an_oom(an);
+			memcpy(j, cdir, dl);
+			j[dl] = '/';
+			memcpy(j + dl + 1, a, al + 1);
+			if ((r = note_path(an, v, cdir_fl | (fl & MOAT_SHW_GLOB), j, tree)))
+				return r;
+		}
 	}
 	/* SECURITY: grep -r KEY, rg KEY: the working directory is the tree */
 	if (tree && moat_cmd_searches_cwd(view->prog, view->argv, view->argc))

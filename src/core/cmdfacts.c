@@ -209,3 +209,26 @@ bool moat_cmd_prints_operands(const char *prog)
 	return bsearch(prog, printers, MOAT_ARRAY_SIZE(printers), sizeof(printers[0]), cmp_name) !=
 	       NULL;
 }
+
+/* long options whose value is a pattern of names (GNU grep, tar, rsync,
+ * diff, rg, ag, ugrep) */
+static const char *const pattern_longs[] = {
+    "exclude", "exclude-dir", "include", "include-dir", "glob", "iglob", "filter",
+};
+
+bool moat_cmd_pattern_option(const char *prog, const char *a)
+{
+	size_t n;
+
+	if (a[0] != '-')
+		return false;
+	if (a[1] != '-')
+		return !strcmp(a, "-g") &&
+		       (!strcmp(prog, "rg") || !strcmp(prog, "ag") || !strcmp(prog, "ugrep") ||
+			!strcmp(prog, "ug"));
+	n = strcspn(a + 2, "=");
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(pattern_longs); i++)
+		if (strlen(pattern_longs[i]) == n && !strncmp(a + 2, pattern_longs[i], n))
+			return true;
+	return false;
+}

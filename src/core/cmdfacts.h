@@ -36,4 +36,8 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
  * base64, ...): an operand whose value is wholly unknown may be any file. */
 bool moat_cmd_prints_operands(const char *prog);
 
+/* Is option word a (of program prog) one whose value is a pattern of
+ * names, not a file (--exclude=.env, --include PAT, rg -g GLOB)? */
+bool moat_cmd_pattern_option(const char *prog, const char *a);
+
 #endif

@@ -505,7 +505,7 @@ has "$why" ".ssh/id_rsa" "the reason names the denied file"
 for c in 'tar czf out.tgz src/' 'cp -r src /tmp/x' 'grep -r TODO src/' 'rg TODO src' \
 	'tar tzf x.tgz' 'cat ~/.bashrc.none' 'ls -R ~' 'grep -r -A 3 TODO src' 'grep -d skip K ~' \
 	'cd src && grep -rn TODO' 'grep -er ~ src/x.c' 'find src -name "*.c" -exec cat {} +' \
-	'find ~ -name "*.pem"'; do
+	'find ~ -name "*.pem"' 'tar -C / -czf /tmp/x.tgz etc/hostname'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect allow "Bash $c: allow"
 done
