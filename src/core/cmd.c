@@ -7011,6 +7011,7 @@ static int note_operands(struct an *an, size_t v)
 	unsigned tree;
 	int r;
 
+	size_t dest = 0; /* a copier's destination operand (0: none) */
 	const char *cdir = NULL; /* tar -C DIR: the directory later operands are in */
 	unsigned cdir_fl = 0;
 	bool tar;
@@ -7020,6 +7021,32 @@ static int note_operands(struct an *an, size_t v)
 	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
 	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
 	      !strcmp(view->prog, "bsdtar");
+	/* a copier's last operand is where it writes, not a tree it reads
+	 * (cp -r payload/. ~), unless a target directory is given apart */
+	if (tree && (!strcmp(view->prog, "cp") || !strcmp(view->prog, "scp") ||
+		     !strcmp(view->prog, "rsync"))) {
+		bool dd = false;
+		size_t nops = 0, tdest = 0;
+
+		for (size_t i = 1; i < view->argc; i++) {
+			const char *a = view->argv[i];
+
+			if (!dd && !strcmp(a, "--")) {
+				dd = true;
+			} else if (!dd && a[0] == '-' && a[1]) {
+				/* cp -t DIR, -rtDIR, --target-directory[=]DIR */
+				if (a[1] == '-' && !strncmp(a, "--target-directory", strcspn(a, "=")) &&
+				    strlen(a) > 4)
+					tdest = strchr(a, '=') ? i : i + 1;
+				else if (a[1] != '-' && !strcmp(view->prog, "cp") && strchr(a, 't'))
+					tdest = strchr(a, 't')[1] ? i : i + 1;
+			} else if (!tdest || i != tdest) {
+				nops++;
+				dest = i;
+			}
+		}
+		dest = tdest ? tdest : nops < 2 ? 0 : dest;
+	}
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
@@ -7072,7 +7099,7 @@ static int note_operands(struct an *an, size_t v)
 		    (size_t)(a - view->argv[i]) <= vw[i]->len &&
 		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), tree)))
 			return r;
-		if ((r = note_path(an, v, fl, a, tree)))
+		if ((r = note_path(an, v, fl, a, i == dest ? 0 : tree)))
 			return r;
 		if (cdir && a[0] != '/' && !(fl & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
 			size_t dl = strlen(cdir), al = strlen(a);
