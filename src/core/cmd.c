@@ -107,6 +107,7 @@ struct pos {
 struct download {
 	const char *abs;  /* absolute, or NULL */
 	const char *text; /* as written, without a leading "./" */
+	bool written;	  /* written by a redirection, not fetched */
 };
 
 struct holder {
@@ -168,6 +169,7 @@ struct an {
 	size_t nfuncs;
 	struct download *dl; /* CMD_MAX_DOWNLOADS, allocated at the first */
 	size_t ndl;
+	bool dl_written; /* the last is_download match was of written files only */
 	const char **alias;  /* CMD_MAX_ALIASES "NAME=VALUE", allocated at the first */
 	size_t nalias;
 	uint64_t alias_busy; /* aliases being expanded (never again inside themselves) */
@@ -5085,7 +5087,14 @@ static int check_partition(struct an *an, size_t v, int kind, const struct wctx 
 }
 
 /* A file a download writes ("curl -o f URL", "wget URL", "curl URL > f"). */
+static int note_file(struct an *an, unsigned flags, const char *text, bool written);
+
 static int note_download(struct an *an, unsigned flags, const char *text)
+{
+	return note_file(an, flags, text, false);
+}
+
+static int note_file(struct an *an, unsigned flags, const char *text, bool written)
 {
 	char buf[CMD_PATH_MAX];
 	struct download *d;
@@ -5097,6 +5106,7 @@ static int note_download(struct an *an, unsigned flags, const char *text)
 		return an_oom(an);
 	d = &an->dl[an->ndl];
 	d->abs = NULL;
+	d->written = written;
 	if (abs_path_k(an, flags, text, 0, buf, sizeof(buf)) > 0 &&
 	    !(d->abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
 		return an_oom(an);
@@ -5108,9 +5118,10 @@ static int note_download(struct an *an, unsigned flags, const char *text)
 }
 
 /* Does this word name a file downloaded earlier in the command? */
-static bool is_download(const struct an *an, unsigned flags, const char *text)
+static bool is_download(struct an *an, unsigned flags, const char *text)
 {
 	char buf[CMD_PATH_MAX];
+	bool hit = false;
 	int got;
 
 	if (!an->ndl || (flags & MOAT_SHW_EXPAND))
@@ -5118,19 +5129,34 @@ static bool is_download(const struct an *an, unsigned flags, const char *text)
 	got = abs_path_k(an, flags, text, 0, buf, sizeof(buf));
 	while (text[0] == '.' && text[1] == '/')
 		text += 2;
+	an->dl_written = true;
 	for (size_t k = 0; k < an->ndl; k++)
 		if ((got > 0 && an->dl[k].abs && strcmp(buf, an->dl[k].abs) == 0) ||
-		    strcmp(text, an->dl[k].text) == 0)
-			return true;
-	return false;
+		    strcmp(text, an->dl[k].text) == 0) {
+			hit = true;
+			an->dl_written &= an->dl[k].written;
+		}
+	return hit;
 }
 
+/* (after is_download's match) a script written by the command itself is
+ * the hook's concern only: a sandbox confines what it does */
 static int ask_download_exec(struct an *an, size_t v, const char *text)
 {
-	return add_finding(an, v, MOAT_FINDING_ASK, "command:download-exec",
-			   "runs %s, which the same command downloads first: what it runs cannot "
-			   "be checked before running",
-			   text);
+	unsigned saved = an->finding_flags;
+	int r;
+
+	if (an->dl_written)
+		an->finding_flags |= MOAT_FINDING_F_UNSANDBOXED;
+	r = add_finding(an, v, MOAT_FINDING_ASK,
+			an->dl_written ? "command:written-exec" : "command:download-exec",
+			an->dl_written ? "runs %s, which the same command writes first: what it runs "
+					 "cannot be checked before running, and no sandbox confines it"
+				       : "runs %s, which the same command downloads first: what it "
+					 "runs cannot be checked before running",
+			text);
+	an->finding_flags = saved;
+	return r;
 }
 
 /* Is view v's input (through pipes) a download? */
@@ -7157,6 +7183,11 @@ static int record_redirs_in(struct an *an, const struct moat_sh_redir *rd, size_
 		}
 		if (t->flags & MOAT_SHW_EXPAND)
 			fl |= MOAT_CMD_REDIR_DYNAMIC;
+		/* SECURITY: a file the command writes before running it
+		 * ("echo 'cat ~/.ssh/id_rsa' > x.sh; sh x.sh") is a script
+		 * not checked, as a download is */
+		if ((fl & MOAT_CMD_REDIR_WRITE) && (r = note_file(an, t->flags, t->text, true)))
+			return r;
 		/* SECURITY: a shell or interpreter reading a file the same
 		 * command downloaded ("curl -o f URL; sh < f") runs it */
 		if (rd->op == MOAT_SH_R_IN && (rd->fd < 0 || rd->fd == 0) && an->ndl &&

@@ -101,6 +101,8 @@ struct moat_cmd_finding {
  * environment, not its program and arguments, so a command rule that
  * allows the program does not lift it */
 #define MOAT_FINDING_F_BESIDE 1u
+/* it stands only where no sandbox runs the command (moat hook) */
+#define MOAT_FINDING_F_UNSANDBOXED 2u
 
 /* A word that names a file for some command: its operands (words that are
  * not options, and the values of --opt=value), and the targets of file

@@ -2642,6 +2642,7 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 		const struct moat_cmd_finding *f = &a->findings[i];
 
 		if (f->verdict == MOAT_FINDING_ASK &&
+		    (!(f->flags & MOAT_FINDING_F_UNSANDBOXED) || c->unsandboxed) &&
 		    ((f->flags & MOAT_FINDING_F_BESIDE) ||
 		     !(f->view < a->nviews && decided[f->view] >= 0))) {
 			rule_id(rule, sizeof(rule), l, f->rule, NULL);
