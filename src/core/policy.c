@@ -2641,9 +2641,13 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct moat_cmd_finding *f = &a->findings[i];
 
+		/* SECURITY: with no sandbox, a write into startup files
+		 * persists outside any confinement: a command rule that
+		 * allows the program (tar, cp) does not lift it */
 		if (f->verdict == MOAT_FINDING_ASK &&
 		    (!(f->flags & MOAT_FINDING_F_UNSANDBOXED) || c->unsandboxed) &&
 		    ((f->flags & MOAT_FINDING_F_BESIDE) ||
+		     (c->unsandboxed && !strncmp(f->rule, "startup-write:", 14)) ||
 		     !(f->view < a->nviews && decided[f->view] >= 0))) {
 			rule_id(rule, sizeof(rule), l, f->rule, NULL);
 			vset(out, MOAT_ASK, false, rule, "%s", f->reason);
