@@ -487,10 +487,21 @@ static void check_search(const struct moat_policy *p, const struct hook_search *
 	d->verdict = MOAT_ASK;
 	d->hard = false;
 	if (r == 1) {
+		/* SECURITY: a Grep prints the matching lines of the denied file,
+		 * as `grep -r` of the same root would (DENY); a Glob lists names
+		 * only (ASK); a name the policy cannot read is not known to be
+		 * denied (ASK) */
+		bool reads = !strcmp(claude_tool, "Grep") && why.verdict == MOAT_DENY &&
+			     strcmp(why.rule, "path:unresolvable") != 0;
+
+		if (reads) {
+			d->verdict = MOAT_DENY;
+			d->hard = true;
+		}
 		moat_strlcpy(d->rule, "hook:search-denied", sizeof(d->rule));
 		snprintf(d->reason, sizeof(d->reason),
-			 "%s over %.150s would read %.200s, a denied path (rule %.100s)", claude_tool,
-			 root, hit, why.rule);
+			 "%s over %.150s would %s %.200s, a denied path (rule %.100s)", claude_tool,
+			 root, reads ? "read" : "list", hit, why.rule);
 	} else if (r == -E2BIG) {
 		moat_strlcpy(d->rule, "hook:search-unbounded", sizeof(d->rule));
 		snprintf(d->reason, sizeof(d->reason),

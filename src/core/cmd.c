@@ -107,6 +107,7 @@ struct pos {
 struct download {
 	const char *abs;  /* absolute, or NULL */
 	const char *text; /* as written, without a leading "./" */
+	bool written;	  /* written by a redirection, not fetched */
 };
 
 struct holder {
@@ -148,6 +149,9 @@ struct an {
 	bool hardline;
 	bool failed;
 	const char *home; /* normalised home, or a placeholder that is no real path */
+	/* while a command with NAME=VALUE before it is processed: the state
+	 * before them, which its own words were expanded in (NULL: none) */
+	const struct state *prefix_before;
 	size_t hlen;
 	size_t vcap, fcap, rcap, pcap;
 	unsigned finding_flags; /* MOAT_FINDING_F_* of the findings added now */
@@ -165,6 +169,7 @@ struct an {
 	size_t nfuncs;
 	struct download *dl; /* CMD_MAX_DOWNLOADS, allocated at the first */
 	size_t ndl;
+	bool dl_written; /* the last is_download match was of written files only */
 	const char **alias;  /* CMD_MAX_ALIASES "NAME=VALUE", allocated at the first */
 	size_t nalias;
 	uint64_t alias_busy; /* aliases being expanded (never again inside themselves) */
@@ -684,8 +689,49 @@ void moat_cmd_norm_path(char *p)
 	p[o] = '\0';
 }
 
+static struct var *var_find(const struct state *st, const char *name, size_t n);
+
+/* The home directory a tilde leads to at this point: $HOME as the command
+ * may have assigned it ("HOME=/etc; cat ~/shadow"), else the user's; NULL
+ * when the command gave it a value that cannot be known, or a relative
+ * one. */
+static const char *home_in(const struct an *an, const struct state *st)
+{
+	const struct var *x;
+
+	if (an->untracked)
+		return NULL;
+	x = var_find(st, "HOME", 4);
+	if (!x)
+		return an->home;
+	if (x->v.n == 1 && !(x->v.flags & VS_UNKNOWN) && x->v.s[0][0] == '/')
+		return x->v.s[0];
+	return NULL;
+}
+
+static const char *home_now(const struct an *an)
+{
+	return home_in(an, &an->st);
+}
+
+/* Inside a command run with HOME=VALUE before it: the home its own words
+ * were expanded with, when it differs from home_now (HOME=/tmp cat ~/x
+ * reads the user's ~/x, HOME=/etc bash -c 'cat ~/x' reads /etc/x: a
+ * tilde word is checked as both); else NULL. */
+static const char *home_outer(const struct an *an)
+{
+	const char *h, *n;
+
+	if (!an->prefix_before)
+		return NULL;
+	h = home_in(an, an->prefix_before);
+	n = home_now(an);
+	return h && n && strcmp(h, n) ? h : NULL;
+}
+
 /* The absolute path a word names, home spellings (~, ~/x, ~user, $HOME,
- * ${HOME}, "$HOME") resolved; false when relative or unknown. */
+ * ${HOME}, "$HOME") resolved; false when relative or unknown (~+ and ~-
+ * are the working directories: see abs_path_k). */
 static bool abs_path(const struct an *an, unsigned flags, const char *text, char *buf, size_t cap)
 {
 	const char *base = "", *rest;
@@ -706,7 +752,11 @@ static bool abs_path(const struct an *an, unsigned flags, const char *text, char
 
 		rest = e ? e : "";
 		if (nl == 0) {
-			base = an->home;
+			base = home_now(an);
+			if (!base)
+				return false;
+		} else if (nl == 1 && (text[1] == '+' || text[1] == '-')) {
+			return false;
 		} else if (nl == 4 && strncmp(text + 1, "root", 4) == 0) {
 			base = "/root";
 		} else {
@@ -1001,10 +1051,28 @@ static int abs_path_k(const struct an *an, unsigned flags, const char *text, siz
 	const struct vset *cwd = an->st.cwd;
 	size_t dl, tl;
 
-	if (abs_path(an, flags, text, buf, cap))
+	if (k != 1 && abs_path(an, flags, text, buf, cap))
 		return k != 0				  ? 0
 		       : an->nlinks || an->links_lost ? follow_links(an, text, buf, cap)
 						      : 1;
+	if (k == 1 && (flags & MOAT_SHW_TILDE) && text[0] == '~' && (!text[1] || text[1] == '/') &&
+	    home_outer(an)) {
+		const char *h = home_outer(an);
+		size_t hl = strlen(h), rl = strlen(text + 1);
+
+		if (hl + rl + 2 > cap)
+			return -1;
+		memcpy(buf, h, hl);
+		buf[hl] = '/';
+		memcpy(buf + hl + 1, text + 1, rl + 1);
+		return moat_cmd_norm_proc(buf, cap) == 0 ? 1 : -1;
+	}
+	/* ~+ is $PWD, the working directory here; ~- is $OLDPWD, not known */
+	if ((flags & MOAT_SHW_TILDE) && text[0] == '~' && text[1] == '+' &&
+	    (text[2] == '\0' || text[2] == '/')) {
+		text = text[2] ? text + 3 : ".";
+		flags &= ~(unsigned)MOAT_SHW_TILDE;
+	}
 	if ((flags & MOAT_SHW_EXPAND) || text[0] == '/' || (text[0] == '~' && (flags & MOAT_SHW_TILDE)))
 		return k == 0 ? -1 : 0; /* unknown, too long, or ~ we cannot place */
 	if (!text[0])
@@ -1814,7 +1882,12 @@ static int eval_word(struct an *an, wref w, const struct wctx *cx, int depth, si
 static const char *tilde_dir(const struct an *an, const char *t, size_t n, char *buf, size_t cap)
 {
 	if (n == 0)
-		return an->home;
+		return home_now(an);
+	if (n == 1 && t[0] == '+')
+		return an->st.cwd->n == 1 && !(an->st.cwd->flags & VS_UNKNOWN) ? an->st.cwd->s[0]
+										 : NULL;
+	if (n == 1 && t[0] == '-')
+		return NULL; /* $OLDPWD */
 	if (n == 4 && memcmp(t, "root", 4) == 0)
 		return "/root";
 	for (size_t k = 0; k < n; k++)
@@ -5014,7 +5087,14 @@ static int check_partition(struct an *an, size_t v, int kind, const struct wctx 
 }
 
 /* A file a download writes ("curl -o f URL", "wget URL", "curl URL > f"). */
+static int note_file(struct an *an, unsigned flags, const char *text, bool written);
+
 static int note_download(struct an *an, unsigned flags, const char *text)
+{
+	return note_file(an, flags, text, false);
+}
+
+static int note_file(struct an *an, unsigned flags, const char *text, bool written)
 {
 	char buf[CMD_PATH_MAX];
 	struct download *d;
@@ -5026,6 +5106,7 @@ static int note_download(struct an *an, unsigned flags, const char *text)
 		return an_oom(an);
 	d = &an->dl[an->ndl];
 	d->abs = NULL;
+	d->written = written;
 	if (abs_path_k(an, flags, text, 0, buf, sizeof(buf)) > 0 &&
 	    !(d->abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
 		return an_oom(an);
@@ -5037,9 +5118,10 @@ static int note_download(struct an *an, unsigned flags, const char *text)
 }
 
 /* Does this word name a file downloaded earlier in the command? */
-static bool is_download(const struct an *an, unsigned flags, const char *text)
+static bool is_download(struct an *an, unsigned flags, const char *text)
 {
 	char buf[CMD_PATH_MAX];
+	bool hit = false;
 	int got;
 
 	if (!an->ndl || (flags & MOAT_SHW_EXPAND))
@@ -5047,19 +5129,34 @@ static bool is_download(const struct an *an, unsigned flags, const char *text)
 	got = abs_path_k(an, flags, text, 0, buf, sizeof(buf));
 	while (text[0] == '.' && text[1] == '/')
 		text += 2;
+	an->dl_written = true;
 	for (size_t k = 0; k < an->ndl; k++)
 		if ((got > 0 && an->dl[k].abs && strcmp(buf, an->dl[k].abs) == 0) ||
-		    strcmp(text, an->dl[k].text) == 0)
-			return true;
-	return false;
+		    strcmp(text, an->dl[k].text) == 0) {
+			hit = true;
+			an->dl_written &= an->dl[k].written;
+		}
+	return hit;
 }
 
+/* (after is_download's match) a script written by the command itself is
+ * the hook's concern only: a sandbox confines what it does */
 static int ask_download_exec(struct an *an, size_t v, const char *text)
 {
-	return add_finding(an, v, MOAT_FINDING_ASK, "command:download-exec",
-			   "runs %s, which the same command downloads first: what it runs cannot "
-			   "be checked before running",
-			   text);
+	unsigned saved = an->finding_flags;
+	int r;
+
+	if (an->dl_written)
+		an->finding_flags |= MOAT_FINDING_F_UNSANDBOXED;
+	r = add_finding(an, v, MOAT_FINDING_ASK,
+			an->dl_written ? "command:written-exec" : "command:download-exec",
+			an->dl_written ? "runs %s, which the same command writes first: what it runs "
+					 "cannot be checked before running, and no sandbox confines it"
+				       : "runs %s, which the same command downloads first: what it "
+					 "runs cannot be checked before running",
+			text);
+	an->finding_flags = saved;
+	return r;
 }
 
 /* Is view v's input (through pipes) a download? */
@@ -6742,7 +6839,7 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 
 		if (got > 0 && !(abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
 			return an_oom(an);
-		if ((r = add_path(an, v, text, abs, pflags)))
+		if ((r = add_path(an, v, text, abs, pflags | (got < 0 ? MOAT_CMD_PATH_UNKNOWN : 0))))
 			return r;
 	}
 	return 0;
@@ -6767,15 +6864,215 @@ static int note_at_file(struct an *an, size_t v, unsigned fl, const char *a)
 	return note_path(an, v, fl, at + 1, 0);
 }
 
+/* SECURITY: an operand with expansions not known before running names
+ * whatever they give. It is noted as a pattern, each unknown part a '*'
+ * (MOAT_CMD_PATH_SPAN: "$Q".env, /home/$USER/.ssh/id_rsa, ~/$1/id_rsa);
+ * one whose last component has no literal character, of a program that
+ * prints or copies its operands, as a place not known (cat $(ls -A),
+ * cat ~/"$f"). from: where the
+ * operand starts in word w (after --opt=). */
+/* The end of the expansion spelt at t[i] ('$' or '`'), within n bytes:
+ * for a word whose values were substituted, which keeps the unknown
+ * parts verbatim but no spans. */
+static size_t span_end(const char *t, size_t i, size_t n)
+{
+	size_t k = i + 1, depth = 1;
+	char open, close;
+
+	if (t[i] == '`') {
+		while (k < n && t[k] != '`')
+			k++;
+		return k < n ? k + 1 : n;
+	}
+	if (k >= n)
+		return k;
+	if (t[k] != '{' && t[k] != '(') {
+		if (strchr("@*#?-$!0123456789", t[k]))
+			return k + 1;
+		while (k < n && is_name_char(t[k]))
+			k++;
+		return k;
+	}
+	open = t[k];
+	close = open == '{' ? '}' : ')';
+	for (k++; k < n && depth; k++) {
+		if (t[k] == open)
+			depth++;
+		else if (t[k] == close)
+			depth--;
+	}
+	return k;
+}
+
+static int note_span(struct an *an, size_t v, wref w, size_t from, unsigned pflags)
+{
+	char buf[CMD_PATH_MAX];
+	size_t o = 0, pos = from, lit = 0;
+	unsigned fl = w->flags & ~(unsigned)(MOAT_SHW_EXPAND | MOAT_SHW_TILDE);
+	const struct moat_sh_span *sp = w->spans;
+	const char *text;
+
+	if ((w->flags & CMD_W_ELSEWHERE) || from > w->len)
+		return 0;
+	for (size_t scan = from;;) {
+		size_t off, end;
+
+		/* the next unknown part: from the spans, else from the text */
+		while (sp && sp->off < from)
+			sp = sp->next;
+		if (w->spans) {
+			off = sp ? sp->off : w->len;
+			end = sp ? sp->off + sp->len : w->len;
+		} else {
+			off = scan;
+			while (off < w->len && w->text[off] != '$' && w->text[off] != '`')
+				off++;
+			end = off < w->len ? span_end(w->text, off, w->len) : w->len;
+			scan = end;
+		}
+		if (off > pos) {
+			if (o + (off - pos) + 2 >= sizeof(buf))
+				return 0;
+			/* (the literal characters of the last component) */
+			for (size_t k = pos; k < off; k++)
+				lit = w->text[k] == '/' ? 0 : lit + (w->text[k] != '*');
+			memcpy(buf + o, w->text + pos, off - pos);
+			o += off - pos;
+		}
+		if (off >= w->len)
+			break;
+		if (!o || buf[o - 1] != '*')
+			buf[o++] = '*';
+		if (memchr(w->text + off, '/', end - off))
+			lit = 0; /* (a value's own '/' would start another component) */
+		pos = end;
+		if (sp)
+			sp = sp->next;
+	}
+	buf[o] = '\0';
+	if (!lit)
+		return moat_cmd_prints_operands(an->a->views[v].prog)
+			       ? add_path(an, v, w->text + from, NULL, pflags | MOAT_CMD_PATH_UNKNOWN)
+			       : 0;
+	if (from == 0 && (w->flags & MOAT_SHW_TILDE) && buf[0] == '~')
+		fl |= MOAT_SHW_TILDE;
+	if (!(text = moat_arena_strndup(an->ar, buf, o)))
+		return an_oom(an);
+	return note_path(an, v, fl, text, pflags | MOAT_CMD_PATH_SPAN | MOAT_CMD_PATH_GLOB);
+}
+
+/* find's files: its roots ("." when none), read whole when an -exec,
+ * -execdir, -ok or -okdir runs a program that reads what it is given
+ * (find ~ -exec cat {} +), and the files of its file-valued primaries.
+ * A find that only lists names no file with its tests' patterns (find .
+ * -name '*.pem'); one that acts on what it finds (-delete, -exec) has
+ * every other word noted too, as any program's operands are (find .
+ * -name '*.key' -delete may remove a key). */
+static int note_find(struct an *an, size_t v)
+{
+	static const char *const file_args[] = {"-fprint", "-fprint0", "-fls", "-fprintf",
+						"-files0-from", NULL};
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+	size_t i = 1, r0, r1;
+	unsigned tree = 0;
+	bool acts = false;
+	int r;
+
+	while (i < view->argc && (!strcmp(view->argv[i], "-H") || !strcmp(view->argv[i], "-L") ||
+				  !strcmp(view->argv[i], "-P") || !strncmp(view->argv[i], "-O", 2) ||
+				  !strcmp(view->argv[i], "-D")))
+		i += strcmp(view->argv[i], "-D") ? 1 : 2;
+	if (i < view->argc && !strcmp(view->argv[i], "--"))
+		i++;
+	r0 = i;
+	while (i < view->argc && view->argv[i][0] != '-' && strcmp(view->argv[i], "(") &&
+	       strcmp(view->argv[i], "!") && strcmp(view->argv[i], ","))
+		i++;
+	r1 = i;
+	for (size_t k = r1; k + 1 < view->argc; k++) {
+		const char *a = view->argv[k], *prog;
+
+		if (!strcmp(a, "-delete"))
+			acts = true;
+		if (strcmp(a, "-exec") && strcmp(a, "-execdir") && strcmp(a, "-ok") &&
+		    strcmp(a, "-okdir"))
+			continue;
+		acts = true;
+		prog = strrchr(view->argv[k + 1], '/');
+		prog = prog ? prog + 1 : view->argv[k + 1];
+		if (moat_cmd_prints_operands(prog) || moat_cmd_reads_tree(prog, NULL, 0) ||
+		    !strcmp(prog, "grep") || !strcmp(prog, "egrep") || !strcmp(prog, "fgrep"))
+			tree = MOAT_CMD_PATH_TREE;
+	}
+	for (size_t k = r0; k < r1; k++)
+		if ((r = note_path(an, v, vw[k]->flags, view->argv[k], tree)))
+			return r;
+	if (r0 == r1 && tree && (r = note_path(an, v, 0, ".", tree)))
+		return r;
+	if (r1 < view->argc && !strcmp(view->argv[view->argc - 1], "-delete"))
+		acts = true;
+	for (size_t k = r1; k < view->argc; k++) {
+		const char *a = view->argv[k];
+
+		if (k + 1 < view->argc && in_list(file_args, a, strlen(a), false)) {
+			if ((r = note_path(an, v, vw[k + 1]->flags, view->argv[k + 1], 0)))
+				return r;
+			k++;
+		} else if (acts && a[0] != '-' && strcmp(a, "(") && strcmp(a, ")") &&
+			   strcmp(a, "!") && strcmp(a, ",") && strcmp(a, "{}") &&
+			   (r = note_path(an, v, vw[k]->flags, a, 0))) {
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* The operands of view v: words that are not options, --opt=VALUE values. */
 static int note_operands(struct an *an, size_t v)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool done = false;
-	unsigned tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE
-										 : 0;
+	unsigned tree;
 	int r;
+
+	size_t dest = 0; /* a copier's destination operand (0: none) */
+	const char *cdir = NULL; /* tar -C DIR: the directory later operands are in */
+	unsigned cdir_fl = 0;
+	bool tar;
+
+	if (!strcmp(view->prog, "find"))
+		return note_find(an, v);
+	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
+	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
+	      !strcmp(view->prog, "bsdtar");
+	/* a copier's last operand is where it writes, not a tree it reads
+	 * (cp -r payload/. ~), unless a target directory is given apart */
+	if (tree && (!strcmp(view->prog, "cp") || !strcmp(view->prog, "scp") ||
+		     !strcmp(view->prog, "rsync"))) {
+		bool dd = false;
+		size_t nops = 0, tdest = 0;
+
+		for (size_t i = 1; i < view->argc; i++) {
+			const char *a = view->argv[i];
+
+			if (!dd && !strcmp(a, "--")) {
+				dd = true;
+			} else if (!dd && a[0] == '-' && a[1]) {
+				/* cp -t DIR, -rtDIR, --target-directory[=]DIR */
+				if (a[1] == '-' && !strncmp(a, "--target-directory", strcspn(a, "=")) &&
+				    strlen(a) > 4)
+					tdest = strchr(a, '=') ? i : i + 1;
+				else if (a[1] != '-' && !strcmp(view->prog, "cp") && strchr(a, 't'))
+					tdest = strchr(a, 't')[1] ? i : i + 1;
+			} else if (!tdest || i != tdest) {
+				nops++;
+				dest = i;
+			}
+		}
+		dest = tdest ? tdest : nops < 2 ? 0 : dest;
+	}
 
 	for (size_t i = 1; i < view->argc; i++) {
 		const char *a = view->argv[i];
@@ -6791,6 +7088,32 @@ static int note_operands(struct an *an, size_t v)
 				done = true;
 				continue;
 			}
+			/* a pattern, not a file (--exclude=.env, rg -g '*.pem') */
+			if (moat_cmd_pattern_option(view->prog, a)) {
+				if (!strchr(a, '='))
+					i++;
+				continue;
+			}
+			/* tar -C DIR: a directory to change to, not a tree read;
+			 * the operands after it are below it */
+			if (tar && (!strcmp(a, "-C") || (a[1] == '-' && strlen(a) > 4 &&
+							  !strncmp(a, "--directory", strcspn(a, "="))))) {
+				const char *d = strchr(a, '=');
+				size_t w = d ? i : i + 1;
+
+				if (!d && w >= view->argc)
+					continue;
+				cdir = d ? d + 1 : view->argv[w];
+				cdir_fl = vw[w]->flags & ~(unsigned)MOAT_SHW_TILDE;
+				if (cdir[0] == '~')
+					cdir_fl |= vw[w]->flags & MOAT_SHW_TILDE;
+				if (d ? !strncmp(d + 1, "~", 1) : 0)
+					cdir_fl |= MOAT_SHW_TILDE;
+				if ((r = note_path(an, v, cdir_fl, cdir, 0)))
+					return r;
+				i = w;
+				continue;
+			}
 			if (a[1] != '-' || !(eq = strchr(a, '=')) || !eq[1])
 				continue;
 			a = eq + 1;
@@ -6798,9 +7121,28 @@ static int note_operands(struct an *an, size_t v)
 			if (a[0] == '~')
 				fl |= MOAT_SHW_TILDE;
 		}
-		if ((r = note_path(an, v, fl, a, tree)))
+		if ((fl & MOAT_SHW_EXPAND) && a >= view->argv[i] &&
+		    (size_t)(a - view->argv[i]) <= vw[i]->len &&
+		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), tree)))
 			return r;
+		if ((r = note_path(an, v, fl, a, i == dest ? 0 : tree)))
+			return r;
+		if (cdir && a[0] != '/' && !(fl & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
+			size_t dl = strlen(cdir), al = strlen(a);
+			char *j = moat_arena_alloc(an->ar, dl + al + 2);
+
+			if (!j)
+				return an_oom(an);
+			memcpy(j, cdir, dl);
+			j[dl] = '/';
+			memcpy(j + dl + 1, a, al + 1);
+			if ((r = note_path(an, v, cdir_fl | (fl & MOAT_SHW_GLOB), j, tree)))
+				return r;
+		}
 	}
+	/* SECURITY: grep -r KEY, rg KEY: the working directory is the tree */
+	if (tree && moat_cmd_searches_cwd(view->prog, view->argv, view->argc))
+		return note_path(an, v, 0, ".", tree);
 	return 0;
 }
 
@@ -6841,6 +7183,11 @@ static int record_redirs_in(struct an *an, const struct moat_sh_redir *rd, size_
 		}
 		if (t->flags & MOAT_SHW_EXPAND)
 			fl |= MOAT_CMD_REDIR_DYNAMIC;
+		/* SECURITY: a file the command writes before running it
+		 * ("echo 'cat ~/.ssh/id_rsa' > x.sh; sh x.sh") is a script
+		 * not checked, as a download is */
+		if ((fl & MOAT_CMD_REDIR_WRITE) && (r = note_file(an, t->flags, t->text, true)))
+			return r;
 		/* SECURITY: a shell or interpreter reading a file the same
 		 * command downloaded ("curl -o f URL; sh < f") runs it */
 		if (rd->op == MOAT_SH_R_IN && (rd->fd < 0 || rd->fd == 0) && an->ndl &&
@@ -7053,6 +7400,54 @@ static bool project_dirs(const char *v)
 	}
 }
 
+/* Variables whose value names files the program loads ("BASH_ENV=F",
+ * "LD_PRELOAD=A:B"), not directories; sorted (bsearch). */
+static const char *const env_file_vars[] = {
+    "BASH_ENV", "DYLD_INSERT_LIBRARIES", "ENV", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "LD_AUDIT", "LD_PRELOAD",
+};
+
+static int cmp_env_var(const void *k, const void *e)
+{
+	const char *const *key = k;
+
+	return strcmp(*key, *(const char *const *)e);
+}
+
+/* SECURITY: the files such a value names are read by the program, as
+ * its operands are ("BASH_ENV=~/.ssh/id_rsa bash -c :" prints the key
+ * in bash's error): each one a path of view v. */
+static int note_env_files(struct an *an, size_t v, wref w, const char *text, size_t nl)
+{
+	char name[32];
+	const char *key = name;
+	int r;
+
+	if (nl >= sizeof(name))
+		return 0;
+	memcpy(name, text, nl);
+	name[nl] = '\0';
+	if (!bsearch(&key, env_file_vars, MOAT_ARRAY_SIZE(env_file_vars), sizeof(env_file_vars[0]),
+		     cmp_env_var))
+		return 0;
+	for (const char *p = text + nl + 1; *p;) {
+		size_t n = strcspn(p, ": ");
+		unsigned fl = w->flags & ~(unsigned)(MOAT_SHW_TILDE | MOAT_SHW_ATILDE);
+		char *piece;
+
+		if (n) {
+			if (p[0] == '~' && (w->flags & MOAT_SHW_ATILDE))
+				fl |= MOAT_SHW_TILDE;
+			if (!(piece = moat_arena_strndup(an->ar, p, n)))
+				return an_oom(an);
+			if ((r = note_path(an, v, fl, piece, 0)))
+				return r;
+		}
+		p += n + (p[n] != '\0');
+	}
+	return 0;
+}
+
 /* SECURITY: an assignment NAME=VALUE that reaches a program's environment
  * (before a command, through env, export or declare -x) whose value the
  * program runs as a command (PROMPT_COMMAND for an interactive bash,
@@ -7100,7 +7495,7 @@ static int env_assign_check(struct an *an, size_t v, wref w, const char *text,
 				"%.*s makes the program load code or configuration from '%.80s'",
 				(int)nl, text, eq + 1);
 		an->finding_flags = saved;
-		if (r)
+		if (r || (r = note_env_files(an, v, w, text, nl)))
 			return r;
 	}
 	for (size_t k = 0; runs[k] && !hit; k++)
@@ -7184,8 +7579,16 @@ static int emit_simple(struct an *an, const struct moat_sh_node *n, const struct
 	}
 	if (res.combos)
 		pre = st_save(an);
-	if ((r = process(an, v, &c, 0)))
-		return r;
+	{
+		const struct state *outer = an->prefix_before;
+
+		if (n->nassigns)
+			an->prefix_before = &before;
+		r = process(an, v, &c, 0);
+		an->prefix_before = outer;
+		if (r)
+			return r;
+	}
 	if (res.combos) {
 		/* SECURITY: what the command does to the shell (cd, eval) comes
 		 * from the views with the values, not from the one without */
@@ -8819,6 +9222,24 @@ static int xargs_unknown(struct an *an, size_t v, size_t at, const char *repl,
 	return child(an, v, av, avw, m, MOAT_VIEW_DYNAMIC_ARGS, cx, chain);
 }
 
+/* The file an argument-file option of view v names (xargs -a FILE,
+ * parallel --arg-file=FILE, parallel :::: FILE): the program reads it
+ * itself. val is word w's text, or the part of it after the option
+ * (inside: a tilde there is the value's own). "-" is standard input. */
+static int note_arg_file(struct an *an, size_t v, size_t w, const char *val, bool inside)
+{
+	unsigned fl = an->vw[v][w]->flags;
+
+	if (!val[0] || !strcmp(val, "-"))
+		return 0;
+	if (inside) {
+		fl &= ~(unsigned)MOAT_SHW_TILDE;
+		if (val[0] == '~')
+			fl |= MOAT_SHW_TILDE;
+	}
+	return note_path(an, v, fl, val, 0);
+}
+
 static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
@@ -8850,8 +9271,13 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 				repl = eq ? eq + 1 : "{}";
 			else if (long_is(a + 2, "null", 1))
 				delim = 0;
-			else if (long_is(a + 2, "arg-file", 1))
+			else if (long_is(a + 2, "arg-file", 1)) {
 				from_file = true;
+				/* SECURITY: xargs reads the file itself */
+				if (eq ? (r = note_arg_file(an, v, i, eq + 1, true))
+				       : i + 1 < argc && (r = note_arg_file(an, v, i + 1, val, false)))
+					return r;
+			}
 			else if (long_is(a + 2, "delimiter", 1))
 				delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
 			if (!eq && n && in_list(larg, a + 2, n, true))
@@ -8880,8 +9306,13 @@ static int do_xargs(struct an *an, size_t v, const struct wctx *cx, int chain)
 			if (strchr("aEdLnPs", ch)) {
 				const char *val = a[k + 1] ? a + k + 1 : i + 1 < argc ? argv[i + 1] : "";
 
-				if (ch == 'a')
+				if (ch == 'a') {
 					from_file = true;
+					if (a[k + 1] ? (r = note_arg_file(an, v, i, a + k + 1, true))
+						     : i + 1 < argc &&
+							   (r = note_arg_file(an, v, i + 1, val, false)))
+						return r;
+				}
 				if (ch == 'd')
 					delim = val[0] == '\\' && val[1] == 'n' ? '\n' : (unsigned char)val[0];
 				if (!a[k + 1])
@@ -8945,6 +9376,36 @@ static int do_parallel(struct an *an, size_t v, const struct wctx *cx, int chain
 
 	while (sep < argc && strncmp(view->argv[sep], ":::", 3) != 0)
 		sep++;
+	/* SECURITY: the argument files parallel reads itself (-a FILE,
+	 * --arg-file[=]FILE before the command, :::: FILE... after it) */
+	for (size_t k = 1; k < i; k++) {
+		const char *a = view->argv[k];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (!strcmp(a, "-a") || (a[0] == '-' && a[1] == '-' && long_is(a + 2, "arg-file", 5) &&
+					 !strchr(a, '='))) {
+			if (k + 1 < i && (r = note_arg_file(an, v, k + 1, view->argv[k + 1], false)))
+				return r;
+			k++;
+		} else if (!strncmp(a, "-a", 2)) {
+			if ((r = note_arg_file(an, v, k, a + 2, true)))
+				return r;
+		} else if (a[0] == '-' && a[1] == '-' && long_is(a + 2, "arg-file", 5)) {
+			if ((r = note_arg_file(an, v, k, strchr(a, '=') + 1, true)))
+				return r;
+		}
+		view = &an->a->views[v];
+	}
+	for (size_t k = sep; k < argc; k++) {
+		if (strncmp(view->argv[k], "::::", 4) != 0)
+			continue;
+		for (k++; k < argc && strncmp(view->argv[k], ":::", 3) != 0; k++)
+			if ((r = note_arg_file(an, v, k, view->argv[k], false)))
+				return r;
+		k--;
+		view = &an->a->views[v];
+	}
 	if (sep == i) {
 		/* no command: each input is a command line (the arguments after
 		 * :::, or the lines of standard input) */
@@ -9222,8 +9683,42 @@ static int do_cd(struct an *an, size_t v, int kind)
 		nw = *an->st.cwd;
 		nw.flags |= VS_UNKNOWN;
 	} else if (i >= view->argc) {
-		vs_one(&nw, an->home);
+		const char *h = home_now(an);
+
+		if (h)
+			vs_one(&nw, h);
+		else
+			nw.flags |= VS_UNKNOWN;
 	} else {
+		const char *t = view->argv[i];
+		const struct var *cdp = an->untracked ? NULL : var_find(&an->st, "CDPATH", 6);
+
+		/* SECURITY: with CDPATH set, a relative name is looked up in
+		 * each of its directories first ("CDPATH=/; cd etc" is /etc) */
+		if ((an->untracked || cdp) && t[0] != '/' && t[0] != '.' &&
+		    !(vw[i]->flags & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
+			if (!cdp || cdp->v.n != 1 || (cdp->v.flags & VS_UNKNOWN))
+				nw.flags |= VS_UNKNOWN;
+			else
+				for (const char *d = cdp->v.s[0]; *d;) {
+					size_t dl = strcspn(d, ":");
+
+					if (d[0] != '/') {
+						nw.flags |= VS_UNKNOWN; /* (relative: below the cwd) */
+					} else if (dl + strlen(t) + 2 < sizeof(buf)) {
+						char *x;
+
+						memcpy(buf, d, dl);
+						buf[dl] = '/';
+						memcpy(buf + dl + 1, t, strlen(t) + 1);
+						moat_cmd_norm_path(buf);
+						if (!(x = moat_arena_strndup(an->ar, buf, strlen(buf))))
+							return an_oom(an);
+						vs_add(&nw, x);
+					}
+					d += dl + (d[dl] == ':');
+				}
+		}
 		for (size_t k = 0;
 		     (got = abs_path_k(an, vw[i]->flags, view->argv[i], k, buf, sizeof(buf))) != 0;
 		     k++) {

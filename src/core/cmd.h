@@ -101,6 +101,8 @@ struct moat_cmd_finding {
  * environment, not its program and arguments, so a command rule that
  * allows the program does not lift it */
 #define MOAT_FINDING_F_BESIDE 1u
+/* it stands only where no sandbox runs the command (moat hook) */
+#define MOAT_FINDING_F_UNSANDBOXED 2u
 
 /* A word that names a file for some command: its operands (words that are
  * not options, and the values of --opt=value), and the targets of file
@@ -112,6 +114,12 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_TREE 16u /* the program reads the whole tree below it (tar c, cp -r) */
 #define MOAT_CMD_PATH_PROC 8u  /* it goes through a working directory in /proc not known
 				* before running (/proc/PID/cwd/x): no place to check */
+#define MOAT_CMD_PATH_SPAN 64u /* a word with expansions whose values are not known, each
+				* written as '*' (a name of any length, a leading dot
+				* included): text is that pattern; what it may name */
+#define MOAT_CMD_PATH_UNKNOWN 32u /* where it leads cannot be known before running (a ~ whose
+				   * $HOME the command set to an unknown value, a relative
+				   * name below a directory not known): text as written */
 
 struct moat_cmd_path {
 	const char *text; /* as the command names it, values substituted */

@@ -1,4 +1,5 @@
 /* Facts about programs, variables and system files (cmdfacts.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/str.h"
@@ -41,37 +42,77 @@ bool moat_cmd_critical_file(const char *path)
 
 /* Programs that read every file below an operand: always, or when one of
  * the short letters (in any cluster of short options) or long options is
- * given; tar's first word may be its old-style cluster without '-'. */
+ * given (any prefix of two letters or more, as getopt_long takes an
+ * unambiguous one: an ambiguous one fails the program anyway), or a
+ * valued option (short letter or long name) has the value given
+ * ("grep -d recurse", "--directories=recurse"); tar's first word may be
+ * its old-style cluster without '-'. search: a searcher whose first
+ * operand is the pattern and which searches the working directory when
+ * no path follows (grep -r KEY, rg KEY); vshorts: its short options that
+ * take a value (the next word, or the rest of the cluster). */
 static const struct {
 	const char *prog;
 	bool always;
 	const char *shorts;
 	const char *const longs[3];
 	bool bare_cluster; /* the first word may be a cluster without '-' (tar) */
+	char vshort;	   /* valued option: its letter (0: none) */
+	const char *vlong, *value;
+	bool search;
+	const char *vshorts;
 } tree_readers[] = {
-    {"tar", false, "cru", {"--create", "--append", "--update"}, true},
-    {"bsdtar", false, "cru", {"--create", "--append", "--update"}, true},
-    {"gtar", false, "cru", {"--create", "--append", "--update"}, true},
-    {"cp", false, "rRa", {"--recursive", "--archive"}, false},
-    {"scp", false, "r", {NULL}, false},
-    {"rsync", false, "ra", {"--recursive", "--archive"}, false},
-    {"zip", false, "rR", {"--recurse-paths", "--recurse-patterns"}, false},
-    {"grep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
-    {"egrep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
-    {"fgrep", false, "rR", {"--recursive", "--dereference-recursive"}, false},
-    {"diff", false, "r", {"--recursive"}, false},
-    {"rg", true, "", {NULL}, false},
-    {"ag", true, "", {NULL}, false},
-    {"ack", true, "", {NULL}, false},
+    {"tar", false, "cru", {"--create", "--append", "--update"}, true, 0, NULL, NULL, false, NULL},
+    {"bsdtar", false, "cru", {"--create", "--append", "--update"}, true, 0, NULL, NULL, false,
+     NULL},
+    {"gtar", false, "cru", {"--create", "--append", "--update"}, true, 0, NULL, NULL, false, NULL},
+    {"cp", false, "rRa", {"--recursive", "--archive"}, false, 0, NULL, NULL, false, NULL},
+    {"scp", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"rsync", false, "rad", {"--recursive", "--archive", "--dirs"}, false, 0, NULL, NULL, false,
+     NULL},
+    {"zip", false, "rR", {"--recurse-paths", "--recurse-patterns"}, false, 0, NULL, NULL, false,
+     NULL},
+    {"grep", false, "rR", {"--recursive", "--dereference-recursive"}, false, 'd', "--directories",
+     "recurse", true, "ABCDdefm"},
+    {"egrep", false, "rR", {"--recursive", "--dereference-recursive"}, false, 'd',
+     "--directories", "recurse", true, "ABCDdefm"},
+    {"fgrep", false, "rR", {"--recursive", "--dereference-recursive"}, false, 'd',
+     "--directories", "recurse", true, "ABCDdefm"},
+    {"rgrep", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCDdefm"},
+    {"ugrep", false, "rR", {"--recursive", "--dereference-recursive"}, false, 'd',
+     "--directories", "recurse", true, "ABCDdefmgKMNtJ"},
+    {"ug", false, "rR", {"--recursive", "--dereference-recursive"}, false, 'd', "--directories",
+     "recurse", true, "ABCDdefmgKMNtJ"},
+    {"diff", false, "r", {"--recursive"}, false, 0, NULL, NULL, false, NULL},
+    {"md5deep", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"sha256deep", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"gzip", false, "r", {"--recursive"}, false, 0, NULL, NULL, false, NULL},
+    {"rg", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCEefgjMmrTt"},
+    {"ag", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCGgmp"},
+    {"ack", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCgm"},
 };
 
-bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
+/* a is --NAME or a prefix of it of two letters or more (=VALUE aside) */
+static bool long_prefix(const char *a, const char *name)
+{
+	size_t n = strcspn(a, "=");
+
+	return n >= 4 && n <= strlen(name) && !strncmp(a, name, n);
+}
+
+static size_t reader_of(const char *prog)
 {
 	size_t t;
 
 	for (t = 0; t < MOAT_ARRAY_SIZE(tree_readers); t++)
 		if (prog[0] == tree_readers[t].prog[0] && !strcmp(prog, tree_readers[t].prog))
 			break;
+	return t;
+}
+
+bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
+{
+	size_t t = reader_of(prog);
+
 	if (t == MOAT_ARRAY_SIZE(tree_readers))
 		return false;
 	if (tree_readers[t].always)
@@ -82,20 +123,112 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
 		if (!strcmp(a, "--"))
 			break;
 		if (a[0] == '-' && a[1] == '-') {
-			size_t n = strcspn(a, "=");
+			const char *eq = strchr(a, '=');
 
 			for (size_t k = 0; k < 3 && tree_readers[t].longs[k]; k++)
-				if (n == strlen(tree_readers[t].longs[k]) &&
-				    !strncmp(a, tree_readers[t].longs[k], n))
+				if (long_prefix(a, tree_readers[t].longs[k]))
 					return true;
+			if (tree_readers[t].vlong && long_prefix(a, tree_readers[t].vlong) &&
+			    !strcmp(eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "",
+				    tree_readers[t].value))
+				return true;
 			continue;
 		}
-		if (a[0] == '-' && a[1] && strpbrk(a + 1, tree_readers[t].shorts))
-			return true;
+		if (a[0] == '-' && a[1]) {
+			/* letters up to the first that takes a value */
+			for (size_t k = 1; a[k]; k++) {
+				if (strchr(tree_readers[t].shorts, a[k]))
+					return true;
+				if (tree_readers[t].vshort && a[k] == tree_readers[t].vshort &&
+				    !strcmp(a[k + 1] ? a + k + 1 : i + 1 < argc ? argv[i + 1] : "",
+					    tree_readers[t].value))
+					return true;
+				if (tree_readers[t].vshorts && strchr(tree_readers[t].vshorts, a[k]))
+					break;
+			}
+			continue;
+		}
 		if (i == 1 && tree_readers[t].bare_cluster && a[0] != '-' &&
 		    strspn(a, "abcdfhijklmopqrtuvwxzABCGHJKLMNOPRSTUVWXZ") == strlen(a) &&
 		    strpbrk(a, tree_readers[t].shorts))
 			return true;
 	}
+	return false;
+}
+
+bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t argc)
+{
+	size_t t = reader_of(prog), ops = 0;
+	bool pattern_given = false, done = false;
+
+	if (t == MOAT_ARRAY_SIZE(tree_readers) || !tree_readers[t].search)
+		return false;
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!done && !strcmp(a, "--")) {
+			done = true;
+			continue;
+		}
+		if (!done && a[0] == '-' && a[1] == '-') {
+			if (long_prefix(a, "--regexp") || long_prefix(a, "--file"))
+				pattern_given = true;
+			continue; /* (a long option's value in the next word counts as an operand) */
+		}
+		if (!done && a[0] == '-' && a[1]) {
+			for (size_t k = 1; a[k]; k++) {
+				if (a[k] == 'e' || a[k] == 'f')
+					pattern_given = true;
+				if (strchr(tree_readers[t].vshorts, a[k])) {
+					if (!a[k + 1])
+						i++;
+					break;
+				}
+			}
+			continue;
+		}
+		ops++;
+	}
+	return ops <= (pattern_given ? 0u : 1u);
+}
+
+/* sorted (bsearch) */
+static const char *const printers[] = {
+    "base32", "base64",  "bzip2", "cat",    "cp",	"gzip",	  "head", "hexdump",
+    "less",   "more",    "nl",	  "od",	    "rsync",	"scp",	  "strings", "tac",
+    "tail",   "tar",	 "xxd",	  "xz",	    "zip",	"zstd",
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, *(const char *const *)b);
+}
+
+bool moat_cmd_prints_operands(const char *prog)
+{
+	return bsearch(prog, printers, MOAT_ARRAY_SIZE(printers), sizeof(printers[0]), cmp_name) !=
+	       NULL;
+}
+
+/* long options whose value is a pattern of names (GNU grep, tar, rsync,
+ * diff, rg, ag, ugrep) */
+static const char *const pattern_longs[] = {
+    "exclude", "exclude-dir", "include", "include-dir", "glob", "iglob", "filter",
+};
+
+bool moat_cmd_pattern_option(const char *prog, const char *a)
+{
+	size_t n;
+
+	if (a[0] != '-')
+		return false;
+	if (a[1] != '-')
+		return !strcmp(a, "-g") &&
+		       (!strcmp(prog, "rg") || !strcmp(prog, "ag") || !strcmp(prog, "ugrep") ||
+			!strcmp(prog, "ug"));
+	n = strcspn(a + 2, "=");
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(pattern_longs); i++)
+		if (strlen(pattern_longs[i]) == n && !strncmp(a + 2, pattern_longs[i], n))
+			return true;
 	return false;
 }

@@ -27,4 +27,17 @@ const char *moat_cmd_critical_file_at(size_t i);
  * tell; an unknown spelling is not recursive. */
 bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc);
 
+/* Does a searcher of that table (grep -r, rg) given argv search the
+ * working directory, no path following its pattern (grep -r KEY, rg -e
+ * KEY)? Only when moat_cmd_reads_tree says it reads trees. */
+bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t argc);
+
+/* Programs that print or copy what their operands name (cat, head, cp,
+ * base64, ...): an operand whose value is wholly unknown may be any file. */
+bool moat_cmd_prints_operands(const char *prog);
+
+/* Is option word a (of program prog) one whose value is a pattern of
+ * names, not a file (--exclude=.env, --include PAT, rg -g GLOB)? */
+bool moat_cmd_pattern_option(const char *prog, const char *a);
+
 #endif

@@ -36,6 +36,7 @@
 #include "core/search.h"
 #include "core/strset.h"
 #include "core/url.h"
+#include "core/wordglob.h"
 
 #define ACCESS_READ 1u
 #define ACCESS_WRITE 2u
@@ -1942,7 +1943,7 @@ static bool pathfilter_hit(const struct pathfilter *f, const char *s, size_t n)
  * component that is a glob on both sides is taken as no match (`cat *`
  * against "**" + "/" + "*.pem" would otherwise ask for every listing); a word that
  * names a directory a "**" pattern covers (`cp -r ~/.s* x`) matches. */
-static bool glob_meets(const char *w, const char *pat, int depth)
+static bool glob_meets(const char *w, const char *pat, int depth, int fnflags)
 {
 	const char *we, *pe;
 	size_t wl, pl;
@@ -1961,7 +1962,7 @@ static bool glob_meets(const char *w, const char *pat, int depth)
 		if (!*rest)
 			return true;
 		for (const char *k = w;; ) {
-			if (glob_meets(k, rest, depth + 1))
+			if (glob_meets(k, rest, depth + 1, fnflags))
 				return true;
 			k = strchr(k, '/');
 			if (!k)
@@ -2006,18 +2007,19 @@ static bool glob_meets(const char *w, const char *pat, int depth)
 		if (lit < 2)
 			return false;
 	}
-	if (wg ? fnmatch(wc, pc, FNM_PERIOD) != 0
+	if (wg ? fnmatch(wc, pc, fnflags) != 0
 	       : pg ? fnmatch(pc, wc, FNM_PERIOD) != 0 : strcmp(wc, pc) != 0)
 		return false;
 	if (!we) /* the word ends here: the pattern too, or it covers what is below */
 		return !pe || !strcmp(pe + 1, "**");
 	if (!pe)
 		return false;
-	return glob_meets(we + 1, pe + 1, depth + 1);
+	return glob_meets(we + 1, pe + 1, depth + 1, fnflags);
 }
 
-/* The first denied pattern a glob word may name, or -1. */
-static long glob_denied(const struct layer *l, const char *home, const char *w)
+/* The first denied pattern a glob word may name, or -1 (span: its '*'
+ * stand for unknown values, which may start with a dot). */
+static long glob_denied(const struct layer *l, const char *home, const char *w, bool span)
 {
 	size_t n = moat_globset_count(l->denied_paths);
 	char exp[MOAT_PATH_MAX];
@@ -2032,7 +2034,7 @@ static long glob_denied(const struct layer *l, const char *home, const char *w)
 				continue;
 			pat = exp;
 		}
-		if (glob_meets(w, pat, 0))
+		if (glob_meets(w, pat, 0, span ? 0 : FNM_PERIOD))
 			return (long)i;
 	}
 	return -1;
@@ -2059,7 +2061,7 @@ static long word_denied(struct call *c, const struct layer *l, const char *home,
 	/* SECURITY: an unquoted glob names whatever it matches when the
 	 * command runs (cat /etc/[s]hadow, ~/.s* then id_*, .e?v) */
 	if (i < 0 && glob)
-		i = glob_denied(l, home, subj);
+		i = glob_denied(l, home, subj, (pflags & MOAT_CMD_PATH_SPAN) != 0);
 	if (i < 0)
 		return -1;
 	pr = moat_globset_first(l->path_rules, subj, len);
@@ -2079,7 +2081,11 @@ struct word_visit {
 	const char *rest;     /* a glob word: what follows the resolved directory */
 	unsigned pflags;
 	long hit;
+	int err;			   /* a match that cannot be resolved: its errno */
+	bool matched;			   /* the hit is a glob word's match, as spelt */
+	struct moat_wordglob_budget *gb;   /* a glob word's expansions */
 	char where[MOAT_PATH_MAX];
+	char match[MOAT_PATH_MAX];
 };
 
 static int visit_word(const char *path, void *ud)
@@ -2128,8 +2134,43 @@ static bool proc_spelt(const char *p)
 	return true;
 }
 
+/* One match of a glob word, checked as the path it is (lexically, then
+ * every link on its way): 1 when it names a denied path (w->hit,
+ * w->where), -1 when it cannot be resolved (w->err), else 0. */
+static int visit_match(const char *m, void *ud)
+{
+	struct word_visit *w = ud;
+	const char *cwd = w->c->p->cwd;
+	size_t len;
+	long i;
+	int r;
+
+	if (moat_path_normalize_posix(m, strlen(m), cwd, w->match, sizeof(w->match)) < 0)
+		return 0; /* (too long for the kernel to open as well) */
+	len = strlen(w->match);
+	i = word_denied(w->c, w->l, w->home, w->match, len, w->pflags);
+	if (i >= 0) {
+		w->hit = i;
+		w->matched = true;
+		memcpy(w->where, w->match, len + 1);
+		return 1;
+	}
+	w->original = w->match;
+	r = moat_path_resolve_each(w->match, visit_word, w);
+	if (r > 0)
+		return 1;
+	if (r < 0 && r != -ELOOP && !(r == -EXDEV && proc_spelt(w->match))) {
+		w->err = -r;
+		memcpy(w->where, w->match, len + 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* -1: no denied path on the way; >= 0: the pattern (w->where the path);
- * -2: the path cannot be resolved (errno in *ret_err). */
+ * -2: the path cannot be resolved (errno in *ret_err); -3: a glob word
+ * whose matches cannot all be known (errno in *ret_err: E2BIG past the
+ * bound). */
 static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 {
 	char dir[MOAT_PATH_MAX];
@@ -2138,6 +2179,7 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 
 	w->hit = -1;
 	w->rest = NULL;
+	w->matched = false;
 	w->original = subj;
 	if ((w->pflags & MOAT_CMD_PATH_GLOB) && (g = strpbrk(subj, "*?["))) {
 		/* the directory before the first glob component is resolved,
@@ -2158,6 +2200,29 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 	r = moat_path_resolve_each(what, visit_word, w);
 	if (r > 0)
 		return w->hit;
+	/* SECURITY: a glob word names what it matches when the command runs:
+	 * each match, and every link on its way, is checked as a path
+	 * (`cat .*`, `cat * /x`, `cat lnk/x*`); matches past the bound, or an
+	 * expansion that failed, are not known to be clean */
+	if (what != subj && (r >= 0 || r == -ELOOP) && w->gb) {
+		unsigned pflags = w->pflags;
+
+		w->rest = NULL;
+		w->pflags &= ~MOAT_CMD_PATH_GLOB;
+		r = moat_wordglob(subj, w->gb, visit_match, w);
+		w->pflags = pflags;
+		if (r > 0)
+			return w->hit;
+		if (r == -1) {
+			*ret_err = w->err;
+			return -2;
+		}
+		if (r < 0) {
+			*ret_err = -r;
+			return -3;
+		}
+		return -1;
+	}
 	/* a link in /proc resolves for the process that opens it: a word
 	 * spelt there was checked as spelt (`cat /proc/self/status`, `>
 	 * /dev/stderr`); one led there by a link of its own is refused, as a
@@ -2171,7 +2236,9 @@ static long resolve_word(struct word_visit *w, const char *subj, int *ret_err)
 
 /* The walks below the trees one command reads, and what they share. */
 struct tree_walk {
-	struct moat_search_budget budget;
+	struct moat_search_budget pool;	  /* what the walks of the command may spend */
+	struct moat_search_budget budget; /* one walk's share of it */
+	size_t left;			  /* trees still to walk, this one included */
 	char root[MOAT_PATH_MAX];
 	char hit[PATH_MAX];
 	struct moat_decision why;
@@ -2207,8 +2274,18 @@ static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis
 			sl--;
 		sl[sl == tw->root] = '\0';
 	}
-	r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit, sizeof(tw->hit),
-			       &tw->why);
+	/* SECURITY: each tree walks on its share of what is left, so a large
+	 * first one (tar cf x ../big ~) cannot leave the home unwalked */
+	moat_search_budget_share(&tw->pool, tw->left, &tw->budget);
+	{
+		size_t given = tw->budget.entries;
+
+		r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit,
+				       sizeof(tw->hit), &tw->why);
+		moat_search_budget_spend(&tw->pool, given, &tw->budget);
+		if (tw->left > 1)
+			tw->left--;
+	}
 	if (r == 0)
 		return false;
 	if (r == 1 && !strcmp(tw->why.rule, "path:unresolvable")) {
@@ -2246,8 +2323,11 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 	char norm[MOAT_PATH_MAX], rule[160];
 	struct word_visit *wv = NULL;
 	struct tree_walk *tw = NULL;
+	struct moat_wordglob_budget gb;
 	bool tw_ready = false;
 	size_t resolved = 0;
+
+	moat_wordglob_budget_init(&gb);
 
 	for (size_t k = 0; k < a->npaths; k++) {
 		const struct moat_cmd_path *pp = &a->paths[k];
@@ -2272,6 +2352,21 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			     a->views[pp->view].text, pp->text);
 			break;
 		}
+		/* SECURITY: with no sandbox, a word whose place cannot be known
+		 * before running (HOME=$X; cat ~/y, cd "$D" && cat y) may name
+		 * any file: not known to be clean (it is still checked as
+		 * written, and the other words may still be denied) */
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_UNKNOWN)) {
+			rule_id(rule, sizeof(rule), l, "command:path-unknown", NULL);
+			vset(out, MOAT_ASK, false, rule,
+			     "'%s' names %s, whose place cannot be known before the command runs, "
+			     "and no sandbox hides what it reaches",
+			     a->views[pp->view].text, pp->text);
+		}
+		/* a word of unknown parts (a pattern of them) is the hook's:
+		 * the sandbox hides whatever they turn out to name */
+		if ((pp->flags & MOAT_CMD_PATH_SPAN) && !c->unsandboxed)
+			continue;
 		/* a command rule that allows the program covers its operands
 		 * where a sandbox hides the denied paths; never its
 		 * redirections, and where no sandbox runs the command only a
@@ -2321,6 +2416,9 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		/* SECURITY: with no sandbox behind the command, the word is
 		 * what the kernel opens: every link on its way (an existing
 		 * k -> ~/.kube in `cat k/config`) must pass too */
+		/* (no file is named by that pattern: nothing to resolve or walk) */
+		if (i < 0 && (pp->flags & MOAT_CMD_PATH_SPAN))
+			continue;
 		if (i < 0 && c->unsandboxed && ++resolved > WORDS_RESOLVED_MAX) {
 			if (resolved == WORDS_RESOLVED_MAX + 1) {
 				rule_id(rule, sizeof(rule), l, "command:paths-unchecked", NULL);
@@ -2341,8 +2439,18 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			wv->l = l;
 			wv->home = moat_policy_home(c->p);
 			wv->pflags = pp->flags;
+			wv->gb = &gb;
 			i = resolve_word(wv, subj, &e);
-			if (i == -2) {
+			if (i == -3) {
+				rule_id(rule, sizeof(rule), l, "command:paths-unchecked", NULL);
+				vset(out, MOAT_ASK, false, rule,
+				     "'%s' names %s, whose matches moat cannot all check before the "
+				     "command runs (%s)",
+				     a->views[pp->view].text, subj,
+				     e == E2BIG ? "too many files or directories to expand"
+						: strerror(e));
+				i = -1;
+			} else if (i == -2) {
 				rule_id(rule, sizeof(rule), l, "path:unresolvable", NULL);
 				vset(out, MOAT_DENY, true, rule, "'%s' names %s, which cannot be resolved: %s",
 				     a->views[pp->view].text, subj,
@@ -2353,7 +2461,7 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 			}
 			if (i >= 0) {
 				subj = wv->where;
-				via = " (through a symbolic link)";
+				via = wv->matched ? " (a match of the glob)" : " (through a symbolic link)";
 			}
 		}
 		/* SECURITY: with no sandbox, a program that reads the whole tree
@@ -2365,7 +2473,10 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 				break;
 			}
 			if (!tw_ready) {
-				moat_search_budget_init(&tw->budget, MOAT_SEARCH_MAX_MS);
+				moat_search_budget_init(&tw->pool, MOAT_SEARCH_MAX_MS);
+				tw->left = 0;
+				for (size_t j = k; j < a->npaths; j++)
+					tw->left += (a->paths[j].flags & MOAT_CMD_PATH_TREE) != 0;
 				tw_ready = true;
 			}
 			if (check_tree(c, li, a, pp, subj, tw))
@@ -2377,7 +2488,14 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		rule_id(rule, sizeof(rule), l, "denied_paths", moat_globset_pattern(l->denied_paths, (size_t)i));
 		/* SECURITY: the ASK stands on the sandbox hiding the path; with
 		 * no sandbox behind the call the command would read it */
-		if (c->unsandboxed)
+		if (c->unsandboxed && (pp->flags & MOAT_CMD_PATH_SPAN))
+			vset(out, MOAT_DENY, true, rule,
+			     "'%s' may name %s (each part not known before running as '*'), a "
+			     "denied path: the command would %s it, and no sandbox hides it where "
+			     "this command runs",
+			     a->views[pp->view].text, subj,
+			     (pp->flags & MOAT_CMD_PATH_WRITE) ? "write" : "read or change");
+		else if (c->unsandboxed)
 			vset(out, MOAT_DENY, true, rule,
 			     "'%s' names %s, a denied path%s: the command would %s it, and no "
 			     "sandbox hides it where this command runs",
@@ -2523,8 +2641,13 @@ static void check_command_layer(struct call *c, size_t li, const struct moat_cmd
 	for (size_t i = 0; i < a->nfindings; i++) {
 		const struct moat_cmd_finding *f = &a->findings[i];
 
+		/* SECURITY: with no sandbox, a write into startup files
+		 * persists outside any confinement: a command rule that
+		 * allows the program (tar, cp) does not lift it */
 		if (f->verdict == MOAT_FINDING_ASK &&
+		    (!(f->flags & MOAT_FINDING_F_UNSANDBOXED) || c->unsandboxed) &&
 		    ((f->flags & MOAT_FINDING_F_BESIDE) ||
+		     (c->unsandboxed && !strncmp(f->rule, "startup-write:", 14)) ||
 		     !(f->view < a->nviews && decided[f->view] >= 0))) {
 			rule_id(rule, sizeof(rule), l, f->rule, NULL);
 			vset(out, MOAT_ASK, false, rule, "%s", f->reason);

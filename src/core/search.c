@@ -195,6 +195,27 @@ void moat_search_budget_init(struct moat_search_budget *b, unsigned max_ms)
 	b->deadline_ns = now_ns() + (unsigned long long)max_ms * 1000000ull;
 }
 
+void moat_search_budget_share(const struct moat_search_budget *pool, size_t parts,
+			      struct moat_search_budget *share)
+{
+	unsigned long long now = now_ns();
+	unsigned long long left = pool->deadline_ns > now ? pool->deadline_ns - now : 0;
+
+	if (!parts)
+		parts = 1;
+	share->entries = pool->entries / parts;
+	share->deadline_ns = now + left / parts;
+	share->max_ms = pool->max_ms;
+}
+
+void moat_search_budget_spend(struct moat_search_budget *pool, size_t given,
+			      const struct moat_search_budget *share)
+{
+	size_t spent = given > share->entries ? given - share->entries : 0;
+
+	pool->entries = pool->entries > spent ? pool->entries - spent : 0;
+}
+
 /* Spend one entry: 0, or -E2BIG / -ETIMEDOUT past the budget (the clock
  * is read every 256 entries and at each directory). */
 static int spend(struct walk *w, bool dir)

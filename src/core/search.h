@@ -31,6 +31,15 @@ struct moat_search_budget {
  * from now. */
 void moat_search_budget_init(struct moat_search_budget *b, unsigned max_ms);
 
+/* A share of what pool has left, for one of parts walks still to come:
+ * its entries and its time, each divided by parts (so a large first tree
+ * cannot leave nothing to the trees after it). */
+void moat_search_budget_share(const struct moat_search_budget *pool, size_t parts,
+			      struct moat_search_budget *share);
+/* What a share of pool given `given` entries spent, taken from pool. */
+void moat_search_budget_spend(struct moat_search_budget *pool, size_t given,
+			      const struct moat_search_budget *share);
+
 /* Walk root (an absolute directory; a file or a missing root has nothing
  * below it) breadth first, without following symbolic links into
  * directories, and check each file, link and link target the search may

@@ -1114,7 +1114,11 @@ static void test_paths(void)
 		{"sudo cat /etc/shadow 2>/dev/null", "/etc/shadow"},
 		{"cd ~/.ssh && cat id_ed25519", "id_ed25519=/home/u/.ssh/id_ed25519"},
 		{"d=~/.gnupg; tar cf - $d", "cf - /home/u/.gnupg"},
-		{"cat $X", ""},
+		{"cat $X", "$X"},
+		{"ls $X", ""},
+		{"cat /home/$USER/.ssh/id_rsa", "/home/*/.ssh/id_rsa"},
+		{"cat \"$Q\".env ~/$1/id_rsa", "*.env /home/u/*/id_rsa"},
+		{"cat ~/\"$f\" $X/README.md", "/home/u/$f */README.md"},
 		{"bash -c 'cat .env'", ".env"},
 	};
 

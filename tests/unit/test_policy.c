@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/policy_check.h"
+#include "core/search.h"
 #include "tap.h"
 
 static const char *fake_home = "/home/user";
@@ -237,6 +238,33 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* The walks of one command share its budget: each tree gets its share of
+ * what is left, so a first tree past its share leaves the rest to the
+ * trees after it (tar cf x ../big ~ still walks ~). */
+static void test_budget_share(void)
+{
+	struct moat_search_budget pool, share;
+	size_t given;
+
+	moat_search_budget_init(&pool, 3000);
+	moat_search_budget_share(&pool, 2, &share);
+	CHECK(share.entries == MOAT_SEARCH_MAX_ENTRIES / 2);
+	CHECK(share.deadline_ns < pool.deadline_ns);
+	/* the first tree spends all of its share */
+	given = share.entries;
+	share.entries = 0;
+	moat_search_budget_spend(&pool, given, &share);
+	CHECK(pool.entries == MOAT_SEARCH_MAX_ENTRIES - MOAT_SEARCH_MAX_ENTRIES / 2);
+	/* the last tree gets all that is left */
+	moat_search_budget_share(&pool, 1, &share);
+	CHECK(share.entries == pool.entries && share.entries > 0);
+	/* a tree that spends little gives the rest back */
+	given = share.entries;
+	share.entries = given - 10;
+	moat_search_budget_spend(&pool, given, &share);
+	CHECK(pool.entries == given - 10);
+}
+
 int main(void)
 {
 	struct moat_config *c = NULL;
@@ -247,6 +275,7 @@ int main(void)
 	pthread_t t[4];
 	int r;
 
+	test_budget_share();
 	moat_config_set_env(fake_env, NULL);
 	CHECK(moat_config_new(&c) == 0);
 	CHECK(moat_policy_new(c, NULL, "/home/user/project", &p, &err) == 0);
