@@ -38,23 +38,26 @@ step() { # name, command...: a static check counted as one test
 	fi
 }
 
-run_build() { # dir, meson options...
+build_dir() { # dir, meson options...: configured and compiled; 1 when not
 	local dir="$1"
 	shift
 	if [ "$dir" = build ]; then
 		# the normal build: musl where scripts/musl-deps.sh built it
-		scripts/setup-build.sh "$dir" "$@" || { failed=$((failed + 1)); return 1; }
+		scripts/setup-build.sh "$dir" "$@" || return 1
 		echo "(libc: $(cat "$dir/.moat-libc"))"
 	elif [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$@" >/dev/null || { failed=$((failed + 1)); return 1; }
+		meson setup "$dir" "$@" >/dev/null || return 1
 	else
-		meson setup --reconfigure "$dir" "$@" >/dev/null || { failed=$((failed + 1)); return 1; }
+		meson setup --reconfigure "$dir" "$@" >/dev/null || return 1
 	fi
 	if ! ninja -C "$dir" >/dev/null; then
 		ninja -C "$dir" 2>&1 | tail -n 40
-		failed=$((failed + 1))
 		return 1
 	fi
+}
+
+test_dir() { # dir: every suite, counted
+	local dir="$1"
 	rm -f "$dir/meson-logs/testlog.json"
 	meson test -C "$dir" --print-errorlogs --num-processes "${MOAT_TEST_JOBS:-$(($(nproc) * 2))}" >"$dir/test-output.txt" 2>&1
 	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-output.txt" || true
@@ -62,14 +65,32 @@ run_build() { # dir, meson options...
 	count "$dir"
 }
 
+asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+asan_opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
+
 echo "== static checks"
 step "banned functions" scripts/check-banned.sh
 echo "== normal build"
-run_build build
+normal=1
+build_dir build || { failed=$((failed + 1)); normal=0; }
+# The sanitizer build compiles while the normal build's suites run, at the
+# lowest priority: those wait on processes and the kernel more than they
+# compute, and a test never waits for the compiler.
+env "${asan_env[@]}" nice -n 19 bash -c "$(declare -f build_dir); build_dir build-asan ${asan_opts[*]}" \
+	>build-asan.log 2>&1 &
+asan_pid=$!
+[ "$normal" = 1 ] && test_dir build
 step "layering" scripts/check-layers.sh build
 echo "== ASan+UBSan build"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
+if wait "$asan_pid"; then
+	export "${asan_env[@]}"
+	test_dir build-asan
+	unset ASAN_OPTIONS UBSAN_OPTIONS
+else
+	tail -n 40 build-asan.log
+	failed=$((failed + 1))
+fi
+rm -f build-asan.log
 if command -v clang >/dev/null; then
 	echo "== libFuzzer build (clang), a short run of each harness"
 	step "fuzzers (clang, ${FUZZ_RUNS:-5000} inputs each, seed ${FUZZ_SEED:-1})" env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
