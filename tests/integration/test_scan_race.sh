@@ -5,9 +5,9 @@
 # the names being swapped. The sandboxed cat must never print a secret: a
 # run either goes ahead with every secret masked, or is refused (exit 125,
 # saying that the workspace changed while it was prepared). Three races,
-# each RACE_RUNS runs (default 40: at the leak rates seen before the fix,
-# 7 to 26 in 100, each race misses a regression at most one time in 18,
-# all six together practically never): two directories
+# each RACE_RUNS runs (default 25: at the leak rates seen before the fix,
+# 7 to 26 in 100, each race misses a regression at most one time in 6,
+# all six together about once in 50,000 runs): two directories
 # trading names (one holds a .env), the directory of a secret moved away
 # with a link to it left under its name and moved back, and two trees
 # trading names one level down (the secret three levels below them); and
@@ -23,7 +23,7 @@
 set -u
 
 MOAT=${MOAT:-$(command -v moat)}
-RUNS=${RACE_RUNS:-40}
+RUNS=${RACE_RUNS:-25}
 # (a sanitizer build looks for memory errors on these paths, not for the
 # race's odds: a few runs of each race)
 [ -n "${ASAN_OPTIONS:-}" ] && [ -z "${RACE_RUNS:-}" ] && RUNS=8
