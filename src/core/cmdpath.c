@@ -1,6 +1,7 @@
 /* Path spellings a command's words may use (cmdpath.h). */
 #include <string.h>
 
+#include "base/str.h"
 #include "core/cmd.h"
 #include "core/cmdpath.h"
 
@@ -85,23 +86,12 @@ int moat_cmd_norm_proc(char *p, size_t cap)
 }
 
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 void moat_cmd_url_path(const char *p, char *o)
 {
 	for (; *p && *p != '?' && *p != '#'; p++) {
 		int hi, lo;
 
-		if (*p == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0 &&
+		if (*p == '%' && (hi = moat_hexval(p[1])) >= 0 && (lo = moat_hexval(p[2])) >= 0 &&
 		    (hi || lo)) {
 			*o++ = (char)(hi << 4 | lo);
 			p += 2;

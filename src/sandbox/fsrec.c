@@ -443,11 +443,12 @@ static void rec_way(const char *path)
 		rec.bad = true;
 }
 
-/* A directory about to be read (opened, or trusted by the scan's record):
- * watched whole. */
-static void rec_whole(const char *path)
+/* A directory about to be read: watched whole (a listing: how WATCH_ALL,
+ * each such path watched once), or for what the workspace scan depends on
+ * (WATCH_SCAN). */
+static void rec_dir(const char *path, enum watch_how how)
 {
-	bool full;
+	bool full = false;
 	int r;
 
 	if (!rec.on || rec.bad)
@@ -456,28 +457,16 @@ static void rec_whole(const char *path)
 		rec.bad = true;
 		return;
 	}
-	if (seen_add(&rec.whole, path, strlen(path), &full))
+	if (how == WATCH_ALL && seen_add(&rec.whole, path, strlen(path), &full))
 		return;
-	r = full ? -2 : watch_add(rec.w, path, WATCH_ALL, NULL, 0);
+	r = full ? -2 : watch_add(rec.w, path, how, NULL, 0);
 	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
 		rec.bad = true;
 }
 
-/* A directory the scan is about to read, or relies on unread: watched
- * for what the scan depends on. */
-static void rec_scan(const char *path)
+static void rec_whole(const char *path)
 {
-	int r;
-
-	if (!rec.on || rec.bad)
-		return;
-	if (!path || path[0] != '/') {
-		rec.bad = true;
-		return;
-	}
-	r = watch_add(rec.w, path, WATCH_SCAN, NULL, 0);
-	if (r == -2 || (r == -1 && errno != ENOENT && errno != ENOTDIR))
-		rec.bad = true;
+	rec_dir(path, WATCH_ALL);
 }
 
 /* The path of a descriptor, from /proc/self/fd; false when unknown. */
@@ -536,7 +525,7 @@ void moat_fsrec_scan_dir(const char *path, bool top)
 	 * watched for its entries that are directories before it was read */
 	if (top)
 		rec_way(path);
-	rec_scan(path);
+	rec_dir(path, WATCH_SCAN);
 }
 
 void moat_fsrec_scan_patterns(const char *const *pats, size_t n)
