@@ -84,6 +84,12 @@ step "layering" scripts/check-layers.sh build
 echo "== ASan+UBSan build"
 asan=1
 wait "$asan_pid" || asan=0
+# the libFuzzer build compiles in turn while the sanitizer suites run
+fuzz_pid=
+if command -v clang >/dev/null; then
+	FUZZ_SECONDS=0 nice -n 19 scripts/fuzz.sh >build-fuzz.log 2>&1 &
+	fuzz_pid=$!
+fi
 if [ "$asan" = 1 ]; then
 	export "${asan_env[@]}"
 	test_dir build-asan
@@ -93,7 +99,10 @@ else
 	failed=$((failed + 1))
 fi
 rm -f build-asan.log
-if command -v clang >/dev/null; then
+if [ -n "$fuzz_pid" ]; then
+	# (a failed build is said by the step below, which builds again)
+	wait "$fuzz_pid" || cat build-fuzz.log
+	rm -f build-fuzz.log
 	echo "== libFuzzer build (clang), a short run of each harness"
 	step "fuzzers (clang, ${FUZZ_RUNS:-2000} inputs each, seed ${FUZZ_SEED:-1})" env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
 		FUZZ_RUNS="${FUZZ_RUNS:-2000}" FUZZ_SEED="${FUZZ_SEED:-1}" FUZZ_KEEP=0 scripts/fuzz.sh
