@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <net/if.h>
@@ -670,7 +669,7 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 #ifdef GLOB_BRACE
 static int glob_braces(const char *pat, glob_t *g)
 {
-	return glob(pat, GLOB_NOSORT | GLOB_BRACE, NULL, g);
+	return glob(pat, GLOB_NOSORT | GLOB_BRACE | GLOB_PERIOD, NULL, g);
 }
 #else
 /* musl's glob(3) has no GLOB_BRACE: {a,b} alternatives (docs/configuration.md)
@@ -712,7 +711,7 @@ static int glob_expand(const char *pat, glob_t *g, int *budget)
 	if (!end) { /* no '{', or the first is not closed: literal */
 		if (--*budget < 0)
 			return GLOB_NOSPACE;
-		r = glob(pat, GLOB_NOSORT | GLOB_APPEND, NULL, g);
+		r = glob(pat, GLOB_NOSORT | GLOB_APPEND | GLOB_PERIOD, NULL, g);
 		return r == GLOB_NOMATCH ? 0 : r;
 	}
 	for (alt = open + 1; r == 0; alt = sep + 1) {
@@ -743,8 +742,65 @@ static int glob_braces(const char *pat, glob_t *g)
 }
 #endif
 
+/* glob(3) matches by byte ('?' one byte) and keeps a leading '.' from its
+ * wildcards; the policy matches by character and lets them match it
+ * (core/glob.h). The pattern for glob(3) is a superset: each unescaped
+ * '?' and each [...] class becomes '*' (a character is a run of bytes),
+ * and glob(3) runs with GLOB_PERIOD; what it finds is then matched against
+ * the pattern compiled as the policy compiles it. -ENAMETOOLONG when the
+ * superset does not fit out. */
+static int glob_superset(const char *pat, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (const char *c = pat; *c; c++) {
+		const char *close = NULL;
+
+		if (*c == '[') {
+			close = c + 1;
+			if (*close == '!' || *close == '^')
+				close++;
+			if (*close == ']')
+				close++;
+			while (*close && *close != ']' && *close != '/')
+				close++;
+			if (*close != ']')
+				close = NULL; /* not a class: a plain '[' */
+		}
+		if (o + 2 >= cap)
+			return -ENAMETOOLONG;
+		if (*c == '\\' && c[1]) {
+			out[o++] = *c++;
+			out[o++] = *c;
+		} else if (*c == '?') {
+			out[o++] = '*';
+		} else if (close) {
+			out[o++] = '*';
+			c = close;
+		} else {
+			out[o++] = *c;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Is a path glob(3) found under GLOB_PERIOD one the pattern names: no "."
+ * or ".." component (a wildcard took it), and a match by character? */
+static bool glob_found(const struct moat_glob *g, const char *path)
+{
+	size_t n = strlen(path);
+
+	for (const char *c = path; (c = strchr(c, '/'));) {
+		c++;
+		if (c[0] == '.' && (c[1] == '/' || !c[1] || (c[1] == '.' && (c[2] == '/' || !c[2]))))
+			return false;
+	}
+	return moat_glob_match(g, path, n);
+}
+
 /* Does glob pattern pj name entries of pat's literal directory (its first
- * dlen bytes) by a name pattern fnmatch(3) can match (no braces)? */
+ * dlen bytes) by a name pattern (no braces)? */
 static bool same_dir_glob(const struct moat_mask *mk, const char *pat, size_t dlen)
 {
 	return mk->kind == MOAT_MASK_GLOB && !strncmp(mk->pattern, pat, dlen + 1) &&
@@ -765,14 +821,15 @@ static bool glob_match_exempt(const struct moat_plan *p, const struct moat_mask 
 }
 
 /* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
- * directory once and match every name pattern against its entries; other
- * globs, and {a,b} alternatives anywhere (fnmatch(3) has none), go through
- * glob(3). A match exempt_paths leave out is not masked (by this mask). */
+ * directory once and match every name pattern against its entries, by
+ * character as the policy does (core/glob.h); other globs, and {a,b}
+ * alternatives anywhere, go through glob(3). A match exempt_paths leave
+ * out is not masked (by this mask). */
 static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 		      struct moat_error *err)
 {
 	bool done[MOAT_PLAN_MAX_PATHS] = {false};
-	const char *same[MOAT_PLAN_MAX_PATHS];
+	struct moat_glob *same[MOAT_PLAN_MAX_PATHS];
 	const struct moat_mask *same_mk[MOAT_PLAN_MAX_PATHS];
 	bool plain[MOAT_PLAN_MAX_PATHS];
 	struct name_cut cut[MOAT_PLAN_MAX_PATHS];
@@ -792,16 +849,30 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) ||
 		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || strchr(pat, '{')) {
 			glob_t g;
+			struct moat_glob *cg;
+			char sup[PATH_MAX * 2];
 			int gr;
 
 			done[i] = true;
+			/* SECURITY: a pattern not expanded hides nothing: refuse */
+			if (glob_superset(pat, sup, sizeof(sup)) < 0) {
+				moat_error_set(err, "the masked pattern '%.200s' is too long", pat);
+				r = -ENAMETOOLONG;
+				continue;
+			}
+			if (moat_glob_compile(pat, MOAT_GLOB_PATH, &cg, err) < 0) {
+				r = -EINVAL;
+				continue;
+			}
 			memset(&g, 0, sizeof(g));
-			gr = glob_braces(pat, &g);
+			gr = glob_braces(sup, &g);
 			if (gr == 0)
 				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
-					if (!glob_match_exempt(p, &p->masks[i], g.gl_pathv[k]))
+					if (glob_found(cg, g.gl_pathv[k]) &&
+					    !glob_match_exempt(p, &p->masks[i], g.gl_pathv[k]))
 						r = mask_one(p, m, hid, g.gl_pathv[k], err);
 			globfree(&g);
+			moat_glob_free(cg);
 			if (gr != 0 && gr != GLOB_NOMATCH) {
 				/* SECURITY: a pattern not expanded hides nothing: refuse */
 				moat_error_set(err, "cannot expand the masked pattern '%s' (%s)", pat,
@@ -816,24 +887,26 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		/* the name patterns of this directory, each with the literal
 		 * start and end a name must have (when it has only '*' and '?') */
 		nsame = 0;
-		for (size_t j = i; j < p->nmasks; j++) {
+		for (size_t j = i; j < p->nmasks && r == 0; j++) {
 			const char *nj;
 
 			if (!same_dir_glob(&p->masks[j], pat, dlen))
 				continue;
 			done[j] = true;
 			nj = p->masks[j].pattern + dlen + 1;
-			same[nsame] = nj;
+			/* SECURITY: a pattern not compiled hides nothing: refuse */
+			if (moat_glob_compile(nj, MOAT_GLOB_PATH, &same[nsame], err) < 0) {
+				r = -EINVAL;
+				break;
+			}
 			same_mk[nsame] = &p->masks[j];
 			plain[nsame] = !strpbrk(nj, "[\\");
 			if (plain[nsame])
 				name_cut_of(nj, strlen(nj), &cut[nsame]);
 			nsame++;
 		}
-		d = opendir(dlen ? dir : "/");
-		if (!d)
-			continue;
-		while ((e = readdir(d)) && r == 0) {
+		d = r == 0 ? opendir(dlen ? dir : "/") : NULL;
+		while (d && (e = readdir(d)) && r == 0) {
 			size_t nl = strlen(e->d_name);
 
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -842,7 +915,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				char full[PATH_MAX];
 
 				if ((plain[j] && !name_cut_fits(&cut[j], e->d_name, nl)) ||
-				    fnmatch(same[j], e->d_name, 0) != 0)
+				    !moat_glob_match(same[j], e->d_name, nl))
 					continue;
 				if (dlen + 1 + nl < sizeof(full)) {
 					memcpy(full, dir, dlen);
@@ -857,7 +930,10 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				break;
 			}
 		}
-		closedir(d);
+		if (d)
+			closedir(d);
+		for (size_t j = 0; j < nsame; j++)
+			moat_glob_free(same[j]);
 	}
 	return r;
 }

@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -54,6 +53,8 @@ struct scan_name {
 	/* NAME then a globstar: only a directory NAME (a file has nothing under it) */
 	bool dir_only;
 	struct name_cut cut;
+	/* a wildcard name compiled: matched by character, as the policy does */
+	struct moat_glob *g;
 };
 
 /* A compiled mask glob's quick test: the pattern's last component (before
@@ -633,7 +634,7 @@ static int scan_hit(struct scan *s, const char *rel, bool link, bool dir)
 static bool name_matches(const struct scan_name *n, const char *name, size_t nl)
 {
 	return n->literal ? nl == n->len && !memcmp(n->name, name, nl)
-			  : name_cut_fits(&n->cut, name, nl) && fnmatch(n->name, name, 0) == 0 &&
+			  : name_cut_fits(&n->cut, name, nl) && moat_glob_match(n->g, name, nl) &&
 				!moat_denied_template(n->name, name, nl);
 }
 
@@ -1295,11 +1296,12 @@ static bool scan_name_of(const char *pattern, struct scan_name *ret)
 		return false;
 	wild = memchr(t, '*', n) || memchr(t, '?', n);
 	if (wild && globstar)
-		return false; /* fnmatch needs the name on its own */
+		return false; /* (compiled as a name on its own) */
 	ret->name = t;
 	ret->len = n;
 	ret->literal = !wild;
 	ret->dir_only = globstar;
+	ret->g = NULL;
 	name_cut_of(t, n, &ret->cut);
 	return true;
 }
@@ -1876,6 +1878,11 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 	if (s->nglobs + s->nnames == 0)
 		goto out;
 	/* compiled before the walkers start (read-only while they match) */
+	for (size_t i = 0; i < s->nnames; i++)
+		if (!names[i].literal && glob_compile_cached(names[i].name, &names[i].g, err) < 0) {
+			r = -EINVAL;
+			goto out;
+		}
 	for (size_t i = 0; i < s->nglobs; i++)
 		if (glob_compile_cached(pats[i], &globs[i], err) < 0) {
 			r = -EINVAL;
@@ -1886,9 +1893,16 @@ static int scan_run(const struct moat_plan *p, struct scan_cache *rec,
 		goto out; /* (no workspace: nothing in it to hide) */
 	s->pats = pats;
 	s->lpats = lpats;
-	for (size_t i = 0; i < s->nglobs; i++)
-		if (moat_link_pat_of(pats[i], &lpats[s->nlpats]))
-			s->nlpats++;
+	for (size_t i = 0; i < s->nglobs; i++) {
+		int lr = moat_link_pat_of(pats[i], &lpats[s->nlpats]);
+
+		if (lr < 0) {
+			moat_error_set(err, "out of memory");
+			r = lr;
+			goto out;
+		}
+		s->nlpats += (size_t)lr;
+	}
 	s->plan = p;
 	if (p->exempt_set) {
 		s->name_mk = name_mk;
@@ -1990,8 +2004,11 @@ out:
 	for (size_t i = 0; i < s->nglobs; i++)
 		if (globs[i] && !glob_is_cached(globs[i]))
 			moat_glob_free(globs[i]);
+	for (size_t i = 0; i < s->nnames; i++)
+		if (names[i].g && !glob_is_cached(names[i].g))
+			moat_glob_free(names[i].g);
 	for (size_t i = 0; i < s->nlpats; i++)
-		free(lpats[i].copy);
+		moat_link_pat_release(&lpats[i]);
 	free(s);
 	return r;
 }

@@ -2,31 +2,34 @@
  * link a pattern's component may stand for (scanlink.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "base/str.h"
+#include "core/glob.h"
 #include "sandbox/scanlink.h"
 /* last: the lookups below are recorded for an armed sandbox's watch */
 #include "sandbox/fsrec_wrap.h"
 
-bool moat_link_has_wild(const char *c)
+/* Does component k of lp fit name (nl bytes)? */
+static bool comp_fits(const struct link_pat *lp, size_t k, const char *name, size_t nl)
 {
-	return strpbrk(c, "*?") != NULL;
+	return lp->g[k] ? moat_glob_match(lp->g[k], name, nl)
+			: strlen(lp->comp[k]) == nl && !memcmp(lp->comp[k], name, nl);
 }
 
-bool moat_link_comp_fits(const char *comp, const char *name, size_t nl)
+void moat_link_pat_release(struct link_pat *lp)
 {
-	return moat_link_has_wild(comp) ? fnmatch(comp, name, 0) == 0
-					: strlen(comp) == nl && !memcmp(comp, name, nl);
+	for (size_t k = 0; k < lp->n; k++)
+		moat_glob_free(lp->g[k]);
+	free(lp->copy);
+	memset(lp, 0, sizeof(*lp));
 }
 
-/* pat as a link pattern; false when it is not "**" then two components
- * or more with no other globstar (or classes, braces, escapes) */
-bool moat_link_pat_of(const char *pat, struct link_pat *lp)
+/* pat as a link pattern: 1, 0 when it is not one, -ENOMEM */
+int moat_link_pat_of(const char *pat, struct link_pat *lp)
 {
 	const char *t = pat + 3;
 	size_t n;
@@ -34,14 +37,14 @@ bool moat_link_pat_of(const char *pat, struct link_pat *lp)
 
 	memset(lp, 0, sizeof(*lp));
 	if (strncmp(pat, "**/", 3) || strpbrk(t, "{}[]\\"))
-		return false;
+		return 0;
 	n = strlen(t);
 	if (n > 3 && !strcmp(t + n - 3, "/**")) {
 		n -= 3;
 		lp->dir_only = true;
 	}
 	if (!(lp->copy = moat_strndup(t, n)))
-		return false;
+		return -ENOMEM;
 	for (c = lp->copy;; c++) {
 		char *sl = strchr(c, '/');
 
@@ -51,15 +54,21 @@ bool moat_link_pat_of(const char *pat, struct link_pat *lp)
 			break;
 		lp->comp[lp->n++] = c;
 		if (!sl) {
-			if (lp->n >= 2)
-				return true;
-			break;
+			if (lp->n < 2)
+				break;
+			for (size_t k = 0; k < lp->n; k++)
+				if (strpbrk(lp->comp[k], "*?") &&
+				    moat_glob_compile(lp->comp[k], MOAT_GLOB_PATH, &lp->g[k], NULL) < 0) {
+					/* (a component of a pattern that compiled) */
+					moat_link_pat_release(lp);
+					return -ENOMEM;
+				}
+			return 1;
 		}
 		c = sl;
 	}
-	free(lp->copy);
-	memset(lp, 0, sizeof(*lp));
-	return false;
+	moat_link_pat_release(lp);
+	return 0;
 }
 
 /* Does component k of lp fit the link name (nl bytes, NUL-terminated), the
@@ -69,7 +78,7 @@ bool moat_link_fits_at(const struct link_pat *lp, size_t k, const char *prel, si
 {
 	size_t end = plen;
 
-	if (!moat_link_comp_fits(lp->comp[k], name, nl))
+	if (!comp_fits(lp, k, name, nl))
 		return false;
 	for (size_t j = k; j > 0; j--) {
 		char part[NAME_MAX + 1];
@@ -83,7 +92,7 @@ bool moat_link_fits_at(const struct link_pat *lp, size_t k, const char *prel, si
 			return false;
 		memcpy(part, prel + b, end - b);
 		part[end - b] = '\0';
-		if (!moat_link_comp_fits(lp->comp[j - 1], part, end - b))
+		if (!comp_fits(lp, j - 1, part, end - b))
 			return false;
 		end = b ? b - 1 : 0;
 	}
@@ -107,7 +116,7 @@ int moat_link_rest(char *path, size_t len, const struct link_pat *lp, size_t fro
 		return lp->dir_only && !S_ISDIR(st.st_mode) ? 0 : hit(ud, path);
 	if (!S_ISDIR(st.st_mode))
 		return 0;
-	if (!moat_link_has_wild(lp->comp[from])) {
+	if (!lp->g[from]) {
 		size_t cl = strlen(lp->comp[from]);
 
 		if (len + 1 + cl >= PATH_MAX)
@@ -124,7 +133,7 @@ int moat_link_rest(char *path, size_t len, const struct link_pat *lp, size_t fro
 		size_t nl = strlen(e->d_name);
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    fnmatch(lp->comp[from], e->d_name, 0))
+		    !moat_glob_match(lp->g[from], e->d_name, nl))
 			continue;
 		if (!count(ud, 1))
 			r = -E2BIG;

@@ -25,17 +25,18 @@
 struct link_pat {
 	char *copy; /* the components, NUL-separated */
 	const char *comp[LINK_PAT_COMPS];
+	/* each component with a wildcard compiled (matched by character, as
+	 * the policy does), else NULL */
+	struct moat_glob *g[LINK_PAT_COMPS];
 	size_t n;
 	bool dir_only; /* ends in a globstar: the last must be a directory */
 };
 
-bool moat_link_has_wild(const char *c);
-/* Does the component comp fit name (nl bytes, NUL-terminated)? */
-bool moat_link_comp_fits(const char *comp, const char *name, size_t nl);
-/* pat as a link pattern (lp->copy to be freed); false when it is not "**"
- * then two components or more with no other globstar (or classes,
- * braces, escapes) */
-bool moat_link_pat_of(const char *pat, struct link_pat *lp);
+/* pat as a link pattern (released with moat_link_pat_release): 1, or 0
+ * when it is not "**" then two components or more with no other globstar
+ * (or classes, braces, escapes), or -ENOMEM */
+int moat_link_pat_of(const char *pat, struct link_pat *lp);
+void moat_link_pat_release(struct link_pat *lp);
 /* Does component k of lp fit the link name (nl bytes, NUL-terminated), the
  * k before it the end of the path prel (plen bytes) it is in? */
 bool moat_link_fits_at(const struct link_pat *lp, size_t k, const char *prel, size_t plen,

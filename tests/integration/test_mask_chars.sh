@@ -1,0 +1,81 @@
+#!/bin/bash
+# Denied-path patterns match names by character inside `moat run`, as the
+# policy matches them for the file tools: '?' is one character, so
+# "**/?.zzk" hides "é.zzk" (two bytes before the dot) in the workspace, "~/?.zzt"
+# hides "ü.zzt" in the home, "~/d*/?.zzq" (a wildcard before the name)
+# hides "dd/é.zzq", "~/d*/*.zzd" hides "dd/.y.zzd" (a wildcard matches a
+# leading dot, as in the policy), and "**/k?/s.txt" hides a file reached
+# through a link named "kö". Each is checked from outside (the content
+# never reaches the output), with controls (a two-character name stays
+# readable), as root and as nobody. TAP output.
+#
+#   MOAT=path/to/moat bash tests/integration/test_mask_chars.sh
+set -u
+
+MOAT=${MOAT:-$(command -v moat)}
+. "$(dirname "$0")/../lib/tap.sh"
+[ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
+
+T=$(mktemp -d /var/tmp/moat-chars.XXXXXX) || bail "mktemp"
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+
+if ! "$MOAT" status --json 2>/dev/null | grep -q '"landlock_abi": [1-9]'; then
+	skip "no sandbox on this machine (moat status)"
+	echo "1..$n"
+	exit $((failed > 0))
+fi
+
+users=("$(id -un)")
+[ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && users+=(nobody)
+
+for U in "${users[@]}"; do
+	R=$T/$U
+	WS=$R/ws
+	H=$R/home
+	mkdir -p "$WS/dreal" "$H/dd"
+	echo "ws-SECRET-é" >"$WS/é.zzk"
+	echo "ws-plain-ab" >"$WS/ab.zzk"
+	echo "home-SECRET-ü" >"$H/ü.zzt"
+	echo "home-plain-uv" >"$H/uv.zzt"
+	echo "deep-SECRET-é" >"$H/dd/é.zzq"
+	echo "deep-plain-ab" >"$H/dd/ab.zzq"
+	echo "dot-SECRET-y" >"$H/dd/.y.zzd"
+	echo "link-SECRET-ö" >"$WS/dreal/s.txt"
+	ln -s dreal "$WS/kö"
+	cat >"$R/config.json" <<EOF
+{"denied_paths": ["**/?.zzk", "~/?.zzt", "~/d*/?.zzq", "~/d*/*.zzd", "**/k?/s.txt"], "sandbox": {"mode": "linux"},
+ "audit_log": "$R/audit.jsonl"}
+EOF
+	if [ "$U" = root ]; then runas=(); else
+		chown -R "$U" "$R"
+		runas=(setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups --)
+	fi
+	m() {
+		(cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
+			${runas[@]+"${runas[@]}"} "$MOAT" "$@")
+	}
+
+	# the policy's word, for the file tools: denied
+	out=$(m tool --config "$R/config.json" read_file '{"path": "é.zzk"}' 2>&1)
+	checke "$U: read_file é.zzk is denied by **/?.zzk (the policy, by character)" \
+		'! grep -q ws-SECRET <<<"$out"'
+
+	# inside the sandbox: each secret unreadable, each control readable
+	out=$(m run --config "$R/config.json" -- sh -c 'cat é.zzk; cat ab.zzk' 2>&1)
+	checke "$U: moat run: **/?.zzk hides é.zzk in the workspace, ab.zzk stays readable" \
+		'! grep -q ws-SECRET <<<"$out" && grep -q ws-plain-ab <<<"$out"'
+	out=$(m run --config "$R/config.json" -- sh -c "cat '$H/ü.zzt'; cat '$H/uv.zzt'" 2>&1)
+	checke "$U: moat run: ~/?.zzt hides ü.zzt in the home, uv.zzt stays readable" \
+		'! grep -q home-SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
+	out=$(m run --config "$R/config.json" -- sh -c "cat '$H/dd/é.zzq'; cat '$H/dd/ab.zzq'; cat '$H/dd/.y.zzd'" 2>&1)
+	checke "$U: moat run: ~/d*/?.zzq hides dd/é.zzq, ~/d*/*.zzd hides dd/.y.zzd, dd/ab.zzq stays readable" \
+		'! grep -q SECRET <<<"$out" && grep -q deep-plain-ab <<<"$out"'
+	out=$(m run --config "$R/config.json" -- sh -c 'cat kö/s.txt; cat dreal/s.txt; ls dreal' 2>&1)
+	checke "$U: moat run: **/k?/s.txt hides the file reached through the link kö" \
+		'! grep -q link-SECRET <<<"$out"'
+done
+
+echo "1..$n"
+exit $((failed > 0))
