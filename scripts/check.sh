@@ -42,9 +42,7 @@ build_dir() { # dir, meson options...: configured and compiled; 1 when not
 	local dir="$1"
 	shift
 	if [ "$dir" = build ]; then
-		# the normal build: musl where scripts/musl-deps.sh built it
 		scripts/setup-build.sh "$dir" "$@" || return 1
-		echo "(libc: $(cat "$dir/.moat-libc"))"
 	elif [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@" >/dev/null || return 1
 	else

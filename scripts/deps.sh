@@ -100,8 +100,3 @@ if command -v npm >/dev/null 2>&1; then
 		fi
 	fi
 fi
-
-# The libraries built for musl (the static `moat` starts about 0.3 ms
-# faster without glibc's start-up; scripts/musl-deps.sh). Optional: moat
-# builds with glibc when this cannot be done, and says so.
-"$(dirname "$0")/musl-deps.sh"

@@ -1,25 +1,18 @@
 #!/bin/sh
-# meson setup DIR for moat's normal build: with musl where
-# scripts/musl-deps.sh has built the libraries (the static `moat` then
-# starts without glibc's trapped CPU probing), else with the system's
-# compiler and glibc. A directory set up for the other libc is set up anew.
-# MOAT_LIBC=glibc chooses glibc.
+# meson setup DIR for moat's normal build (a directory already set up is
+# reconfigured only when options are given). A directory an older checkout
+# set up for musl (its .moat-libc says so) is set up anew.
 #   scripts/setup-build.sh DIR [MESON OPTIONS...]
 set -eu
 dir=$1
 shift
-here=$(cd "$(dirname "$0")" && pwd)
-native=$("$here/musl-deps.sh" --native || true)
-want=${native:+musl}
-want=${want:-glibc}
-if [ -f "$dir/build.ninja" ] && [ "$(cat "$dir/.moat-libc" 2>/dev/null)" != "$want" ]; then
-	echo "setup-build: $dir was set up for another libc; setting it up for $want" >&2
+if [ -f "$dir/build.ninja" ] && [ "$(cat "$dir/.moat-libc" 2>/dev/null || echo glibc)" != glibc ]; then
+	echo "setup-build: $dir was set up for musl; setting it up for glibc" >&2
 	rm -rf "$dir"
 fi
 if [ -f "$dir/build.ninja" ]; then
 	[ $# = 0 ] && exit 0
 	meson setup --reconfigure "$dir" "$@" >/dev/null
 else
-	meson setup "$dir" ${native:+--native-file="$native"} "$@" >/dev/null
+	meson setup "$dir" "$@" >/dev/null
 fi
-echo "$want" >"$dir/.moat-libc"

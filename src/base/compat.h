@@ -1,8 +1,6 @@
-/* What glibc and musl spell differently. moat builds with either: the CLI
- * is linked statically with musl where scripts/musl-deps.sh could build its
- * libraries (glibc's start-up probes the CPU with 43 `cpuid` instructions,
- * which a VM traps: about 0.3 ms of every `moat run`; docs/ARCHITECTURE.md),
- * the sanitizer builds use glibc.
+/* System calls and flags the C library wraps late, differently or not at
+ * all (renameat2, getdents64 into a raw buffer, statx attributes), and a
+ * thread-safe strerror.
  *
  * Header-only, no state. */
 #ifndef MOAT_BASE_COMPAT_H
@@ -38,15 +36,15 @@ static inline const char *moat_strerror(int e, char *buf, size_t n)
 #endif
 }
 
-/* renameat2(2) (musl has no wrapper): 0, or -1 with errno set */
+/* renameat2(2): 0, or -1 with errno set */
 static inline int moat_renameat2(int olddfd, const char *oldpath, int newdfd, const char *newpath,
 				 unsigned int flags)
 {
 	return (int)syscall(SYS_renameat2, olddfd, oldpath, newdfd, newpath, flags);
 }
 
-/* getdents64(2) into a caller's buffer (musl's getdents64 takes a struct
- * dirent): bytes read, 0 at the end, or -1 with errno set */
+/* getdents64(2) into a caller's buffer: bytes read, 0 at the end, or -1
+ * with errno set */
 static inline long moat_getdents64(int fd, void *buf, size_t n)
 {
 	return syscall(SYS_getdents64, fd, buf, n);

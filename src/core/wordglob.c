@@ -1,6 +1,6 @@
 /* Glob words expanded through the filesystem (wordglob.h). The C
- * library's glob(3) has no bound on what it reads (and musl's no
- * directory hooks to add one): the expansion is done here, one component
+ * library's glob(3) has no bound on what it reads (and no directory
+ * hooks to add one portably): the expansion is done here, one component
  * at a time, with readdir(3) and fnmatch(3). */
 #include <dirent.h>
 #include <errno.h>

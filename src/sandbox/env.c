@@ -119,7 +119,7 @@ int moat_env_build(const struct moat_plan *p, char *const *parent_env, const cha
 
 /* The home directory of uid from /etc/passwd, read directly: moat is linked
  * statically, where glibc's getpwuid would load NSS modules of whatever
- * glibc the machine has (and musl has no fgetpwent_r). Users known only to
+ * glibc the machine has. Users known only to
  * a directory service (LDAP, sssd) are not found: they have $HOME set in
  * practice. A line is NAME:PASSWORD:UID:GID:GECOS:DIR:SHELL; a line longer
  * than the buffer is skipped whole. */

@@ -666,81 +666,11 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 	return r;
 }
 
-#ifdef GLOB_BRACE
+/* {a,b} alternatives (docs/configuration.md) expanded by glibc's glob(3) */
 static int glob_braces(const char *pat, glob_t *g)
 {
 	return glob(pat, GLOB_NOSORT | GLOB_BRACE | GLOB_PERIOD, NULL, g);
 }
-#else
-/* musl's glob(3) has no GLOB_BRACE: {a,b} alternatives (docs/configuration.md)
- * are expanded here as glibc's glob does (checked against it on 100,000
- * random patterns): the first unescaped '{' opens the group; if it is
- * never closed the whole pattern is literal; {a} and {} are groups of one
- * alternative. At most 256 patterns (then GLOB_NOSPACE: the mask refuses). */
-
-/* The end of the alternative starting at c: its ',' or the group's '}'
- * (glibc's next_brace_sub); NULL when the group is not closed. */
-static const char *brace_sub_end(const char *c)
-{
-	size_t depth = 0;
-
-	while (*c) {
-		if (*c == '\\') {
-			if (!*++c)
-				return NULL;
-			c++;
-		} else if ((*c == '}' && depth-- == 0) || (*c == ',' && depth == 0)) {
-			return c;
-		} else if (*c++ == '{') {
-			depth++;
-		}
-	}
-	return NULL;
-}
-
-static int glob_expand(const char *pat, glob_t *g, int *budget)
-{
-	const char *open = pat, *end = NULL, *alt, *sep;
-	int r = 0;
-
-	while (*open && *open != '{')
-		open += open[0] == '\\' && open[1] ? 2 : 1;
-	if (*open)
-		for (end = brace_sub_end(open + 1); end && *end != '}';)
-			end = brace_sub_end(end + 1);
-	if (!end) { /* no '{', or the first is not closed: literal */
-		if (--*budget < 0)
-			return GLOB_NOSPACE;
-		r = glob(pat, GLOB_NOSORT | GLOB_APPEND | GLOB_PERIOD, NULL, g);
-		return r == GLOB_NOMATCH ? 0 : r;
-	}
-	for (alt = open + 1; r == 0; alt = sep + 1) {
-		size_t pl = (size_t)(open - pat), al, sl = strlen(end + 1);
-		char *one;
-
-		sep = brace_sub_end(alt);
-		al = (size_t)(sep - alt);
-		one = malloc(pl + al + sl + 1);
-		if (!one)
-			return GLOB_NOSPACE;
-		memcpy(one, pat, pl);
-		memcpy(one + pl, alt, al);
-		memcpy(one + pl + al, end + 1, sl + 1);
-		r = glob_expand(one, g, budget);
-		free(one);
-		if (sep == end)
-			break;
-	}
-	return r;
-}
-
-static int glob_braces(const char *pat, glob_t *g)
-{
-	int budget = 256, r = glob_expand(pat, g, &budget);
-
-	return r ? r : g->gl_pathc ? 0 : GLOB_NOMATCH;
-}
-#endif
 
 /* glob(3) matches by byte ('?' one byte) and keeps a leading '.' from its
  * wildcards; the policy matches by character and lets them match it
