@@ -89,6 +89,26 @@ static const struct {
     {"rg", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCEefgjMmrTt"},
     {"ag", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCGgmp"},
     {"ack", true, "", {NULL}, false, 0, NULL, NULL, true, "ABCgm"},
+    /* archivers, compressors and hashers that recurse */
+    {"7z", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"7za", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"7zr", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"pax", false, "w", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"jar", false, "cu", {"--create", "--update"}, true, 0, NULL, NULL, false, NULL},
+    {"tarsnap", false, "c", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"zstd", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"lz4", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"pigz", false, "r", {"--recursive"}, false, 0, NULL, NULL, false, NULL},
+    {"hashdeep", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"sha1deep", false, "r", {NULL}, false, 0, NULL, NULL, false, NULL},
+    /* backup and transfer tools: every operand is a tree they send */
+    {"restic", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"borg", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"rclone", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"rdiff-backup", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"duplicity", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"croc", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
+    {"wormhole", true, "", {NULL}, false, 0, NULL, NULL, false, NULL},
 };
 
 /* a is --NAME or a prefix of it of two letters or more (=VALUE aside) */

@@ -159,6 +159,14 @@ static bool has_glob(const char *s)
 	return strpbrk(s, "*?[{") != NULL;
 }
 
+/* A mask's pattern is matched as a glob when it holds a wildcard or an
+ * escape (a home whose name holds ',' or '$' comes escaped: the glob
+ * takes the escape away, a path would keep it) */
+static bool mask_is_glob(const char *s)
+{
+	return strpbrk(s, "*?[{\\") != NULL;
+}
+
 void moat_profile_init(struct moat_profile *p, const char *name)
 {
 	memset(p, 0, sizeof(*p));
@@ -1646,10 +1654,10 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			return 0;
 		if (moat_path_within(path, p->workspace))
 			return 0; /* the scan covers it */
-		if (!has_glob(tail) && exemptible && moat_plan_exempt(p, path))
+		if (!mask_is_glob(path) && exemptible && moat_plan_exempt(p, path))
 			return 0; /* exempt_paths */
-		return add_mask(p, path, has_glob(tail) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
-				exemptible, err);
+		return add_mask(p, path, mask_is_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH,
+				origin, exemptible, err);
 	}
 	r = expand_path(pat, p->home, p->workspace, path, sizeof(path));
 	if (r == -ENOENT)
@@ -1715,9 +1723,9 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 			       origin, pat, p->workspace);
 		return -EINVAL;
 	}
-	if (!has_glob(path) && exemptible && moat_plan_exempt(p, path))
+	if (!mask_is_glob(path) && exemptible && moat_plan_exempt(p, path))
 		return 0; /* exempt_paths */
-	return add_mask(p, path, has_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
+	return add_mask(p, path, mask_is_glob(path) ? MOAT_MASK_GLOB : MOAT_MASK_PATH, origin,
 			exemptible, err);
 }
 

@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <net/if.h>
 #include <sched.h>
@@ -42,6 +41,7 @@
 #include "core/glob.h"
 #include "core/config.h"
 #include "core/path.h"
+#include "sandbox/maskglob.h"
 #include "sandbox/rawsys.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/scan.h"
@@ -666,69 +666,6 @@ static int mask_scan_hits(const struct moat_plan *p, struct moat_mounts *m,
 	return r;
 }
 
-/* {a,b} alternatives (docs/configuration.md) expanded by glibc's glob(3) */
-static int glob_braces(const char *pat, glob_t *g)
-{
-	return glob(pat, GLOB_NOSORT | GLOB_BRACE | GLOB_PERIOD, NULL, g);
-}
-
-/* glob(3) matches by byte ('?' one byte) and keeps a leading '.' from its
- * wildcards; the policy matches by character and lets them match it
- * (core/glob.h). The pattern for glob(3) is a superset: each unescaped
- * '?' and each [...] class becomes '*' (a character is a run of bytes),
- * and glob(3) runs with GLOB_PERIOD; what it finds is then matched against
- * the pattern compiled as the policy compiles it. -ENAMETOOLONG when the
- * superset does not fit out. */
-static int glob_superset(const char *pat, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (const char *c = pat; *c; c++) {
-		const char *close = NULL;
-
-		if (*c == '[') {
-			close = c + 1;
-			if (*close == '!' || *close == '^')
-				close++;
-			if (*close == ']')
-				close++;
-			while (*close && *close != ']' && *close != '/')
-				close++;
-			if (*close != ']')
-				close = NULL; /* not a class: a plain '[' */
-		}
-		if (o + 2 >= cap)
-			return -ENAMETOOLONG;
-		if (*c == '\\' && c[1]) {
-			out[o++] = *c++;
-			out[o++] = *c;
-		} else if (*c == '?') {
-			out[o++] = '*';
-		} else if (close) {
-			out[o++] = '*';
-			c = close;
-		} else {
-			out[o++] = *c;
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-/* Is a path glob(3) found under GLOB_PERIOD one the pattern names: no "."
- * or ".." component (a wildcard took it), and a match by character? */
-static bool glob_found(const struct moat_glob *g, const char *path)
-{
-	size_t n = strlen(path);
-
-	for (const char *c = path; (c = strchr(c, '/'));) {
-		c++;
-		if (c[0] == '.' && (c[1] == '/' || !c[1] || (c[1] == '.' && (c[2] == '/' || !c[2]))))
-			return false;
-	}
-	return moat_glob_match(g, path, n);
-}
-
 /* Does glob pattern pj name entries of pat's literal directory (its first
  * dlen bytes) by a name pattern (no braces)? */
 static bool same_dir_glob(const struct moat_mask *mk, const char *pat, size_t dlen)
@@ -750,11 +687,29 @@ static bool glob_match_exempt(const struct moat_plan *p, const struct moat_mask 
 	return !realpath(path, real) || moat_plan_exempt(p, real);
 }
 
+/* One match of a glob mask (maskglob.h), unless exempt_paths leave it out. */
+struct glob_hit {
+	const struct moat_plan *p;
+	const struct moat_mask *mk;
+	struct moat_mounts *m;
+	const struct hidden *hid;
+	struct moat_error *err;
+};
+
+static int mask_glob_hit(void *ud, const char *path)
+{
+	struct glob_hit *h = ud;
+
+	if (glob_match_exempt(h->p, h->mk, path))
+		return 0;
+	return mask_one(h->p, h->m, h->hid, path, h->err);
+}
+
 /* Globs whose directory part is literal ("/home/u/NAME.pem"): read each
  * directory once and match every name pattern against its entries, by
- * character as the policy does (core/glob.h); other globs, and {a,b}
- * alternatives anywhere, go through glob(3). A match exempt_paths leave
- * out is not masked (by this mask). */
+ * character as the policy does (core/glob.h); the others, and {a,b}
+ * alternatives anywhere, are walked (maskglob.h). A match exempt_paths
+ * leave out is not masked (by this mask). */
 static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 		      struct moat_error *err)
 {
@@ -777,38 +732,19 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			continue;
 		dlen = slash ? (size_t)(slash - pat) : 0;
 		if (!slash || dlen >= sizeof(dir) || memchr(pat, '*', dlen) ||
-		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || strchr(pat, '{')) {
-			glob_t g;
-			struct moat_glob *cg;
-			char sup[PATH_MAX * 2];
-			int gr;
+		    memchr(pat, '?', dlen) || memchr(pat, '[', dlen) || memchr(pat, '\\', dlen) ||
+		    strchr(pat, '{')) {
+			struct glob_hit h = {p, &p->masks[i], m, hid, err};
 
 			done[i] = true;
-			/* SECURITY: a pattern not expanded hides nothing: refuse */
-			if (glob_superset(pat, sup, sizeof(sup)) < 0) {
-				moat_error_set(err, "the masked pattern '%.200s' is too long", pat);
-				r = -ENAMETOOLONG;
-				continue;
-			}
-			if (moat_glob_compile(pat, MOAT_GLOB_PATH, &cg, err) < 0) {
-				r = -EINVAL;
-				continue;
-			}
-			memset(&g, 0, sizeof(g));
-			gr = glob_braces(sup, &g);
-			if (gr == 0)
-				for (size_t k = 0; k < g.gl_pathc && r == 0; k++)
-					if (glob_found(cg, g.gl_pathv[k]) &&
-					    !glob_match_exempt(p, &p->masks[i], g.gl_pathv[k]))
-						r = mask_one(p, m, hid, g.gl_pathv[k], err);
-			globfree(&g);
-			moat_glob_free(cg);
-			if (gr != 0 && gr != GLOB_NOMATCH) {
+			r = moat_mask_glob_expand(pat, mask_glob_hit, &h, err);
+			if (r < 0) {
 				/* SECURITY: a pattern not expanded hides nothing: refuse */
-				moat_error_set(err, "cannot expand the masked pattern '%s' (%s)", pat,
-					       gr == GLOB_NOSPACE ? "over 256 {a,b} patterns, or no memory"
-								  : "glob(3) failed");
-				r = -E2BIG;
+				char why[sizeof(err->msg)];
+
+				snprintf(why, sizeof(why), "%s", err->msg);
+				moat_error_set(err, "cannot expand the masked pattern '%.200s': %s", pat,
+					       why);
 			}
 			continue;
 		}

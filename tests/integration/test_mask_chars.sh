@@ -4,8 +4,12 @@
 # "**/?.zzk" hides "é.zzk" (two bytes before the dot) in the workspace, "~/?.zzt"
 # hides "ü.zzt" in the home, "~/d*/?.zzq" (a wildcard before the name)
 # hides "dd/é.zzq", "~/d*/*.zzd" hides "dd/.y.zzd" (a wildcard matches a
-# leading dot, as in the policy), and "**/k?/s.txt" hides a file reached
-# through a link named "kö". Each is checked from outside (the content
+# leading dot, as in the policy), and so does a wildcard in a middle
+# component ("~/*/t.zd", "~/d*/*/u.zd", "~/{a,*}/v.zd"); a class with an
+# escape ("~/d*/[\\]k].zq") hides dd/k.zq; the home's name holds a ',' (it
+# comes escaped into the patterns: "~/lit.zq" and "~/sec\\ret" still hide
+# lit.zq and secret); and "**/k?/s.txt" hides a file reached through a
+# link named "kö". Each is checked from outside (the content
 # never reaches the output), with controls (a two-character name stays
 # readable), as root and as nobody. TAP output.
 #
@@ -33,8 +37,8 @@ users=("$(id -un)")
 for U in "${users[@]}"; do
 	R=$T/$U
 	WS=$R/ws
-	H=$R/home
-	mkdir -p "$WS/dreal" "$H/dd"
+	H=$R/h,o
+	mkdir -p "$WS/dreal" "$H/dd/.i" "$H/.h" "$H/.j"
 	echo "ws-SECRET-é" >"$WS/é.zzk"
 	echo "ws-plain-ab" >"$WS/ab.zzk"
 	echo "home-SECRET-ü" >"$H/ü.zzt"
@@ -42,12 +46,18 @@ for U in "${users[@]}"; do
 	echo "deep-SECRET-é" >"$H/dd/é.zzq"
 	echo "deep-plain-ab" >"$H/dd/ab.zzq"
 	echo "dot-SECRET-y" >"$H/dd/.y.zzd"
+	echo "mid-SECRET-t" >"$H/.h/t.zd"
+	echo "mid-SECRET-u" >"$H/dd/.i/u.zd"
+	echo "mid-SECRET-v" >"$H/.j/v.zd"
+	echo "class-SECRET-k" >"$H/dd/k.zq"
+	echo "lit-SECRET" >"$H/lit.zq"
+	echo "esc-SECRET" >"$H/secret"
 	echo "link-SECRET-ö" >"$WS/dreal/s.txt"
 	ln -s dreal "$WS/kö"
-	cat >"$R/config.json" <<EOF
-{"denied_paths": ["**/?.zzk", "~/?.zzt", "~/d*/?.zzq", "~/d*/*.zzd", "**/k?/s.txt"], "sandbox": {"mode": "linux"},
- "audit_log": "$R/audit.jsonl"}
-EOF
+	printf '%s\n' '{"denied_paths": ["**/?.zzk", "~/?.zzt", "~/d*/?.zzq", "~/d*/*.zzd",' \
+		' "~/*/t.zd", "~/d*/*/u.zd", "~/{a,*}/v.zd", "~/d*/[\\]k].zq", "~/lit.zq", "~/sec\\ret",' \
+		' "**/k?/s.txt"], "sandbox": {"mode": "linux"},' \
+		" \"audit_log\": \"$R/audit.jsonl\"}" >"$R/config.json"
 	if [ "$U" = root ]; then runas=(); else
 		chown -R "$U" "$R"
 		runas=(setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups --)
@@ -72,6 +82,13 @@ EOF
 	out=$(m run --config "$R/config.json" -- sh -c "cat '$H/dd/é.zzq'; cat '$H/dd/ab.zzq'; cat '$H/dd/.y.zzd'" 2>&1)
 	checke "$U: moat run: ~/d*/?.zzq hides dd/é.zzq, ~/d*/*.zzd hides dd/.y.zzd, dd/ab.zzq stays readable" \
 		'! grep -q SECRET <<<"$out" && grep -q deep-plain-ab <<<"$out"'
+	out=$(m run --config "$R/config.json" -- sh -c "cd '$H' && cat .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; cat uv.zzt" 2>&1)
+	checke "$U: moat run: a wildcard in a middle component, a class with an escape, an escaped home: all hidden" \
+		'! grep -q SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
+	for f in .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; do
+		out=$(m tool --config "$R/config.json" read_file "{\"path\": \"$H/$f\"}" 2>&1)
+		grep -q SECRET <<<"$out" && echo "# $U: the policy lets read_file read $f"
+	done
 	out=$(m run --config "$R/config.json" -- sh -c 'cat kö/s.txt; cat dreal/s.txt; ls dreal' 2>&1)
 	checke "$U: moat run: **/k?/s.txt hides the file reached through the link kö" \
 		'! grep -q link-SECRET <<<"$out"'
