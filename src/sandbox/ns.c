@@ -743,8 +743,10 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				char why[sizeof(err->msg)];
 
 				snprintf(why, sizeof(why), "%s", err->msg);
-				moat_error_set(err, "cannot expand the masked pattern '%.200s': %s", pat,
-					       why);
+				moat_error_set(err,
+					       "cannot expand the masked pattern '%.200s': %s. hint: "
+					       "correct or remove it in denied_paths (or --mask)",
+					       pat, why);
 			}
 			continue;
 		}
