@@ -1534,12 +1534,16 @@ static bool is_exempt(const char *path)
 
 /* Strip one trailing globstar component (a directory and all beneath:
  * the directory itself is what gets masked). */
+/* A trailing "/" then two '*' or more (a globstar: X and all below it)
+ * taken away. */
 static void strip_globstar(char *s)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s), k = n;
 
-	if (n > 3 && !strcmp(s + n - 3, "/**"))
-		s[n - 3] = '\0';
+	while (k > 0 && s[k - 1] == '*')
+		k--;
+	if (n - k >= 2 && k > 1 && s[k - 1] == '/' && (k < 2 || s[k - 2] != '\\'))
+		s[k - 1] = '\0';
 }
 
 bool moat_plan_exempt(const struct moat_plan *p, const char *abs_path)
@@ -1696,7 +1700,9 @@ static int plan_mask_pattern(struct moat_plan *p, const char *pat, const char *o
 				return add_mask(p, gs + 1, MOAT_MASK_WORKSPACE_NAME, origin,
 						exemptible, err);
 			}
-			if (mask) {
+			if (mask || strchr(path, '{')) {
+				/* (a denied path's {a,b} alternatives without the
+				 * globstar would be lost with it: refused too) */
 				moat_error_set(err,
 					       "%s '%s': '**' inside a path is masked only at the "
 					       "start (**/NAME: the workspace and the top of the home "

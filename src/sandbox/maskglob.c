@@ -38,6 +38,22 @@ struct walk {
 
 /* ---- {a,b} alternatives ---- */
 
+/* The end of a [...] class opening at c (its ']'), as core/glob.h reads
+ * one: '!' or '^' first, then a ']' first is a member, '\\' escapes; NULL
+ * when it is not closed. */
+static const char *class_end(const char *c)
+{
+	c++;
+	if (*c == '!' || *c == '^')
+		c++;
+	if (*c == ']')
+		c++;
+	for (; *c && *c != ']'; c++)
+		if (*c == '\\' && c[1])
+			c++;
+	return *c ? c : NULL;
+}
+
 /* The end of the alternative starting at c: its ',' or the group's '}';
  * NULL when the group is not closed. */
 static const char *brace_sub_end(const char *c)
@@ -45,7 +61,11 @@ static const char *brace_sub_end(const char *c)
 	size_t depth = 0;
 
 	while (*c) {
-		if (*c == '\\') {
+		const char *e = *c == '[' ? class_end(c) : NULL;
+
+		if (e) { /* (a ',' or a brace inside a class is a member) */
+			c = e + 1;
+		} else if (*c == '\\') {
 			if (!*++c)
 				return NULL;
 			c++;
@@ -67,8 +87,11 @@ static int expand(struct walk *w, const char *pat, int *budget)
 	const char *open = pat, *end = NULL, *alt, *sep;
 	int r = 0;
 
-	while (*open && *open != '{')
-		open += open[0] == '\\' && open[1] ? 2 : 1;
+	while (*open && *open != '{') {
+		const char *e = *open == '[' ? class_end(open) : NULL;
+
+		open = e ? e + 1 : open + (open[0] == '\\' && open[1] ? 2 : 1);
+	}
 	if (*open)
 		for (end = brace_sub_end(open + 1); end && *end != '}';)
 			end = brace_sub_end(end + 1);
@@ -102,22 +125,6 @@ static int expand(struct walk *w, const char *pat, int *budget)
 }
 
 /* ---- one alternative ---- */
-
-/* The end of a [...] class opening at c (its ']'), as core/glob.h reads
- * one: '!' or '^' first, then a ']' first is a member, '\\' escapes; NULL
- * when it is not closed. */
-static const char *class_end(const char *c)
-{
-	c++;
-	if (*c == '!' || *c == '^')
-		c++;
-	if (*c == ']')
-		c++;
-	for (; *c && *c != ']'; c++)
-		if (*c == '\\' && c[1])
-			c++;
-	return *c ? c : NULL;
-}
 
 /* Split alt (absolute) into w's components at each '/' outside a class;
  * compile those with a wildcard. */
@@ -217,9 +224,7 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 
 		if (lstat(at, &st) < 0)
 			return 0; /* nothing there */
-		if (w->globstar_last && !S_ISDIR(st.st_mode) &&
-		    !(S_ISLNK(st.st_mode) && stat(at, &st) == 0 && S_ISDIR(st.st_mode)))
-			return 0; /* X followed by a globstar: a directory X */
+		/* (X followed by a globstar names X too, whatever it is) */
 		return moat_glob_match(w->whole, at, strlen(at)) ? w->hit(w->ud, at) : 0;
 	}
 	if (!w->g[k]) {
@@ -235,7 +240,10 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 		 * the sandbox can still open by name: hide all of it */
 		return len ? w->hit(w->ud, path) : 0;
 	}
-	while (r == 0 && (e = readdir(d))) {
+	for (;;) {
+		errno = 0;
+		if (r != 0 || !(e = readdir(d)))
+			break;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (++w->entries > MOAT_MASKGLOB_MAX_ENTRIES) {
@@ -253,6 +261,10 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 			r = descend(w, path, len + 1 + strlen(e->d_name), k + 1);
 		path[len] = '\0';
 	}
+	/* SECURITY: a listing cut short may have left a match unread: hide
+	 * the directory whole */
+	if (r == 0 && errno != 0 && len)
+		r = w->hit(w->ud, path);
 	closedir(d);
 	return r;
 }

@@ -774,7 +774,14 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 			nsame++;
 		}
 		d = r == 0 ? opendir(dlen ? dir : "/") : NULL;
-		while (d && (e = readdir(d)) && r == 0) {
+		/* SECURITY: a directory that cannot be listed may hold a match
+		 * the sandbox can still open by name: hide all of it */
+		if (r == 0 && !d && dlen && errno != ENOENT && errno != ENOTDIR)
+			r = mask_one(p, m, hid, dir, err);
+		for (;;) {
+			errno = 0;
+			if (!d || r != 0 || !(e = readdir(d)))
+				break;
 			size_t nl = strlen(e->d_name);
 
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -798,6 +805,9 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 				break;
 			}
 		}
+		/* SECURITY: a listing cut short may have left a match unread */
+		if (d && r == 0 && errno != 0 && dlen)
+			r = mask_one(p, m, hid, dir, err);
 		if (d)
 			closedir(d);
 		for (size_t j = 0; j < nsame; j++)

@@ -52,12 +52,17 @@ for U in "${users[@]}"; do
 	echo "class-SECRET-k" >"$H/dd/k.zq"
 	echo "lit-SECRET" >"$H/lit.zq"
 	echo "esc-SECRET" >"$H/secret"
+	mkdir -p "$H/x" "$H/u"
+	echo "comma-SECRET" >"$H/x/,a"
+	echo "gsfile-SECRET" >"$H/x/a"
+	echo "closed-SECRET" >"$H/u/s1"
 	echo "link-SECRET-ö" >"$WS/dreal/s.txt"
 	ln -s dreal "$WS/kö"
 	printf '%s\n' '{"denied_paths": ["**/?.zzk", "~/?.zzt", "~/d*/?.zzq", "~/d*/*.zzd",' \
 		' "~/*/t.zd", "~/d*/*/u.zd", "~/{a,*}/v.zd", "~/d*/[\\]k].zq", "~/lit.zq", "~/sec\\ret",' \
-		' "**/k?/s.txt"], "sandbox": {"mode": "linux"},' \
+		' "~/x/{[,]a,q}", "~/x/{a/**,r}", "~/u/s*", "**/k?/s.txt"], "sandbox": {"mode": "linux"},' \
 		" \"audit_log\": \"$R/audit.jsonl\"}" >"$R/config.json"
+	printf '{"denied_paths": ["~/x/{a/**/s,c}"], "sandbox": {"mode": "linux"}}\n' >"$R/gs.json"
 	if [ "$U" = root ]; then runas=(); else
 		chown -R "$U" "$R"
 		runas=(setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups --)
@@ -85,7 +90,16 @@ for U in "${users[@]}"; do
 	out=$(m run --config "$R/config.json" -- sh -c "cd '$H' && cat .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; cat uv.zzt" 2>&1)
 	checke "$U: moat run: a wildcard in a middle component, a class with an escape, an escaped home: all hidden" \
 		'! grep -q SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
-	for f in .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; do
+	chmod 0311 "$H/u" # (listed only by root: nobody knows the name)
+	out=$(m run --config "$R/config.json" -- sh -c "cd '$H' && cat x/,a x/a u/s1; cat uv.zzt" 2>&1)
+	checke "$U: moat run: a ',' in a class inside braces, X/** naming a file X, a directory that cannot be listed: hidden" \
+		'! grep -q SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
+	chmod 0755 "$H/u"
+	out=$(m run --config "$R/gs.json" -- cat "$H/x/a" 2>&1)
+	rc=$?
+	checke "$U: moat run: {a,b} alternatives beside a globstar inside the path: refused (125), nothing read" \
+		'[ $rc = 125 ] && ! grep -q SECRET <<<"$out" && grep -q "masked only at the start" <<<"$out"'
+	for f in .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret x/,a x/a u/s1; do
 		out=$(m tool --config "$R/config.json" read_file "{\"path\": \"$H/$f\"}" 2>&1)
 		grep -q SECRET <<<"$out" && echo "# $U: the policy lets read_file read $f"
 	done
