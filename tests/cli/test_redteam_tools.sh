@@ -5,6 +5,8 @@
 # on disk, the audit log bytes) wherever a run is involved. TAP output.
 set -u
 MOAT=${MOAT:-build/moat}
+. "$(dirname "$0")/../lib/tap.sh"
+require_sandbox
 n=0
 failed=0
 tmp=$(mktemp -d /var/tmp/moat-redteam-test.XXXXXX)

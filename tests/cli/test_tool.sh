@@ -4,6 +4,8 @@
 # never in moat's own output alone. TAP output.
 set -u
 MOAT=${MOAT:-build/moat}
+. "$(dirname "$0")/../lib/tap.sh"
+require_sandbox
 n=0
 failed=0
 tmp=$(mktemp -d /var/tmp/moat-tool-test.XXXXXX)

@@ -21,6 +21,7 @@ U=$(($$ % 100000))
 
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+require_sandbox
 command -v python3 >/dev/null || bail "python3 is needed to read the result JSON"
 "$MOAT" tool --help >/dev/null 2>&1 || bail "this moat has no working 'tool' subcommand"
 

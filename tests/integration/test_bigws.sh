@@ -20,6 +20,7 @@ MOAT=${MOAT:-$(command -v moat)}
 MKTREE=${MOAT_MKTREE:-}
 . "$(dirname "$0")/../lib/tap.sh"
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+require_sandbox
 [ -x "$MKTREE" ] || bail "no mktree helper (set MOAT_MKTREE)"
 command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
 

@@ -19,6 +19,7 @@ set -u
 MOAT=${MOAT:-$(command -v moat)}
 . "$(dirname "$0")/../lib/tap.sh"
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+require_sandbox
 command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
 
 T=$(mktemp -d /var/tmp/moat-chars.XXXXXX) || bail "mktemp"

@@ -30,6 +30,7 @@ U=$(($$ % 100000))
 
 
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+[ "$NOUSERNS" = 1 ] || [ "$ROOTNS" = 1 ] || require_sandbox
 if [ -n "$AS" ] && [ "$(id -u)" != 0 ]; then
 	echo "1..1"
 	if [ "$MUST" = 1 ]; then echo "not ok 1 - running as $AS needs root"; exit 1; fi
@@ -88,7 +89,7 @@ if [ "$NOUSERNS" = 1 ] || [ "$ROOTNS" = 1 ]; then
 		# seccomp only mode is what is tested here
 		[ "$NOUSERNS" = 1 ] && FAKE=(MOAT_FAKE_NO_NS_ADMIN=1)
 	elif [ "$ROOTNS" = 1 ]; then
-		bail "MOAT_TEST_ROOTNS: cannot make a user namespace without further ones here"
+		skip_all "MOAT_TEST_ROOTNS: cannot make a user namespace without further ones here (a container that refuses namespaces)"
 	else
 		FAKE=(MOAT_FAKE_NO_USERNS=1)
 	fi

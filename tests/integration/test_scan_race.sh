@@ -29,6 +29,7 @@ RUNS=${RACE_RUNS:-25}
 [ -n "${ASAN_OPTIONS:-}" ] && [ -z "${RACE_RUNS:-}" ] && RUNS=8
 . "$(dirname "$0")/../lib/tap.sh"
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+require_sandbox
 command -v setpriv >/dev/null || bail "setpriv (util-linux) is needed"
 
 T=$(mktemp -d /var/tmp/moat-race.XXXXXX)

@@ -23,6 +23,7 @@ check() { # check DESC CMD...
 	if "$@"; then ok "$d"; else nok "$d"; fi
 }
 [ -x "$MOAT" ] || bail "no moat binary (set MOAT)"
+require_sandbox
 command -v python3 >/dev/null || bail "python3 is needed to forge a record"
 
 T=$(mktemp -d /var/tmp/moat-scanrec.XXXXXX)

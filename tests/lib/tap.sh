@@ -53,6 +53,24 @@ skip_all() {
 	echo "1..0 # SKIP $*"
 	exit 0
 }
+# require_sandbox: the suite needs `moat run` with the protections of its
+# default profile. Where moat refuses them because the machine withholds
+# what they need (a container without a mount namespace or with a masked
+# /proc: moat fails closed, exit 125, "cannot enforce ..."), the suite
+# skips whole, giving moat's reason. Under MUST (CI) that is a failure.
+require_sandbox() {
+	local d out rc m
+	m=$(realpath "$MOAT") || return 0
+	d=$(mktemp -d) || return 0
+	out=$(cd "$d" && "$m" run -- /bin/true 2>&1)
+	rc=$?
+	rm -rf "$d"
+	if [ $rc = 125 ] && grep -q "cannot enforce" <<<"$out"; then
+		out=${out%%$'\n'*}
+		MUST_HINT="run the suites on the host, or in a container with --privileged (README)" \
+			skip_all "moat run refuses here, as it must (the first reason): ${out#moat run: }"
+	fi
+}
 # npm_prefix PKG...: unless MOAT_NPM_PREFIX is set, the first of
 # scripts/deps.sh's prefixes that holds one of the packages, else nothing.
 npm_prefix() {

@@ -23,6 +23,10 @@ npm_prefix @modelcontextprotocol/sdk
 [ -n "${MOAT_NPM_PREFIX:-}" ] && [ -d "$MOAT_NPM_PREFIX/node_modules/@modelcontextprotocol/sdk" ] ||
 	skip_all "the npm package @modelcontextprotocol/sdk is not installed"
 export MOAT MOAT_NPM_PREFIX
+# the topics whose calls run commands in moat's sandbox
+for a in "$@"; do
+	case $a in tools | results | elicit | cancel | concurrent | badinput | armed*) require_sandbox ;; esac
+done
 
 if [ $# -gt 0 ]; then
 	scripts=()
