@@ -1600,6 +1600,7 @@ int main(void)
 	char marker[PATH_MAX + 32];
 	int mfd;
 
+	tap_require_namespaces();
 	setup();
 	cfg_default = config(NULL);
 	/* a descriptor of ours (not close-on-exec) the server must not keep */

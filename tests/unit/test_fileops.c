@@ -426,9 +426,12 @@ static void test_links(struct fx *f)
 	close(fd);
 
 	/* devices are never opened (root can make one) */
-	if (geteuid() == 0) {
-		path_of(p, f->ws, "null");
-		CHECK(mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0);
+	path_of(p, f->ws, "null");
+	if (geteuid() == 0 && mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0 && errno == EPERM) {
+		/* (a container without CAP_MKNOD) */
+		tap_ok(1, "# SKIP %s: no device node can be made here", cfg);
+	} else if (geteuid() == 0) {
+		CHECK(access(p, F_OK) == 0);
 		CHECK_INT(tool(f, MOAT_TOOL_READ_FILE, &r, "{\"path\": \"null\"}"), 0);
 		CHECK(!r.ok && has(r.error, "not a regular file"));
 		CHECK_INT(

@@ -534,6 +534,7 @@ static void test_print_plan(void)
 
 int main(void)
 {
+	tap_require_namespaces();
 	setup();
 	cfg = config(NULL);
 	test_statuses();
