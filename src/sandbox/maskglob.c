@@ -24,7 +24,7 @@
 
 struct walk {
 	const struct moat_glob *whole;
-	int (*hit)(void *ud, const char *path);
+	int (*hit)(void *ud, const char *path, bool unlisted);
 	void *ud;
 	size_t entries;
 	struct moat_error *err;
@@ -225,7 +225,7 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 		if (lstat(at, &st) < 0)
 			return 0; /* nothing there */
 		/* (X followed by a globstar names X too, whatever it is) */
-		return moat_glob_match(w->whole, at, strlen(at)) ? w->hit(w->ud, at) : 0;
+		return moat_glob_match(w->whole, at, strlen(at)) ? w->hit(w->ud, at, false) : 0;
 	}
 	if (!w->g[k]) {
 		if ((r = append(w, path, len, w->text[k])) == 0)
@@ -238,7 +238,7 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 			return 0;
 		/* SECURITY: a directory that cannot be listed may hold a match
 		 * the sandbox can still open by name: hide all of it */
-		return len ? w->hit(w->ud, path) : 0;
+		return len ? w->hit(w->ud, path, true) : 0;
 	}
 	for (;;) {
 		errno = 0;
@@ -264,7 +264,7 @@ static int descend(struct walk *w, char *path, size_t len, size_t k)
 	/* SECURITY: a listing cut short may have left a match unread: hide
 	 * the directory whole */
 	if (r == 0 && errno != 0 && len)
-		r = w->hit(w->ud, path);
+		r = w->hit(w->ud, path, true);
 	closedir(d);
 	return r;
 }
@@ -296,8 +296,8 @@ static int walk_one(struct walk *w, const char *alt)
 	return r;
 }
 
-int moat_mask_glob_expand(const char *pat, int (*hit)(void *ud, const char *path), void *ud,
-			  struct moat_error *err)
+int moat_mask_glob_expand(const char *pat, int (*hit)(void *ud, const char *path, bool unlisted),
+			  void *ud, struct moat_error *err)
 {
 	struct moat_glob *whole;
 	struct walk w;

@@ -696,10 +696,24 @@ struct glob_hit {
 	struct moat_error *err;
 };
 
-static int mask_glob_hit(void *ud, const char *path)
+/* A directory that cannot be listed is hidden whole (a match in it is
+ * still opened by name), unless the workspace lies in it: then the names
+ * in it stay unmasked, as they cannot be found (the policy still refuses
+ * them to the tools; docs/sandbox.md). */
+static int mask_unlisted(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
+			 const char *dir, struct moat_error *err)
+{
+	if (moat_path_within(p->workspace, dir))
+		return 0;
+	return mask_one(p, m, hid, dir, err);
+}
+
+static int mask_glob_hit(void *ud, const char *path, bool unlisted)
 {
 	struct glob_hit *h = ud;
 
+	if (unlisted)
+		return mask_unlisted(h->p, h->m, h->hid, path, h->err);
 	if (glob_match_exempt(h->p, h->mk, path))
 		return 0;
 	return mask_one(h->p, h->m, h->hid, path, h->err);
@@ -777,7 +791,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		/* SECURITY: a directory that cannot be listed may hold a match
 		 * the sandbox can still open by name: hide all of it */
 		if (r == 0 && !d && dlen && errno != ENOENT && errno != ENOTDIR)
-			r = mask_one(p, m, hid, dir, err);
+			r = mask_unlisted(p, m, hid, dir, err);
 		for (;;) {
 			errno = 0;
 			if (!d || r != 0 || !(e = readdir(d)))
@@ -807,7 +821,7 @@ static int mask_globs(const struct moat_plan *p, struct moat_mounts *m, const st
 		}
 		/* SECURITY: a listing cut short may have left a match unread */
 		if (d && r == 0 && errno != 0 && dlen)
-			r = mask_one(p, m, hid, dir, err);
+			r = mask_unlisted(p, m, hid, dir, err);
 		if (d)
 			closedir(d);
 		for (size_t j = 0; j < nsame; j++)

@@ -104,6 +104,18 @@ for U in "${users[@]}"; do
 		out=$(m tool --config "$R/config.json" read_file "{\"path\": \"$H/$f\"}" 2>&1)
 		grep -q SECRET <<<"$out" && echo "# $U: the policy lets read_file read $f"
 	done
+	if [ "$U" != root ]; then
+		# a home the user cannot list, the workspace inside it (sudo -u
+		# keeping HOME): the run goes ahead, its names unmasked as unfindable
+		mkdir -p "$T/lh/proj"
+		echo "in-ws-plain" >"$T/lh/proj/a.txt"
+		chmod 0711 "$T/lh"
+		chown "$U" "$T/lh/proj" "$T/lh/proj/a.txt"
+		out=$(cd "$T/lh/proj" && env -i PATH=/usr/bin:/bin HOME="$T/lh" LANG=C.UTF-8 \
+			"${runas[@]}" "$MOAT" run --config "$R/config.json" -- cat a.txt 2>&1)
+		checke "$U: moat run in a workspace inside a home it cannot list: runs" \
+			'grep -q in-ws-plain <<<"$out"'
+	fi
 	out=$(m run --config "$R/config.json" -- sh -c 'cat kö/s.txt; cat dreal/s.txt; ls dreal' 2>&1)
 	checke "$U: moat run: **/k?/s.txt hides the file reached through the link kö" \
 		'! grep -q link-SECRET <<<"$out"'
