@@ -80,17 +80,20 @@ build_dir build || { failed=$((failed + 1)); normal=0; }
 env "${asan_env[@]}" nice -n 19 bash -c "$(declare -f build_dir); build_dir build-asan ${asan_opts[*]}" \
 	>build-asan.log 2>&1 &
 asan_pid=$!
+# So do the libFuzzer build and its short run of each harness (reported
+# at the end)
+fuzz_pid=
+fuzz_what="fuzzers (clang, ${FUZZ_RUNS:-2000} inputs each, seed ${FUZZ_SEED:-1})"
+if command -v clang >/dev/null; then
+	nice -n 19 env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" FUZZ_RUNS="${FUZZ_RUNS:-2000}" \
+		FUZZ_SEED="${FUZZ_SEED:-1}" FUZZ_KEEP=0 scripts/fuzz.sh >build-fuzz.log 2>&1 &
+	fuzz_pid=$!
+fi
 [ "$normal" = 1 ] && test_dir build
 step "layering" scripts/check-layers.sh build
 echo "== ASan+UBSan build"
 asan=1
 wait "$asan_pid" || asan=0
-# the libFuzzer build compiles in turn while the sanitizer suites run
-fuzz_pid=
-if command -v clang >/dev/null; then
-	FUZZ_SECONDS=0 nice -n 19 scripts/fuzz.sh >build-fuzz.log 2>&1 &
-	fuzz_pid=$!
-fi
 if [ "$asan" = 1 ]; then
 	export "${asan_env[@]}"
 	# every suite but the kernel attacks of the shipped build (tests/meson.build)
@@ -102,12 +105,10 @@ else
 fi
 rm -f build-asan.log
 if [ -n "$fuzz_pid" ]; then
-	# (a failed build is said by the step below, which builds again)
-	wait "$fuzz_pid" || cat build-fuzz.log
-	rm -f build-fuzz.log
 	echo "== libFuzzer build (clang), a short run of each harness"
-	step "fuzzers (clang, ${FUZZ_RUNS:-2000} inputs each, seed ${FUZZ_SEED:-1})" env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
-		FUZZ_RUNS="${FUZZ_RUNS:-2000}" FUZZ_SEED="${FUZZ_SEED:-1}" FUZZ_KEEP=0 scripts/fuzz.sh
+	step "$fuzz_what" wait "$fuzz_pid"
+	cat build-fuzz.log
+	rm -f build-fuzz.log
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
