@@ -76,24 +76,28 @@ normal=1
 build_dir build || { failed=$((failed + 1)); normal=0; }
 # The sanitizer build compiles while the normal build's suites run, at the
 # lowest priority: those wait on processes and the kernel more than they
-# compute, and a test never waits for the compiler.
-env "${asan_env[@]}" nice -n 19 bash -c "$(declare -f build_dir); build_dir build-asan ${asan_opts[*]}" \
-	>build-asan.log 2>&1 &
-asan_pid=$!
-# So do the libFuzzer build and its short run of each harness (reported
-# at the end)
-fuzz_pid=
+# compute, and a test never waits for the compiler. Then, in turn (two
+# compilers at once delayed the sanitizer build past the normal suites),
+# the libFuzzer build and its short run of each harness, reported at the
+# end.
+rm -f build-asan.rc build-fuzz.rc
+fuzz=0
+command -v clang >/dev/null && fuzz=1
 fuzz_what="fuzzers (clang, ${FUZZ_RUNS:-2000} inputs each, seed ${FUZZ_SEED:-1})"
-if command -v clang >/dev/null; then
-	nice -n 19 env FUZZ_SECONDS="${FUZZ_SECONDS:-5}" FUZZ_RUNS="${FUZZ_RUNS:-2000}" \
-		FUZZ_SEED="${FUZZ_SEED:-1}" FUZZ_KEEP=0 scripts/fuzz.sh >build-fuzz.log 2>&1 &
-	fuzz_pid=$!
-fi
+nice -n 19 bash -c "$(declare -f build_dir)
+	(export ${asan_env[*]}; build_dir build-asan ${asan_opts[*]}) >build-asan.log 2>&1
+	echo \$? >build-asan.rc
+	[ $fuzz = 1 ] || exit 0
+	env FUZZ_SECONDS=${FUZZ_SECONDS:-5} FUZZ_RUNS=${FUZZ_RUNS:-2000} FUZZ_SEED=${FUZZ_SEED:-1} \
+		FUZZ_KEEP=0 scripts/fuzz.sh >build-fuzz.log 2>&1
+	echo \$? >build-fuzz.rc" &
+bg_pid=$!
 [ "$normal" = 1 ] && test_dir build
 step "layering" scripts/check-layers.sh build
 echo "== ASan+UBSan build"
-asan=1
-wait "$asan_pid" || asan=0
+while [ ! -s build-asan.rc ] && kill -0 "$bg_pid" 2>/dev/null; do sleep 1; done
+asan=0
+[ "$(cat build-asan.rc 2>/dev/null)" = 0 ] && asan=1
 if [ "$asan" = 1 ]; then
 	export "${asan_env[@]}"
 	# every suite but the kernel attacks of the shipped build (tests/meson.build)
@@ -104,11 +108,12 @@ else
 	failed=$((failed + 1))
 fi
 rm -f build-asan.log
-if [ -n "$fuzz_pid" ]; then
+wait "$bg_pid"
+if [ "$fuzz" = 1 ]; then
 	echo "== libFuzzer build (clang), a short run of each harness"
-	step "$fuzz_what" wait "$fuzz_pid"
 	cat build-fuzz.log
-	rm -f build-fuzz.log
+	step "$fuzz_what" [ "$(cat build-fuzz.rc 2>/dev/null)" = 0 ]
 fi
+rm -f build-asan.rc build-fuzz.rc build-fuzz.log
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
