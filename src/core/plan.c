@@ -1532,17 +1532,15 @@ static bool is_exempt(const char *path)
 	return false;
 }
 
-/* Strip one trailing globstar component (a directory and all beneath:
- * the directory itself is what gets masked). */
-/* A trailing "/" then two '*' or more (a globstar: X and all below it)
- * taken away. */
+/* Strip one trailing globstar component, "/" then two '*' or more (a
+ * directory and all beneath: the directory itself is what gets masked). */
 static void strip_globstar(char *s)
 {
 	size_t n = strlen(s), k = n;
 
 	while (k > 0 && s[k - 1] == '*')
 		k--;
-	if (n - k >= 2 && k > 1 && s[k - 1] == '/' && (k < 2 || s[k - 2] != '\\'))
+	if (n - k >= 2 && k > 1 && s[k - 1] == '/' && s[k - 2] != '\\')
 		s[k - 1] = '\0';
 }
 

@@ -78,23 +78,24 @@ for U in "${users[@]}"; do
 	checke "$U: read_file é.zzk is denied by **/?.zzk (the policy, by character)" \
 		'! grep -q ws-SECRET <<<"$out"'
 
-	# inside the sandbox: each secret unreadable, each control readable
-	out=$(m run --config "$R/config.json" -- sh -c 'cat é.zzk; cat ab.zzk' 2>&1)
-	checke "$U: moat run: **/?.zzk hides é.zzk in the workspace, ab.zzk stays readable" \
-		'! grep -q ws-SECRET <<<"$out" && grep -q ws-plain-ab <<<"$out"'
-	out=$(m run --config "$R/config.json" -- sh -c "cat '$H/ü.zzt'; cat '$H/uv.zzt'" 2>&1)
-	checke "$U: moat run: ~/?.zzt hides ü.zzt in the home, uv.zzt stays readable" \
-		'! grep -q home-SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
-	out=$(m run --config "$R/config.json" -- sh -c "cat '$H/dd/é.zzq'; cat '$H/dd/ab.zzq'; cat '$H/dd/.y.zzd'" 2>&1)
-	checke "$U: moat run: ~/d*/?.zzq hides dd/é.zzq, ~/d*/*.zzd hides dd/.y.zzd, dd/ab.zzq stays readable" \
-		'! grep -q SECRET <<<"$out" && grep -q deep-plain-ab <<<"$out"'
-	out=$(m run --config "$R/config.json" -- sh -c "cd '$H' && cat .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; cat uv.zzt" 2>&1)
-	checke "$U: moat run: a wildcard in a middle component, a class with an escape, an escaped home: all hidden" \
-		'! grep -q SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
+	# hidden DESC CONTROL SCRIPT: inside the sandbox SCRIPT reads no
+	# secret, and the control content it reads too comes out
+	hidden() {
+		local want=$2
+		out=$(m run --config "$R/config.json" -- sh -c "$3" 2>&1)
+		checke "$U: moat run: $1" '! grep -q SECRET <<<"$out" && grep -q "$want" <<<"$out"'
+	}
+	hidden "**/?.zzk hides é.zzk in the workspace, ab.zzk stays readable" ws-plain-ab \
+		'cat é.zzk; cat ab.zzk'
+	hidden "~/?.zzt hides ü.zzt in the home, uv.zzt stays readable" home-plain-uv \
+		"cat '$H/ü.zzt'; cat '$H/uv.zzt'"
+	hidden "~/d*/?.zzq hides dd/é.zzq, ~/d*/*.zzd hides dd/.y.zzd, dd/ab.zzq stays readable" \
+		deep-plain-ab "cat '$H/dd/é.zzq'; cat '$H/dd/ab.zzq'; cat '$H/dd/.y.zzd'"
+	hidden "a wildcard in a middle component, a class with an escape, an escaped home: all hidden" \
+		home-plain-uv "cd '$H' && cat .h/t.zd dd/.i/u.zd .j/v.zd dd/k.zq lit.zq secret; cat uv.zzt"
 	chmod 0311 "$H/u" # (listed only by root: nobody knows the name)
-	out=$(m run --config "$R/config.json" -- sh -c "cd '$H' && cat x/,a x/a u/s1; cat uv.zzt" 2>&1)
-	checke "$U: moat run: a ',' in a class inside braces, X/** naming a file X, a directory that cannot be listed: hidden" \
-		'! grep -q SECRET <<<"$out" && grep -q home-plain-uv <<<"$out"'
+	hidden "a ',' in a class inside braces, X/** naming a file X, a directory that cannot be listed: hidden" \
+		home-plain-uv "cd '$H' && cat x/,a x/a u/s1; cat uv.zzt"
 	chmod 0755 "$H/u"
 	out=$(m run --config "$R/gs.json" -- cat "$H/x/a" 2>&1)
 	rc=$?
