@@ -7,24 +7,34 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 passed=0
 failed=0
+failures=""
 
 count() { # $1 = build dir: add its meson test results
-	local log="$1/meson-logs/testlog.json" p f
-	if [ ! -f "$log" ]; then failed=$((failed + 1)); return; fi
-	p=$(python3 -c 'import json,sys
-n=0
+	local log="$1/meson-logs/testlog.json" p f names
+	if [ ! -f "$log" ]; then
+		failed=$((failed + 1))
+		failures+="$1: no test log"$'\n'
+		return
+	fi
+	read -r p f < <(python3 -c 'import json,sys
+p=f=0
 for l in open(sys.argv[1]):
     r=json.loads(l)
-    n+= r["result"] in ("OK","EXPECTEDFAIL")
-print(n)' "$log")
-	f=$(python3 -c 'import json,sys
-n=0
-for l in open(sys.argv[1]):
-    r=json.loads(l)
-    n+= r["result"] not in ("OK","EXPECTEDFAIL")
-print(n)' "$log")
+    ok=r["result"] in ("OK","EXPECTEDFAIL")
+    p+=ok; f+=not ok
+print(p,f)' "$log")
 	passed=$((passed + p))
 	failed=$((failed + f))
+	# each failed test and its first failed check, repeated before the
+	# summary so that the tail of a long log still says what failed
+	names=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r=json.loads(l)
+    if r["result"] in ("OK","EXPECTEDFAIL"): continue
+    first=next((x for x in (r.get("stdout") or "").splitlines()
+                if x.startswith("not ok")), "")
+    print("%s: %s %s %s" % (sys.argv[2], r["name"], r["result"], first[:160]))' "$log" "$1")
+	[ -n "$names" ] && failures+="$names"$'\n'
 }
 
 step() { # name, command...: a static check counted as one test
@@ -36,6 +46,7 @@ step() { # name, command...: a static check counted as one test
 	else
 		echo "FAIL - $name"
 		failed=$((failed + 1))
+		failures+="FAIL - $name"$'\n'
 	fi
 }
 
@@ -73,7 +84,7 @@ echo "== static checks"
 step "banned functions" scripts/check-banned.sh
 echo "== normal build"
 normal=1
-build_dir build || { failed=$((failed + 1)); normal=0; }
+build_dir build || { failed=$((failed + 1)); failures+="the normal build"$'\n'; normal=0; }
 # The sanitizer build compiles while the normal build's suites run, at the
 # lowest priority: those wait on processes and the kernel more than they
 # compute, and a test never waits for the compiler. Then, in turn (two
@@ -106,6 +117,7 @@ if [ "$asan" = 1 ]; then
 else
 	tail -n 40 build-asan.log
 	failed=$((failed + 1))
+	failures+="the ASan+UBSan build"$'\n'
 fi
 rm -f build-asan.log
 wait "$bg_pid"
@@ -115,5 +127,6 @@ if [ "$fuzz" = 1 ]; then
 	step "$fuzz_what" [ "$(cat build-fuzz.rc 2>/dev/null)" = 0 ]
 fi
 rm -f build-asan.rc build-fuzz.rc build-fuzz.log
+[ -n "$failures" ] && printf '== failed\n%s' "$failures"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
