@@ -6796,6 +6796,7 @@ static int note_file_url(struct an *an, size_t v, unsigned wflags, const char *t
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
 {
 	char buf[CMD_PATH_MAX];
+	size_t tl;
 	int got, r;
 
 	if (!(wflags & (MOAT_SHW_EXPAND | CMD_W_ELSEWHERE)) && strncasecmp(text, "file://", 7) == 0)
@@ -6841,6 +6842,21 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 			return an_oom(an);
 		if ((r = add_path(an, v, text, abs, pflags | (got < 0 ? MOAT_CMD_PATH_UNKNOWN : 0))))
 			return r;
+	}
+	/* SECURITY: a reader of trees may follow a link given as its
+	 * operand (tar -h, cp -L, zip -r, grep -r): one made earlier in the
+	 * command is read through its target too, as a link already there
+	 * is walked through it */
+	tl = strlen(text);
+	if ((pflags & MOAT_CMD_PATH_TREE) && (an->nlinks || an->links_lost) && tl &&
+	    text[tl - 1] != '/') {
+		char *dir = moat_arena_alloc(an->ar, tl + 2);
+
+		if (!dir)
+			return an_oom(an);
+		memcpy(dir, text, tl);
+		memcpy(dir + tl, "/", 2);
+		return note_path(an, v, wflags, dir, pflags);
 	}
 	return 0;
 }
@@ -7034,17 +7050,43 @@ static int note_operands(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 	bool done = false;
-	unsigned tree;
+	unsigned tree, wtree;
 	int r;
 
 	size_t dest = 0; /* a copier's destination operand (0: none) */
 	const char *cdir = NULL; /* tar -C DIR: the directory later operands are in */
+	size_t cdir_at = 0;	 /* (the word that gives it) */
 	unsigned cdir_fl = 0;
+	struct moat_cmd_subtree st;
 	bool tar;
 
 	if (!strcmp(view->prog, "find"))
 		return note_find(an, v);
+	/* SECURITY: names read from the input are not known before running */
+	if (moat_cmd_names_from_input(view->prog, view->argv, view->argc)) {
+		unsigned saved = an->finding_flags;
+
+		an->finding_flags |= MOAT_FINDING_F_UNSANDBOXED;
+		r = add_finding(an, v, MOAT_FINDING_ASK, "command:paths-unchecked",
+				"'%s' reads the files its input names, which cannot be checked "
+				"before it runs, and no sandbox hides the denied ones",
+				view->text);
+		an->finding_flags = saved;
+		if (r)
+			return r;
+	}
 	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
+	if (!tree && moat_cmd_subtree(view->prog, view->argv, view->argc, &st)) {
+		tree = MOAT_CMD_PATH_TREE | (st.outside ? MOAT_CMD_PATH_OUTSIDE : 0);
+		dest = st.dest;
+		if (st.cdir) {
+			cdir_at = st.cdir;
+			cdir = view->argv[cdir_at];
+			cdir_fl = vw[cdir_at]->flags;
+		}
+	} else {
+		memset(&st, 0, sizeof(st));
+	}
 	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
 	      !strcmp(view->prog, "bsdtar");
 	/* a copier's last operand is where it writes, not a tree it reads
@@ -7104,6 +7146,7 @@ static int note_operands(struct an *an, size_t v)
 				if (!d && w >= view->argc)
 					continue;
 				cdir = d ? d + 1 : view->argv[w];
+				cdir_at = w;
 				cdir_fl = vw[w]->flags & ~(unsigned)MOAT_SHW_TILDE;
 				if (cdir[0] == '~')
 					cdir_fl |= vw[w]->flags & MOAT_SHW_TILDE;
@@ -7121,13 +7164,17 @@ static int note_operands(struct an *an, size_t v)
 			if (a[0] == '~')
 				fl |= MOAT_SHW_TILDE;
 		}
+		/* (the subcommand's words, a copier's destination and a
+		 * pattern are not trees it reads) */
+		wtree = i == dest || i < st.from || i == st.pattern ? 0 : tree;
 		if ((fl & MOAT_SHW_EXPAND) && a >= view->argv[i] &&
 		    (size_t)(a - view->argv[i]) <= vw[i]->len &&
-		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), tree)))
+		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), wtree)))
 			return r;
-		if ((r = note_path(an, v, fl, a, i == dest ? 0 : tree)))
+		if ((r = note_path(an, v, fl, a, wtree)))
 			return r;
-		if (cdir && a[0] != '/' && !(fl & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
+		if (cdir && i > cdir_at && i >= st.from && a[0] != '/' &&
+		    !(fl & (MOAT_SHW_TILDE | MOAT_SHW_EXPAND))) {
 			size_t dl = strlen(cdir), al = strlen(a);
 			char *j = moat_arena_alloc(an->ar, dl + al + 2);
 
@@ -7136,12 +7183,15 @@ static int note_operands(struct an *an, size_t v)
 			memcpy(j, cdir, dl);
 			j[dl] = '/';
 			memcpy(j + dl + 1, a, al + 1);
-			if ((r = note_path(an, v, cdir_fl | (fl & MOAT_SHW_GLOB), j, tree)))
+			if ((r = note_path(an, v, cdir_fl | (fl & MOAT_SHW_GLOB), j, wtree)))
 				return r;
 		}
 	}
-	/* SECURITY: grep -r KEY, rg KEY: the working directory is the tree */
-	if (tree && moat_cmd_searches_cwd(view->prog, view->argv, view->argc))
+	/* SECURITY: grep -r KEY, rg KEY, git -C ~ add -A: the working
+	 * directory (or the one git is told to work in) is the tree */
+	if (st.bare)
+		return note_path(an, v, cdir ? cdir_fl : 0, cdir ? cdir : ".", tree);
+	if (tree && !st.from && moat_cmd_searches_cwd(view->prog, view->argv, view->argc))
 		return note_path(an, v, 0, ".", tree);
 	return 0;
 }

@@ -117,6 +117,9 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_SPAN 64u /* a word with expansions whose values are not known, each
 				* written as '*' (a name of any length, a leading dot
 				* included): text is that pattern; what it may name */
+#define MOAT_CMD_PATH_OUTSIDE 128u /* with TREE: read whole only where it lies outside the
+				    * directory the command starts in (git add skips what
+				    * .gitignore names) */
 #define MOAT_CMD_PATH_UNKNOWN 32u /* where it leads cannot be known before running (a ~ whose
 				   * $HOME the command set to an unknown value, a relative
 				   * name below a directory not known): text as written */

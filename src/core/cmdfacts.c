@@ -40,6 +40,9 @@ bool moat_cmd_critical_file(const char *path)
 	return false;
 }
 
+/* the letters of tar's old-style first word (tar czf) */
+static const char tar_letters[] = "abcdfhijklmopqrtuvwxzABCGHJKLMNOPRSTUVWXZ";
+
 /* Programs that read every file below an operand: always, or when one of
  * the short letters (in any cluster of short options) or long options is
  * given (any prefix of two letters or more, as getopt_long takes an
@@ -169,7 +172,7 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
 			continue;
 		}
 		if (i == 1 && tree_readers[t].bare_cluster && a[0] != '-' &&
-		    strspn(a, "abcdfhijklmopqrtuvwxzABCGHJKLMNOPRSTUVWXZ") == strlen(a) &&
+		    strspn(a, tar_letters) == strlen(a) &&
 		    strpbrk(a, tree_readers[t].shorts))
 			return true;
 	}
@@ -210,6 +213,263 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
 		ops++;
 	}
 	return ops <= (pattern_given ? 0u : 1u);
+}
+
+/* Programs whose subcommand reads every file below its operands. The
+ * subcommand's words follow the program, options before and between them
+ * skipped (gvalued: those of them that take the next word as their value),
+ * or, lit, are the program's first words as they are (python3 -m
+ * zipfile). need: one of these must be given after the subcommand (a long
+ * option in full, or "-X": the letter X in a cluster of short options);
+ * none: always. vals: the subcommand's short options that take a value
+ * (the next word, or the rest of the cluster). dest: the operand it
+ * writes (the last, the first, or none). search: the first operand is a
+ * pattern unless -e or -f gives one, and with no path after it the
+ * working directory is searched; bare: with no operand the working
+ * directory (or git -C DIR) is the tree. outside: the program skips the
+ * files its tree ignores (git add and .gitignore), so a tree counts as
+ * read whole only outside the working directory (git -C ~ add -A). */
+enum { DEST_NONE, DEST_LAST, DEST_FIRST };
+static const char git_globals[] = " -C -c --git-dir --work-tree --namespace --exec-path "
+				  "--super-prefix --config-env --list-cmds ";
+static const char aws_globals[] = " --profile --region --endpoint-url --output --query "
+				  "--ca-bundle --cli-read-timeout --cli-connect-timeout --color ";
+static const char gsutil_globals[] = " -o -h -u -i ";
+static const char gcloud_globals[] = " --project --account --configuration --verbosity "
+				     "--format --impersonate-service-account --billing-project ";
+static const char docker_globals[] = " -H --host -c --context --config -l --log-level "
+				     "--tlscacert --tlscert --tlskey --url ";
+static const char kubectl_globals[] = " -n --namespace --context --kubeconfig --cluster --user "
+				      "-s --server --token --as --as-group --request-timeout ";
+static const struct {
+	const char *prog;
+	const char *sub[2];
+	const char *gvalued;
+	bool lit;
+	const char *need[3];
+	const char *vals;
+	unsigned char dest;
+	bool search, bare, outside;
+} sub_readers[] = {
+    {"git", {"diff", NULL}, git_globals, false, {"--no-index"}, "", DEST_NONE, false, false,
+     false},
+    {"git", {"grep", NULL}, git_globals, false, {"--no-index", "--untracked"}, "efABCm",
+     DEST_NONE, true, false, false},
+    {"git", {"add", NULL}, git_globals, false, {NULL}, "", DEST_NONE, false, true, true},
+    {"git", {"stage", NULL}, git_globals, false, {NULL}, "", DEST_NONE, false, true, true},
+    {"aws", {"s3", "cp"}, aws_globals, false, {"--recursive"}, "", DEST_LAST, false, false,
+     false},
+    {"aws", {"s3", "mv"}, aws_globals, false, {"--recursive"}, "", DEST_LAST, false, false,
+     false},
+    {"aws", {"s3", "sync"}, aws_globals, false, {NULL}, "", DEST_LAST, false, false, false},
+    {"gsutil", {"cp", NULL}, gsutil_globals, false, {"-r", "-R"}, "", DEST_LAST, false, false,
+     false},
+    {"gsutil", {"rsync", NULL}, gsutil_globals, false, {"-r", "-R"}, "", DEST_LAST, false,
+     false, false},
+    {"gsutil", {"mv", NULL}, gsutil_globals, false, {NULL}, "", DEST_LAST, false, false,
+     false},
+    {"gcloud", {"storage", "cp"}, gcloud_globals, false, {"-r", "-R", "--recursive"}, "",
+     DEST_LAST, false, false, false},
+    {"gcloud", {"storage", "rsync"}, gcloud_globals, false, {"-r", "-R", "--recursive"}, "",
+     DEST_LAST, false, false, false},
+    {"azcopy", {"copy", NULL}, "", false, {"--recursive"}, "", DEST_LAST, false, false, false},
+    {"azcopy", {"cp", NULL}, "", false, {"--recursive"}, "", DEST_LAST, false, false, false},
+    {"azcopy", {"sync", NULL}, "", false, {NULL}, "", DEST_LAST, false, false, false},
+    {"docker", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false, false},
+    {"docker", {"container", "cp"}, docker_globals, false, {NULL}, "", DEST_LAST, false, false,
+     false},
+    {"podman", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false, false},
+    {"nerdctl", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false,
+     false},
+    {"kubectl", {"cp", NULL}, kubectl_globals, false, {NULL}, "c", DEST_LAST, false, false,
+     false},
+    {"oc", {"cp", NULL}, kubectl_globals, false, {NULL}, "c", DEST_LAST, false, false, false},
+    {"python", {"-m", "zipfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
+     false},
+    {"python3", {"-m", "zipfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
+     false},
+    {"python", {"-m", "tarfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
+     false},
+    {"python3", {"-m", "tarfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
+     false},
+};
+
+/* Is a (an option word) in the blank-framed list? (--opt=VALUE: no) */
+static bool in_words(const char *list, const char *a)
+{
+	size_t n = strlen(a);
+
+	for (const char *p = strstr(list, a); p; p = strstr(p + 1, a))
+		if (p > list && p[-1] == ' ' && p[n] == ' ')
+			return true;
+	return false;
+}
+
+/* The index of the word after view argv's subcommand words (skipping
+ * options before and between them, and the values of gvalued), or 0. */
+static size_t sub_words(const char *const *argv, size_t argc, const char *const sub[2],
+			const char *gvalued, bool lit, size_t *cdir)
+{
+	size_t i = 1;
+
+	*cdir = 0;
+	for (size_t s = 0; s < 2 && sub[s]; s++) {
+		if (lit) {
+			if (i >= argc || strcmp(argv[i], sub[s]))
+				return 0;
+			i++;
+			continue;
+		}
+		while (i < argc && argv[i][0] == '-') {
+			if (!strcmp(argv[i], "--"))
+				return 0;
+			if (in_words(gvalued, argv[i])) {
+				if (!strcmp(argv[i], "-C") && i + 1 < argc)
+					*cdir = i + 1;
+				i++;
+			}
+			i++;
+		}
+		if (i >= argc || strcmp(argv[i], sub[s]))
+			return 0;
+		i++;
+	}
+	return i;
+}
+
+bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
+		      struct moat_cmd_subtree *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t t = 0; t < MOAT_ARRAY_SIZE(sub_readers); t++) {
+		size_t from, cdir, first = 0, last = 0, nops = 0;
+		bool needed = !sub_readers[t].need[0], pattern_given = false, done = false;
+
+		if (strcmp(prog, sub_readers[t].prog) ||
+		    !(from = sub_words(argv, argc, sub_readers[t].sub, sub_readers[t].gvalued,
+				       sub_readers[t].lit, &cdir)))
+			continue;
+		for (size_t i = from; i < argc; i++) {
+			const char *a = argv[i];
+
+			if (!done && !strcmp(a, "--")) {
+				done = true;
+				continue;
+			}
+			if (!done && a[0] == '-' && a[1]) {
+				for (size_t k = 0; k < 3 && sub_readers[t].need[k]; k++) {
+					const char *nd = sub_readers[t].need[k];
+
+					if (nd[1] == '-' ? !strncmp(a, nd, strcspn(a, "=")) &&
+							       strcspn(a, "=") == strlen(nd)
+							 : a[1] != '-' && strchr(a + 1, nd[1]))
+						needed = true;
+				}
+				if (a[1] == '-')
+					continue;
+				for (size_t k = 1; a[k]; k++) {
+					if (a[k] == 'e' || a[k] == 'f')
+						pattern_given = true;
+					if (strchr(sub_readers[t].vals, a[k])) {
+						if (!a[k + 1])
+							i++;
+						break;
+					}
+				}
+				continue;
+			}
+			if (!nops++)
+				first = i;
+			last = i;
+		}
+		if (!needed)
+			return false;
+		out->from = from;
+		out->cdir = cdir;
+		out->outside = sub_readers[t].outside;
+		if (sub_readers[t].dest == DEST_LAST && nops >= 2)
+			out->dest = last;
+		else if (sub_readers[t].dest == DEST_FIRST && nops >= 1)
+			out->dest = first;
+		if (sub_readers[t].search && !pattern_given && first) {
+			out->pattern = first;
+			nops--;
+		}
+		out->bare = (sub_readers[t].bare || sub_readers[t].search) && !nops;
+		return true;
+	}
+	return false;
+}
+
+/* Programs that read the names of the files they read from their input
+ * or from a file (cpio -o, zip -@, tar -T, rsync --files-from): letters
+ * in a cluster of short options, long options in full or as a prefix of
+ * four letters or more; pax -w with no operand reads them from its input. */
+static const struct {
+	const char *prog;
+	const char *shorts;
+	const char *const longs[2];
+	bool bare_cluster; /* the first word may be a cluster without '-' (tar) */
+} name_lists[] = {
+    {"cpio", "op", {"--create", "--pass-through"}, false},
+    {"zip", "@", {"--names-stdin"}, false},
+    {"tar", "T", {"--files-from"}, true},
+    {"gtar", "T", {"--files-from"}, true},
+    {"bsdtar", "T", {"--files-from"}, true},
+    {"rsync", "", {"--files-from"}, false},
+};
+
+bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t argc)
+{
+	if (!strcmp(prog, "pax")) {
+		bool w = false;
+		size_t ops = 0;
+
+		for (size_t i = 1; i < argc; i++) {
+			const char *a = argv[i];
+
+			if (a[0] != '-' || !a[1]) {
+				ops++;
+				continue;
+			}
+			for (size_t k = 1; a[k]; k++) {
+				w |= a[k] == 'w';
+				if (strchr("fsbxoBGTU", a[k])) {
+					if (!a[k + 1])
+						i++;
+					break;
+				}
+			}
+		}
+		return w && !ops;
+	}
+	for (size_t t = 0; t < MOAT_ARRAY_SIZE(name_lists); t++) {
+		/* (tar -T names what to extract too: only a tar that reads
+		 * files, c, r or u, reads those) */
+		if (strcmp(prog, name_lists[t].prog) ||
+		    (name_lists[t].bare_cluster && !moat_cmd_reads_tree(prog, argv, argc)))
+			continue;
+		for (size_t i = 1; i < argc; i++) {
+			const char *a = argv[i];
+
+			if (!strcmp(a, "--"))
+				break;
+			if (a[0] == '-' && a[1] == '-') {
+				for (size_t k = 0; k < 2 && name_lists[t].longs[k]; k++)
+					if (long_prefix(a, name_lists[t].longs[k]))
+						return true;
+			} else if (a[0] == '-' && a[1]) {
+				if (strpbrk(a + 1, name_lists[t].shorts))
+					return true;
+			} else if (i == 1 && name_lists[t].bare_cluster &&
+				   strspn(a, tar_letters) == strlen(a) &&
+				   strchr(a, 'T')) {
+				return true; /* tar's old-style cluster (tar cT list) */
+			}
+		}
+		return false;
+	}
+	return false;
 }
 
 /* sorted (bsearch) */

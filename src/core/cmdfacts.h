@@ -32,6 +32,29 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
  * KEY)? Only when moat_cmd_reads_tree says it reads trees. */
 bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t argc);
 
+/* A subcommand that reads the whole tree below its operands (git diff
+ * --no-index, aws s3 sync, docker cp, python3 -m zipfile -c): where its
+ * operands start and which of them are not trees read. */
+struct moat_cmd_subtree {
+	size_t from;	/* the first word after the subcommand */
+	size_t dest;	/* the operand it writes to, not a tree read (0: none) */
+	size_t pattern; /* the operand that is a search pattern (0: none) */
+	size_t cdir;	/* the word holding git -C's directory, which relative
+			 * operands are below (0: none) */
+	bool bare;	/* it names no tree: the working directory (or cdir) is one */
+	bool outside;	/* it skips what the tree ignores (git add and .gitignore):
+			 * a tree counts only outside the working directory */
+};
+
+/* Does the invocation run such a subcommand? Fills *out when it does. */
+bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
+		      struct moat_cmd_subtree *out);
+
+/* Does the invocation read the names of the files it reads from its input
+ * or from a file (cpio -o, zip -@, tar -T LIST, rsync --files-from, pax
+ * -w with no operand)? Those files cannot be known before it runs. */
+bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t argc);
+
 /* Programs that print or copy what their operands name (cat, head, cp,
  * base64, ...): an operand whose value is wholly unknown may be any file. */
 bool moat_cmd_prints_operands(const char *prog);

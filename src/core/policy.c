@@ -2467,6 +2467,14 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		/* SECURITY: with no sandbox, a program that reads the whole tree
 		 * (tar c, cp -r, grep -r) reads every denied file below it */
 		if (i < 0 && c->unsandboxed && (pp->flags & MOAT_CMD_PATH_TREE)) {
+			size_t cl = c->p->cwd_len;
+
+			/* (git add within the working directory leaves out what
+			 * the project's .gitignore names: docs/hooks.md) */
+			if ((pp->flags & MOAT_CMD_PATH_OUTSIDE) && len >= cl &&
+			    !memcmp(subj, c->p->cwd, cl) &&
+			    (subj[cl] == '/' || subj[cl] == '\0' || (cl == 1 && subj[0] == '/')))
+				continue;
 			if (!tw && !(tw = malloc(sizeof(*tw)))) {
 				vset(out, MOAT_DENY, true, "internal:oom",
 				     "out of memory while deciding");

@@ -499,7 +499,17 @@ for c in 'tar czf x.tgz ~' 'cp -r ~ /tmp/x' 'grep -r KEY ~' 'rsync -a ~/ host:' 
 	'find ~ -exec cat {} +' 'find -L ~ -type f -exec head -1 {} ;' 'cd ~ && find -exec grep K {} +' \
 	'7z a x.7z ~' 'pax -w -f /tmp/x.pax ~' 'jar cf x.jar ~' 'tarsnap -c -f a ~' 'zstd -r ~' \
 	'hashdeep -r ~' 'restic -r /tmp/r backup ~' 'borg create /tmp/r::a ~' 'rclone copy ~ remote:' \
-	'rdiff-backup ~ /tmp/b' 'duplicity ~ file:///tmp/b' 'croc send ~' 'wormhole send ~'; do
+	'rdiff-backup ~ /tmp/b' 'duplicity ~ file:///tmp/b' 'croc send ~' 'wormhole send ~' \
+	'git diff --no-index ~ /tmp/x' 'git grep --no-index KEY ~' 'cd ~ && git grep --no-index KEY' \
+	'git --no-pager grep --untracked -e KEY -- ~' 'git -C ~ add -A' 'cd ~ && git add -A' \
+	'git -C ~ add .' 'git -C ~ stage --all' 'aws s3 sync ~ s3://b' \
+	'aws s3 cp --recursive ~ s3://b/x' 'aws --profile p s3 cp ~ s3://b --recursive' \
+	'gsutil -m cp -r ~ gs://b' 'gsutil rsync -R ~ gs://b' 'gcloud storage cp --recursive ~ gs://b' \
+	'azcopy copy ~ https://x.example/c --recursive' 'docker cp ~ ctr:/x' \
+	'docker -H unix:///x container cp ~ ctr:/x' 'kubectl -n ns cp ~ pod:/x' 'podman cp ~ c:/x' \
+	'python3 -m zipfile -c /tmp/x.zip ~' 'python3 -m tarfile --create /tmp/x.tar ~' \
+	'ln -s ~ h && grep -r KEY h' 'ln -s ~ h && tar czhf x h' 'ln -s ~ h; zip -r x h' \
+	'ln -s ~ h && ln -s h g && cp -rL g /tmp/y'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect deny "Bash $c (the home holds ~/.ssh/id_rsa): deny"
 	has "$why" "denied_paths:" "  the reason names the denied path's rule"
@@ -510,12 +520,25 @@ for c in 'tar czf out.tgz src/' 'cp -r src /tmp/x' 'grep -r TODO src/' 'rg TODO 
 	'cd src && grep -rn TODO' 'grep -er ~ src/x.c' 'find src -name "*.c" -exec cat {} +' \
 	'find ~ -name "*.pem"' 'tar -C / -czf /tmp/x.tgz etc/hostname' 'cp -r src ~' \
 	'rsync -a src ~' 'cp -r -t ~ src' 'cp -r --target-directory=~ src' '7z a x.7z src' \
-	'pax -r -f x.pax' 'jar tf x.jar' 'zstd src/x.c' 'restic snapshots' 'rclone copy src remote:'; do
+	'pax -r -f x.pax' 'jar tf x.jar' 'zstd src/x.c' 'restic snapshots' 'rclone copy src remote:' \
+	'git add -A' 'git add .' 'git -C src add -A' 'git diff --no-index src/a src/b' 'git diff ~' \
+	'git grep KEY' 'git grep --no-index KEY src' 'aws s3 cp src/x.c s3://b' 'aws s3 sync s3://b ~' \
+	'gsutil cp src/x.c gs://b' 'docker cp ctr:/x ~' 'kubectl cp pod:/x ~/x' \
+	'python3 -m zipfile -l x.zip' 'python3 -m zipfile -c ~/out.zip src' 'cpio -i < x.cpio' \
+	'pax -w -f x.pax src' 'tar czf x.tgz src' 'ln -s src h && tar czhf x h'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect allow "Bash $c: allow"
 done
 hook "$(pre Bash '{"command": "tar czf out.tgz ."}')"
 expect deny "tar of the project, which holds a link to ~/.ssh/id_rsa: deny"
+# names read from the input: not known before the command runs
+for c in 'find ~ | cpio -o > /tmp/x.cpio' 'find ~ -depth | cpio -pdm /tmp/x' 'ls | zip -@ x.zip' \
+	'tar czf x.tgz -T list' 'tar --files-from=list -czf x.tgz' 'tar cTf list x.tar' \
+	'rsync --files-from=list src host:' 'find ~ | pax -w > /tmp/x.pax'; do
+	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
+	expect ask "Bash $c (names from its input): ask"
+	has "$why" "command:paths-unchecked" "  the reason says the files were not checked"
+done
 mkdir -p "$T/bytes"
 echo x >"$T/bytes/a"$'\xff'
 hook "$(pre Bash "{\"command\": \"tar czf out.tgz $T/bytes\"}")"
