@@ -134,7 +134,7 @@ suite() {
 	: >"$T/conns"
 	local connect="{\"command\": \"python3 -c 'import socket; socket.create_connection((\\\"127.0.0.1\\\", $PORT), 2)' && echo connected\"}"
 	tool "$connect"
-	for _ in $(seq 20); do [ -s "$T/conns" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -s "$T/conns" ] && break; sleep 0.05; done
 	check "$who: network allowed by the default profile (the control)" [ -s "$T/conns" ]
 	: >"$T/conns"
 	tool --config "$T/nonet.json" "$connect"
@@ -157,7 +157,7 @@ while True:
     c.close()
 EOF
 LISTENER_PID=$!
-for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
 sleep 0.2
 
 suite root

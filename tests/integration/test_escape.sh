@@ -449,7 +449,7 @@ while True:
             f.write(kind + "\n")
 EOF
 PIDS+=($!)
-for _ in $(seq 60); do [ -s "$NETLOG.ready" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$NETLOG.ready" ] && break; sleep 0.05; done
 LISTENING=$(cat "$NETLOG.ready" 2>/dev/null)
 netcount() { grep -c "^$1\$" "$NETLOG" 2>/dev/null; }
 
@@ -651,7 +651,7 @@ pg_run() {
 	own "$1"
 	VSIG2=$1 WS=$WS H=$H MOAT=$MOAT PY=$PY ENVS="${ENVX[*]-}" MODES="${MODE[*]-}" RUNAS_S="${RUNAS[*]-}" \
 		setsid -w bash -c '"$@" & vp=$!
-		for _ in $(seq 60); do [ -e "$VSIG2.ready" ] && break; sleep 0.05; done
+		for _ in $(seq 200); do [ -e "$VSIG2.ready" ] && break; sleep 0.05; done
 		n0=$(ps -o ni= -p $vp)
 		cd "$WS" && env -i PATH=/usr/bin:/bin HOME="$H" $ENVS timeout --foreground 20 $RUNAS_S \
 			"$MOAT" run $MODES -- "$PY" -c "import os, signal
@@ -716,7 +716,7 @@ EOF
 	env VICTIM_SECRET=proc-SECRET-4 ${RUNAS[@]+"${RUNAS[@]}"} "$PY" "$T/victim.py" "$VSIG" moat-esc-victim-$$ &
 	VPID=$!
 	PIDS+=("$VPID")
-	for _ in $(seq 60); do [ -e "$VSIG.ready" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -e "$VSIG.ready" ] && break; sleep 0.05; done
 
 	echo "# ---- $ID: sanity (honest work, so the refusals below mean something) ----"
 	out=$(m -- sh -c 'echo made > sub/made && git add sub/made && git commit -qm x && git log --oneline | wc -l' 2>&1)
@@ -991,7 +991,7 @@ if os.fork() == 0:
 	(cd "$WS" && exec env -i PATH=/usr/bin:/bin HOME="$H" ${RUNAS[@]+"${RUNAS[@]}"} "$MOAT" run -- sh -c \
 		"readlink /proc/self/ns/pid > ns2.out; setsid sleep 351.$tag & nohup sleep 352.$tag & sleep 353.$tag" >/dev/null 2>&1) &
 	local mpid=$!
-	for _ in $(seq 60); do [ "$(pgrep -fc "^sleep 35[123]\\.$tag" || true)" -ge 3 ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ "$(pgrep -fc "^sleep 35[123]\\.$tag" || true)" -ge 3 ] && break; sleep 0.05; done
 	kill -KILL "$mpid"
 	wait "$mpid" 2>/dev/null
 	sleep 0.5

@@ -241,6 +241,17 @@ procs() { # host processes whose command line contains $1
 	done
 	echo $c
 }
+# procs_settled PATTERN: procs PATTERN once it is 0, or after 5 s (a killed
+# process leaves the table when it is reaped, later on a loaded machine)
+procs_settled() {
+	local n
+	for _ in $(seq 50); do
+		n=$(procs "$1")
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
 
 suite() {
 	ID=$1
@@ -475,9 +486,8 @@ EOF
 	checke "$ID: bash tool: 40 MB of output give a bounded result (${#out} bytes) with the true count" \
 		'[ "$(field "r[\"data\"][\"stdout_bytes\"], r[\"data\"][\"stdout_truncated\"]")" = "40000000 True" ] && [ ${#out} -lt 2000000 ]'
 	tool "{\"command\": \"setsid nohup sleep 341.$tag >/dev/null 2>&1 & (sleep 342.$tag &); trap '' TERM; sh -c 'exec sleep 343.$tag' & echo done\"}"
-	sleep 0.3
 	checke "$ID: bash tool: grandchildren holding the pipes do not hold the call, and are gone" \
-		'[ $rc = 0 ] && [ "$(procs "34[123]\.$tag")" = 0 ]'
+		'[ $rc = 0 ] && [ "$(procs_settled "34[123]\.$tag")" = 0 ]'
 
 	echo "# ---- $ID: cleanup after the run ----"
 	fresh_ws c1
@@ -501,9 +511,8 @@ EOF
 		"$PY" "$G/midkill.py" "344$tag" "$MOAT" run --)
 	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" ${RUNAS[@]+"${RUNAS[@]}"} \
 		"$PY" "$G/midkill.py" "345$tag" "$MOAT" run --net deny --)
-	sleep 0.5
 	checke "$ID: moat SIGKILLed at 24 points of its setup: no command survives" \
-		'[ "$(procs "34[45]$tag\.")" = 0 ]'
+		'[ "$(procs_settled "34[45]$tag\.")" = 0 ]'
 	m -- true >/dev/null 2>&1
 	# (a stand-in is made under a temporary name, marked, then renamed: a
 	# kill in between leaves .moat-standin.PID.N, removed once PID is gone)
@@ -524,7 +533,7 @@ EOF
 	rm -f "$OUT/go"
 	m -- sh -c "touch started; while [ ! -e go ]; do sleep 0.05; done" >/dev/null 2>&1 &
 	local bp=$!
-	for _ in $(seq 100); do [ -e "$O/inner/started" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -e "$O/inner/started" ] && break; sleep 0.05; done
 	WS=$O
 	m -- sh -c 'mv inner inner.real && ln -s ../victim inner && touch inner.real/go' >/dev/null 2>&1
 	wait $bp

@@ -117,7 +117,7 @@ while True:
                 note("icmp %s" % a[0])
 EOF
 PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$T/port" ] && break; sleep 0.05; done
 [ -s "$T/port" ] || bail "the listener did not start"
 read -r PORT SNIFF <"$T/port"
 netcount() { grep -c "^$1 " "$NETLOG"; }
@@ -151,7 +151,7 @@ while True:
             f.write(ss[s] + "\n")
 EOF
 PIDS+=($!)
-for _ in $(seq 100); do [ -e "$T/uds.log.ready" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$T/uds.log.ready" ] && break; sleep 0.05; done
 : >"$T/uds.log"
 udscount() { grep -cx -- "$1" "$T/uds.log"; }
 
@@ -603,7 +603,7 @@ checke "srt die-with-parent: after timeout kills moat (SIGTERM) the ticks stop (
 (cd "$WS" && exec env -i PATH=/usr/bin:/bin HOME="$H" "$MOAT" run -- \
 	sh -c "for i in \$(seq 1 100); do echo tick >> sigkill-marker; sleep 0.1; done; sleep 9${U}5") 2>/dev/null &
 mpid=$!
-for _ in $(seq 60); do [ -s "$WS/sigkill-marker" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$WS/sigkill-marker" ] && break; sleep 0.05; done
 {
 	kill -KILL $mpid
 	wait $mpid
@@ -750,7 +750,7 @@ mkdir -p "$RC" # in a repository a missing .claude gets a read-only stand-in per
 (cd "$RC" && git init -q .)
 (CWD=$RC m -- sh -c 'touch startedA; while [ ! -e go ]; do sleep 0.05; done; echo "{\"hooks\":{}}" > .claude/settings.json' >/dev/null 2>&1) &
 runA=$!
-for _ in $(seq 100); do [ -e "$RC/startedA" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$RC/startedA" ] && break; sleep 0.05; done
 CWD=$RC m -- true >/dev/null 2>&1
 touch "$RC/go"
 wait $runA

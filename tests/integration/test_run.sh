@@ -374,7 +374,7 @@ out=$(mr -- sh -c 'cat /dev/vda /dev/sda /dev/nvme0n1 /dev/mem 2>/dev/null | hea
 check "raw disks and /dev/mem are unreadable" [ "$out" = 0 ]
 python3 -c 'import pty, os, time; m, s = pty.openpty(); print(os.ttyname(s), flush=True); time.sleep(60)' >"$T/pty" &
 PTY_PID=$!
-for _ in $(seq 40); do [ -s "$T/pty" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$T/pty" ] && break; sleep 0.05; done
 ptyname=$(cat "$T/pty")
 out=$(mr -- sh -c "echo injected > $ptyname && echo wrote; cat $ptyname & sleep 0.2; kill \$! 2>/dev/null" 2>/dev/null)
 check "another terminal of the user ($ptyname) is unreachable" cond '[ -n "$ptyname" ] && ! grep -q wrote <<<"$out"'
@@ -542,11 +542,11 @@ else
 	rm -f "$WS/go1" "$WS/go2"
 	(mr -- timeout 20 sh -c 'while [ ! -e go1 ]; do sleep 0.05; done' >/dev/null 2>&1) &
 	run1=$!
-	for _ in $(seq 100); do [ -d "$WS/.vscode" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -d "$WS/.vscode" ] && break; sleep 0.05; done
 	(mr -- timeout 20 sh -c 'touch started2; while [ ! -e go2 ]; do sleep 0.05; done;
 		mkdir -p .vscode/x; echo "{}" > .vscode/tasks.json' >/dev/null 2>&1) &
 	run2=$!
-	for _ in $(seq 100); do [ -e "$WS/started2" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -e "$WS/started2" ] && break; sleep 0.05; done
 	touch "$WS/go1"
 	wait $run1
 	touch "$WS/go2"
@@ -562,17 +562,17 @@ else
 		# workspace, so its command can)
 		(m --workspace "$(dirname "$WS")" -- timeout 20 sh -c 'flock -x "$1" sh -c "touch \"\$1/held\"; while [ ! -e \"\$1/go3\" ]; do sleep 0.05; done" sh "$1"' sh "$WS" >/dev/null 2>&1) &
 		runc=$!
-		for _ in $(seq 100); do [ -e "$WS/held" ] && break; sleep 0.05; done
+		for _ in $(seq 200); do [ -e "$WS/held" ] && break; sleep 0.05; done
 		(mr -- timeout 20 sh -c 'touch started4; while [ ! -e go4 ]; do sleep 0.05; done;
 			mkdir -p .vscode/x; echo "{}" > .vscode/tasks.json; touch wrote4;
 			while [ ! -e go5 ]; do sleep 0.05; done' >/dev/null 2>&1) &
 		runa=$!
-		for _ in $(seq 100); do [ -e "$WS/started4" ] && break; sleep 0.05; done
+		for _ in $(seq 200); do [ -e "$WS/started4" ] && break; sleep 0.05; done
 		touch "$WS/go3"
 		wait $runc
 		mr -- true >/dev/null 2>&1
 		touch "$WS/go4"
-		for _ in $(seq 60); do [ -e "$WS/wrote4" ] && break; sleep 0.05; done
+		for _ in $(seq 200); do [ -e "$WS/wrote4" ] && break; sleep 0.05; done
 		# (seen while that run still runs: after it, the set-aside would hide it)
 		check "a command holding a flock on the workspace cannot get a stand-in removed under another run" \
 			cond '[ ! -e "$WS/.vscode/x" ] && [ ! -e "$WS/.vscode/tasks.json" ]'
@@ -759,7 +759,7 @@ while True:
     c.close()
 EOF
 LISTENER_PID=$!
-for _ in $(seq 50); do (echo >/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
 sleep 0.2 # let the readiness probe's connection be logged before truncating
 : >"$T/conns"
 connect="import socket,sys
@@ -770,7 +770,7 @@ except Exception as e:
     print('failed', e)"
 out=$(mr -- python3 -c "$connect" 2>&1)
 check "network allowed (default profile): the listener is reachable" [ "${out%% *}" = connected ]
-for _ in $(seq 20); do [ -s "$T/conns" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$T/conns" ] && break; sleep 0.05; done
 check "... and the listener saw it" [ "$(wc -l <"$T/conns")" -ge 1 ]
 : >"$T/conns"
 out=$(mr --profile workspace-write-no-network -- python3 -c "$connect" 2>&1)
@@ -818,14 +818,18 @@ while True:
     c, _ = s.accept(); c.close()
 EOF
 ABS_PID=$!
-sleep 0.3
 absconn="import socket
 try:
     s=socket.socket(socket.AF_UNIX)
     s.connect('\0$ABS'); print('connected')
 except Exception as e:
     print('failed', e)"
-out=$(python3 -c "$absconn")
+# (the listener binds once its python has started: up to 10 s under load)
+for _ in $(seq 100); do
+	out=$(python3 -c "$absconn")
+	[ "${out%% *}" = connected ] && break
+	sleep 0.1
+done
 check "(the abstract socket listener works from outside)" [ "${out%% *}" = connected ]
 out=$(mr -- python3 -c "$absconn" 2>&1)
 if [ "$LANDLOCK" -ge 6 ] || [ "$NOUSERNS" != 1 ]; then
@@ -852,7 +856,7 @@ while True:
         c, _ = s.accept(); c.close()
 EOF
 SOCK_PID=$!
-for _ in $(seq 40); do [ -S "$T/unix.sock" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -S "$T/unix.sock" ] && break; sleep 0.05; done
 unixconn="import socket,sys
 for p in sys.argv[1:]:
     s=socket.socket(socket.AF_UNIX)
@@ -883,7 +887,7 @@ while True:
     c, _ = s.accept(); c.close()
 EOF
 HSOCK_PID=$!
-for _ in $(seq 40); do [ -S "$H/agent-$$.sock" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -S "$H/agent-$$.sock" ] && break; sleep 0.05; done
 out=$(mr --net deny -- python3 -c 'import socket, sys
 try:
     s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")
@@ -1048,7 +1052,7 @@ check "no process of moat's is left soon after a run (the teardown helper exits)
 (cd "$WS" && exec env HOME="$H" ${FAKE[@]+"${FAKE[@]}"} ${RUNAS[@]+"${RUNAS[@]}"} ${NSWRAP[@]+"${NSWRAP[@]}"} \
 	"$MOAT" run ${MODE[@]+"${MODE[@]}"} -- sh -c "sleep 399.${U}5 & sleep 399.${U}6" 2>/dev/null) &
 mpid=$!
-for _ in $(seq 40); do [ "$(pgrep -fc "^sleep 399\\.$U" || true)" -ge 2 ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ "$(pgrep -fc "^sleep 399\\.$U" || true)" -ge 2 ] && break; sleep 0.05; done
 kill -TERM "$mpid"
 wait "$mpid"
 rc=$?
