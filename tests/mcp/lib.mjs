@@ -145,8 +145,10 @@ export const arms = !process.env.ASAN_OPTIONS;
 
 // True once an armed sandbox masking file waits; false at once where
 // nothing is ever armed, after 5 s elsewhere.
+// (up to 15 s: an arming scans the workspace and builds a sandbox, which a
+// loaded machine delays; it is seen as soon as it is made)
 export function waitArmed(file, step = 20) {
-	return arms ? waitFor(() => armedPid(file) !== null, 5000, step) : Promise.resolve(false);
+	return arms ? waitFor(() => armedPid(file) !== null, 15000, step) : Promise.resolve(false);
 }
 
 // the process waiting in an armed sandbox: a child of the runner started
