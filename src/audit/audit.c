@@ -989,60 +989,6 @@ static const char *cause(int e, char *buf, size_t bufsz)
 	}
 }
 
-int moat_audit_default_path(char *out, size_t outsz)
-{
-	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char pwhome[PATH_MAX];
-	int n;
-
-	if (!out || !outsz)
-		return -EINVAL;
-	/* the XDG base directory spec ignores relative values */
-	if (x && x[0] == '/') {
-		n = snprintf(out, outsz, "%s/moat/audit.jsonl", x);
-	} else {
-		if (!home || home[0] != '/') {
-			if (moat_passwd_home(geteuid(), pwhome, sizeof(pwhome)) < 0)
-				return -ENOENT;
-			home = pwhome;
-		}
-		n = snprintf(out, outsz, "%s/.local/state/moat/audit.jsonl",
-			     strcmp(home, "/") ? home : "");
-	}
-	if (n < 0 || (size_t)n >= outsz)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* mkdir -p of the directories above path, each new one 0700. */
-static int make_parents(const char *path)
-{
-	char p[4096];
-	size_t n = moat_strlcpy(p, path, sizeof(p));
-
-	if (n >= sizeof(p))
-		return -ENAMETOOLONG;
-	for (size_t i = 1; i < n; i++) {
-		struct stat st;
-
-		if (p[i] != '/')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) < 0) {
-			int e = errno;
-
-			if (e != EEXIST)
-				return -e;
-			if (stat(p, &st) < 0)
-				return -errno;
-			if (!S_ISDIR(st.st_mode))
-				return -ENOTDIR;
-		}
-		p[i] = '/';
-	}
-	return 0;
-}
-
 int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 		    struct moat_error *err)
 {
@@ -1067,7 +1013,7 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 			return r;
 		}
 		path = def;
-		r = make_parents(path);
+		r = moat_make_parents(path);
 		if (r < 0) {
 			moat_error_set(err,
 				       "cannot create the directory of the audit log '%.400s': %s",

@@ -38,9 +38,7 @@ struct moat_audit *moat_audit_close(struct moat_audit *a);
 /* The file written to ("-" for stderr). */
 const char *moat_audit_path(const struct moat_audit *a);
 bool moat_audit_required(const struct moat_audit *a);
-/* The default log path: $XDG_STATE_HOME/moat/audit.jsonl, else
- * $HOME/.local/state/moat/audit.jsonl. 0, -ENOENT (no home), -ENAMETOOLONG. */
-int moat_audit_default_path(char *out, size_t outsz);
+/* (moat_audit_default_path, the default log path: sandbox/sandbox.h) */
 /* Can a record be written now? Checked before a call runs so that a full
  * disk refuses the call up front: 0, or -ENOSPC when the file system holding
  * the log has less than MOAT_AUDIT_MAX_RECORD free (fstatvfs on the open

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "sandbox/sandbox.h"
 #include "base/compat.h"
 #include "base/json.h"
 #include "base/str.h"

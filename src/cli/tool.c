@@ -24,6 +24,7 @@
 #include "core/config.h"
 #include "core/policy_check.h"
 #include "audit/audit.h"
+#include "sandbox/sandbox.h"
 #include "gate/gate.h"
 #include "tools/tools.h"
 

@@ -1900,14 +1900,26 @@ static int plan_filesystem(struct moat_plan *p, const struct moat_profile *pr,
 	 * workspace it is a protected name, as .moat is; in another writable
 	 * path a read-only rule (a read-only bind where it exists); without a
 	 * mount namespace Landlock's carve grants it read-only in both */
-	for (size_t i = 0; ctx->user_config && ctx->user_config[i]; i++) {
-		const char *d = ctx->user_config[i], *rel;
+	/* (the same for the audit log's directory: the record of what ran) */
+	const char *kept[8], *leaf[8];
+	size_t nkept = 0;
+
+	for (size_t i = 0; ctx->user_config && ctx->user_config[i] && nkept < 7; i++) {
+		kept[nkept] = ctx->user_config[i];
+		leaf[nkept++] = "config.json";
+	}
+	if (ctx->audit_dir && ctx->audit_file) {
+		kept[nkept] = ctx->audit_dir;
+		leaf[nkept++] = ctx->audit_file;
+	}
+	for (size_t i = 0; i < nkept; i++) {
+		const char *d = kept[i], *rel;
 		bool have = false, inside = false;
 		char file[PATH_MAX];
 
-		/* the workspace is the configuration directory: its file */
+		/* the workspace is the directory: its file */
 		if (pr->workspace == MOAT_WS_RW && !strcmp(d, p->workspace)) {
-			if (join_path(file, sizeof(file), d, "/", "config.json") < 0)
+			if (join_path(file, sizeof(file), d, "/", leaf[i]) < 0)
 				continue;
 			d = file;
 		}

@@ -442,6 +442,10 @@ struct moat_plan_context {
 	 * protected like a protected name where they lie inside a writable
 	 * workspace, so that a command cannot loosen a later run's policy */
 	const char *const *user_config;
+	/* the directory of the audit log (an absolute real path, whether it
+	 * exists or not) and the log's name in it; NULL: none (standard
+	 * error). Protected as the configuration's directories are */
+	const char *audit_dir, *audit_file;
 };
 
 struct moat_plan {

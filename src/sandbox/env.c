@@ -169,3 +169,56 @@ int moat_passwd_home(uid_t uid, char *out, size_t outsz)
 	fclose(f);
 	return r;
 }
+
+int moat_audit_default_path(char *out, size_t outsz)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char pwhome[PATH_MAX];
+	int n;
+
+	if (!out || !outsz)
+		return -EINVAL;
+	/* the XDG base directory spec ignores relative values */
+	if (x && x[0] == '/') {
+		n = snprintf(out, outsz, "%s/moat/audit.jsonl", x);
+	} else {
+		if (!home || home[0] != '/') {
+			if (moat_passwd_home(geteuid(), pwhome, sizeof(pwhome)) < 0)
+				return -ENOENT;
+			home = pwhome;
+		}
+		n = snprintf(out, outsz, "%s/.local/state/moat/audit.jsonl",
+			     strcmp(home, "/") ? home : "");
+	}
+	if (n < 0 || (size_t)n >= outsz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int moat_make_parents(const char *path)
+{
+	char p[4096];
+	size_t n = moat_strlcpy(p, path, sizeof(p));
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	for (size_t i = 1; i < n; i++) {
+		struct stat st;
+
+		if (p[i] != '/')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) < 0) {
+			int e = errno;
+
+			if (e != EEXIST)
+				return -e;
+			if (stat(p, &st) < 0)
+				return -errno;
+			if (!S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+		}
+		p[i] = '/';
+	}
+	return 0;
+}

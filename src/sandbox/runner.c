@@ -132,6 +132,30 @@ static const char *home_dir(char *const *env, char *buf, size_t bufsz)
 	return h;
 }
 
+/* The longest part of path that exists, resolved, the rest as written,
+ * in out: 0, or -1 when none of it resolves or it is too long. */
+static int real_head(const char *path, char out[PATH_MAX])
+{
+	char head[PATH_MAX], real[PATH_MAX];
+	size_t l = strlen(path);
+
+	if (!l || l >= sizeof(head))
+		return -1;
+	memcpy(head, path, l + 1);
+	while (!moat_fsrec_realpath(head, real)) {
+		char *sl = strrchr(head, '/');
+
+		if (!sl || sl == head)
+			return -1;
+		*sl = '\0';
+	}
+	l = strlen(head);
+	if ((size_t)snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + l) >=
+	    PATH_MAX)
+		return -1;
+	return 0;
+}
+
 /* The directory of the user's configuration as moat finds it
  * ($XDG_CONFIG_HOME/moat, else ~/.config/moat: moat's own environment),
  * and ~/.config/moat of the command's home when that differs, each as a
@@ -150,27 +174,7 @@ static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const cha
 	if (home)
 		snprintf(want[1], sizeof(want[1]), "%s/.config/moat", home);
 	for (int i = 0; i < 2; i++) {
-		char head[PATH_MAX], real[PATH_MAX];
-		size_t l = strlen(want[i]);
-
-		if (!l || l >= sizeof(head))
-			continue;
-		/* the longest part that exists, resolved; the rest as written */
-		memcpy(head, want[i], l + 1);
-		while (!moat_fsrec_realpath(head, real)) {
-			char *sl = strrchr(head, '/');
-
-			if (!sl || sl == head) {
-				real[0] = '\0';
-				break;
-			}
-			*sl = '\0';
-		}
-		if (!real[0])
-			continue;
-		l = strlen(head);
-		if ((size_t)snprintf(bufs[k], PATH_MAX, "%s%s", strcmp(real, "/") ? real : "",
-				     want[i] + l) >= PATH_MAX)
+		if (real_head(want[i], bufs[k]) < 0)
 			continue;
 		if (k == 1 && !strcmp(bufs[0], bufs[1]))
 			continue;
@@ -178,6 +182,33 @@ static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const cha
 		k++;
 	}
 	out[k] = NULL;
+}
+
+/* SECURITY: the audit log's directory (audit_log, else the default) as a
+ * real path in dir, and the log's name in *file: the record of what ran,
+ * which a command with the home as its workspace could rewrite. It is
+ * made (0700) when missing, as the audit writer would make it: a missing
+ * one protected would be a read-only stand-in where it starts (~/.local),
+ * one left out could be made by the command with a forged record in it.
+ * 0, or -1 when there is none (standard error) or it cannot be made. */
+static int audit_dir(const char *audit_log, char dir[PATH_MAX], const char **file)
+{
+	char want[PATH_MAX], *sl;
+
+	if (audit_log && audit_log[0] != '/')
+		return -1; /* ("-": standard error) */
+	if (audit_log) {
+		if ((size_t)snprintf(want, sizeof(want), "%s", audit_log) >= sizeof(want))
+			return -1;
+	} else if (moat_audit_default_path(want, sizeof(want)) < 0) {
+		return -1;
+	}
+	sl = strrchr(want, '/');
+	if (!sl || sl == want || !sl[1] || moat_make_parents(want) < 0)
+		return -1;
+	*file = audit_log ? strrchr(audit_log, '/') + 1 : "audit.jsonl";
+	*sl = '\0';
+	return moat_fsrec_realpath(want, dir) ? 0 : -1;
 }
 
 /* Say each gap of set, as "VERB NAME (SUMMARY). hint: HINT" (hints: the
@@ -876,7 +907,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_profile prof;
 	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
-	char confbuf[2][PATH_MAX];
+	char confbuf[2][PATH_MAX], auditbuf[PATH_MAX];
 	const char *confdirs[3];
 	struct moat_strv exempt = {.v = NULL};
 	struct moat_plan *plan = NULL;
@@ -981,6 +1012,8 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.lstat = moat_fsrec_lstat;
 	user_config_dirs(ctx.home, confbuf, confdirs);
 	ctx.user_config = confdirs;
+	if (audit_dir(cfg->audit_log, auditbuf, &ctx.audit_file) == 0)
+		ctx.audit_dir = auditbuf;
 
 	if (warm && !rq->print_plan) {
 		/* probed, and its child started, ahead of the call */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "sandbox/sandbox.h"
 #include "base/json.h"
 #include "base/str.h"
 #include "core/redact.h"
