@@ -989,6 +989,36 @@ static const char *cause(int e, char *buf, size_t bufsz)
 	}
 }
 
+/* mkdir -p of the directories above path, each new one 0700. */
+static int make_parents(const char *path)
+{
+	char p[4096];
+	size_t n = moat_strlcpy(p, path, sizeof(p));
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	for (size_t i = 1; i < n; i++) {
+		struct stat st;
+
+		if (p[i] != '/')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) < 0) {
+			int e = errno;
+
+			if (e != EEXIST)
+				return -e;
+			if (stat(p, &st) < 0)
+				return -errno;
+			if (!S_ISDIR(st.st_mode))
+				return -ENOTDIR;
+		}
+		p[i] = '/';
+	}
+	return 0;
+}
+
+
 int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 		    struct moat_error *err)
 {
@@ -1013,7 +1043,7 @@ int moat_audit_open(const struct moat_audit_opts *o, struct moat_audit **ret,
 			return r;
 		}
 		path = def;
-		r = moat_make_parents(path);
+		r = make_parents(path);
 		if (r < 0) {
 			moat_error_set(err,
 				       "cannot create the directory of the audit log '%.400s': %s",
@@ -1096,6 +1126,21 @@ struct moat_audit *moat_audit_close(struct moat_audit *a)
 const char *moat_audit_path(const struct moat_audit *a)
 {
 	return a ? a->path : NULL;
+}
+
+int moat_audit_real_path(const struct moat_audit *a, char *out, size_t outsz)
+{
+	char proc[64];
+	ssize_t n;
+
+	if (!a || a->is_stderr || a->fd < 0 || outsz < 2)
+		return -ENOENT;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", a->fd);
+	n = readlink(proc, out, outsz - 1);
+	if (n <= 0 || (size_t)n >= outsz - 1 || out[0] != '/')
+		return -ENOENT;
+	out[n] = '\0';
+	return 0;
 }
 
 bool moat_audit_required(const struct moat_audit *a)

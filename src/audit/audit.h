@@ -39,6 +39,9 @@ struct moat_audit *moat_audit_close(struct moat_audit *a);
 const char *moat_audit_path(const struct moat_audit *a);
 bool moat_audit_required(const struct moat_audit *a);
 /* (moat_audit_default_path, the default log path: sandbox/sandbox.h) */
+/* The real path of the file the log is written to, as it was opened (its
+ * descriptor's): 0, or -ENOENT (standard error, not a file, or gone). */
+int moat_audit_real_path(const struct moat_audit *a, char *out, size_t outsz);
 /* Can a record be written now? Checked before a call runs so that a full
  * disk refuses the call up front: 0, or -ENOSPC when the file system holding
  * the log has less than MOAT_AUDIT_MAX_RECORD free (fstatvfs on the open

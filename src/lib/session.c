@@ -39,6 +39,7 @@ struct moat_session {
 	struct moat_gate *gate;
 	struct moat_audit *audit;
 	struct moat_tool_env env;
+	char audit_real[PATH_MAX]; /* the audit log as opened (env.audit_log) */
 	char workspace[PATH_MAX];
 	char source[32];
 	char id_prefix[24];
@@ -188,6 +189,8 @@ int moat_session_new(const struct moat_session_opts *o, struct moat_session **re
 	s->env.output_cap = o->output_cap;
 	s->env.env = NULL;
 	s->env.project_cfg = o->config ? o->project : s->own_project;
+	if (moat_audit_real_path(s->audit, s->audit_real, sizeof(s->audit_real)) == 0)
+		s->env.audit_log = s->audit_real;
 	moat_strlcpy(s->source, o->source ? o->source : "tool", sizeof(s->source));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(s->id_prefix, sizeof(s->id_prefix), "%lx%04lx",

@@ -194,31 +194,3 @@ int moat_audit_default_path(char *out, size_t outsz)
 		return -ENAMETOOLONG;
 	return 0;
 }
-
-int moat_make_parents(const char *path)
-{
-	char p[4096];
-	size_t n = moat_strlcpy(p, path, sizeof(p));
-
-	if (n >= sizeof(p))
-		return -ENAMETOOLONG;
-	for (size_t i = 1; i < n; i++) {
-		struct stat st;
-
-		if (p[i] != '/')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0700) < 0) {
-			int e = errno;
-
-			if (e != EEXIST)
-				return -e;
-			if (stat(p, &st) < 0)
-				return -errno;
-			if (!S_ISDIR(st.st_mode))
-				return -ENOTDIR;
-		}
-		p[i] = '/';
-	}
-	return 0;
-}

@@ -184,30 +184,33 @@ static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const cha
 	out[k] = NULL;
 }
 
-/* SECURITY: the audit log's directory (audit_log, else the default) as a
- * real path in dir, and the log's name in *file: the record of what ran,
- * which a command with the home as its workspace could rewrite. It is
- * made (0700) when missing, as the audit writer would make it: a missing
- * one protected would be a read-only stand-in where it starts (~/.local),
- * one left out could be made by the command with a forged record in it.
- * 0, or -1 when there is none (standard error) or it cannot be made. */
-static int audit_dir(const char *audit_log, char dir[PATH_MAX], const char **file)
+/* SECURITY: the directory of the audit log in dir (a real path) and the
+ * log's name in *file: the record of what ran, which a command with the
+ * home as its workspace could rewrite. The caller's log (real, as it was
+ * opened: a link on its way retargeted since changes nothing), else the
+ * configuration's or the default one when its directory exists (moat run
+ * writes none; a missing one protected would be a read-only stand-in from
+ * its first missing parent down). 0, or -1 when there is none. */
+static int audit_dir(const char *opened, const char *audit_log, char dir[PATH_MAX],
+		     char name[NAME_MAX + 1])
 {
 	char want[PATH_MAX], *sl;
+	const char *src = opened ? opened : audit_log;
 
-	if (audit_log && audit_log[0] != '/')
-		return -1; /* ("-": standard error) */
-	if (audit_log) {
-		if ((size_t)snprintf(want, sizeof(want), "%s", audit_log) >= sizeof(want))
+	if (src) {
+		if (src[0] != '/' || /* ("-": standard error) */
+		    (size_t)snprintf(want, sizeof(want), "%s", src) >= sizeof(want))
 			return -1;
 	} else if (moat_audit_default_path(want, sizeof(want)) < 0) {
 		return -1;
 	}
 	sl = strrchr(want, '/');
-	if (!sl || sl == want || !sl[1] || moat_make_parents(want) < 0)
+	if (!sl || sl == want || !sl[1] ||
+	    (size_t)snprintf(name, NAME_MAX + 1, "%s", sl + 1) > NAME_MAX)
 		return -1;
-	*file = audit_log ? strrchr(audit_log, '/') + 1 : "audit.jsonl";
 	*sl = '\0';
+	if (opened)
+		return snprintf(dir, PATH_MAX, "%s", want) < PATH_MAX ? 0 : -1;
 	return moat_fsrec_realpath(want, dir) ? 0 : -1;
 }
 
@@ -907,7 +910,7 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	struct moat_profile prof;
 	struct moat_kfeatures kf_own, *kf = &kf_own;
 	struct moat_plan_context ctx;
-	char confbuf[2][PATH_MAX], auditbuf[PATH_MAX];
+	char confbuf[2][PATH_MAX], auditbuf[PATH_MAX], auditname[NAME_MAX + 1];
 	const char *confdirs[3];
 	struct moat_strv exempt = {.v = NULL};
 	struct moat_plan *plan = NULL;
@@ -1012,8 +1015,10 @@ int moat_runner_run(const struct moat_run_request *rq, struct moat_run_result *r
 	ctx.lstat = moat_fsrec_lstat;
 	user_config_dirs(ctx.home, confbuf, confdirs);
 	ctx.user_config = confdirs;
-	if (audit_dir(cfg->audit_log, auditbuf, &ctx.audit_file) == 0)
+	if (audit_dir(rq->audit_log, cfg->audit_log, auditbuf, auditname) == 0) {
 		ctx.audit_dir = auditbuf;
+		ctx.audit_file = auditname;
+	}
 
 	if (warm && !rq->print_plan) {
 		/* probed, and its child started, ahead of the call */

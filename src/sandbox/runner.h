@@ -66,6 +66,9 @@ struct moat_run_request {
 	const char *profile;		 /* NULL: the configuration's default */
 	const struct moat_profile *over; /* a flag layer over the profile, may be NULL */
 	const char *workspace;		 /* NULL: cfg->sandbox_workspace, else "." */
+	const char *audit_log;		 /* the caller's audit log as opened (a real path):
+					  * its directory is protected; NULL: the
+					  * configuration's, where it exists */
 	const char *cwd;		 /* NULL: the current directory (or the workspace when
 					  * that lies outside it) */
 	bool tmp_workspace;		 /* create a temporary workspace for the call */

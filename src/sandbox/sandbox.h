@@ -359,9 +359,6 @@ int moat_passwd_home(uid_t uid, char *out, size_t outsz);
  * $HOME/.local/state/moat/audit.jsonl (here, below the audit writer, so
  * that the runner can protect it). 0, -ENOENT (no home), -ENAMETOOLONG. */
 int moat_audit_default_path(char *out, size_t outsz);
-/* mkdir -p of the directories above path, each new one 0700: 0 or -errno
- * (-ENOTDIR: one of them is not a directory). */
-int moat_make_parents(const char *path);
 
 /* ---- spawn.c ---- */
 /* Steps of the child setup, in order; reported on failure (docs/sandbox.md). */

@@ -508,6 +508,7 @@ static int job_request(const struct bash_job *j, char **argv, struct job_denied 
 	rq->timeout_at_most = true; /* a timeout of the profile caps the call's */
 	rq->denied_extra = &denied->user;
 	rq->denied_project = &denied->project;
+	rq->audit_log = j->env->audit_log;
 	rq->ask = NULL; /* fallback "ask" from a tool call: nobody to ask, a refusal */
 	return 0;
 }

@@ -61,6 +61,9 @@ struct moat_tool_env {
 	/* bash's fork server (moat_bash_server_start), NULL: each bash call
 	 * forks the caller */
 	struct moat_bash_server *bash_server;
+	/* the file the session's audit record goes to, as opened (a real
+	 * path), protected in bash's sandbox; NULL: none */
+	const char *audit_log;
 };
 
 /* Per call. */

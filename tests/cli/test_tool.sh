@@ -110,6 +110,16 @@ printf '{"audit_required": false, "audit_log": "%s"}' "$tmp/no/such/dir/a.jsonl"
 expect 0 "audit_required: false lets it run" -- "$MOAT" tool --config "$tmp/noaudit.json" --cwd "$ws" bash '{"command": "touch ran.txt"}'
 [ -e "$ws/ran.txt" ] && ok "it ran" || nok "it ran"
 
+# ---- the audit log inside the workspace: the command cannot touch it ----
+mkdir -p "$tmp/aw/logs"
+ln -s logs "$tmp/aw/ln"
+AW=$tmp/aw/ln/a.jsonl
+"$MOAT" tool --audit-log "$AW" --cwd "$tmp/aw" bash '{"command": "echo forged >> logs/a.jsonl; mv logs logs2; ln -sfn elsewhere ln"}' >/dev/null 2>&1
+! grep -qx forged "$tmp/aw/logs/a.jsonl" && ok "bash cannot write the session's audit log inside the workspace (reached through a link)" ||
+	nok "bash cannot write the session's audit log inside the workspace" "$(cat "$tmp/aw/logs/a.jsonl")"
+[ -d "$tmp/aw/logs" ] && [ ! -e "$tmp/aw/logs2" ] && ok "... nor move its directory" || nok "... nor move its directory"
+[ "$(lines "$tmp/aw/logs/a.jsonl")" = 1 ] && ok "... and the call's record is there" || nok "... and the call's record is there"
+
 # ---- a project file's denied paths are masked for bash too ----
 mkdir -p "$tmp/pj/.moat"
 echo "PROJECT-SECRET" >"$tmp/pj/secret.txt"

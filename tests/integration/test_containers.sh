@@ -221,11 +221,11 @@ config_checks() {
 	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat inside the workspace" '[ ! -e "$XDG/moat" ]'
 	rm -rf "$XDG" "$H/.config"
 	# the audit log's directory inside the workspace: the record is the
-	# audit writer's alone (made by moat when missing)
-	# (without a mount namespace no new name can be made beside it, nor in
-	# the directories above it: docs/sandbox.md; what is there stays writable)
+	# audit writer's alone (without a mount namespace no new name can be
+	# made beside it, nor in the directories above it: docs/sandbox.md;
+	# what is there stays writable)
 	rm -rf "$H/.local"
-	mkdir -p "$H/.local/share"
+	mkdir -p "$H/.local/share" "$H/.local/state/moat"
 	[ "$who" = nobody ] && chown -R nobody "$H/.local"
 	m run --fallback warn -- sh -c 'mkdir -p .local/state/moat; echo forged >>.local/state/moat/audit.jsonl; mv .local/state/moat .local/state/m2; mkdir -p .local/share/x' 2>/dev/null
 	checke "$kind ($who): the command neither writes in the audit log's directory nor moves it" \
