@@ -1012,7 +1012,9 @@ static int classify_abs(const struct an *an, bool glob, char *buf)
 static int follow_links(const struct an *an, const char *text, char *buf, size_t cap)
 {
 	size_t tl = strlen(text);
-	bool slash = tl && text[tl - 1] == '/';
+	/* (".", "x/." and "./" stripped to "" name the directory, as "x/") */
+	bool slash = !tl || text[tl - 1] == '/' || !strcmp(text, ".") ||
+		     (tl >= 2 && !strcmp(text + tl - 2, "/."));
 
 	if (an->links_lost)
 		return -1;
@@ -7044,6 +7046,22 @@ static int note_find(struct an *an, size_t v)
 	return 0;
 }
 
+/* A tree read whole whose place is not known before running: asked about
+ * where no sandbox hides the denied files in it (moat hook). */
+static int unknown_tree(struct an *an, size_t v)
+{
+	unsigned saved = an->finding_flags;
+	int r;
+
+	an->finding_flags |= MOAT_FINDING_F_UNSANDBOXED;
+	r = add_finding(an, v, MOAT_FINDING_ASK, "command:tree-unchecked",
+			"'%s' reads the whole of a tree whose place is known only when it runs, "
+			"and no sandbox hides the denied files in it",
+			an->a->views[v].text);
+	an->finding_flags = saved;
+	return r;
+}
+
 /* The operands of view v: words that are not options, --opt=VALUE values. */
 static int note_operands(struct an *an, size_t v)
 {
@@ -7078,6 +7096,19 @@ static int note_operands(struct an *an, size_t v)
 	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
 	if (!tree && moat_cmd_subtree(view->prog, view->argv, view->argc, &st)) {
 		tree = MOAT_CMD_PATH_TREE | (st.outside ? MOAT_CMD_PATH_OUTSIDE : 0);
+		if (st.unplaced) {
+			unsigned saved = an->finding_flags;
+
+			an->finding_flags |= MOAT_FINDING_F_UNSANDBOXED;
+			r = add_finding(an, v, MOAT_FINDING_ASK, "command:paths-unchecked",
+					"'%s' reads a tree named by --work-tree or by -C after -C, "
+					"which is not checked before it runs, and no sandbox hides "
+					"the denied files in it",
+					view->text);
+			an->finding_flags = saved;
+			if (r)
+				return r;
+		}
 		dest = st.dest;
 		if (st.cdir) {
 			cdir_at = st.cdir;
@@ -7167,6 +7198,10 @@ static int note_operands(struct an *an, size_t v)
 		/* (the subcommand's words, a copier's destination and a
 		 * pattern are not trees it reads) */
 		wtree = i == dest || i < st.from || i == st.pattern ? 0 : tree;
+		/* SECURITY: a tree whose place is known only when the command
+		 * runs (grep -r KEY "$(cat f)") cannot be walked before */
+		if (wtree && (fl & MOAT_SHW_EXPAND) && (r = unknown_tree(an, v)))
+			return r;
 		if ((fl & MOAT_SHW_EXPAND) && a >= view->argv[i] &&
 		    (size_t)(a - view->argv[i]) <= vw[i]->len &&
 		    (r = note_span(an, v, vw[i], (size_t)(a - view->argv[i]), wtree)))

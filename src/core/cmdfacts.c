@@ -216,82 +216,86 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
 }
 
 /* Programs whose subcommand reads every file below its operands. The
- * subcommand's words follow the program, options before and between them
- * skipped (gvalued: those of them that take the next word as their value),
- * or, lit, are the program's first words as they are (python3 -m
- * zipfile). need: one of these must be given after the subcommand (a long
- * option in full, or "-X": the letter X in a cluster of short options);
- * none: always. vals: the subcommand's short options that take a value
- * (the next word, or the rest of the cluster). dest: the operand it
- * writes (the last, the first, or none). search: the first operand is a
- * pattern unless -e or -f gives one, and with no path after it the
- * working directory is searched; bare: with no operand the working
- * directory (or git -C DIR) is the tree. outside: the program skips the
- * files its tree ignores (git add and .gitignore), so a tree counts as
- * read whole only outside the working directory (git -C ~ add -A). */
+ * subcommand's words are the program's first words that are not options
+ * (gvalued: the options before them that take the next word as their
+ * value), or, where an option these tables do not know takes a value, the
+ * first such words found further on (fail closed: gcloud alpha storage
+ * cp, kubectl -v 6 cp). need: one of these must be given after the
+ * subcommand (a long option, or a prefix of it of two letters or more;
+ * "-X": the letter X in a cluster of short options); none: always. vals:
+ * the subcommand's short options that take a value (the next word, or the
+ * rest of the cluster). dest: the operand it writes (the last, the first,
+ * or none). search: the first operand is a pattern unless -e or -f gives
+ * one, and with no path after it the working directory is searched; bare:
+ * with no operand the working directory (or git's) is the tree. outside:
+ * the program leaves out what the tree's .gitignore names (git add, git
+ * grep --untracked), so a tree counts as read whole only outside the
+ * working directory, unless one of unignore is given (git add -f). */
 enum { DEST_NONE, DEST_LAST, DEST_FIRST };
 static const char git_globals[] = " -C -c --git-dir --work-tree --namespace --exec-path "
-				  "--super-prefix --config-env --list-cmds ";
+				  "--super-prefix --config-env --list-cmds --attr-source ";
 static const char aws_globals[] = " --profile --region --endpoint-url --output --query "
-				  "--ca-bundle --cli-read-timeout --cli-connect-timeout --color ";
+				  "--ca-bundle --cli-read-timeout --cli-connect-timeout --color "
+				  "--cli-binary-format ";
 static const char gsutil_globals[] = " -o -h -u -i ";
 static const char gcloud_globals[] = " --project --account --configuration --verbosity "
-				     "--format --impersonate-service-account --billing-project ";
+				     "--format --impersonate-service-account --billing-project "
+				     "--flags-file ";
 static const char docker_globals[] = " -H --host -c --context --config -l --log-level "
-				     "--tlscacert --tlscert --tlskey --url ";
+				     "--tlscacert --tlscert --tlskey --url -n --namespace --root "
+				     "--connection --address ";
 static const char kubectl_globals[] = " -n --namespace --context --kubeconfig --cluster --user "
-				      "-s --server --token --as --as-group --request-timeout ";
+				      "-s --server --token --as --as-group --request-timeout -v "
+				      "--cache-dir --loglevel ";
 static const struct {
 	const char *prog;
 	const char *sub[2];
 	const char *gvalued;
-	bool lit;
 	const char *need[3];
 	const char *vals;
 	unsigned char dest;
 	bool search, bare, outside;
+	const char *unignore[2];
 } sub_readers[] = {
-    {"git", {"diff", NULL}, git_globals, false, {"--no-index"}, "", DEST_NONE, false, false,
-     false},
-    {"git", {"grep", NULL}, git_globals, false, {"--no-index", "--untracked"}, "efABCm",
-     DEST_NONE, true, false, false},
-    {"git", {"add", NULL}, git_globals, false, {NULL}, "", DEST_NONE, false, true, true},
-    {"git", {"stage", NULL}, git_globals, false, {NULL}, "", DEST_NONE, false, true, true},
-    {"aws", {"s3", "cp"}, aws_globals, false, {"--recursive"}, "", DEST_LAST, false, false,
-     false},
-    {"aws", {"s3", "mv"}, aws_globals, false, {"--recursive"}, "", DEST_LAST, false, false,
-     false},
-    {"aws", {"s3", "sync"}, aws_globals, false, {NULL}, "", DEST_LAST, false, false, false},
-    {"gsutil", {"cp", NULL}, gsutil_globals, false, {"-r", "-R"}, "", DEST_LAST, false, false,
-     false},
-    {"gsutil", {"rsync", NULL}, gsutil_globals, false, {"-r", "-R"}, "", DEST_LAST, false,
-     false, false},
-    {"gsutil", {"mv", NULL}, gsutil_globals, false, {NULL}, "", DEST_LAST, false, false,
-     false},
-    {"gcloud", {"storage", "cp"}, gcloud_globals, false, {"-r", "-R", "--recursive"}, "",
-     DEST_LAST, false, false, false},
-    {"gcloud", {"storage", "rsync"}, gcloud_globals, false, {"-r", "-R", "--recursive"}, "",
-     DEST_LAST, false, false, false},
-    {"azcopy", {"copy", NULL}, "", false, {"--recursive"}, "", DEST_LAST, false, false, false},
-    {"azcopy", {"cp", NULL}, "", false, {"--recursive"}, "", DEST_LAST, false, false, false},
-    {"azcopy", {"sync", NULL}, "", false, {NULL}, "", DEST_LAST, false, false, false},
-    {"docker", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false, false},
-    {"docker", {"container", "cp"}, docker_globals, false, {NULL}, "", DEST_LAST, false, false,
-     false},
-    {"podman", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false, false},
-    {"nerdctl", {"cp", NULL}, docker_globals, false, {NULL}, "", DEST_LAST, false, false,
-     false},
-    {"kubectl", {"cp", NULL}, kubectl_globals, false, {NULL}, "c", DEST_LAST, false, false,
-     false},
-    {"oc", {"cp", NULL}, kubectl_globals, false, {NULL}, "c", DEST_LAST, false, false, false},
-    {"python", {"-m", "zipfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
-     false},
-    {"python3", {"-m", "zipfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
-     false},
-    {"python", {"-m", "tarfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
-     false},
-    {"python3", {"-m", "tarfile"}, "", true, {"-c", "--create"}, "", DEST_FIRST, false, false,
-     false},
+    {"git", {"diff", NULL}, git_globals, {"--no-index"}, "", DEST_NONE, false, false, false,
+     {NULL}},
+    {"git", {"grep", NULL}, git_globals, {"--no-index"}, "efABCm", DEST_NONE, true, false, false,
+     {NULL}},
+    {"git", {"grep", NULL}, git_globals, {"--untracked"}, "efABCm", DEST_NONE, true, false, true,
+     {"--no-exclude-standard"}},
+    {"git", {"add", NULL}, git_globals, {NULL}, "", DEST_NONE, false, true, true,
+     {"--force", "-f"}},
+    {"git", {"stage", NULL}, git_globals, {NULL}, "", DEST_NONE, false, true, true,
+     {"--force", "-f"}},
+    {"aws", {"s3", "cp"}, aws_globals, {"--recursive"}, "", DEST_LAST, false, false, false,
+     {NULL}},
+    {"aws", {"s3", "mv"}, aws_globals, {"--recursive"}, "", DEST_LAST, false, false, false,
+     {NULL}},
+    {"aws", {"s3", "sync"}, aws_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+    {"gsutil", {"cp", NULL}, gsutil_globals, {"-r", "-R"}, "", DEST_LAST, false, false, false,
+     {NULL}},
+    {"gsutil", {"rsync", NULL}, gsutil_globals, {"-r", "-R"}, "", DEST_LAST, false, false, false,
+     {NULL}},
+    {"gsutil", {"mv", NULL}, gsutil_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+    {"gcloud", {"storage", "cp"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
+     false, false, false, {NULL}},
+    {"gcloud", {"storage", "rsync"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
+     false, false, false, {NULL}},
+    {"azcopy", {"copy", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false, {NULL}},
+    {"azcopy", {"cp", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false, {NULL}},
+    {"azcopy", {"sync", NULL}, "", {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+    {"docker", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+    {"podman", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+    {"nerdctl", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
+     {NULL}},
+    {"kubectl", {"cp", NULL}, kubectl_globals, {NULL}, "c", DEST_LAST, false, false, false,
+     {NULL}},
+    {"oc", {"cp", NULL}, kubectl_globals, {NULL}, "c", DEST_LAST, false, false, false, {NULL}},
+    /* python3 -m MODULE: the module is the subcommand (python_sub) */
+    {"python", {"zipfile", NULL}, "", {"-c", "--create"}, "", DEST_FIRST, false, false, false,
+     {NULL}},
+    {"python", {"tarfile", NULL}, "", {"-c", "--create"}, "", DEST_FIRST, false, false, false,
+     {NULL}},
 };
 
 /* Is a (an option word) in the blank-framed list? (--opt=VALUE: no) */
@@ -305,50 +309,123 @@ static bool in_words(const char *list, const char *a)
 	return false;
 }
 
-/* The index of the word after view argv's subcommand words (skipping
- * options before and between them, and the values of gvalued), or 0. */
+/* Is prog a python (python, python3, python3.11)? */
+static bool is_python(const char *prog)
+{
+	return !strncmp(prog, "python", 6) && strspn(prog + 6, "0123456789.") == strlen(prog + 6);
+}
+
+/* python's -m MODULE (or -mMODULE) after its own options: the index of
+ * the word after it, and the module in *mod; 0 when there is none.
+ * python's options that take the next word: -W, -X, -c (a command: the
+ * rest is its arguments, no module). */
+static size_t python_sub(const char *const *argv, size_t argc, const char **mod)
+{
+	for (size_t i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || !strcmp(a, "-") || !strcmp(a, "--"))
+			return 0; /* a script, or standard input */
+		for (size_t k = 1; a[1] != '-' && a[k]; k++) {
+			if (a[k] == 'c')
+				return 0;
+			if (a[k] == 'm') {
+				if (a[k + 1]) {
+					*mod = a + k + 1;
+					return i + 1;
+				}
+				if (i + 1 >= argc)
+					return 0;
+				*mod = argv[i + 1];
+				return i + 2;
+			}
+			if (a[k] == 'W' || a[k] == 'X') {
+				i += !a[k + 1];
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The index of the word after argv's subcommand words, or 0. Each word
+ * is the first that is no option after the one before (the values of
+ * gvalued skipped), else, fail closed, the first word spelt so further
+ * on. *cdir: git's -C directories, the word of the last (0: none);
+ * *worktree: git --work-tree given. */
 static size_t sub_words(const char *const *argv, size_t argc, const char *const sub[2],
-			const char *gvalued, bool lit, size_t *cdir)
+			const char *gvalued, size_t *cdir, bool *worktree, bool *unplaced)
 {
 	size_t i = 1;
 
-	*cdir = 0;
 	for (size_t s = 0; s < 2 && sub[s]; s++) {
-		if (lit) {
-			if (i >= argc || strcmp(argv[i], sub[s]))
+		size_t k = i;
+
+		while (k < argc && argv[k][0] == '-') {
+			if (!strcmp(argv[k], "--"))
 				return 0;
-			i++;
+			if (!strncmp(argv[k], "--work-tree", 11) || !strncmp(argv[k], "--git-dir", 9))
+				*worktree = true;
+			/* (a tree named apart, or -C after -C: not placed here) */
+			if (!strncmp(argv[k], "--work-tree", 11) || (*cdir && !strcmp(argv[k], "-C")))
+				*unplaced = true;
+			if (in_words(gvalued, argv[k])) {
+				if (!strcmp(argv[k], "-C") && k + 1 < argc)
+					*cdir = k + 1;
+				k++;
+			}
+			k++;
+		}
+		if (k < argc && !strcmp(argv[k], sub[s])) {
+			i = k + 1;
 			continue;
 		}
-		while (i < argc && argv[i][0] == '-') {
-			if (!strcmp(argv[i], "--"))
+		for (k = i; k < argc && strcmp(argv[k], sub[s]); k++)
+			if (!strcmp(argv[k], "--"))
 				return 0;
-			if (in_words(gvalued, argv[i])) {
-				if (!strcmp(argv[i], "-C") && i + 1 < argc)
-					*cdir = i + 1;
-				i++;
-			}
-			i++;
-		}
-		if (i >= argc || strcmp(argv[i], sub[s]))
+		if (k >= argc)
 			return 0;
-		i++;
+		i = k + 1;
 	}
 	return i;
+}
+
+/* Is option word a one of the options (a long one, or a prefix of it of
+ * two letters or more; "-X": the letter X in a cluster of short ones)? */
+static bool option_given(const char *a, const char *const opts[], size_t n)
+{
+	for (size_t k = 0; k < n && opts[k]; k++) {
+		const char *o = opts[k];
+		size_t l = strcspn(a, "=");
+
+		if (o[1] == '-' ? a[1] == '-' && l >= 3 && l <= strlen(o) && !strncmp(a, o, l)
+				: a[1] != '-' && strchr(a + 1, o[1]))
+			return true;
+	}
+	return false;
 }
 
 bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 		      struct moat_cmd_subtree *out)
 {
+	const char *mod = NULL;
+	size_t pyfrom = is_python(prog) ? python_sub(argv, argc, &mod) : 0;
+
 	memset(out, 0, sizeof(*out));
 	for (size_t t = 0; t < MOAT_ARRAY_SIZE(sub_readers); t++) {
-		size_t from, cdir, first = 0, last = 0, nops = 0;
+		size_t from, cdir = 0, first = 0, last = 0, nops = 0;
 		bool needed = !sub_readers[t].need[0], pattern_given = false, done = false;
+		bool worktree = false, unignored = false, unplaced = false;
 
-		if (strcmp(prog, sub_readers[t].prog) ||
-		    !(from = sub_words(argv, argc, sub_readers[t].sub, sub_readers[t].gvalued,
-				       sub_readers[t].lit, &cdir)))
+		if (pyfrom) {
+			if (strcmp(sub_readers[t].prog, "python") || strcmp(mod, sub_readers[t].sub[0]))
+				continue;
+			from = pyfrom;
+		} else if (strcmp(prog, sub_readers[t].prog) ||
+			   !(from = sub_words(argv, argc, sub_readers[t].sub, sub_readers[t].gvalued,
+					      &cdir, &worktree, &unplaced))) {
 			continue;
+		}
 		for (size_t i = from; i < argc; i++) {
 			const char *a = argv[i];
 
@@ -357,14 +434,8 @@ bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 				continue;
 			}
 			if (!done && a[0] == '-' && a[1]) {
-				for (size_t k = 0; k < 3 && sub_readers[t].need[k]; k++) {
-					const char *nd = sub_readers[t].need[k];
-
-					if (nd[1] == '-' ? !strncmp(a, nd, strcspn(a, "=")) &&
-							       strcspn(a, "=") == strlen(nd)
-							 : a[1] != '-' && strchr(a + 1, nd[1]))
-						needed = true;
-				}
+				needed |= option_given(a, sub_readers[t].need, 3);
+				unignored |= option_given(a, sub_readers[t].unignore, 2);
 				if (a[1] == '-')
 					continue;
 				for (size_t k = 1; a[k]; k++) {
@@ -383,10 +454,12 @@ bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 			last = i;
 		}
 		if (!needed)
-			return false;
+			continue;
 		out->from = from;
 		out->cdir = cdir;
-		out->outside = sub_readers[t].outside;
+		out->unplaced = unplaced;
+		/* (another work tree, or what .gitignore names asked for) */
+		out->outside = sub_readers[t].outside && !worktree && !unignored && !unplaced;
 		if (sub_readers[t].dest == DEST_LAST && nops >= 2)
 			out->dest = last;
 		else if (sub_readers[t].dest == DEST_FIRST && nops >= 1)
@@ -402,27 +475,33 @@ bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 }
 
 /* Programs that read the names of the files they read from their input
- * or from a file (cpio -o, zip -@, tar -T, rsync --files-from): letters
- * in a cluster of short options, long options in full or as a prefix of
- * four letters or more; pax -w with no operand reads them from its input. */
+ * or from a file (cpio -o, zip -@, tar -T, rsync --files-from, gsutil cp
+ * -I, git add --pathspec-from-file): letters in a cluster of short options
+ * (up to the first of vals, which take a value: zip -x@LIST is a list of
+ * patterns), long options in full or as a prefix of four letters or more;
+ * pax -w with no operand, or -rw with one (the destination), reads them
+ * from its input. */
 static const struct {
 	const char *prog;
-	const char *shorts;
+	const char *shorts, *vals;
 	const char *const longs[2];
 	bool bare_cluster; /* the first word may be a cluster without '-' (tar) */
 } name_lists[] = {
-    {"cpio", "op", {"--create", "--pass-through"}, false},
-    {"zip", "@", {"--names-stdin"}, false},
-    {"tar", "T", {"--files-from"}, true},
-    {"gtar", "T", {"--files-from"}, true},
-    {"bsdtar", "T", {"--files-from"}, true},
-    {"rsync", "", {"--files-from"}, false},
+    {"cpio", "op", "", {"--create", "--pass-through"}, false},
+    {"zip", "@", "bnxitPZ", {"--names-stdin"}, false},
+    {"tar", "T", "", {"--files-from"}, true},
+    {"gtar", "T", "", {"--files-from"}, true},
+    {"bsdtar", "T", "", {"--files-from"}, true},
+    {"rsync", "", "", {"--files-from"}, false},
+    {"gsutil", "I", "ohui", {NULL}, false},
+    {"git", "", "", {"--pathspec-from-file"}, false},
+    {"azcopy", "", "", {"--list-of-files"}, false},
 };
 
 bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t argc)
 {
 	if (!strcmp(prog, "pax")) {
-		bool w = false;
+		bool r = false, w = false;
 		size_t ops = 0;
 
 		for (size_t i = 1; i < argc; i++) {
@@ -433,15 +512,16 @@ bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t
 				continue;
 			}
 			for (size_t k = 1; a[k]; k++) {
+				r |= a[k] == 'r';
 				w |= a[k] == 'w';
-				if (strchr("fsbxoBGTU", a[k])) {
+				if (strchr("fsbxopBGTU", a[k])) {
 					if (!a[k + 1])
 						i++;
 					break;
 				}
 			}
 		}
-		return w && !ops;
+		return w && ops <= (r ? 1u : 0u);
 	}
 	for (size_t t = 0; t < MOAT_ARRAY_SIZE(name_lists); t++) {
 		/* (tar -T names what to extract too: only a tar that reads
@@ -459,11 +539,14 @@ bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t
 					if (long_prefix(a, name_lists[t].longs[k]))
 						return true;
 			} else if (a[0] == '-' && a[1]) {
-				if (strpbrk(a + 1, name_lists[t].shorts))
-					return true;
+				for (size_t k = 1; a[k]; k++) {
+					if (strchr(name_lists[t].shorts, a[k]))
+						return true;
+					if (strchr(name_lists[t].vals, a[k]))
+						break;
+				}
 			} else if (i == 1 && name_lists[t].bare_cluster &&
-				   strspn(a, tar_letters) == strlen(a) &&
-				   strchr(a, 'T')) {
+				   strspn(a, tar_letters) == strlen(a) && strchr(a, 'T')) {
 				return true; /* tar's old-style cluster (tar cT list) */
 			}
 		}

@@ -44,6 +44,8 @@ struct moat_cmd_subtree {
 	bool bare;	/* it names no tree: the working directory (or cdir) is one */
 	bool outside;	/* it skips what the tree ignores (git add and .gitignore):
 			 * a tree counts only outside the working directory */
+	bool unplaced;	/* its tree is named another way (git --work-tree, -C
+			 * after -C): not known here */
 };
 
 /* Does the invocation run such a subcommand? Fills *out when it does. */

@@ -2249,6 +2249,25 @@ struct tree_walk {
  * reads whole: true when it set the layer's verdict (a denied path below
  * it is DENY, naming it; a tree too large to walk, or that cannot be
  * walked, asks). */
+/* Does the tree at path (by its real path) lie within the working
+ * directory, and hold neither the home nor a directory above it? */
+static bool project_tree(const struct call *c, const char *path)
+{
+	const char *home = moat_policy_home(c->p);
+	char real[PATH_MAX];
+	size_t cl = c->p->cwd_len, rl, hl;
+
+	if (!realpath(path, real))
+		return false;
+	rl = strlen(real);
+	if (rl < cl || memcmp(real, c->p->cwd, cl) ||
+	    !(real[cl] == '/' || real[cl] == '\0' || (cl == 1 && real[0] == '/')))
+		return false;
+	hl = home ? strlen(home) : 0;
+	return !(hl && hl >= rl && !memcmp(home, real, rl) &&
+		 (home[rl] == '/' || home[rl] == '\0' || (rl == 1 && real[0] == '/')));
+}
+
 static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis *a,
 		       const struct moat_cmd_path *pp, const char *subj, struct tree_walk *tw)
 {
@@ -2467,13 +2486,9 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		/* SECURITY: with no sandbox, a program that reads the whole tree
 		 * (tar c, cp -r, grep -r) reads every denied file below it */
 		if (i < 0 && c->unsandboxed && (pp->flags & MOAT_CMD_PATH_TREE)) {
-			size_t cl = c->p->cwd_len;
-
 			/* (git add within the working directory leaves out what
 			 * the project's .gitignore names: docs/hooks.md) */
-			if ((pp->flags & MOAT_CMD_PATH_OUTSIDE) && len >= cl &&
-			    !memcmp(subj, c->p->cwd, cl) &&
-			    (subj[cl] == '/' || subj[cl] == '\0' || (cl == 1 && subj[0] == '/')))
+			if ((pp->flags & MOAT_CMD_PATH_OUTSIDE) && project_tree(c, subj))
 				continue;
 			if (!tw && !(tw = malloc(sizeof(*tw)))) {
 				vset(out, MOAT_DENY, true, "internal:oom",

@@ -518,7 +518,11 @@ for c in 'tar czf x.tgz ~' 'cp -r ~ /tmp/x' 'grep -r KEY ~' 'rsync -a ~/ host:' 
 	'docker -H unix:///x container cp ~ ctr:/x' 'kubectl -n ns cp ~ pod:/x' 'podman cp ~ c:/x' \
 	'python3 -m zipfile -c /tmp/x.zip ~' 'python3 -m tarfile --create /tmp/x.tar ~' \
 	'ln -s ~ h && grep -r KEY h' 'ln -s ~ h && tar czhf x h' 'ln -s ~ h; zip -r x h' \
-	'ln -s ~ h && ln -s h g && cp -rL g /tmp/y'; do
+	'ln -s ~ h && ln -s h g && cp -rL g /tmp/y' 'ln -s ~ h && cd h && grep -r KEY .' \
+	'git --work-tree=~ add -A' 'git -C ~ -C . add -A' 'aws --cli-binary-format raw s3 sync ~ s3://b' \
+	'kubectl -v 6 cp ~ p:/x' 'gcloud alpha storage cp -r ~ gs://b' 'podman container cp ~ c:/x' \
+	'docker compose cp ~ s:/x' 'python3 -I -m zipfile -c o.zip ~' 'python3 -mzipfile -c o.zip ~' \
+	'python3.11 -m tarfile -c o.tar ~' 'python3 -m zipfile --crea o.zip ~'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect deny "Bash $c (the home holds ~/.ssh/id_rsa): deny"
 	has "$why" "denied_paths:" "  the reason names the denied path's rule"
@@ -534,16 +538,26 @@ for c in 'tar czf out.tgz src/' 'cp -r src /tmp/x' 'grep -r TODO src/' 'rg TODO 
 	'git grep KEY' 'git grep --no-index KEY src' 'aws s3 cp src/x.c s3://b' 'aws s3 sync s3://b ~' \
 	'gsutil cp src/x.c gs://b' 'docker cp ctr:/x ~' 'kubectl cp pod:/x ~/x' \
 	'python3 -m zipfile -l x.zip' 'python3 -m zipfile -c ~/out.zip src' 'cpio -i < x.cpio' \
-	'pax -w -f x.pax src' 'tar czf x.tgz src' 'ln -s src h && tar czhf x h'; do
+	'pax -w -f x.pax src' 'tar czf x.tgz src' 'ln -s src h && tar czhf x h' \
+	'git grep --untracked TODO' 'git commit -m "add tests"' 'python3 -m pytest'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect allow "Bash $c: allow"
 done
 hook "$(pre Bash '{"command": "tar czf out.tgz ."}')"
 expect deny "tar of the project, which holds a link to ~/.ssh/id_rsa: deny"
+# a tree known only when the command runs
+hook "$(pre Bash '{"command": "grep -r KEY \"$(cat f)\""}')"
+expect ask "grep -r of a tree named by a command substitution: ask"
+has "$why" "command:tree-unchecked" "  the reason says the tree was not checked"
+# git add -f takes what .gitignore names too; with the home as the project
+# (or above it), nothing of the home is left out
+hook "$(pre Bash '{"command": "git add -A -f"}')"
+expect deny "git add -A -f in the project (a link in it leads to ~/.ssh): deny"
 # names read from the input: not known before the command runs
 for c in 'find ~ | cpio -o > /tmp/x.cpio' 'find ~ -depth | cpio -pdm /tmp/x' 'ls | zip -@ x.zip' \
 	'tar czf x.tgz -T list' 'tar --files-from=list -czf x.tgz' 'tar cTf list x.tar' \
-	'rsync --files-from=list src host:' 'find ~ | pax -w > /tmp/x.pax'; do
+	'rsync --files-from=list src host:' 'find ~ | pax -w > /tmp/x.pax' 'find ~ | pax -rw /tmp/out' \
+	'find ~ | pax -w -p e -f o.pax' 'find ~ | gsutil -m cp -I gs://b' 'git add --pathspec-from-file=l'; do
 	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
 	expect ask "Bash $c (names from its input): ask"
 	has "$why" "command:paths-unchecked" "  the reason says the files were not checked"
