@@ -176,6 +176,7 @@ struct an {
 	struct link *links;  /* CMD_MAX_LINKS, allocated at the first */
 	size_t nlinks;
 	bool links_lost;     /* more links than remembered: every path is unknown */
+	unsigned tree_hops;  /* tree_links' depth (links below links) */
 };
 
 /* ln -s TARGET NAME made earlier in the command: NAME (absolute) is TARGET
@@ -6795,6 +6796,43 @@ static int note_file_url(struct an *an, size_t v, unsigned wflags, const char *t
 	return note_path(an, v, wflags, d, pflags);
 }
 
+static int unknown_tree(struct an *an, size_t v);
+
+/* SECURITY: a link made earlier in the command below a tree read whole
+ * (ln -s ~ h && zip -r x.zip .) is not there when the tree is walked,
+ * before the command runs: its target is a tree read too. */
+static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
+{
+	size_t al = strlen(abs), root_len = al;
+	int r = 0;
+
+	while (root_len > 1 && abs[root_len - 1] == '/')
+		root_len--;
+	if (an->tree_hops >= 8)
+		return unknown_tree(an, v);
+	an->tree_hops++;
+	for (size_t j = 0; j < an->nlinks && !r; j++) {
+		const char *n = an->links[j].name;
+
+		/* (a link to itself: one ln could make if its name were a
+		 * directory already, which leads nowhere) */
+		const char *t = an->links[j].target;
+		size_t tl = t ? strlen(t) : 0;
+
+		while (tl > 1 && t[tl - 1] == '/')
+			tl--;
+		/* (one to the tree itself is walked already) */
+		if (strncmp(n, abs, al) || (n[al] != '/' && !(al == 1 && abs[0] == '/')) ||
+		    (t && !strcmp(t, n)) || (t && tl == root_len && !strncmp(t, abs, tl)))
+			continue;
+		r = an->links[j].target
+			? note_path(an, v, 0, an->links[j].target, pflags & ~(unsigned)MOAT_CMD_PATH_GLOB)
+			: unknown_tree(an, v);
+	}
+	an->tree_hops--;
+	return r;
+}
+
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
 {
 	char buf[CMD_PATH_MAX];
@@ -6844,21 +6882,33 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 			return an_oom(an);
 		if ((r = add_path(an, v, text, abs, pflags | (got < 0 ? MOAT_CMD_PATH_UNKNOWN : 0))))
 			return r;
+		if (abs && (pflags & MOAT_CMD_PATH_TREE) && (r = tree_links(an, v, abs, pflags)))
+			return r;
 	}
 	/* SECURITY: a reader of trees may follow a link given as its
 	 * operand (tar -h, cp -L, zip -r, grep -r): one made earlier in the
 	 * command is read through its target too, as a link already there
 	 * is walked through it */
 	tl = strlen(text);
-	if ((pflags & MOAT_CMD_PATH_TREE) && (an->nlinks || an->links_lost) && tl &&
-	    text[tl - 1] != '/') {
+	if ((pflags & MOAT_CMD_PATH_TREE) && an->nlinks && tl && text[tl - 1] != '/') {
 		char *dir = moat_arena_alloc(an->ar, tl + 2);
 
 		if (!dir)
 			return an_oom(an);
 		memcpy(dir, text, tl);
 		memcpy(dir + tl, "/", 2);
-		return note_path(an, v, wflags, dir, pflags);
+		/* (a place it cannot be followed to is the link's own, noted) */
+		for (size_t k = 0; (got = abs_path_k(an, wflags, dir, k, buf, sizeof(buf))) != 0;
+		     k++) {
+			const char *abs;
+
+			if (got < 0)
+				continue;
+			if (!(abs = moat_arena_strndup(an->ar, buf, strlen(buf))))
+				return an_oom(an);
+			if ((r = add_path(an, v, dir, abs, pflags)) || (r = tree_links(an, v, abs, pflags)))
+				return r;
+		}
 	}
 	return 0;
 }
@@ -7094,8 +7144,11 @@ static int note_operands(struct an *an, size_t v)
 			return r;
 	}
 	tree = moat_cmd_reads_tree(view->prog, view->argv, view->argc) ? MOAT_CMD_PATH_TREE : 0;
+	if (tree && moat_cmd_follows_links(view->prog, view->argv, view->argc))
+		tree |= MOAT_CMD_PATH_FOLLOW;
 	if (!tree && moat_cmd_subtree(view->prog, view->argv, view->argc, &st)) {
-		tree = MOAT_CMD_PATH_TREE | (st.outside ? MOAT_CMD_PATH_OUTSIDE : 0);
+		tree = MOAT_CMD_PATH_TREE | (st.outside ? MOAT_CMD_PATH_OUTSIDE : 0) |
+		       (st.follows ? MOAT_CMD_PATH_FOLLOW : 0);
 		if (st.unplaced) {
 			unsigned saved = an->finding_flags;
 

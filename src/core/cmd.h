@@ -117,6 +117,8 @@ struct moat_cmd_finding {
 #define MOAT_CMD_PATH_SPAN 64u /* a word with expansions whose values are not known, each
 				* written as '*' (a name of any length, a leading dot
 				* included): text is that pattern; what it may name */
+#define MOAT_CMD_PATH_FOLLOW 256u /* with TREE: the links to directories met in it are
+				   * followed (grep -R, zip -r, tar -h) */
 #define MOAT_CMD_PATH_OUTSIDE 128u /* with TREE: read whole only where it lies outside the
 				    * directory the command starts in (git add skips what
 				    * .gitignore names) */

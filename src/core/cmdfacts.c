@@ -215,6 +215,74 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
 	return ops <= (pattern_given ? 0u : 1u);
 }
 
+/* Readers of trees that follow the links to directories they meet (so
+ * they read the trees those lead to): always (zip, scp, diff, 7z) unless
+ * one of nofollow is given, or when one of the short letters (in a
+ * cluster, or tar's first word) or long options (a prefix of four letters
+ * or more) is. */
+static const struct {
+	const char *prog;
+	bool always;
+	const char *shorts;
+	const char *const longs[3];
+	const char *const nofollow[2];
+	bool bare_cluster; /* the first word may be a cluster without '-' (tar) */
+} followers[] = {
+    {"grep", false, "R", {"--dereference-recursive"}, {NULL}, false},
+    {"egrep", false, "R", {"--dereference-recursive"}, {NULL}, false},
+    {"fgrep", false, "R", {"--dereference-recursive"}, {NULL}, false},
+    {"ugrep", false, "RS", {"--dereference-recursive"}, {NULL}, false},
+    {"ug", false, "RS", {"--dereference-recursive"}, {NULL}, false},
+    {"rg", false, "L", {"--follow"}, {NULL}, false},
+    {"ag", false, "f", {"--follow"}, {NULL}, false},
+    {"ack", false, "", {"--follow"}, {NULL}, false},
+    {"cp", false, "L", {"--dereference"}, {NULL}, false},
+    {"rsync", false, "Lk", {"--copy-links", "--copy-dirlinks", "--copy-unsafe-links"}, {NULL},
+     false},
+    {"rclone", false, "L", {"--copy-links"}, {NULL}, false},
+    {"tar", false, "h", {"--dereference"}, {NULL}, true},
+    {"gtar", false, "h", {"--dereference"}, {NULL}, true},
+    {"bsdtar", false, "hL", {"--dereference"}, {NULL}, true},
+    {"pax", false, "L", {NULL}, {NULL}, false},
+    {"zip", true, "", {NULL}, {"-y", "--symlinks"}, false},
+    {"scp", true, "", {NULL}, {NULL}, false},
+    {"diff", true, "", {NULL}, {"--no-dereference"}, false},
+    {"7z", true, "", {NULL}, {NULL}, false},
+    {"7za", true, "", {NULL}, {NULL}, false},
+    {"7zr", true, "", {NULL}, {NULL}, false},
+};
+
+bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t argc)
+{
+	for (size_t t = 0; t < MOAT_ARRAY_SIZE(followers); t++) {
+		bool off = false;
+
+		if (strcmp(prog, followers[t].prog))
+			continue;
+		for (size_t i = 1; i < argc; i++) {
+			const char *a = argv[i];
+
+			if (!strcmp(a, "--"))
+				break;
+			for (size_t k = 0; k < 2 && followers[t].nofollow[k]; k++)
+				if (!strcmp(a, followers[t].nofollow[k]))
+					off = true;
+			if (a[0] == '-' && a[1] == '-') {
+				for (size_t k = 0; k < 3 && followers[t].longs[k]; k++)
+					if (long_prefix(a, followers[t].longs[k]))
+						return true;
+			} else if (a[0] == '-' && a[1] && strpbrk(a + 1, followers[t].shorts)) {
+				return true;
+			} else if (i == 1 && followers[t].bare_cluster &&
+				   strspn(a, tar_letters) == strlen(a) && strpbrk(a, followers[t].shorts)) {
+				return true; /* tar's old-style cluster (tar czhf) */
+			}
+		}
+		return followers[t].always && !off;
+	}
+	return false;
+}
+
 /* Programs whose subcommand reads every file below its operands. The
  * subcommand's words are the program's first words that are not options
  * (gvalued: the options before them that take the next word as their
@@ -256,46 +324,53 @@ static const struct {
 	unsigned char dest;
 	bool search, bare, outside;
 	const char *unignore[2];
+	bool follows; /* it follows the links to directories it meets */
 } sub_readers[] = {
     {"git", {"diff", NULL}, git_globals, {"--no-index"}, "", DEST_NONE, false, false, false,
-     {NULL}},
+     {NULL}, false},
     {"git", {"grep", NULL}, git_globals, {"--no-index"}, "efABCm", DEST_NONE, true, false, false,
-     {NULL}},
+     {NULL}, false},
     {"git", {"grep", NULL}, git_globals, {"--untracked"}, "efABCm", DEST_NONE, true, false, true,
-     {"--no-exclude-standard"}},
+     {"--no-exclude-standard"}, false},
     {"git", {"add", NULL}, git_globals, {NULL}, "", DEST_NONE, false, true, true,
-     {"--force", "-f"}},
+     {"--force", "-f"}, false},
     {"git", {"stage", NULL}, git_globals, {NULL}, "", DEST_NONE, false, true, true,
-     {"--force", "-f"}},
+     {"--force", "-f"}, false},
     {"aws", {"s3", "cp"}, aws_globals, {"--recursive"}, "", DEST_LAST, false, false, false,
-     {NULL}},
+     {NULL}, true},
     {"aws", {"s3", "mv"}, aws_globals, {"--recursive"}, "", DEST_LAST, false, false, false,
-     {NULL}},
-    {"aws", {"s3", "sync"}, aws_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+     {NULL}, true},
+    {"aws", {"s3", "sync"}, aws_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}, true},
     {"gsutil", {"cp", NULL}, gsutil_globals, {"-r", "-R"}, "", DEST_LAST, false, false, false,
-     {NULL}},
+     {NULL}, true},
     {"gsutil", {"rsync", NULL}, gsutil_globals, {"-r", "-R"}, "", DEST_LAST, false, false, false,
-     {NULL}},
-    {"gsutil", {"mv", NULL}, gsutil_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+     {NULL}, true},
+    {"gsutil", {"mv", NULL}, gsutil_globals, {NULL}, "", DEST_LAST, false, false, false,
+     {NULL}, true},
     {"gcloud", {"storage", "cp"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
-     false, false, false, {NULL}},
+     false, false, false, {NULL}, false},
     {"gcloud", {"storage", "rsync"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
-     false, false, false, {NULL}},
-    {"azcopy", {"copy", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false, {NULL}},
-    {"azcopy", {"cp", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false, {NULL}},
-    {"azcopy", {"sync", NULL}, "", {NULL}, "", DEST_LAST, false, false, false, {NULL}},
-    {"docker", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
-    {"podman", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false, {NULL}},
+     false, false, false, {NULL}, false},
+    {"azcopy", {"copy", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false,
+     {NULL}, false},
+    {"azcopy", {"cp", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false,
+     {NULL}, false},
+    {"azcopy", {"sync", NULL}, "", {NULL}, "", DEST_LAST, false, false, false, {NULL}, false},
+    {"docker", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
+     {NULL}, false},
+    {"podman", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
+     {NULL}, false},
     {"nerdctl", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
-     {NULL}},
+     {NULL}, false},
     {"kubectl", {"cp", NULL}, kubectl_globals, {NULL}, "c", DEST_LAST, false, false, false,
-     {NULL}},
-    {"oc", {"cp", NULL}, kubectl_globals, {NULL}, "c", DEST_LAST, false, false, false, {NULL}},
+     {NULL}, false},
+    {"oc", {"cp", NULL}, kubectl_globals, {NULL}, "c", DEST_LAST, false, false, false,
+     {NULL}, false},
     /* python3 -m MODULE: the module is the subcommand (python_sub) */
     {"python", {"zipfile", NULL}, "", {"-c", "--create"}, "", DEST_FIRST, false, false, false,
-     {NULL}},
+     {NULL}, true},
     {"python", {"tarfile", NULL}, "", {"-c", "--create"}, "", DEST_FIRST, false, false, false,
-     {NULL}},
+     {NULL}, false},
 };
 
 /* Is a (an option word) in the blank-framed list? (--opt=VALUE: no) */
@@ -458,6 +533,7 @@ bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 		out->from = from;
 		out->cdir = cdir;
 		out->unplaced = unplaced;
+		out->follows = sub_readers[t].follows;
 		/* (another work tree, or what .gitignore names asked for) */
 		out->outside = sub_readers[t].outside && !worktree && !unignored && !unplaced;
 		if (sub_readers[t].dest == DEST_LAST && nops >= 2)

@@ -32,6 +32,10 @@ bool moat_cmd_reads_tree(const char *prog, const char *const *argv, size_t argc)
  * KEY)? Only when moat_cmd_reads_tree says it reads trees. */
 bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t argc);
 
+/* Does such a reader follow the links to directories it meets in the
+ * tree (grep -R, zip -r, tar -h, cp -rL)? */
+bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t argc);
+
 /* A subcommand that reads the whole tree below its operands (git diff
  * --no-index, aws s3 sync, docker cp, python3 -m zipfile -c): where its
  * operands start and which of them are not trees read. */
@@ -44,6 +48,7 @@ struct moat_cmd_subtree {
 	bool bare;	/* it names no tree: the working directory (or cdir) is one */
 	bool outside;	/* it skips what the tree ignores (git add and .gitignore):
 			 * a tree counts only outside the working directory */
+	bool follows;	/* it follows the links to directories it meets */
 	bool unplaced;	/* its tree is named another way (git --work-tree, -C
 			 * after -C): not known here */
 };

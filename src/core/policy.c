@@ -2299,7 +2299,9 @@ static bool check_tree(struct call *c, size_t li, const struct moat_cmd_analysis
 	{
 		size_t given = tw->budget.entries;
 
-		r = moat_search_denied(c->p, tw->root, NULL, 0, &tw->budget, tw->hit,
+		r = moat_search_denied(c->p, tw->root, NULL,
+				       (pp->flags & MOAT_CMD_PATH_FOLLOW) ? MOAT_SEARCH_FOLLOW : 0,
+				       &tw->budget, tw->hit,
 				       sizeof(tw->hit), &tw->why);
 		moat_search_budget_spend(&tw->pool, given, &tw->budget);
 		if (tw->left > 1)

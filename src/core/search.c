@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,49 @@ struct walk {
 	char *hit;
 	size_t hitsz;
 	struct moat_decision *why;
+	bool follow;   /* MOAT_SEARCH_FOLLOW: links to directories are walked */
+	void *visited; /* (follow) the directories read, by device and inode (tsearch) */
 };
+
+struct dir_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static int dir_id_cmp(const void *a, const void *b)
+{
+	const struct dir_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Following links: has the directory open at fd been read already (a
+ * loop, or a second way to it)? 1 yes, 0 no (now marked), -ENOMEM. */
+static int seen_dir(struct walk *w, int fd)
+{
+	struct dir_id *id;
+	struct stat st;
+	void *got;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!(id = malloc(sizeof(*id))))
+		return -ENOMEM;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	got = tsearch(id, &w->visited, dir_id_cmp);
+	if (!got) {
+		free(id);
+		return -ENOMEM;
+	}
+	if (*(struct dir_id **)got != id) {
+		free(id);
+		return 1;
+	}
+	return 0;
+}
 
 /* A directory to read, with its depth below the root. */
 struct dir_item {
@@ -248,6 +291,10 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 			return 0;
 		return -errno;
 	}
+	if (w->follow && (r = seen_dir(w, dirfd(d))) != 0) {
+		closedir(d);
+		return r < 0 ? r : 0;
+	}
 	while ((errno = 0, e = readdir(d))) {
 		unsigned char type = e->d_type;
 		int n;
@@ -285,6 +332,16 @@ static int read_dir(struct walk *w, struct queue *q, const struct dir_item *it)
 		r = type == DT_LNK ? check_link(w, path) : denied(w, path);
 		if (r)
 			break;
+		/* SECURITY: a reader that follows links (grep -R, zip -r, tar
+		 * -h) reads the tree a link to a directory leads to */
+		if (type == DT_LNK && w->follow) {
+			char real[PATH_MAX];
+			struct stat st;
+
+			if (realpath(path, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    (r = push(q, real, it->depth + 1)) < 0)
+				break;
+		}
 	}
 	if (!e && errno && !r)
 		r = -errno;
@@ -347,7 +404,12 @@ int moat_search_denied(const struct moat_policy *p, const char *root, const char
 		       unsigned flags, struct moat_search_budget *budget, char *hit, size_t hitsz,
 		       struct moat_decision *why)
 {
-	struct walk w = {.p = p, .budget = budget, .hit = hit, .hitsz = hitsz, .why = why};
+	struct walk w = {.p = p,
+			 .budget = budget,
+			 .hit = hit,
+			 .hitsz = hitsz,
+			 .why = why,
+			 .follow = (flags & MOAT_SEARCH_FOLLOW) != 0};
 	struct queue q = {0};
 	char real[PATH_MAX];
 	struct stat st;
@@ -370,5 +432,6 @@ int moat_search_denied(const struct moat_policy *p, const char *root, const char
 	}
 	queue_release(&q);
 	filters_free(&w);
+	tdestroy(w.visited, free);
 	return r;
 }

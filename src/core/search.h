@@ -42,7 +42,7 @@ void moat_search_budget_spend(struct moat_search_budget *pool, size_t given,
 
 /* Walk root (an absolute directory; a file or a missing root has nothing
  * below it) breadth first, without following symbolic links into
- * directories, and check each file, link and link target the search may
+ * directories (unless MOAT_SEARCH_FOLLOW), and check each file, link and link target the search may
  * read against the policy as a read_file path. filter, when not NULL, is
  * the glob the search is limited to (Grep's glob, Glob's pattern): a
  * pattern without '/' is matched against an entry's name, one with '/'
@@ -63,6 +63,10 @@ int moat_search_denied(const struct moat_policy *p, const char *root, const char
  * --glob per piece (moat_search_pieces); the pieces count as a union, and
  * a negated one ("!x") limits nothing. */
 #define MOAT_SEARCH_GREP_GLOB 1u
+/* flags: the search follows symbolic links to directories (grep -R, zip
+ * -r, tar -h): the trees they lead to are walked too, each directory once
+ * (by device and inode), on the same budget. */
+#define MOAT_SEARCH_FOLLOW 2u
 
 /* The pieces Claude Code's Grep makes of its glob: split at whitespace
  * (JavaScript's \s, Unicode spaces included), then each piece without both

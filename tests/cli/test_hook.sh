@@ -545,6 +545,23 @@ for c in 'tar czf out.tgz src/' 'cp -r src /tmp/x' 'grep -r TODO src/' 'rg TODO 
 done
 hook "$(pre Bash '{"command": "tar czf out.tgz ."}')"
 expect deny "tar of the project, which holds a link to ~/.ssh/id_rsa: deny"
+# links to directories below the tree: read by the readers that follow
+# them (grep -R, zip -r, tar -h, cp -rL, rg -L, aws s3 sync), not by the
+# others; a loop of links is walked once
+mkdir -p "$T/lt/sub"
+ln -s "$HOME" "$T/lt/sub/h"
+ln -s "$T/lt" "$T/lt/loop"
+for c in "grep -R KEY $T/lt" "zip -r x.zip $T/lt" "tar czhf x $T/lt" "cp -rL $T/lt /tmp/x" \
+	"rg -L KEY $T/lt" "aws s3 sync $T/lt s3://b" "grep --dereference-recursive K $T/lt" \
+	'ln -s ~ h && zip -r x.zip .' 'ln -s ~ src/h; tar czf x src'; do
+	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
+	expect deny "Bash $c (a link below leads to the home): deny"
+done
+for c in "grep -r KEY $T/lt" "zip -r -y x.zip $T/lt" "tar czf x $T/lt" "cp -r $T/lt /tmp/x" \
+	"rg KEY $T/lt"; do
+	hook "$(pre Bash "$(jq -cn --arg c "$c" '{command: $c}')")"
+	expect allow "Bash $c (the link is read as a link): allow"
+done
 # a tree known only when the command runs
 hook "$(pre Bash '{"command": "grep -r KEY \"$(cat f)\""}')"
 expect ask "grep -r of a tree named by a command substitution: ask"
