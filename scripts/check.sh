@@ -80,9 +80,11 @@ test_dir() { # dir, meson test options...: the suites, counted
 asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
 asan_opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
 
-echo "== static checks"
+t0=$SECONDS
+phase() { echo "== $1 (at $((SECONDS - t0)) s)"; }
+phase "static checks"
 step "banned functions" scripts/check-banned.sh
-echo "== normal build"
+phase "normal build"
 normal=1
 build_dir build || { failed=$((failed + 1)); failures+="the normal build"$'\n'; normal=0; }
 # The sanitizer build compiles while the normal build's suites run, at the
@@ -105,11 +107,12 @@ nice -n 19 bash -c "$(declare -f build_dir)
 bg_pid=$!
 [ "$normal" = 1 ] && test_dir build
 step "layering" scripts/check-layers.sh build
-echo "== ASan+UBSan build"
+phase "ASan+UBSan build"
 while [ ! -s build-asan.rc ] && kill -0 "$bg_pid" 2>/dev/null; do sleep 1; done
 asan=0
 [ "$(cat build-asan.rc 2>/dev/null)" = 0 ] && asan=1
 if [ "$asan" = 1 ]; then
+	phase "ASan+UBSan suites"
 	export "${asan_env[@]}"
 	# every suite but the kernel attacks of the shipped build (tests/meson.build)
 	test_dir build-asan --no-suite shipped-only
@@ -122,7 +125,7 @@ fi
 rm -f build-asan.log
 wait "$bg_pid"
 if [ "$fuzz" = 1 ]; then
-	echo "== libFuzzer build (clang), a short run of each harness"
+	phase "libFuzzer build (clang), a short run of each harness"
 	cat build-fuzz.log
 	step "$fuzz_what" [ "$(cat build-fuzz.rc 2>/dev/null)" = 0 ]
 fi
