@@ -177,6 +177,7 @@ struct an {
 	size_t nlinks;
 	bool links_lost;     /* more links than remembered: every path is unknown */
 	unsigned tree_hops;  /* tree_links' depth (links below links) */
+	unsigned tree_expansions; /* tree_links' targets noted in all (bounded) */
 };
 
 /* ln -s TARGET NAME made earlier in the command: NAME (absolute) is TARGET
@@ -6804,6 +6805,7 @@ static int unknown_tree(struct an *an, size_t v);
 static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 {
 	size_t al = strlen(abs), root_len = al;
+	bool follows = (pflags & MOAT_CMD_PATH_FOLLOW) != 0;
 	int r = 0;
 
 	while (root_len > 1 && abs[root_len - 1] == '/')
@@ -6813,6 +6815,22 @@ static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 	an->tree_hops++;
 	for (size_t j = 0; j < an->nlinks && !r; j++) {
 		const char *n = an->links[j].name;
+
+		/* SECURITY: a reader that follows links may meet one made
+		 * anywhere earlier (moved or copied in after, ln -s ~ /tmp/h &&
+		 * mv /tmp/h src/): every target made is a tree it may read */
+		if (strncmp(n, abs, al) || (n[al] != '/' && !(al == 1 && abs[0] == '/'))) {
+			const char *t = an->links[j].target;
+
+			/* (once, for the tree the reader names) */
+			if (!follows || an->tree_hops != 1 || (t && !strcmp(t, abs)))
+				continue;
+			if (!t || ++an->tree_expansions > 64)
+				r = unknown_tree(an, v);
+			else
+				r = note_path(an, v, 0, t, pflags & ~(unsigned)MOAT_CMD_PATH_GLOB);
+			continue;
+		}
 
 		/* (a link to itself: one ln could make if its name were a
 		 * directory already, which leads nowhere) */
@@ -6825,9 +6843,13 @@ static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 		if (strncmp(n, abs, al) || (n[al] != '/' && !(al == 1 && abs[0] == '/')) ||
 		    (t && !strcmp(t, n)) || (t && tl == root_len && !strncmp(t, abs, tl)))
 			continue;
-		r = an->links[j].target
-			? note_path(an, v, 0, an->links[j].target, pflags & ~(unsigned)MOAT_CMD_PATH_GLOB)
-			: unknown_tree(an, v);
+		/* (bounded in all: links below links grow as a product) */
+		if (++an->tree_expansions > 64)
+			r = unknown_tree(an, v);
+		else
+			r = an->links[j].target ? note_path(an, v, 0, an->links[j].target,
+							    pflags & ~(unsigned)MOAT_CMD_PATH_GLOB)
+						: unknown_tree(an, v);
 	}
 	an->tree_hops--;
 	return r;
@@ -7044,13 +7066,17 @@ static int note_find(struct an *an, size_t v)
 	const wref *vw = an->vw[v];
 	size_t i = 1, r0, r1;
 	unsigned tree = 0;
-	bool acts = false;
+	bool acts = false, follow = false;
 	int r;
 
 	while (i < view->argc && (!strcmp(view->argv[i], "-H") || !strcmp(view->argv[i], "-L") ||
 				  !strcmp(view->argv[i], "-P") || !strncmp(view->argv[i], "-O", 2) ||
-				  !strcmp(view->argv[i], "-D")))
+				  !strcmp(view->argv[i], "-D"))) {
+		/* (the last of -H, -L and -P counts) */
+		if (!strcmp(view->argv[i], "-L") || !strcmp(view->argv[i], "-P"))
+			follow = view->argv[i][1] == 'L';
 		i += strcmp(view->argv[i], "-D") ? 1 : 2;
+	}
 	if (i < view->argc && !strcmp(view->argv[i], "--"))
 		i++;
 	r0 = i;
@@ -7071,7 +7097,7 @@ static int note_find(struct an *an, size_t v)
 		prog = prog ? prog + 1 : view->argv[k + 1];
 		if (moat_cmd_prints_operands(prog) || moat_cmd_reads_tree(prog, NULL, 0) ||
 		    !strcmp(prog, "grep") || !strcmp(prog, "egrep") || !strcmp(prog, "fgrep"))
-			tree = MOAT_CMD_PATH_TREE;
+			tree = MOAT_CMD_PATH_TREE | (follow ? MOAT_CMD_PATH_FOLLOW : 0);
 	}
 	for (size_t k = r0; k < r1; k++)
 		if ((r = note_path(an, v, vw[k]->flags, view->argv[k], tree)))
@@ -7170,6 +7196,17 @@ static int note_operands(struct an *an, size_t v)
 		}
 	} else {
 		memset(&st, 0, sizeof(st));
+	}
+	/* SECURITY: what an earlier command put in the tree (tar x, mv, git
+	 * checkout: links among it) is not there when the tree is walked */
+	for (size_t u = 0; u < v && (tree & MOAT_CMD_PATH_FOLLOW); u++) {
+		const struct moat_cmdview *e = &an->a->views[u];
+
+		if (moat_cmd_places_entries(e->prog, e->argv, e->argc)) {
+			if ((r = unknown_tree(an, v)))
+				return r;
+			break;
+		}
 	}
 	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
 	      !strcmp(view->prog, "bsdtar");
@@ -10153,6 +10190,33 @@ static int alias_use(struct an *an, size_t v, const struct wctx *cx, int chain)
 	return r;
 }
 
+/* dir (absolute) with the longest part of it that exists resolved (the
+ * rest as written); as it was when nothing of it resolves or it would
+ * not fit. */
+static void real_head(char *dir, size_t cap)
+{
+	char head[CMD_PATH_MAX], real[CMD_PATH_MAX]; /* (PATH_MAX: realpath) */
+	size_t l = strlen(dir);
+
+	if (l >= sizeof(head))
+		return;
+	memcpy(head, dir, l + 1);
+	while (!realpath(head, real)) {
+		char *sl = strrchr(head, '/');
+
+		if (!sl || sl == head)
+			return;
+		*sl = '\0';
+	}
+	l = strlen(head);
+	if (strlen(real) + strlen(dir + l) + 1 > cap)
+		return;
+	memmove(dir + strlen(real), dir + l, strlen(dir + l) + 1);
+	memcpy(dir, real, strlen(real));
+	if (dir[0] == '/' && dir[1] == '/')
+		memmove(dir, dir + 1, strlen(dir)); /* (real "/" and the rest "/x") */
+}
+
 static int add_link(struct an *an, const char *name, const char *target)
 {
 	struct link *l;
@@ -10246,7 +10310,9 @@ static int note_links(struct an *an, size_t v)
 			break; /* the last operand is the name (or directory) */
 		base = strrchr(t, '/');
 		base = base ? base + 1 : t;
-		for (int form = 0; form < 2; form++) {
+		/* (form 1 first: its name is not to be read through the link
+		 * form 0 records) */
+		for (int form = 1; form >= 0; form--) {
 			/* form 0: NAME given (or DIR/base); form 1: NAME an existing directory */
 			char nm[CMD_PATH_MAX];
 
@@ -10254,7 +10320,7 @@ static int note_links(struct an *an, size_t v)
 
 			if (tdir || nops == 1) {
 				if (form || odd)
-					break; /* "ln -s .. -t D" fails: D/.. exists */
+					continue; /* "ln -s .. -t D" fails: D/.. exists */
 				snprintf(nm, sizeof(nm), "%s/%s", tdir ? tdir : ".", base);
 				name = nm;
 				nflags = tdir ? tflags : 0;
@@ -10263,7 +10329,7 @@ static int note_links(struct an *an, size_t v)
 				nflags = vw[ops[nops - 1]]->flags;
 			} else {
 				if (no_dir || odd)
-					break;
+					continue;
 				snprintf(nm, sizeof(nm), "%s/%s", view->argv[ops[nops - 1]], base);
 				name = nm;
 				nflags = vw[ops[nops - 1]]->flags;
@@ -10282,7 +10348,13 @@ static int note_links(struct an *an, size_t v)
 
 					moat_strlcpy(tb, nb, sizeof(tb));
 					sl = strrchr(tb, '/');
-					snprintf(sl + 1, sizeof(tb) - (size_t)(sl + 1 - tb), "%s", t);
+					*sl = '\0';
+					/* SECURITY: the kernel reads it from the link's real
+					 * directory, through a link already there (src/d ->
+					 * elsewhere: src/d/h -> ../home) */
+					real_head(tb, sizeof(tb));
+					sl = tb + strlen(tb);
+					snprintf(sl, sizeof(tb) - (size_t)(sl - tb), "/%s", t);
 					known = moat_cmd_norm_proc(tb, sizeof(tb)) == 0;
 				} else {
 					known = false;

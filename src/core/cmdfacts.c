@@ -18,7 +18,7 @@ const char *const moat_env_loads[] = {
     "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "GIT_CONFIG_COUNT",
     "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG",
     "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_WORK_TREE", "PERL5OPT", "RUBYOPT",
-    "NODE_OPTIONS",
+    "NODE_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "RIPGREP_CONFIG_PATH", "RCLONE_COPY_LINKS",
     "MAKEFLAGS", "GNUMAKEFLAGS", NULL};
 
 /* docs/policy.md lists them with the system trees */
@@ -216,11 +216,12 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
 	return ops <= (pattern_given ? 0u : 1u);
 }
 
-/* Readers of trees that follow the links to directories they meet (so
- * they read the trees those lead to): always (zip, scp, diff, 7z) unless
- * one of nofollow is given, or when one of the short letters (in a
- * cluster, or tar's first word) or long options (a prefix of four letters
- * or more) is. */
+/* How readers of trees treat the links to directories they meet: a
+ * reader not listed here follows them (fail closed: it reads the trees
+ * they lead to: zip, jar, scp, diff, 7z); one listed reads a link as a
+ * link unless always, or one of the short letters (in a cluster, or
+ * tar's first word) or long options (a prefix of four letters or more) is
+ * given; always ones stop following with one of nofollow. */
 static const struct {
 	const char *prog;
 	bool always;
@@ -232,6 +233,7 @@ static const struct {
     {"grep", false, "R", {"--dereference-recursive"}, {NULL}, false},
     {"egrep", false, "R", {"--dereference-recursive"}, {NULL}, false},
     {"fgrep", false, "R", {"--dereference-recursive"}, {NULL}, false},
+    {"rgrep", false, "R", {"--dereference-recursive"}, {NULL}, false},
     {"ugrep", false, "RS", {"--dereference-recursive"}, {NULL}, false},
     {"ug", false, "RS", {"--dereference-recursive"}, {NULL}, false},
     {"rg", false, "L", {"--follow"}, {NULL}, false},
@@ -244,13 +246,17 @@ static const struct {
     {"tar", false, "h", {"--dereference"}, {NULL}, true},
     {"gtar", false, "h", {"--dereference"}, {NULL}, true},
     {"bsdtar", false, "hL", {"--dereference"}, {NULL}, true},
+    {"tarsnap", false, "hL", {"--dereference"}, {NULL}, false},
     {"pax", false, "L", {NULL}, {NULL}, false},
     {"zip", true, "", {NULL}, {"-y", "--symlinks"}, false},
-    {"scp", true, "", {NULL}, {NULL}, false},
-    {"diff", true, "", {NULL}, {"--no-dereference"}, false},
-    {"7z", true, "", {NULL}, {NULL}, false},
-    {"7za", true, "", {NULL}, {NULL}, false},
-    {"7zr", true, "", {NULL}, {NULL}, false},
+    {"restic", false, "", {NULL}, {NULL}, false},
+    {"borg", false, "", {NULL}, {NULL}, false},
+    {"gzip", false, "", {NULL}, {NULL}, false},
+    {"pigz", false, "", {NULL}, {NULL}, false},
+    {"md5deep", false, "", {NULL}, {NULL}, false},
+    {"sha1deep", false, "", {NULL}, {NULL}, false},
+    {"sha256deep", false, "", {NULL}, {NULL}, false},
+    {"hashdeep", false, "", {NULL}, {NULL}, false},
 };
 
 bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t argc)
@@ -281,7 +287,7 @@ bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t ar
 		}
 		return followers[t].always && !off;
 	}
-	return false;
+	return true;
 }
 
 /* Programs whose subcommand reads every file below its operands. The
@@ -349,14 +355,14 @@ static const struct {
     {"gsutil", {"mv", NULL}, gsutil_globals, {NULL}, "", DEST_LAST, false, false, false,
      {NULL}, true},
     {"gcloud", {"storage", "cp"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
-     false, false, false, {NULL}, false},
+     false, false, false, {NULL}, true},
     {"gcloud", {"storage", "rsync"}, gcloud_globals, {"-r", "-R", "--recursive"}, "", DEST_LAST,
-     false, false, false, {NULL}, false},
+     false, false, false, {NULL}, true},
     {"azcopy", {"copy", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false,
-     {NULL}, false},
+     {NULL}, true},
     {"azcopy", {"cp", NULL}, "", {"--recursive"}, "", DEST_LAST, false, false, false,
-     {NULL}, false},
-    {"azcopy", {"sync", NULL}, "", {NULL}, "", DEST_LAST, false, false, false, {NULL}, false},
+     {NULL}, true},
+    {"azcopy", {"sync", NULL}, "", {NULL}, "", DEST_LAST, false, false, false, {NULL}, true},
     {"docker", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
      {NULL}, false},
     {"podman", {"cp", NULL}, docker_globals, {NULL}, "", DEST_LAST, false, false, false,
@@ -629,6 +635,41 @@ bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t
 		}
 		return false;
 	}
+	return false;
+}
+
+/* Programs that may put entries, links among them, into a tree that a
+ * reader after them in the same command walks: movers and copiers (mv,
+ * cp, a hard ln, rsync), extractors (tar without c, r or u; unzip, 7z,
+ * cpio, pax, jar), and git's subcommands that write the work tree. */
+static const char *const placers[] = {"mv", "cp", "install", "rsync", "scp", "unzip", "7z", "7za",
+				      "7zr", "cpio", "pax", "jar", "bsdtar", "gtar", "tar"};
+static const char *const git_placers[] = {"clone", "checkout", "switch", "pull", "restore",
+					  "reset", "stash", "apply", "am", "merge", "rebase",
+					  "cherry-pick", "worktree", "submodule"};
+
+bool moat_cmd_places_entries(const char *prog, const char *const *argv, size_t argc)
+{
+	if (!strcmp(prog, "ln")) {
+		for (size_t i = 1; i < argc && strcmp(argv[i], "--"); i++)
+			if (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 's'))
+				return false; /* (a symbolic link: remembered as made) */
+			else if (!strcmp(argv[i], "--symbolic"))
+				return false;
+		return true;
+	}
+	if (!strcmp(prog, "git")) {
+		for (size_t i = 1; i < argc; i++)
+			for (size_t k = 0; k < MOAT_ARRAY_SIZE(git_placers); k++)
+				if (!strcmp(argv[i], git_placers[k]))
+					return true;
+		return false;
+	}
+	for (size_t k = 0; k < MOAT_ARRAY_SIZE(placers); k++)
+		if (!strcmp(prog, placers[k]))
+			/* (a tar, pax or jar that creates reads, and places nothing) */
+			return !moat_cmd_reads_tree(prog, argv, argc) || !strcmp(prog, "cp") ||
+			       !strcmp(prog, "rsync") || !strcmp(prog, "scp");
 	return false;
 }
 

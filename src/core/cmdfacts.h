@@ -36,6 +36,11 @@ bool moat_cmd_searches_cwd(const char *prog, const char *const *argv, size_t arg
  * tree (grep -R, zip -r, tar -h, cp -rL)? */
 bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t argc);
 
+/* May the invocation put entries (links among them) into a tree that a
+ * reader after it in the same command walks (mv, cp, tar x, unzip, git
+ * checkout)? */
+bool moat_cmd_places_entries(const char *prog, const char *const *argv, size_t argc);
+
 /* A subcommand that reads the whole tree below its operands (git diff
  * --no-index, aws s3 sync, docker cp, python3 -m zipfile -c): where its
  * operands start and which of them are not trees read. */

@@ -22,6 +22,7 @@ struct walk {
 	struct moat_glob **filter; /* any of them; NULL: every file counts */
 	bool *filter_by_name;
 	size_t nfilter;
+	const char *root; /* the root's real path */
 	size_t root_len;
 	struct moat_search_budget *budget;
 	char *hit;
@@ -111,10 +112,14 @@ static void queue_release(struct queue *q)
 /* Does the search read this entry at all (the filter)? */
 static bool searched(const struct walk *w, const char *path)
 {
-	const char *rel = path + w->root_len, *name;
+	const char *rel, *name;
 
-	if (!w->filter)
+	/* (a tree a followed link leads to lies outside the root: every
+	 * file of it counts) */
+	if (!w->filter || strncmp(path, w->root, w->root_len) ||
+	    (path[w->root_len] != '/' && path[w->root_len] != '\0'))
 		return true;
+	rel = path + w->root_len;
 	while (*rel == '/')
 		rel++;
 	name = strrchr(path, '/');
@@ -422,6 +427,7 @@ int moat_search_denied(const struct moat_policy *p, const char *root, const char
 		return 0;
 	if ((r = compile_filters(&w, filter, flags)) < 0)
 		return r;
+	w.root = real;
 	w.root_len = strlen(real);
 	r = push(&q, real, 0);
 	while (r == 0 && q.head < q.n) {

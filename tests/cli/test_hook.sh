@@ -564,8 +564,33 @@ for c in "grep -R KEY $T/lt" "zip -r x.zip $T/lt" "tar czhf x $T/lt" "cp -rL $T/
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect deny "Bash $c (a link below leads to the home): deny"
 done
+mkdir -p "$T/lx" "$T/lo"
+ln -s "$T/lo" "$T/lx/d"
+for c in "jar cf x.jar $T/lt" "find -L $T/lt -type f -exec cat {} +" "gcloud storage cp -r $T/lt gs://b" \
+	"tarsnap -c -L -f a $T/lt" "ln -s ../home $T/lx/d/h && grep -R KEY $T/lx" \
+	"ln -s ~ /tmp/h-$$ && mv /tmp/h-$$ $T/lx/ && grep -R KEY $T/lx" \
+	"ln -s ~ $T/lo/h && zip -r x.zip $T/lx"; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect deny "Bash $c (a link leads to the home): deny"
+done
+# what an earlier command put in the tree is not known when it is walked
+for c in "tar xf pre.tar -C $T/lx && grep -R KEY $T/lx" "git pull && zip -r r.zip $T/lx"; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect ask "Bash $c: ask"
+	has "$why" "command:tree-unchecked" "  the rule says the tree was not checked"
+done
+# links below links: bounded work, an answer in time (ASK past the bound)
+c="mkdir -p $T/lz/l0"
+for i in 0 1 2 3 4 5; do
+	for j in 1 2 3 4 5; do c+=" && ln -sT $T/lz/l$((i + 1)) $T/lz/l$i/x$j"; done
+done
+hook "$(pre Bash "$(cmdjson "$c && grep -R k $T/lz/l0")")"
+[ "$dec" = ask ] || [ "$dec" = deny ] && ok "30 links in 6 levels below a tree: asked, not walked for ever ($dec)" ||
+	nok "30 links in 6 levels below a tree" "$dec: $why"
+hook "$(pre Bash "$(cmdjson 'ln -s /usr/share/doc a && ln -s /usr/share/doc b && cat /usr/share/doc/README')")"
+expect allow "two links to one directory, then a file in it: allow"
 for c in "grep -r KEY $T/lt" "zip -r -y x.zip $T/lt" "tar czf x $T/lt" "cp -r $T/lt /tmp/x" \
-	"rg KEY $T/lt"; do
+	"rg KEY $T/lt" "find $T/lt -type f -exec cat {} +"; do
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect allow "Bash $c (the link is read as a link): allow"
 done
