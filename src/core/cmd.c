@@ -1402,7 +1402,7 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 	}
 	if (rel) {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_home); k++) {
-			if (entry_match(rel, startup_home[k])) {
+			if (rel[0] == startup_home[k][0] && entry_match(rel, startup_home[k])) {
 				join2(out, outsz, "~/", rel);
 				return true;
 			}
@@ -1426,8 +1426,11 @@ static bool startup_abs(const char *home, size_t hlen, const char *buf, char *ou
 	for (const char *c = strchr(buf, '/'); c; c = strchr(c + 1, '/')) {
 		for (size_t k = 0; k < MOAT_ARRAY_SIZE(startup_any); k++) {
 			const char *e = startup_any[k].tail;
-			size_t l = strlen(e);
+			size_t l;
 
+			if (c[1] != e[0])
+				continue;
+			l = strlen(e);
 			if (e[l - 1] == '/' ? strncmp(c + 1, e, l) == 0 : strcmp(c + 1, e) == 0) {
 				moat_strlcpy(out, startup_any[k].rule, outsz);
 				return true;
@@ -4451,9 +4454,15 @@ static int check_output_opt(struct an *an, size_t v)
 					 "ld", "as", "gfortran", NULL};
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
-	bool attached_ok = false;
+	bool attached_ok = false, any = false;
 	int r;
 
+	/* (most commands give no -o at all: the lists are not looked at) */
+	for (size_t i = 1; i < view->argc && !any; i++)
+		any = (view->argv[i][0] == '-' && view->argv[i][1] == 'o') ||
+		      !strncmp(view->argv[i], "--output", 8);
+	if (!any && strcmp(view->prog, "sponge"))
+		return 0;
 	for (size_t k = 0; other_o[k]; k++)
 		if (!strcmp(view->prog, other_o[k]))
 			return 0;
@@ -4603,16 +4612,24 @@ static bool path_under(const char *path, const char *dir)
 static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 {
 	const struct moat_cmdview *view = &an->a->views[v];
+	size_t t0 = 0;
 	int r;
 
+	/* (a program of the table at all: its first row) */
+	while (t0 < MOAT_ARRAY_SIZE(prog_cmd_opts) &&
+	       (view->prog[0] != prog_cmd_opts[t0].prog[0] || strcmp(view->prog, prog_cmd_opts[t0].prog)))
+		t0++;
+	if (t0 == MOAT_ARRAY_SIZE(prog_cmd_opts))
+		return 0;
 	for (size_t k = 1; k < view->argc; k++) {
-		for (size_t t = 0; t < MOAT_ARRAY_SIZE(prog_cmd_opts); t++) {
+		for (size_t t = t0; t < MOAT_ARRAY_SIZE(prog_cmd_opts); t++) {
 			const char *opt = prog_cmd_opts[t].opt, *key = prog_cmd_opts[t].key;
 			const char *a = view->argv[k], *val = NULL;
 			size_t ol = strlen(opt);
 			wref w;
 
-			if (strcmp(view->prog, prog_cmd_opts[t].prog))
+			if (view->prog[0] != prog_cmd_opts[t].prog[0] ||
+			    strcmp(view->prog, prog_cmd_opts[t].prog))
 				continue;
 			if (opt[1] == '-' && a[0] == '-' && a[1] == '-') {
 				/* a long option by any prefix getopt_long takes

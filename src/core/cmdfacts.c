@@ -264,7 +264,7 @@ bool moat_cmd_follows_links(const char *prog, const char *const *argv, size_t ar
 	for (size_t t = 0; t < MOAT_ARRAY_SIZE(followers); t++) {
 		bool off = false;
 
-		if (strcmp(prog, followers[t].prog))
+		if (prog[0] != followers[t].prog[0] || strcmp(prog, followers[t].prog))
 			continue;
 		for (size_t i = 1; i < argc; i++) {
 			const char *a = argv[i];
@@ -503,7 +503,7 @@ bool moat_cmd_subtree(const char *prog, const char *const *argv, size_t argc,
 			if (strcmp(sub_readers[t].prog, "python") || strcmp(mod, sub_readers[t].sub[0]))
 				continue;
 			from = pyfrom;
-		} else if (strcmp(prog, sub_readers[t].prog) ||
+		} else if (prog[0] != sub_readers[t].prog[0] || strcmp(prog, sub_readers[t].prog) ||
 			   !(from = sub_words(argv, argc, sub_readers[t].sub, sub_readers[t].gvalued,
 					      &cdir, &worktree, &unplaced))) {
 			continue;
@@ -609,7 +609,7 @@ bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t
 	for (size_t t = 0; t < MOAT_ARRAY_SIZE(name_lists); t++) {
 		/* (tar -T names what to extract too: only a tar that reads
 		 * files, c, r or u, reads those) */
-		if (strcmp(prog, name_lists[t].prog) ||
+		if (prog[0] != name_lists[t].prog[0] || strcmp(prog, name_lists[t].prog) ||
 		    (name_lists[t].bare_cluster && !moat_cmd_reads_tree(prog, argv, argc)))
 			continue;
 		for (size_t i = 1; i < argc; i++) {
