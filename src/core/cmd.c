@@ -24,6 +24,7 @@
  * global budgets; wrapper chains and combinations of values are bounded. */
 #include "core/cmd.h"
 #include "core/cmdfacts.h"
+#include "core/path.h"
 #include "core/cmdpath.h"
 
 #include <ctype.h>
@@ -6815,6 +6816,7 @@ static int note_file_url(struct an *an, size_t v, unsigned wflags, const char *t
 }
 
 static int unknown_tree(struct an *an, size_t v);
+static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags);
 
 /* SECURITY: a link made earlier in the command below a tree read whole
  * (ln -s ~ h && zip -r x.zip .) is not there when the tree is walked,
@@ -6822,7 +6824,6 @@ static int unknown_tree(struct an *an, size_t v);
 static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 {
 	size_t al = strlen(abs), root_len = al;
-	bool follows = (pflags & MOAT_CMD_PATH_FOLLOW) != 0;
 	int r = 0;
 
 	while (root_len > 1 && abs[root_len - 1] == '/')
@@ -6836,18 +6837,8 @@ static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 		/* SECURITY: a reader that follows links may meet one made
 		 * anywhere earlier (moved or copied in after, ln -s ~ /tmp/h &&
 		 * mv /tmp/h src/): every target made is a tree it may read */
-		if (strncmp(n, abs, al) || (n[al] != '/' && !(al == 1 && abs[0] == '/'))) {
-			const char *t = an->links[j].target;
-
-			/* (once, for the tree the reader names) */
-			if (!follows || an->tree_hops != 1 || (t && !strcmp(t, abs)))
-				continue;
-			if (!t || ++an->tree_expansions > 64)
-				r = unknown_tree(an, v);
-			else
-				r = note_path(an, v, 0, t, pflags & ~(unsigned)MOAT_CMD_PATH_GLOB);
+		if (strncmp(n, abs, al) || (n[al] != '/' && !(al == 1 && abs[0] == '/')))
 			continue;
-		}
 
 		/* (a link to itself: one ln could make if its name were a
 		 * directory already, which leads nowhere) */
@@ -7139,6 +7130,57 @@ static int note_find(struct an *an, size_t v)
 	return 0;
 }
 
+/* SECURITY: once the whole command is read, each tree read whole against
+ * what the command does anywhere, in whatever order it runs (a loop, a
+ * function, a trap, a job in the background): every link it makes may
+ * be, or come to be (moved, copied in), a tree's operand or an entry a
+ * reader that follows links meets, so its target is read as a tree too;
+ * and a reader that follows links beside a command that may put entries
+ * into trees (mv, tar x, git checkout) asks, what those put there not
+ * known before they run. Each tree its own bound of 64 targets. */
+static int trees_after(struct an *an)
+{
+	size_t n = an->a->npaths, placers = 0, placer = 0, asked = SIZE_MAX;
+	int r = 0;
+
+	for (size_t u = 0; u < an->a->nviews && placers < 2; u++) {
+		const struct moat_cmdview *e = &an->a->views[u];
+
+		if (moat_cmd_places_entries(e->prog, e->argv, e->argc)) {
+			placers++;
+			placer = u;
+		}
+	}
+	for (size_t k = 0; k < n && !r; k++) {
+		const struct moat_cmd_path *pp = &an->a->paths[k];
+		const char *at = pp->abs ? pp->abs : pp->text;
+		unsigned fl = pp->flags & (MOAT_CMD_PATH_TREE | MOAT_CMD_PATH_FOLLOW);
+		size_t v = pp->view;
+
+		if (!(pp->flags & MOAT_CMD_PATH_TREE))
+			continue;
+		/* (a placer other than the reader itself: cp -rL copies) */
+		if ((pp->flags & MOAT_CMD_PATH_FOLLOW) && v != asked &&
+		    (placers > 1 || (placers == 1 && placer != v))) {
+			asked = v;
+			if ((r = unknown_tree(an, v)))
+				break;
+		}
+		an->tree_expansions = 0;
+		for (size_t j = 0; j < an->nlinks && !r; j++) {
+			const char *t = an->links[j].target;
+
+			if (t && !strcmp(t, at))
+				continue;
+			if (!t || ++an->tree_expansions > 64)
+				r = unknown_tree(an, v);
+			else
+				r = note_path(an, v, 0, t, fl);
+		}
+	}
+	return r;
+}
+
 /* A tree read whole whose place is not known before running: asked about
  * where no sandbox hides the denied files in it (moat hook). */
 static int unknown_tree(struct an *an, size_t v)
@@ -7171,6 +7213,7 @@ static int note_operands(struct an *an, size_t v)
 	struct moat_cmd_subtree st;
 	bool tar;
 
+	an->tree_expansions = 0; /* (each reader its own bound) */
 	if (!strcmp(view->prog, "find"))
 		return note_find(an, v);
 	/* SECURITY: names read from the input are not known before running */
@@ -7213,17 +7256,6 @@ static int note_operands(struct an *an, size_t v)
 		}
 	} else {
 		memset(&st, 0, sizeof(st));
-	}
-	/* SECURITY: what an earlier command put in the tree (tar x, mv, git
-	 * checkout: links among it) is not there when the tree is walked */
-	for (size_t u = 0; u < v && (tree & MOAT_CMD_PATH_FOLLOW); u++) {
-		const struct moat_cmdview *e = &an->a->views[u];
-
-		if (moat_cmd_places_entries(e->prog, e->argv, e->argc)) {
-			if ((r = unknown_tree(an, v)))
-				return r;
-			break;
-		}
 	}
 	tar = !strcmp(view->prog, "tar") || !strcmp(view->prog, "gtar") ||
 	      !strcmp(view->prog, "bsdtar");
@@ -10263,7 +10295,7 @@ static int note_links(struct an *an, size_t v)
 	size_t ops[CMD_MAX_LINKS], nops = 0;
 	const char *tdir = NULL;
 	unsigned tflags = 0;
-	bool sym = false, done = false, no_dir = false;
+	bool sym = false, done = false, no_dir = false, rel = false;
 	char nb[CMD_PATH_MAX], tb[CMD_PATH_MAX];
 	int r;
 
@@ -10275,6 +10307,8 @@ static int note_links(struct an *an, size_t v)
 		} else if (!done && a[0] == '-' && a[1] == '-') {
 			if (long_is(a + 2, "symbolic", 2))
 				sym = true;
+			else if (long_is(a + 2, "relative", 3))
+				rel = true;
 			else if (long_is(a + 2, "no-target-directory", 4))
 				no_dir = true;
 			else if (long_is(a + 2, "target-directory", 3)) {
@@ -10294,6 +10328,8 @@ static int note_links(struct an *an, size_t v)
 			for (size_t k = 1; a[k]; k++) {
 				if (a[k] == 's')
 					sym = true;
+				else if (a[k] == 'r')
+					rel = true;
 				else if (a[k] == 'T')
 					no_dir = true;
 				else if (a[k] == 't' || a[k] == 'S') {
@@ -10359,6 +10395,9 @@ static int note_links(struct an *an, size_t v)
 				known = !(vw[ops[j]]->flags & MOAT_SHW_EXPAND);
 				if (known && abs_path(an, vw[ops[j]]->flags, t, tb, sizeof(tb))) {
 					/* absolute */
+				} else if (known && rel) {
+					/* ln -r: the target as named from here, made relative */
+					known = abs_path_k(an, vw[ops[j]]->flags, t, 0, tb, sizeof(tb)) > 0;
 				} else if (known && t[0] != '/' && t[0] != '~' &&
 					   strlen(nb) + strlen(t) + 2 < sizeof(tb)) {
 					char *sl;
@@ -10372,7 +10411,16 @@ static int note_links(struct an *an, size_t v)
 					real_head(tb, sizeof(tb));
 					sl = tb + strlen(tb);
 					snprintf(sl, sizeof(tb) - (size_t)(sl - tb), "/%s", t);
-					known = moat_cmd_norm_proc(tb, sizeof(tb)) == 0;
+					/* (and a ".." after a link there is its target's
+					 * parent: d/../../home with d -> x/deep) */
+					if (moat_path_has_dotdot(t)) {
+						char ph[CMD_PATH_MAX];
+
+						known = moat_path_physical("/", tb, ph, sizeof(ph));
+						if (known)
+							moat_strlcpy(tb, ph, sizeof(tb));
+					}
+					known = known && moat_cmd_norm_proc(tb, sizeof(tb)) == 0;
 				} else {
 					known = false;
 				}
@@ -11187,6 +11235,8 @@ int moat_cmd_analyze(const char *src, size_t len, const struct moat_cmd_opts *op
 		cx.in.ff = cx.in.ft = -1;
 		cx.parent = -1;
 		r = walk(&an, root, &cx);
+		if (!r)
+			r = trees_after(&an);
 	}
 	if (r) {
 		holder_put(h);

@@ -639,11 +639,15 @@ bool moat_cmd_names_from_input(const char *prog, const char *const *argv, size_t
 }
 
 /* Programs that may put entries, links among them, into a tree that a
- * reader after them in the same command walks: movers and copiers (mv,
- * cp, a hard ln, rsync), extractors (tar without c, r or u; unzip, 7z,
- * cpio, pax, jar), and git's subcommands that write the work tree. */
-static const char *const placers[] = {"mv", "cp", "install", "rsync", "scp", "unzip", "7z", "7za",
-				      "7zr", "cpio", "pax", "jar", "bsdtar", "gtar", "tar"};
+ * reader elsewhere in the same command walks: movers and copiers (mv, cp,
+ * a hard ln, rsync, rclone, docker cp), extractors (tar, cpio and pax
+ * reading an archive; unzip, 7z, unsquashfs, patch, python3 -m
+ * zipfile/tarfile), and git's and gh's subcommands that write a work
+ * tree. */
+static const char *const placers[] = {"mv",	   "cp",    "install", "rsync",	    "scp",
+				      "rclone",	   "unzip", "bsdunzip", "unsquashfs", "7z",
+				      "7za",	   "7zr",   "patch",   "jar",	    "cpio",
+				      "docker",	   "podman", "kubectl", "nerdctl"};
 static const char *const git_placers[] = {"clone", "checkout", "switch", "pull", "restore",
 					  "reset", "stash", "apply", "am", "merge", "rebase",
 					  "cherry-pick", "worktree", "submodule"};
@@ -651,25 +655,89 @@ static const char *const git_placers[] = {"clone", "checkout", "switch", "pull",
 bool moat_cmd_places_entries(const char *prog, const char *const *argv, size_t argc)
 {
 	if (!strcmp(prog, "ln")) {
-		for (size_t i = 1; i < argc && strcmp(argv[i], "--"); i++)
-			if (argv[i][0] == '-' && argv[i][1] != '-' && strchr(argv[i], 's'))
-				return false; /* (a symbolic link: remembered as made) */
-			else if (!strcmp(argv[i], "--symbolic"))
+		/* a symbolic link is remembered as made; a hard one may copy a
+		 * link that is there (ln -S SUF: a suffix, not -s) */
+		for (size_t i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+			const char *a = argv[i];
+
+			if (!strcmp(a, "--symbolic"))
 				return false;
+			if (!strncmp(a, "--suffix", 8) && !strchr(a, '='))
+				i++;
+			else if (a[0] == '-' && a[1] != '-')
+				for (size_t k = 1; a[k]; k++) {
+					if (a[k] == 's')
+						return false;
+					if (a[k] == 'S' || a[k] == 't') {
+						i += !a[k + 1];
+						break;
+					}
+				}
+		}
 		return true;
 	}
-	if (!strcmp(prog, "git")) {
-		for (size_t i = 1; i < argc; i++)
+	if (!strcmp(prog, "git") || !strcmp(prog, "gh")) {
+		/* the subcommand: the first word that is no option (git's -C
+		 * and -c take the next) */
+		for (size_t i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "-C") || !strcmp(argv[i], "-c")) {
+				i++;
+				continue;
+			}
+			if (argv[i][0] == '-')
+				continue;
+			if (!strcmp(prog, "gh"))
+				return !strcmp(argv[i], "repo") && i + 1 < argc &&
+				       !strcmp(argv[i + 1], "clone");
+			/* (git stash list, show, drop and clear write nothing) */
+			if (!strcmp(argv[i], "stash") && i + 1 < argc &&
+			    (!strcmp(argv[i + 1], "list") || !strcmp(argv[i + 1], "show") ||
+			     !strcmp(argv[i + 1], "drop") || !strcmp(argv[i + 1], "clear")))
+				return false;
 			for (size_t k = 0; k < MOAT_ARRAY_SIZE(git_placers); k++)
 				if (!strcmp(argv[i], git_placers[k]))
 					return true;
+			return false;
+		}
+		return false;
+	}
+	if (!strcmp(prog, "tar") || !strcmp(prog, "gtar") || !strcmp(prog, "bsdtar") ||
+	    !strcmp(prog, "pax")) {
+		/* extracting: tar x (or --extract, --get), pax -r (-rw copies) */
+		bool pax = prog[0] == 'p';
+
+		for (size_t i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+			const char *a = argv[i];
+			bool bare = !pax && i == 1 && a[0] != '-'; /* (tar xzf) */
+
+			if (!strncmp(a, "--extract", 9) || !strcmp(a, "--get"))
+				return true;
+			if ((a[0] != '-' || a[1] == '-') && !bare)
+				continue;
+			for (size_t k = !bare; a[k]; k++) {
+				if (a[k] == (pax ? 'r' : 'x'))
+					return true;
+				/* (a letter that takes a value ends the cluster) */
+				if (!bare && strchr(pax ? "fsbxopBGTU" : "fCTXbgHKLNV", a[k]))
+					break;
+			}
+		}
+		return false;
+	}
+	if (is_python(prog)) {
+		const char *mod = NULL;
+		size_t from = python_sub(argv, argc, &mod);
+
+		if (!from || (strcmp(mod, "zipfile") && strcmp(mod, "tarfile")))
+			return false;
+		for (size_t i = from; i < argc; i++)
+			if (!strcmp(argv[i], "-e") || !strncmp(argv[i], "--extract", 9))
+				return true;
 		return false;
 	}
 	for (size_t k = 0; k < MOAT_ARRAY_SIZE(placers); k++)
-		if (!strcmp(prog, placers[k]))
-			/* (a tar, pax or jar that creates reads, and places nothing) */
-			return !moat_cmd_reads_tree(prog, argv, argc) || !strcmp(prog, "cp") ||
-			       !strcmp(prog, "rsync") || !strcmp(prog, "scp");
+		if (prog[0] == placers[k][0] && !strcmp(prog, placers[k]))
+			return true;
 	return false;
 }
 

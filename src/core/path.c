@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -929,4 +930,71 @@ bool moat_path_within(const char *p, const char *dir)
 		return true; /* "/" holds everything */
 	/* SECURITY: component-wise, "/ws" does not hold "/ws_evil" */
 	return strncmp(p, dir, dl) == 0 && (p[dl] == '\0' || p[dl] == '/');
+}
+
+bool moat_path_has_dotdot(const char *p)
+{
+	for (const char *d = strstr(p, ".."); d; d = strstr(d + 1, ".."))
+		if ((d == p || d[-1] == '/') && (d[2] == '/' || !d[2]))
+			return true;
+	return false;
+}
+
+bool moat_path_physical(const char *cwd, const char *path, char *out, size_t outsz)
+{
+	char cur[MOAT_PATH_MAX], real[PATH_MAX];
+	const char *p = path;
+	bool missing = false;
+	int n;
+
+	n = snprintf(cur, sizeof(cur), "%s", path[0] == '/' ? "/" : cwd);
+	if (n < 0 || (size_t)n >= sizeof(cur))
+		return false;
+	while (*p) {
+		size_t cl, l = strlen(cur);
+		struct stat st;
+
+		while (*p == '/')
+			p++;
+		cl = strcspn(p, "/");
+		if (!cl)
+			break;
+		if (cl == 1 && p[0] == '.') {
+			p += cl;
+			continue;
+		}
+		if (cl == 2 && p[0] == '.' && p[1] == '.' && !missing) {
+			char *sl = strrchr(cur, '/');
+
+			if (sl && sl != cur)
+				*sl = '\0';
+			else
+				cur[1] = '\0';
+			p += cl;
+			continue;
+		}
+		if (l + cl + 2 > sizeof(cur))
+			return false;
+		if (strcmp(cur, "/"))
+			cur[l++] = '/';
+		memcpy(cur + l, p, cl);
+		cur[l + cl] = '\0';
+		p += cl;
+		if (missing)
+			continue;
+		/* (a link: where it leads, fully; a missing name: the rest
+		 * lexically, as a file to be made) */
+		if (lstat(cur, &st) < 0) {
+			missing = true;
+		} else if (S_ISLNK(st.st_mode) && realpath(cur, real)) {
+			if (strlen(real) >= sizeof(cur))
+				return false;
+			memcpy(cur, real, strlen(real) + 1);
+		}
+	}
+	if (missing && moat_path_normalize_posix(cur, strlen(cur), "/", out, outsz) < 0)
+		return false;
+	if (!missing && (size_t)snprintf(out, outsz, "%s", cur) >= outsz)
+		return false;
+	return true;
 }

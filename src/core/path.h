@@ -66,4 +66,13 @@ bool moat_path_is_windows_form(const char *normalized);
 int moat_path_resolve_input(const char *in, size_t len, const char *cwd, char *ret_norm,
 			    size_t normsz, int (*visit)(const char *path, void *ud), void *ud);
 
+/* Does path hold a ".." component? */
+bool moat_path_has_dotdot(const char *path);
+/* path (absolute, or relative to cwd) as the kernel resolves it: each
+ * link on the way followed before a ".." after it applies
+ * (/var/run/../etc is /etc where /var/run -> /run); the part past the
+ * first missing component normalised as written. Reads the filesystem
+ * (lstat, realpath). true with out filled; false when it does not fit. */
+bool moat_path_physical(const char *cwd, const char *path, char *out, size_t outsz);
+
 #endif

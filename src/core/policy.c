@@ -2341,7 +2341,7 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 {
 	const struct layer *l = &c->p->layers[li];
 	struct verdict *out = &c->lv[li];
-	char norm[MOAT_PATH_MAX], rule[160];
+	char norm[MOAT_PATH_MAX], phys[MOAT_PATH_MAX], rule[160];
 	struct word_visit *wv = NULL;
 	struct tree_walk *tw = NULL;
 	struct moat_wordglob_budget gb;
@@ -2434,6 +2434,17 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		i = lexical || l->shell_cwd_hit
 			? word_denied(c, l, moat_policy_home(c->p), subj, len, pp->flags)
 			: -1;
+		/* SECURITY: ".." after a link is its target's parent for the
+		 * kernel (/var/run/../etc/shadow is /etc/shadow), not the
+		 * lexical one: with no sandbox, the path the kernel opens */
+		if (i < 0 && c->unsandboxed && !(pp->flags & MOAT_CMD_PATH_GLOB) && !pp->abs &&
+		    moat_path_has_dotdot(pp->text) &&
+		    moat_path_physical(c->p->cwd, pp->text, phys, sizeof(phys)) &&
+		    strcmp(phys, subj)) {
+			subj = phys;
+			len = strlen(phys);
+			i = word_denied(c, l, moat_policy_home(c->p), subj, len, pp->flags);
+		}
 		/* SECURITY: with no sandbox behind the command, the word is
 		 * what the kernel opens: every link on its way (an existing
 		 * k -> ~/.kube in `cat k/config`) must pass too */

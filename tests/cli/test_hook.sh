@@ -573,8 +573,26 @@ for c in "jar cf x.jar $T/lt" "find -L $T/lt -type f -exec cat {} +" "gcloud sto
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect deny "Bash $c (a link leads to the home): deny"
 done
+# ".." after a link is the target's parent; ln -r names its target from
+# here; the order the shell runs things in is not the order written
+mkdir -p "$T/ly"
+ln -s /etc "$T/ly/etc-link"
+for c in "cat $T/ly/etc-link/../etc/shadow" "ln -sr ../home $T/lo/h2 && grep -R KEY $T/lo" \
+	"ln -s d/../home $T/lx/h3 && grep -R KEY $T/lx" \
+	"ln -s ~ /tmp/h-$$ && mv /tmp/h-$$ $T/lx/h4 && grep -r KEY $T/lx/h4" \
+	"for i in 1 2; do grep -R KEY $T/lx; ln -s ~ $T/lx/h5; done" \
+	"f() { grep -R KEY $T/lx; }; ln -s ~ $T/lx/h6; f" "trap 'grep -R KEY $T/lx' EXIT; ln -s ~ $T/lx/h7"; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect deny "Bash $c: deny"
+done
+for c in "git commit -m 'merge fix' && zip -r d.zip $T/lx" "tar tf x.tar && zip -r d.zip $T/lx" \
+	"git stash list && zip -r d.zip $T/lx" "cp -rL $T/lx /tmp/x"; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect allow "Bash $c: allow"
+done
 # what an earlier command put in the tree is not known when it is walked
-for c in "tar xf pre.tar -C $T/lx && grep -R KEY $T/lx" "git pull && zip -r r.zip $T/lx"; do
+for c in "tar xf pre.tar -C $T/lx && grep -R KEY $T/lx" "git pull && zip -r r.zip $T/lx" \
+	"ln -S -s $T/hl $T/lx/hl && grep -R KEY $T/lx" "grep -R KEY $T/lx; python3 -m tarfile -e x.tar $T/lx"; do
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect ask "Bash $c: ask"
 	has "$why" "command:tree-unchecked" "  the rule says the tree was not checked"
