@@ -4620,9 +4620,7 @@ static int prog_runs(struct an *an, size_t v, const struct wctx *cx)
 	while (t0 < MOAT_ARRAY_SIZE(prog_cmd_opts) &&
 	       (view->prog[0] != prog_cmd_opts[t0].prog[0] || strcmp(view->prog, prog_cmd_opts[t0].prog)))
 		t0++;
-	if (t0 == MOAT_ARRAY_SIZE(prog_cmd_opts))
-		return 0;
-	for (size_t k = 1; k < view->argc; k++) {
+	for (size_t k = 1; k < view->argc && t0 < MOAT_ARRAY_SIZE(prog_cmd_opts); k++) {
 		for (size_t t = t0; t < MOAT_ARRAY_SIZE(prog_cmd_opts); t++) {
 			const char *opt = prog_cmd_opts[t].opt, *key = prog_cmd_opts[t].key;
 			const char *a = view->argv[k], *val = NULL;
