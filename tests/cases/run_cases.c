@@ -43,8 +43,18 @@ static const char *fake_env(const char *name, void *ud)
 static void result(int ok, const char *file, int line, const char *what, const char *a,
 		   const char *b)
 {
+	const char *parts[3] = {what, a, b};
+
 	n++;
-	printf("%s %d - %s:%d %s%s%s\n", ok ? "ok" : "not ok", n, file, line, what, a, b);
+	printf("%s %d - %s:%d ", ok ? "ok" : "not ok", n, file, line);
+	/* (one TAP line per case: a newline in a command is written \n) */
+	for (int i = 0; i < 3; i++)
+		for (const char *p = parts[i]; *p; p++)
+			if (*p == '\n')
+				fputs("\\n", stdout);
+			else
+				putchar(*p);
+	putchar('\n');
 	if (!ok)
 		failed++;
 }
