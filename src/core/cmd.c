@@ -6861,6 +6861,61 @@ static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
 	return r;
 }
 
+/* SECURITY: a word with ".." names, for the kernel, the parent of where
+ * the link before the ".." leads (cd /var/run && cat ../etc/shadow is
+ * /etc/shadow), which a lexical join loses: each absolute spelling of it,
+ * joined to the working directories and the home but not normalised, is
+ * noted too, for the policy to resolve as the kernel does; a ".." after
+ * a link the command itself makes is not known before it runs. */
+static int note_dotdot(struct an *an, size_t v, unsigned wflags, const char *text,
+		       unsigned pflags)
+{
+	const struct vset *cwd = an->st.cwd;
+	const char *home = home_now(an);
+	size_t n = text[0] == '/' || ((wflags & MOAT_SHW_TILDE) && text[0] == '~') ? 1 : cwd->n;
+	int r;
+
+	if ((wflags & MOAT_SHW_TILDE) && text[0] == '~' && ((text[1] && text[1] != '/') || !home))
+		return 0; /* (~user, or a home not known: as before) */
+	for (size_t k = 0; k < n; k++) {
+		char raw[CMD_PATH_MAX];
+		int l;
+
+		if (text[0] == '/')
+			l = snprintf(raw, sizeof(raw), "%s", text);
+		else if ((wflags & MOAT_SHW_TILDE) && text[0] == '~')
+			l = snprintf(raw, sizeof(raw), "%s%s", home, text + 1);
+		else
+			l = snprintf(raw, sizeof(raw), "%s/%s", cwd->s[k], text);
+		if (l < 0 || (size_t)l >= sizeof(raw))
+			return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_UNKNOWN);
+		/* (a made link before a "..": where it leads is not there yet) */
+		for (size_t j = 0; j < an->nlinks; j++) {
+			const char *ln = an->links[j].name;
+			size_t nl = strlen(ln);
+
+			for (const char *d = strstr(raw, "/.."); d; d = strstr(d + 1, "/.."))
+				if ((d[3] == '/' || !d[3]) && (size_t)(d - raw) >= nl &&
+				    !strncmp(raw, ln, nl) && (raw[nl] == '/'))
+					return add_path(an, v, text, NULL,
+							pflags | MOAT_CMD_PATH_UNKNOWN);
+		}
+		if (an->links_lost)
+			return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_UNKNOWN);
+		/* (an absolute word too: its own entry may carry a lexical
+		 * place, /proc/self/root/x/.. read as /x/..) */
+		{
+			const char *dup = moat_arena_strndup(an->ar, raw, (size_t)l);
+
+			if (!dup)
+				return an_oom(an);
+			if ((r = add_path(an, v, dup, NULL, pflags)))
+				return r;
+		}
+	}
+	return 0;
+}
+
 static int note_path(struct an *an, size_t v, unsigned wflags, const char *text, unsigned pflags)
 {
 	char buf[CMD_PATH_MAX];
@@ -6873,6 +6928,9 @@ static int note_path(struct an *an, size_t v, unsigned wflags, const char *text,
 		return 0;
 	if (wflags & MOAT_SHW_GLOB)
 		pflags |= MOAT_CMD_PATH_GLOB;
+	if (!(pflags & MOAT_CMD_PATH_GLOB) && moat_path_has_dotdot(text) &&
+	    (r = note_dotdot(an, v, wflags, text, pflags)))
+		return r;
 	/* absolute, or relative to the directory the command starts in: the
 	 * policy normalises it (only when it may be a denied path at all) */
 	if (!(wflags & MOAT_SHW_TILDE) &&
@@ -10391,7 +10449,10 @@ static int note_links(struct an *an, size_t v)
 					continue; /* the paths there are unknown already */
 				/* a relative target is relative to the link's directory */
 				known = !(vw[ops[j]]->flags & MOAT_SHW_EXPAND);
-				if (known && abs_path(an, vw[ops[j]]->flags, t, tb, sizeof(tb))) {
+				if (known && t[0] == '/' && moat_path_has_dotdot(t)) {
+					/* (absolute with "..": as the kernel reads it) */
+					known = moat_path_physical("/", t, tb, sizeof(tb));
+				} else if (known && abs_path(an, vw[ops[j]]->flags, t, tb, sizeof(tb))) {
 					/* absolute */
 				} else if (known && rel) {
 					/* ln -r: the target as named from here, made relative */

@@ -947,6 +947,9 @@ bool moat_path_physical(const char *cwd, const char *path, char *out, size_t out
 	bool missing = false;
 	int n;
 
+	/* (a working directory that is a link itself: its target's parent) */
+	if (path[0] != '/' && realpath(cwd, real))
+		cwd = real;
 	n = snprintf(cur, sizeof(cur), "%s", path[0] == '/' ? "/" : cwd);
 	if (n < 0 || (size_t)n >= sizeof(cur))
 		return false;

@@ -2438,12 +2438,20 @@ static void check_command_paths(struct call *c, size_t li, const struct moat_cmd
 		 * kernel (/var/run/../etc/shadow is /etc/shadow), not the
 		 * lexical one: with no sandbox, the path the kernel opens */
 		if (i < 0 && c->unsandboxed && !(pp->flags & MOAT_CMD_PATH_GLOB) && !pp->abs &&
-		    moat_path_has_dotdot(pp->text) &&
-		    moat_path_physical(c->p->cwd, pp->text, phys, sizeof(phys)) &&
-		    strcmp(phys, subj)) {
-			subj = phys;
-			len = strlen(phys);
-			i = word_denied(c, l, moat_policy_home(c->p), subj, len, pp->flags);
+		    moat_path_has_dotdot(pp->text)) {
+			if (!moat_path_physical(c->p->cwd, pp->text, phys, sizeof(phys))) {
+				rule_id(rule, sizeof(rule), l, "command:path-unknown", NULL);
+				vset(out, MOAT_ASK, false, rule,
+				     "'%s' names %s, whose place cannot be resolved before the "
+				     "command runs, and no sandbox hides what it reaches",
+				     a->views[pp->view].text, pp->text);
+				continue;
+			}
+			if (strcmp(phys, subj)) {
+				subj = phys;
+				len = strlen(phys);
+				i = word_denied(c, l, moat_policy_home(c->p), subj, len, pp->flags);
+			}
 		}
 		/* SECURITY: with no sandbox behind the command, the word is
 		 * what the kernel opens: every link on its way (an existing

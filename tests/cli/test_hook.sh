@@ -585,6 +585,18 @@ for c in "cat $T/ly/etc-link/../etc/shadow" "ln -sr ../home $T/lo/h2 && grep -R 
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect deny "Bash $c: deny"
 done
+[ -L /var/run ] && for c in 'cd /var/run && cat ../etc/shadow' 'cd / && cat var/run/../etc/shadow' \
+	'cat /proc/self/root/var/run/../etc/shadow' 'cat ~/../../../var/run/../etc/shadow' \
+	'ln -s /var/run/../etc e && cat e/shadow'; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect deny "Bash $c (/var/run is a link to /run): deny"
+done
+hook "$(pre Bash "$(cmdjson 'ln -s /etc/ssl e && cat e/../shadow')")"
+expect ask "'..' after a link the command makes: ask"
+for c in 'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect allow "Bash $c: allow"
+done
 for c in "git commit -m 'merge fix' && zip -r d.zip $T/lx" "tar tf x.tar && zip -r d.zip $T/lx" \
 	"git stash list && zip -r d.zip $T/lx" "cp -rL $T/lx /tmp/x"; do
 	hook "$(pre Bash "$(cmdjson "$c")")"
