@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include "base/str.h"
@@ -7194,6 +7195,26 @@ static int note_find(struct an *an, size_t v)
  * and a reader that follows links beside a command that may put entries
  * into trees (mv, tar x, git checkout) asks, what those put there not
  * known before they run. Each tree its own bound of 64 targets. */
+/* Does the absolute path have a ".." after a component that does not
+ * exist now? */
+static bool dotdot_after_missing(const char *path)
+{
+	char pre[CMD_PATH_MAX];
+	struct stat st;
+
+	for (const char *d = strstr(path, "/.."); d; d = strstr(d + 1, "/..")) {
+		size_t l = (size_t)(d - path);
+
+		if ((d[3] != '/' && d[3]) || !l || l >= sizeof(pre))
+			continue;
+		memcpy(pre, path, l);
+		pre[l] = '\0';
+		if (lstat(pre, &st) < 0)
+			return true;
+	}
+	return false;
+}
+
 static int trees_after(struct an *an)
 {
 	size_t n = an->a->npaths, placers = 0, placer = 0, asked = SIZE_MAX;
@@ -7213,6 +7234,16 @@ static int trees_after(struct an *an)
 		unsigned fl = pp->flags & (MOAT_CMD_PATH_TREE | MOAT_CMD_PATH_FOLLOW);
 		size_t v = pp->view;
 
+		/* a ".." after a name not there yet, beside a command that makes
+		 * or moves links (ln, mv, cp -a, tar x): it may be a link then */
+		if ((an->nlinks || placers) && !(pp->flags & MOAT_CMD_PATH_UNKNOWN) &&
+		    pp->text[0] == '/' && dotdot_after_missing(pp->text)) {
+			const char *t = pp->text;
+
+			if ((r = add_path(an, v, t, NULL, pp->flags | MOAT_CMD_PATH_UNKNOWN)))
+				break;
+			continue;
+		}
 		if (!(pp->flags & MOAT_CMD_PATH_TREE))
 			continue;
 		/* (a placer other than the reader itself: cp -rL copies) */
@@ -10011,6 +10042,31 @@ static int do_cd(struct an *an, size_t v, int kind)
 			if (!(d = moat_arena_strndup(an->ar, buf, strlen(buf))))
 				return an_oom(an);
 			vs_add(&nw, d);
+		}
+		/* SECURITY: "cd x/.." goes to where the link x leads's parent
+		 * with -P, set -P, or when the lexical place does not exist (bash
+		 * falls back to chdir): that place is one it may be in too */
+		if (!(vw[i]->flags & MOAT_SHW_EXPAND) && view->argv[i][0] != '~' &&
+		    moat_path_has_dotdot(view->argv[i])) {
+			const struct vset *cw = an->st.cwd;
+			size_t nk = view->argv[i][0] == '/' ? 1 : cw->n;
+
+			for (size_t k = 0; k < nk; k++) {
+				char raw[CMD_PATH_MAX], ph[CMD_PATH_MAX];
+				char *d;
+				int l = view->argv[i][0] == '/'
+					    ? snprintf(raw, sizeof(raw), "%s", view->argv[i])
+					    : snprintf(raw, sizeof(raw), "%s/%s", cw->s[k], view->argv[i]);
+
+				if (l < 0 || (size_t)l >= sizeof(raw) ||
+				    !moat_path_physical("/", raw, ph, sizeof(ph))) {
+					nw.flags |= VS_UNKNOWN;
+					continue;
+				}
+				if (!(d = moat_arena_strndup(an->ar, ph, strlen(ph))))
+					return an_oom(an);
+				vs_add(&nw, d);
+			}
 		}
 		if (!nw.n)
 			nw.flags |= VS_UNKNOWN;

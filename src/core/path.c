@@ -989,7 +989,15 @@ bool moat_path_physical(const char *cwd, const char *path, char *out, size_t out
 		 * lexically, as a file to be made) */
 		if (lstat(cur, &st) < 0) {
 			missing = true;
-		} else if (S_ISLNK(st.st_mode) && realpath(cur, real)) {
+		} else if (S_ISLNK(st.st_mode)) {
+			/* (a link that leads nowhere yet: a ".." after it is not
+			 * known, its target's place may be made) */
+			if (!realpath(cur, real)) {
+				if (moat_path_has_dotdot(p))
+					return false;
+				missing = true;
+				continue;
+			}
 			if (strlen(real) >= sizeof(cur))
 				return false;
 			memcpy(cur, real, strlen(real) + 1);

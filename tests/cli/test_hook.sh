@@ -591,8 +591,19 @@ done
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect deny "Bash $c (/var/run is a link to /run): deny"
 done
-hook "$(pre Bash "$(cmdjson 'ln -s /etc/ssl e && cat e/../shadow')")"
-expect ask "'..' after a link the command makes: ask"
+[ -L /var/run ] && for c in 'cd -P /var/run/.. && cat etc/shadow' 'cd /var/run/../etc && cat shadow'; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect deny "Bash $c (cd through a link, then '..'): deny"
+done
+for c in 'ln -s /etc/ssl e && cat e/../shadow' 'ln -s /var/run L && cat ./L/../etc/shadow' \
+	'mv vr x && cat x/../etc/shadow' 'mv vr b && cd b && cat ../etc/shadow'; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect ask "Bash $c ('..' after a name a link may be made at): ask"
+done
+for c in 'cp a b && cat ../x' 'cp ../a .' 'mkdir -p build && cd build && cmake ..'; do
+	hook "$(pre Bash "$(cmdjson "$c")")"
+	expect allow "Bash $c: allow"
+done
 for c in 'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'; do
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect allow "Bash $c: allow"
