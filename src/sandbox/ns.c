@@ -1445,18 +1445,19 @@ static int ws_lock_open(const char *ws)
 }
 
 /* A shared flock of the workspace's stand-in lock. Another moat holds it
- * exclusively only for the microseconds of removing its stand-ins: a few
- * tries. A lock held longer is not moat's: then we go on unlocked, which
- * only means our own stand-ins stay (nothing but a moat that holds the
- * lock removes one; inside every sandbox they are read-only mount
- * points). */
+ * exclusively only while it removes its stand-ins (microseconds; tens of
+ * milliseconds on a loaded machine, where the lock is shared by hash
+ * with other workspaces' runs): tries for up to a second. A lock held
+ * longer is not moat's: then we go on unlocked, which only means our own
+ * stand-ins stay (nothing but a moat that holds the lock removes one;
+ * inside every sandbox they are read-only mount points). */
 static void ws_lock_shared(const char *ws, struct moat_mounts *m)
 {
 	int lfd = ws_lock_open(ws);
 
 	if (lfd < 0)
 		return;
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < 1000; i++) {
 		struct timespec ts = {0, 1000000};
 
 		if (flock(lfd, LOCK_SH | LOCK_NB) == 0) {
