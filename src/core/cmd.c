@@ -6866,8 +6866,8 @@ static int tree_links(struct an *an, size_t v, const char *abs, unsigned pflags)
  * the link before the ".." leads (cd /var/run && cat ../etc/shadow is
  * /etc/shadow), which a lexical join loses: each absolute spelling of it,
  * joined to the working directories and the home but not normalised, is
- * noted too, for the policy to resolve as the kernel does; a ".." after
- * a link the command itself makes is not known before it runs. */
+ * noted too, for the policy to resolve as the kernel does (a ".." after
+ * a link the command itself makes: trees_after). */
 static int note_dotdot(struct an *an, size_t v, unsigned wflags, const char *text,
 		       unsigned pflags)
 {
@@ -6889,19 +6889,6 @@ static int note_dotdot(struct an *an, size_t v, unsigned wflags, const char *tex
 		else
 			l = snprintf(raw, sizeof(raw), "%s/%s", cwd->s[k], text);
 		if (l < 0 || (size_t)l >= sizeof(raw))
-			return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_UNKNOWN);
-		/* (a made link before a "..": where it leads is not there yet) */
-		for (size_t j = 0; j < an->nlinks; j++) {
-			const char *ln = an->links[j].name;
-			size_t nl = strlen(ln);
-
-			for (const char *d = strstr(raw, "/.."); d; d = strstr(d + 1, "/.."))
-				if ((d[3] == '/' || !d[3]) && (size_t)(d - raw) >= nl &&
-				    !strncmp(raw, ln, nl) && (raw[nl] == '/'))
-					return add_path(an, v, text, NULL,
-							pflags | MOAT_CMD_PATH_UNKNOWN);
-		}
-		if (an->links_lost)
 			return add_path(an, v, text, NULL, pflags | MOAT_CMD_PATH_UNKNOWN);
 		/* (an absolute word too: its own entry may carry a lexical
 		 * place, /proc/self/root/x/.. read as /x/..) */
@@ -7195,9 +7182,10 @@ static int note_find(struct an *an, size_t v)
  * and a reader that follows links beside a command that may put entries
  * into trees (mv, tar x, git checkout) asks, what those put there not
  * known before they run. Each tree its own bound of 64 targets. */
-/* Does the absolute path have a ".." after a component that does not
- * exist now? */
-static bool dotdot_after_missing(const char *path)
+/* Does the absolute path have a ".." whose place is not there to resolve
+ * before the command runs: after a component that does not exist now, or
+ * at or below a link the command makes (by its normalised name)? */
+static bool dotdot_unresolved(const struct an *an, const char *path)
 {
 	char pre[CMD_PATH_MAX];
 	struct stat st;
@@ -7211,6 +7199,13 @@ static bool dotdot_after_missing(const char *path)
 		pre[l] = '\0';
 		if (lstat(pre, &st) < 0)
 			return true;
+		moat_cmd_norm_path(pre);
+		for (size_t j = 0; j < an->nlinks; j++) {
+			size_t nl = strlen(an->links[j].name);
+
+			if (!strncmp(pre, an->links[j].name, nl) && (!pre[nl] || pre[nl] == '/'))
+				return true;
+		}
 	}
 	return false;
 }
@@ -7234,10 +7229,11 @@ static int trees_after(struct an *an)
 		unsigned fl = pp->flags & (MOAT_CMD_PATH_TREE | MOAT_CMD_PATH_FOLLOW);
 		size_t v = pp->view;
 
-		/* a ".." after a name not there yet, beside a command that makes
-		 * or moves links (ln, mv, cp -a, tar x): it may be a link then */
-		if ((an->nlinks || placers) && !(pp->flags & MOAT_CMD_PATH_UNKNOWN) &&
-		    pp->text[0] == '/' && dotdot_after_missing(pp->text)) {
+		/* a ".." after a name not there yet, or after a link made, in a
+		 * command that makes or moves links (ln, mv, cp -a, tar x) */
+		if ((an->nlinks || an->links_lost || placers) &&
+		    !(pp->flags & MOAT_CMD_PATH_UNKNOWN) && pp->text[0] == '/' &&
+		    (an->links_lost || dotdot_unresolved(an, pp->text))) {
 			const char *t = pp->text;
 
 			if ((r = add_path(an, v, t, NULL, pp->flags | MOAT_CMD_PATH_UNKNOWN)))

@@ -73,6 +73,15 @@ cmdjson() {
 	s=${s//\"/\\\"}
 	printf '{"command": "%s"}' "$s"
 }
+# each DECISION NOTE COMMAND...: each command, as a Bash call, gets DECISION
+each() {
+	local want=$1 note=$2 c
+	shift 2
+	for c in "$@"; do
+		hook "$(pre Bash "$(cmdjson "$c")")"
+		expect "$want" "Bash $c$note: $want"
+	done
+}
 # pre TOOL TOOL_INPUT_JSON: a well-formed PreToolUse input in the project
 pre() {
 	printf '{"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "%s", "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "%s", "tool_input": %s, "tool_use_id": "toolu_01"}' "$P" "$1" "$2"
@@ -591,23 +600,13 @@ done
 	hook "$(pre Bash "$(cmdjson "$c")")"
 	expect deny "Bash $c (/var/run is a link to /run): deny"
 done
-[ -L /var/run ] && for c in 'cd -P /var/run/.. && cat etc/shadow' 'cd /var/run/../etc && cat shadow'; do
-	hook "$(pre Bash "$(cmdjson "$c")")"
-	expect deny "Bash $c (cd through a link, then '..'): deny"
-done
-for c in 'ln -s /etc/ssl e && cat e/../shadow' 'ln -s /var/run L && cat ./L/../etc/shadow' \
-	'mv vr x && cat x/../etc/shadow' 'mv vr b && cd b && cat ../etc/shadow'; do
-	hook "$(pre Bash "$(cmdjson "$c")")"
-	expect ask "Bash $c ('..' after a name a link may be made at): ask"
-done
-for c in 'cp a b && cat ../x' 'cp ../a .' 'mkdir -p build && cd build && cmake ..'; do
-	hook "$(pre Bash "$(cmdjson "$c")")"
-	expect allow "Bash $c: allow"
-done
-for c in 'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'; do
-	hook "$(pre Bash "$(cmdjson "$c")")"
-	expect allow "Bash $c: allow"
-done
+[ -L /var/run ] && each deny " (cd through a link, then '..')" \
+	'cd -P /var/run/.. && cat etc/shadow' 'cd /var/run/../etc && cat shadow'
+each ask " ('..' after a name a link may be made at)" 'ln -s /etc/ssl e && cat e/../shadow' \
+	'ln -s /var/run L && cat ./L/../etc/shadow' 'ln -sfn /var/run lnk && cat ./lnk/../etc/shadow' \
+	'mv vr x && cat x/../etc/shadow' 'mv vr b && cd b && cat ../etc/shadow'
+each allow "" 'cp a b && cat ../x' 'cp ../a .' 'mkdir -p build && cd build && cmake ..' \
+	'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'
 for c in "git commit -m 'merge fix' && zip -r d.zip $T/lx" "tar tf x.tar && zip -r d.zip $T/lx" \
 	"git stash list && zip -r d.zip $T/lx" "cp -rL $T/lx /tmp/x"; do
 	hook "$(pre Bash "$(cmdjson "$c")")"
