@@ -166,6 +166,35 @@ void moat_mounts_release(struct moat_mounts *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* what moat_mounts_leave kept, reachable until the exit */
+struct mounts_left {
+	struct moat_mounts m;
+	struct mounts_left *next;
+};
+static struct mounts_left *mounts_left;
+
+void moat_mounts_leave(struct moat_mounts *m)
+{
+	struct mounts_left *l = malloc(sizeof(*l));
+
+	if (!l) {
+		moat_mounts_release(m);
+		return;
+	}
+	/* the lock is shared with other runs (the last one out removes the
+	 * stand-ins): it goes now, as in a release */
+	if (m->ws_locked)
+		close(m->ws_lock_fd);
+	m->ws_locked = false;
+	m->ws_lock_fd = -1;
+	l->m = *m;
+	l->next = __atomic_load_n(&mounts_left, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&mounts_left, &l->next, l, true, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+	memset(m, 0, sizeof(*m));
+}
+
 void moat_mounts_note_ids(struct moat_mounts *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
@@ -2318,7 +2347,9 @@ void moat_ns_remove_placeholders(const struct moat_plan *p, struct moat_mounts *
 	 * otherwise the empty directories stay. */
 	if (!m->ws_locked || flock(m->ws_lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		for (size_t i = 0; i < m->n; i++)
-			m->ops[i].created = false;
+			if (m->ops[i].created) /* (a write only where needed: the
+						* pages may be shared copy-on-write) */
+				m->ops[i].created = false;
 		return;
 	}
 	/* a directory removed while it is a mount point in the sandbox's

@@ -43,6 +43,20 @@ struct runner {
 	struct moat_run_result *ret;
 };
 
+/* A caller that exits right after the run (exit_after) leaves the plan
+ * (a path per mask: in a forked runner, free() copies the pages it writes)
+ * to its exit, reachable from here. One plan at most; false when one is
+ * kept already. */
+static struct moat_plan *plan_left;
+
+static bool plan_leave(struct moat_plan *p)
+{
+	struct moat_plan *none = NULL;
+
+	return p && __atomic_compare_exchange_n(&plan_left, &none, p, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED);
+}
+
 static void say(struct runner *st, const char *line)
 {
 	if (st->rq->say)
@@ -1252,7 +1266,9 @@ out:
 		moat_runner_warm_free(warm);
 	if (rq->arm_only)
 		moat_fsrec_drop(); /* (taken over by a watch, or not needed) */
-	plan = moat_plan_free(plan);
+	if (!(rq->exit_after && plan_leave(plan)))
+		moat_plan_free(plan);
+	plan = NULL;
 	if (tmpws[0])
 		moat_rmtree(tmpws);
 	moat_profile_release(&prof);

@@ -271,6 +271,12 @@ void moat_ns_scan_key_drop(void);
 int moat_ns_standins_hold(const char *ws);
 void moat_ns_standins_sweep(const struct moat_plan *p);
 void moat_mounts_release(struct moat_mounts *m);
+/* For a process that exits right after (hold_mntns): the workspace lock
+ * is let go as by moat_mounts_release, and the rest (the scan's records of
+ * every directory, an open descriptor per mask: milliseconds of free() in
+ * a big workspace, and in a forked runner a page copied for each write)
+ * is left to the exit, still reachable. m is emptied either way. */
+void moat_mounts_leave(struct moat_mounts *m);
 /* Each target's identity now (op->id_dev, op->id_ino), for
  * moat_mounts_same. */
 void moat_mounts_note_ids(struct moat_mounts *m);

@@ -1112,7 +1112,10 @@ void moat_spawn_release(struct moat_spawn *s)
 	s->parent_pidfd = -1;
 	moat_bpf_release(&s->bpf);
 	moat_bpf_release(&s->early_bpf);
-	moat_mounts_release(&s->mounts);
+	if (s->hold_mntns)
+		moat_mounts_leave(&s->mounts); /* (the caller exits right after) */
+	else
+		moat_mounts_release(&s->mounts);
 	moat_cgroup_release(&s->cg);
 	free(s->envp);
 	s->envp = NULL;
