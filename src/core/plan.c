@@ -21,6 +21,7 @@
 #include "base/str.h"
 #include "core/glob.h"
 #include "core/path.h"
+#include "core/redact.h"
 
 /* ------------------------------------------------------------------ */
 /* Landlock ABI degradation                                            */
@@ -877,17 +878,6 @@ static bool isuffix(const char *s, const char *suffix)
 	return true;
 }
 
-static bool prefix_run(const char *v, const char *prefix, size_t min_tail)
-{
-	size_t n = strlen(prefix), t = 0;
-
-	if (strncmp(v, prefix, n))
-		return false;
-	for (v += n; *v && (isalnum((unsigned char)*v) || *v == '_' || *v == '-'); v++)
-		t++;
-	return t >= min_tail;
-}
-
 bool moat_env_is_secret(const char *name, const char *value)
 {
 	/* by name: the usual words for credentials */
@@ -932,16 +922,8 @@ bool moat_env_is_secret(const char *name, const char *value)
 	if (value) {
 		const char *at, *scheme;
 
-		/* (the shapes below start with one of these letters) */
-		if (value[0] && strchr("gsxnAh", value[0]) &&
-		    (prefix_run(value, "ghp_", 20) || prefix_run(value, "gho_", 20) ||
-		    prefix_run(value, "ghs_", 20) || prefix_run(value, "ghu_", 20) ||
-		    prefix_run(value, "github_pat_", 20) || prefix_run(value, "glpat-", 16) ||
-		    prefix_run(value, "sk-", 20) || prefix_run(value, "xoxb-", 10) ||
-		    prefix_run(value, "xoxp-", 10) || prefix_run(value, "xoxa-", 10) ||
-		    prefix_run(value, "npm_", 30) || prefix_run(value, "AKIA", 16) ||
-		    prefix_run(value, "ASIA", 16) || prefix_run(value, "AIza", 30) ||
-		    prefix_run(value, "hf_", 30)))
+		/* the redactor's token shapes, anywhere a word starts */
+		if (moat_redact_has_shape(value, strlen(value)))
 			return true;
 		if (strstr(value, "-----BEGIN ") && strstr(value, "PRIVATE KEY"))
 			return true;

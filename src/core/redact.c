@@ -481,8 +481,10 @@ static size_t shape_len(const char *p, const char *e)
 	    {W("xoxa-"), is_alnum_dash, 10, false},
 	    {W("xoxr-"), is_alnum_dash, 10, false},
 	    {W("xoxs-"), is_alnum_dash, 10, false},
-	    {W("AIza"), is_b64url, 35, false},	 /* Google API key */
-	    {W("glpat-"), is_b64url, 20, false}, /* GitLab */
+	    /* (the minimums are below the real lengths, 35 and 20: a key
+	     * cut short is still hidden) */
+	    {W("AIza"), is_b64url, 30, false},	 /* Google API key */
+	    {W("glpat-"), is_b64url, 16, false}, /* GitLab */
 	    {W("npm_"), is_alnum, 30, false},	 /* npm */
 	    {W("hf_"), is_alpha, 30, false},	 /* Hugging Face */
 	    {W("pypi-"), is_b64url, 50, false},	 /* PyPI */
@@ -510,6 +512,16 @@ static size_t shape_len(const char *p, const char *e)
 			return 20;
 	}
 	return 0;
+}
+
+bool moat_redact_has_shape(const char *s, size_t n)
+{
+	const char *e = s + n;
+
+	for (const char *p = s; e - p >= 15; p++)
+		if ((p == s || !is_alnum((unsigned char)p[-1])) && shape_len(p, e))
+			return true;
+	return false;
 }
 
 static bool all_hex(const char *p, size_t n)

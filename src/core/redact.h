@@ -16,6 +16,7 @@
 #ifndef MOAT_CORE_REDACT_H
 #define MOAT_CORE_REDACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/str.h"
@@ -25,5 +26,11 @@
 /* Append the redacted form of [in, in+len) to out. Linear time; allocates
  * only into out. 0, -EINVAL (out NULL, or in NULL with len), -ENOMEM. */
 int moat_redact(const char *in, size_t len, struct moat_buf *out);
+
+/* Whether [s, s+n) holds a credential of a well-known shape (the table
+ * above: sk-, ghp_, AKIA..., glpat-, pypi-, ...) starting where a word
+ * starts. The one list of token shapes: the environment's scrubbing asks
+ * it too (plan.h, moat_env_is_secret). */
+bool moat_redact_has_shape(const char *s, size_t n);
 
 #endif

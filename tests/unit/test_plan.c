@@ -369,6 +369,16 @@ static void test_env(void)
 	    {"URL", "https://example.com/a@b", false},
 	    {"X", "-----BEGIN OPENSSH PRIVATE KEY-----", true},
 	    {"X", "sk-short", false},
+	    /* the shapes are the redactor's (redact.c): each one it hides
+	     * is scrubbed from the environment too, anywhere a word starts */
+	    {"X", "glpat-abcdefgh12345678", true},
+	    {"X", "AIzaSyA1234567890abcdefghijklmnopq", true},
+	    {"X", "ghr_abcdefghijklmnopqrstuv", true},
+	    {"X", "pypi-AgEIcHlwaS5vcmcCJGE2YjQ4YjY0LWQ0ZjYtNGY5Zi1hZjEzLWQ3", true},
+	    {"X", "sk_live_abcdefghijklmnop1234", true},
+	    {"HEADER", "Bearer ghp_0123456789abcdefghijABCDEFGHIJ", true},
+	    {"X", "xghp_0123456789abcdefghijABCDEFGHIJ", false},
+	    {"X", "glpat-short", false},
 	    {"EDITOR", "vim", false},
 	};
 

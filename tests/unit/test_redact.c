@@ -160,6 +160,11 @@ static const struct row rows[] = {
     {"xoxs-abcdefghijkl", R},
     {"AIzaSyA1234567890abcdefghijklmnopqrstuv", R},
     {"glpat-abcdefghij1234567890", R},
+    /* the shortest each shape takes (the environment's check agrees:
+     * test_plan.c) */
+    {"glpat-abcdefgh12345678 x", R " x"},
+    {"AIzaSyA1234567890abcdefghijklmnopq x", R " x"},
+    {"pypi-AgEIcHlwaS5vcmcCJGE2YjQ4YjY0LWQ0ZjYtNGY5Zi1hZjEzLWQ3 x", R " x"},
     {"npm_abcdefghijklmnopqrstuvwxyz0123456789", R},
     {"hf_abcdefghijklmnopqrstuvwxyzabcdefgh", R},
     {"git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r",
