@@ -1583,6 +1583,33 @@ static int add_missing(struct moat_mounts *m, const char *name)
 	return 0;
 }
 
+/* SECURITY: the user's configuration and the audit log's directory are
+ * found by later runs by their path: below a writable rule's path (a
+ * mount point already: it cannot be renamed), every directory on the way
+ * down to them is pinned (bound onto itself), so that the command cannot
+ * rename one away and make a new one in its place that the next session
+ * would trust or append to. */
+static int pin_between(struct moat_mounts *m, const char *top, const char *path)
+{
+	size_t tn = strlen(top);
+	char dir[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (strlen(path) >= sizeof(dir))
+		return 0;
+	for (const char *c = strchr(path + tn + 1, '/'); c; c = strchr(c + 1, '/')) {
+		memcpy(dir, path, (size_t)(c - path));
+		dir[c - path] = '\0';
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			break;
+		if (!op_exists(m, MOAT_MNT_SELF_BIND, dir) &&
+		    (r = add_op(m, MOAT_MNT_SELF_BIND, dir, -1, true, false, NULL, 0)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const struct hidden *hid,
 			 struct moat_error *err)
 {
@@ -1697,6 +1724,9 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				continue;
 			if (stat(ro->path, &st) < 0)
 				break;
+			if (!strcmp(ro->origin, "user-config") &&
+			    (r = pin_between(m, rw->path, ro->path)) < 0)
+				return r;
 			if (!op_exists(m, MOAT_MNT_RO_BIND, ro->path)) {
 				r = add_op(m, MOAT_MNT_RO_BIND, ro->path, -1, S_ISDIR(st.st_mode),
 					   true, NULL, 0);

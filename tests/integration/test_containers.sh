@@ -249,6 +249,19 @@ config_checks() {
 	checke "$kind ($who): --rw ~/.config leaves ~/.config/moat unchanged, the rest writable" \
 		'[ "$(cat "$conf")" = "{\"sandbox\": {}}" ] && [ ! -e "$H/.config/moat/other.json" ] && [ "$(cat "$H/.config/other")" = y ]'
 	rm -rf "$H/.config"
+	# a --rw path above them: the directories on the way down cannot be
+	# renamed away and made again for the next session to trust
+	mkdir -p "$H/.local/state/moat" "$H/.local/share" "$H/.xdg/a/moat"
+	echo '{"sandbox": {}}' >"$H/.xdg/a/moat/config.json"
+	[ "$who" = nobody ] && chown -R nobody "$H/.local" "$H/.xdg"
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" XDG_CONFIG_HOME="$H/.xdg/a" LANG=C.UTF-8 TERM=dumb \
+		${WRAP[@]+"${WRAP[@]}"} "$MOAT" run --fallback warn --rw "$H/.local" --rw "$H/.xdg" -- sh -c "
+		mv $H/.local/state $H/.local/s2; mkdir -p $H/.local/state/moat; echo forged >$H/.local/state/moat/audit.jsonl
+		mv $H/.xdg/a $H/.xdg/b; mkdir -p $H/.xdg/a/moat; echo '{\"forged\": 1}' >$H/.xdg/a/moat/config.json
+		: >$H/.local/share/ok") 2>/dev/null
+	checke "$kind ($who): --rw above the audit log's and the configuration's directories: neither moved nor made again" \
+		'[ ! -e "$H/.local/s2" ] && [ ! -e "$H/.local/state/moat/audit.jsonl" ] && [ ! -e "$H/.xdg/b" ] && ! grep -qs forged "$H/.xdg/a/moat/config.json" && [ -e "$H/.local/share/ok" ]'
+	rm -rf "$H/.local" "$H/.xdg"
 	if [ "$kind" != mntns ]; then
 		mkdir -p "$H/.config"
 		[ "$who" = nobody ] && chown -R nobody "$H/.config"
