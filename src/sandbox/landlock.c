@@ -153,7 +153,45 @@ struct carve {
 	size_t budget; /* rules left */
 	const struct moat_plan *p;
 	struct moat_ll_report *rep; /* what to tell (may be NULL) */
+	/* the descriptors of rules added, closed together (done_close):
+	 * one close_range for a run of them instead of a close each */
+	int done[128];
+	size_t ndone;
 };
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Close the descriptors in c->done: each run of consecutive numbers,
+ * all of them ours, with one close_range. */
+static void done_close(struct carve *c)
+{
+	size_t i = 0;
+
+	qsort(c->done, c->ndone, sizeof(c->done[0]), cmp_int);
+	while (i < c->ndone) {
+		size_t j = i;
+
+		while (j + 1 < c->ndone && c->done[j + 1] == c->done[j] + 1)
+			j++;
+		if (j == i || close_range((unsigned)c->done[i], (unsigned)c->done[j], 0) < 0)
+			for (size_t k = i; k <= j; k++)
+				close(c->done[k]);
+		i = j + 1;
+	}
+	c->ndone = 0;
+}
+
+static void done_add(struct carve *c, int fd)
+{
+	if (c->ndone == MOAT_ARRAY_SIZE(c->done))
+		done_close(c);
+	c->done[c->ndone++] = fd;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -330,6 +368,15 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
 		below = carve_below(c, child);
+		/* a directory by its entry, nothing masked below it: the rule
+		 * with a directory's rights, which Landlock refuses (EINVAL) for
+		 * an inode that is not one, so no stat is needed to know; a
+		 * refusal is looked at as below */
+		if (e->d_type == DT_DIR && !below && (a & ~LL_FILE_RIGHTS) &&
+		    add_fd_rule(ruleset, fd, a, true) == 0) {
+			done_add(c, fd);
+			continue;
+		}
 		/* SECURITY: the type the rule is made for is the opened inode's,
 		 * never the directory entry's: a name replaced since the listing
 		 * could be a directory now, which a file rule's rights would
@@ -363,7 +410,7 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 			continue;
 		}
 		r = add_fd_rule(ruleset, fd, a, is_dir);
-		close(fd);
+		done_add(c, fd);
 		if (r < 0)
 			moat_error_set(err, "landlock refused a rule for '%s': %s", child,
 				       strerror(-r));
@@ -566,6 +613,7 @@ int moat_landlock_build(const struct moat_plan *p, const struct moat_mounts *m, 
 			continue; /* a fresh tmpfs: the child adds the rule (late rules) */
 		r = add_rule_carved(fd, fr, a, &carve, err);
 	}
+	done_close(&carve);
 	free(carve.v);
 	free(carve.ro);
 	/* /dev: listing, and the harmless devices (read, write, terminal ioctls) */
