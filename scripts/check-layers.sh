@@ -27,4 +27,16 @@ if [ -n "$bad" ]; then
 	echo "$bad"
 	exit 1
 fi
+# libmoat.so exports exactly the functions its public headers declare
+# (src/lib/libmoat.map): nothing internal leaks into its ABI
+so="$build/libmoat.so"
+if [ -f "$so" ]; then
+	want=$(grep -ho '\bmoat_[a-z0-9_]*[[:space:]]*(' include/moat/*.h | sed 's/[[:space:]]*($//' | sort -u)
+	have=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sed 's/@.*//' | sort -u)
+	if [ "$want" != "$have" ]; then
+		echo "libmoat.so exports differ from include/moat/*.h (< headers, > exported):"
+		diff <(echo "$want") <(echo "$have") | grep '^[<>]'
+		exit 1
+	fi
+fi
 exit 0
