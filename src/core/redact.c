@@ -456,39 +456,43 @@ static bool shape_ends(const char *p, const char *e)
 	return p == e || !is_alnum((unsigned char)*p);
 }
 
+/* The credentials of well-known shape: a prefix, then at least min
+ * characters of its body (the one list of token shapes: the environment's
+ * scrubbing reads it too, moat_redact_has_shape). */
+static const struct shape {
+	struct word prefix;
+	bool (*body)(unsigned char);
+	size_t min;
+	bool digit; /* body must hold a digit */
+} shapes[] = {
+    {W("sk-"), is_b64url, 20, true},	  /* OpenAI, Anthropic (sk-ant-), sk-proj- */
+    {W("sk_live_"), is_alnum, 16, false}, /* Stripe */
+    {W("sk_test_"), is_alnum, 16, false},
+    {W("rk_live_"), is_alnum, 16, false},
+    {W("rk_test_"), is_alnum, 16, false},
+    {W("ghp_"), is_alnum, 20, false}, /* GitHub */
+    {W("gho_"), is_alnum, 20, false},
+    {W("ghu_"), is_alnum, 20, false},
+    {W("ghs_"), is_alnum, 20, false},
+    {W("ghr_"), is_alnum, 20, false},
+    {W("github_pat_"), is_alnum_us, 20, false},
+    {W("xoxb-"), is_alnum_dash, 10, false}, /* Slack */
+    {W("xoxp-"), is_alnum_dash, 10, false},
+    {W("xoxa-"), is_alnum_dash, 10, false},
+    {W("xoxr-"), is_alnum_dash, 10, false},
+    {W("xoxs-"), is_alnum_dash, 10, false},
+    /* (the minimums are below the real lengths, 35 and 20: a key
+     * cut short is still hidden) */
+    {W("AIza"), is_b64url, 30, false},	 /* Google API key */
+    {W("glpat-"), is_b64url, 16, false}, /* GitLab */
+    {W("npm_"), is_alnum, 30, false},	 /* npm */
+    {W("hf_"), is_alpha, 30, false},	 /* Hugging Face */
+    {W("pypi-"), is_b64url, 50, false},	 /* PyPI */
+};
+
 /* Length of a key of well-known shape starting at p (within [p,e)), or 0. */
 static size_t shape_len(const char *p, const char *e)
 {
-	static const struct {
-		struct word prefix;
-		bool (*body)(unsigned char);
-		size_t min;
-		bool digit; /* body must hold a digit */
-	} shapes[] = {
-	    {W("sk-"), is_b64url, 20, true},	  /* OpenAI, Anthropic (sk-ant-), sk-proj- */
-	    {W("sk_live_"), is_alnum, 16, false}, /* Stripe */
-	    {W("sk_test_"), is_alnum, 16, false},
-	    {W("rk_live_"), is_alnum, 16, false},
-	    {W("rk_test_"), is_alnum, 16, false},
-	    {W("ghp_"), is_alnum, 20, false}, /* GitHub */
-	    {W("gho_"), is_alnum, 20, false},
-	    {W("ghu_"), is_alnum, 20, false},
-	    {W("ghs_"), is_alnum, 20, false},
-	    {W("ghr_"), is_alnum, 20, false},
-	    {W("github_pat_"), is_alnum_us, 20, false},
-	    {W("xoxb-"), is_alnum_dash, 10, false}, /* Slack */
-	    {W("xoxp-"), is_alnum_dash, 10, false},
-	    {W("xoxa-"), is_alnum_dash, 10, false},
-	    {W("xoxr-"), is_alnum_dash, 10, false},
-	    {W("xoxs-"), is_alnum_dash, 10, false},
-	    /* (the minimums are below the real lengths, 35 and 20: a key
-	     * cut short is still hidden) */
-	    {W("AIza"), is_b64url, 30, false},	 /* Google API key */
-	    {W("glpat-"), is_b64url, 16, false}, /* GitLab */
-	    {W("npm_"), is_alnum, 30, false},	 /* npm */
-	    {W("hf_"), is_alpha, 30, false},	 /* Hugging Face */
-	    {W("pypi-"), is_b64url, 50, false},	 /* PyPI */
-	};
 
 	/* every shape is 15 bytes or more and starts with one of these */
 	if (e - p < 15 || !*p || !strchr("sgrxAnhp", *p))
@@ -514,13 +518,47 @@ static size_t shape_len(const char *p, const char *e)
 	return 0;
 }
 
+/* Characters a token's body may hold, whatever its shape's own class. */
+static bool is_body(unsigned char c)
+{
+	return is_alnum(c) || c == '_' || c == '-';
+}
+
+/* A shape's prefix at w, then at least its minimum of body characters
+ * before re (the end of w's run of them). */
+static bool loose_shape_at(const char *w, const char *re)
+{
+	for (size_t i = 0; i < MOAT_ARRAY_SIZE(shapes); i++) {
+		size_t pl = shapes[i].prefix.n;
+
+		if ((size_t)(re - w) >= pl + shapes[i].min && w[0] == shapes[i].prefix.s[0] &&
+		    !memcmp(w, shapes[i].prefix.s, pl))
+			return true;
+	}
+	return (size_t)(re - w) >= 20 && (!memcmp(w, "AKIA", 4) || !memcmp(w, "ASIA", 4));
+}
+
 bool moat_redact_has_shape(const char *s, size_t n)
 {
-	const char *e = s + n;
+	const char *e = s + n, *p = s;
 
-	for (const char *p = s; e - p >= 15; p++)
-		if ((p == s || !is_alnum((unsigned char)p[-1])) && shape_len(p, e))
-			return true;
+	/* run by run of body characters (so each is read a bounded number of
+	 * times: linear in n), every word start in it: its first character,
+	 * and each one after a '_' or '-' */
+	while (p < e) {
+		const char *rs, *re;
+
+		while (p < e && !is_body((unsigned char)*p))
+			p++;
+		for (rs = p; p < e && is_body((unsigned char)*p); p++)
+			;
+		re = p;
+		if (re - rs < 15)
+			continue; /* (every shape is longer) */
+		for (const char *w = rs; re - w >= 15; w++)
+			if ((w == rs || !is_alnum((unsigned char)w[-1])) && loose_shape_at(w, re))
+				return true;
+	}
 	return false;
 }
 

@@ -28,9 +28,11 @@
 int moat_redact(const char *in, size_t len, struct moat_buf *out);
 
 /* Whether [s, s+n) holds a credential of a well-known shape (the table
- * above: sk-, ghp_, AKIA..., glpat-, pypi-, ...) starting where a word
- * starts. The one list of token shapes: the environment's scrubbing asks
- * it too (plan.h, moat_env_is_secret). */
+ * the redactor reads: sk-, ghp_, AKIA..., glpat-, pypi-, ...) starting
+ * where a word starts: a prefix, then at least the shape's minimum of
+ * letters, digits, '_' and '-', read more loosely than the redactor reads
+ * free text (no shape's own body class, digit or end). The environment's
+ * scrubbing asks it (plan.h, moat_env_is_secret). Linear in n. */
 bool moat_redact_has_shape(const char *s, size_t n);
 
 #endif

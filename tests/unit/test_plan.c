@@ -379,12 +379,35 @@ static void test_env(void)
 	    {"HEADER", "Bearer ghp_0123456789abcdefghijABCDEFGHIJ", true},
 	    {"X", "xghp_0123456789abcdefghijABCDEFGHIJ", false},
 	    {"X", "glpat-short", false},
+	    /* read loosely: any body of letters, digits, '_' and '-' */
+	    {"TERM", "sk-proj-abcdefghijklmnopqrstuvwxyz", true},
+	    {"X", "ghp_abc-def_ghi-jkl_mno-pqr", true},
+	    {"X", "hf_abcdefghij0123456789abcdefghij", true},
+	    {"X", "AKIAIOSFODNN7EXAMPLEX_y", true},
+	    {"X", "xoxb-123_456-789", true},
+	    {"X", "see-sk-proj-abcdefghijklmnopqrstuvwxyz", true},
 	    {"EDITOR", "vim", false},
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		CHECKF(moat_env_is_secret(t[i].name, t[i].value) == t[i].secret,
 		       "secret(%s=%s) = %d", t[i].name, t[i].value, t[i].secret);
+	/* a long value of word starts is read once (not a scan from each) */
+	{
+		size_t n = 3 * 43000;
+		char *v = malloc(n + 1);
+
+		CHECK(v != NULL);
+		for (size_t i = 0; v && i < n; i += 3)
+			memcpy(v + i, "xo-", 3);
+		if (v) {
+			v[n] = '\0';
+			CHECK(!moat_env_is_secret("TERM", v));
+			memcpy(v + n - 24, "ghp_0123456789abcdefghij", 24);
+			CHECK(moat_env_is_secret("TERM", v));
+		}
+		free(v);
+	}
 	CHECK(moat_env_is_safe("PATH") && moat_env_is_safe("TZ") && moat_env_is_safe("LC_ALL"));
 	CHECK(!moat_env_is_safe("LD_PRELOAD") && !moat_env_is_safe("SSH_AUTH_SOCK"));
 }
