@@ -1724,9 +1724,14 @@ static int protect_paths(const struct moat_plan *p, struct moat_mounts *m, const
 				continue;
 			if (stat(ro->path, &st) < 0)
 				break;
-			if (!strcmp(ro->origin, "user-config") &&
-			    (r = pin_between(m, rw->path, ro->path)) < 0)
-				return r;
+			/* (from every writable rule above it: the outermost
+			 * one's directories can be renamed too) */
+			for (size_t k = 0; !strcmp(ro->origin, "user-config") && k < p->nfs; k++)
+				if ((p->fs[k].access & MOAT_FS_WRITE) &&
+				    strcmp(p->fs[k].path, ro->path) &&
+				    moat_path_within(ro->path, p->fs[k].path) &&
+				    (r = pin_between(m, p->fs[k].path, ro->path)) < 0)
+					return r;
 			if (!op_exists(m, MOAT_MNT_RO_BIND, ro->path)) {
 				r = add_op(m, MOAT_MNT_RO_BIND, ro->path, -1, S_ISDIR(st.st_mode),
 					   true, NULL, 0);

@@ -262,6 +262,15 @@ config_checks() {
 	checke "$kind ($who): --rw above the audit log's and the configuration's directories: neither moved nor made again" \
 		'[ ! -e "$H/.local/s2" ] && [ ! -e "$H/.local/state/moat/audit.jsonl" ] && [ ! -e "$H/.xdg/b" ] && ! grep -qs forged "$H/.xdg/a/moat/config.json" && [ -e "$H/.local/share/ok" ]'
 	rm -rf "$H/.local" "$H/.xdg"
+	# ... whatever the order of the writable paths (an inner one first)
+	mkdir -p "$H/.local/state/moat"
+	[ "$who" = nobody ] && chown -R nobody "$H/.local"
+	m run --fallback warn --rw "$H/.local/state" --rw "$H" -- sh -c "
+		mv $H/.local $H/l2; mkdir -p $H/.local/state/moat; echo forged >$H/.local/state/moat/audit.jsonl" 2>/dev/null
+	checke "$kind ($who): ... with an inner writable path named first" \
+		'[ ! -e "$H/l2" ] && [ ! -e "$H/.local/state/moat/audit.jsonl" ]'
+	rm -rf "$H/l2"
+	rm -rf "$H/.local"
 	if [ "$kind" != mntns ]; then
 		mkdir -p "$H/.config"
 		[ "$who" = nobody ] && chown -R nobody "$H/.config"
