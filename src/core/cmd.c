@@ -7231,9 +7231,12 @@ static int trees_after(struct an *an)
 
 		/* a ".." after a name not there yet, or after a link made, in a
 		 * command that makes or moves links (ln, mv, cp -a, tar x) */
+		/* (a "~+/L/.." or "~/L/.." spelling: "~" is not read here) */
+		bool tilde = pp->text[0] == '~' && moat_path_has_dotdot(pp->text);
+
 		if ((an->nlinks || an->links_lost || placers) &&
-		    !(pp->flags & MOAT_CMD_PATH_UNKNOWN) && pp->text[0] == '/' &&
-		    (an->links_lost || dotdot_unresolved(an, pp->text))) {
+		    !(pp->flags & MOAT_CMD_PATH_UNKNOWN) && (pp->text[0] == '/' || tilde) &&
+		    (an->links_lost || tilde || dotdot_unresolved(an, pp->text))) {
 			const char *t = pp->text;
 
 			if ((r = add_path(an, v, t, NULL, pp->flags | MOAT_CMD_PATH_UNKNOWN)))
@@ -9970,6 +9973,31 @@ static bool shell_level(const struct an *an, size_t v, int chain, const struct w
 	return strcmp(pp, "builtin") == 0 || strcmp(pp, "command") == 0 || strcmp(pp, "eval") == 0;
 }
 
+/* Does the absolute spelling raw ("..", "." not folded) pass through a
+ * link the command makes (by its normalised name), or may it (links made
+ * whose names are not known)? */
+static bool through_made_link(const struct an *an, const char *raw)
+{
+	char pre[CMD_PATH_MAX];
+	size_t l = strlen(raw);
+
+	if (an->links_lost)
+		return true;
+	if (!an->nlinks || raw[0] != '/' || l >= sizeof(pre))
+		return false;
+	for (size_t i = 1; i <= l; i++) {
+		if (i < l && raw[i] != '/')
+			continue;
+		memcpy(pre, raw, i);
+		pre[i] = '\0';
+		moat_cmd_norm_path(pre);
+		for (size_t j = 0; j < an->nlinks; j++)
+			if (!strcmp(pre, an->links[j].name))
+				return true;
+	}
+	return false;
+}
+
 /* cd, pushd, popd: where the shell is afterwards */
 static int do_cd(struct an *an, size_t v, int kind)
 {
@@ -10062,6 +10090,25 @@ static int do_cd(struct an *an, size_t v, int kind)
 				if (!(d = moat_arena_strndup(an->ar, ph, strlen(ph))))
 					return an_oom(an);
 				vs_add(&nw, d);
+			}
+		}
+		/* SECURITY: into or through a link the command makes, the shell
+		 * is where that link leads: "..", "cd -P ..", "set -P" from there
+		 * are its target's parent, which no name shows */
+		if ((an->nlinks || an->links_lost) && !(vw[i]->flags & MOAT_SHW_EXPAND)) {
+			const struct vset *cw = an->st.cwd;
+			const char *to = view->argv[i];
+			size_t nk = to[0] == '/' ? 1 : cw->n;
+
+			if (to[0] == '~')
+				nw.flags |= VS_UNKNOWN;
+			for (size_t k = 0; k < nk && to[0] != '~'; k++) {
+				char raw[CMD_PATH_MAX];
+				int l = to[0] == '/' ? snprintf(raw, sizeof(raw), "%s", to)
+						     : snprintf(raw, sizeof(raw), "%s/%s", cw->s[k], to);
+
+				if (l < 0 || (size_t)l >= sizeof(raw) || through_made_link(an, raw))
+					nw.flags |= VS_UNKNOWN;
 			}
 		}
 		if (!nw.n)
@@ -10543,6 +10590,23 @@ static int note_links(struct an *an, size_t v)
 	return 0;
 }
 
+/* SECURITY: with globskipdots off (bash 5.2: "shopt -u globskipdots"),
+ * ".*" and ".[.]" match ".." too, so a glob read afterwards may climb out
+ * of where its words show ("cat /etc/.[.]/etc/shadow"): asks, as an
+ * option whose name is not known does. */
+static int check_shopt(struct an *an, size_t v)
+{
+	const struct moat_cmdview *view = &an->a->views[v];
+	const wref *vw = an->vw[v];
+
+	for (size_t i = 1; i < view->argc; i++)
+		if (!strcmp(view->argv[i], "globskipdots") || (vw[i]->flags & MOAT_SHW_EXPAND))
+			return add_finding(an, v, MOAT_FINDING_ASK, "command:glob-options",
+					   "'%s' changes what a glob may match ('..' among it)",
+					   view->text);
+	return 0;
+}
+
 static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 {
 	struct moat_cmd_analysis *a = an->a;
@@ -10568,6 +10632,8 @@ static int process(struct an *an, size_t v, const struct wctx *cx, int chain)
 	view = &a->views[v];
 	kind = prog_kind(view->prog);
 	if (kind == PK_CP && strcmp(view->prog, "ln") == 0 && (r = note_links(an, v)))
+		return r;
+	if (!strcmp(view->prog, "shopt") && (r = check_shopt(an, v)))
 		return r;
 	if (kind >= PK_RM || kind == PK_FIND) {
 		if ((r = check_view(an, v, kind, cx)))

@@ -605,6 +605,13 @@ done
 each ask " ('..' after a name a link may be made at)" 'ln -s /etc/ssl e && cat e/../shadow' \
 	'ln -s /var/run L && cat ./L/../etc/shadow' 'ln -sfn /var/run lnk && cat ./lnk/../etc/shadow' \
 	'mv vr x && cat x/../etc/shadow' 'mv vr b && cd b && cat ../etc/shadow'
+each ask " (a cd into or through a link the command makes)" \
+	'ln -s /var/run L && cd -P L/.. && cat etc/shadow' 'ln -s /var/run L && set -P && cd L/.. && cat etc/shadow' \
+	'ln -s /var/run L && cd -P L && cd .. && cat etc/shadow' 'ln -s /var/run L && cd L && cd -P .. && cat etc/shadow' \
+	'ln -s /var/run L && cd L && cat ../etc/shadow' 'ln -s /var/run L && cat ~+/L/../etc/shadow'
+each ask " (globs that may match '..')" 'shopt -u globskipdots; cat /etc/.[.]/etc/shadow' \
+	'shopt -u $O; cat /etc/.*/etc/shadow'
+each allow "" 'ls -d .* && cat README' 'ln -s ../lib/x.so lib2/x.so && cd lib2 && ls' 'shopt -s nullglob; ls *.c'
 each allow "" 'cp a b && cat ../x' 'cp ../a .' 'mkdir -p build && cd build && cmake ..' \
 	'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'
 for c in "git commit -m 'merge fix' && zip -r d.zip $T/lx" "tar tf x.tar && zip -r d.zip $T/lx" \
