@@ -628,6 +628,36 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
  * from being created); elsewhere nothing can create it: skipped, and said.
  * Returns 1 when the profile changed and the plan must be built again, 0,
  * or MOAT_RUN_EXIT_SETUP (said) for a read-only path nothing can keep. */
+/* SECURITY: the user's moat configuration directory missing inside a
+ * writable path outside the workspace (--rw ~/.config) would be the
+ * command's to create, with a configuration the next session loads: it is
+ * made first (empty, 0700, its missing parents too), so that it is bound
+ * read-only (carved read-only without a mount namespace) as an existing
+ * one is. In the workspace it is a protected name, set aside after the run
+ * if the command makes it. */
+static void make_config_dirs(const struct moat_plan *plan)
+{
+	for (size_t i = 0; i < plan->config_dirs.n; i++) {
+		const char *d = plan->config_dirs.v[i];
+		char part[PATH_MAX];
+		struct stat sb;
+		size_t n;
+
+		if (moat_path_within(d, plan->workspace) || moat_fsrec_lstat(d, &sb) == 0 ||
+		    errno != ENOENT || (n = moat_strlcpy(part, d, sizeof(part))) >= sizeof(part))
+			continue;
+		for (size_t j = 1; j <= n; j++) {
+			if (j < n && part[j] != '/')
+				continue;
+			part[j] = '\0';
+			if (mkdir(part, 0700) < 0 && errno != EEXIST)
+				break;
+			if (j < n)
+				part[j] = '/';
+		}
+	}
+}
+
 static int missing_paths(struct runner *st, struct moat_plan *plan, struct moat_profile *prof)
 {
 	int again = 0;
@@ -1099,6 +1129,8 @@ replan:
 		if (r)
 			goto out;
 	}
+	if (!rq->scan_only && !rq->sweep_only && !rq->print_plan)
+		make_config_dirs(plan);
 	sandbox_json(ret, plan, accepted_set(rq), 0);
 	if (rq->scan_only || rq->sweep_only) {
 		if (rq->scan_only)

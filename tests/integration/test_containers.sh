@@ -271,13 +271,20 @@ config_checks() {
 		'[ ! -e "$H/l2" ] && [ ! -e "$H/.local/state/moat/audit.jsonl" ]'
 	rm -rf "$H/l2"
 	rm -rf "$H/.local"
-	if [ "$kind" != mntns ]; then
-		mkdir -p "$H/.config"
-		[ "$who" = nobody ] && chown -R nobody "$H/.config"
-		m run --fallback warn --rw "$H/.config" -- sh -c "mkdir -p $H/.config/moat && echo '{}' >$conf" 2>/dev/null
-		checke "$kind ($who): ... nor creates it there" '[ ! -e "$H/.config/moat" ]'
-		rm -rf "$H/.config"
-	fi
+	# missing there: moat makes the directory first (empty), read-only inside
+	mkdir -p "$H/.config"
+	[ "$who" = nobody ] && chown -R nobody "$H/.config"
+	m run --fallback warn --rw "$H/.config" -- sh -c "mkdir -p $H/.config/moat; echo '{}' >$conf; mv $H/.config/moat $H/.config/m2" 2>/dev/null
+	checke "$kind ($who): ... nor creates it there" \
+		'[ ! -e "$conf" ] && [ ! -e "$H/.config/m2" ] && [ -z "$(ls -A "$H/.config/moat" 2>/dev/null)" ]'
+	rm -rf "$H/.config"
+	mkdir -p "$H/.x"
+	[ "$who" = nobody ] && chown -R nobody "$H/.x"
+	(cd "$WS" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" XDG_CONFIG_HOME="$H/.x/cfg" LANG=C.UTF-8 TERM=dumb \
+		${WRAP[@]+"${WRAP[@]}"} "$MOAT" run --fallback warn --rw "$H/.x" -- sh -c "mkdir -p $H/.x/cfg/moat; echo '{}' >$H/.x/cfg/moat/config.json") 2>/dev/null
+	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat below a writable path, its parents missing too" \
+		'[ ! -e "$H/.x/cfg/moat/config.json" ]'
+	rm -rf "$H/.x"
 }
 
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
