@@ -9998,6 +9998,40 @@ static bool through_made_link(const struct an *an, const char *raw)
 	return false;
 }
 
+/* Does the command hold a program that may put entries, links among
+ * them, anywhere (cp -P, a hard ln, mv, tar x: moat_cmd_places_entries)? */
+static bool any_placer(const struct an *an)
+{
+	for (size_t u = 0; u < an->a->nviews; u++) {
+		const struct moat_cmdview *e = &an->a->views[u];
+
+		if (moat_cmd_places_entries(e->prog, (const char *const *)e->argv, e->argc))
+			return true;
+	}
+	return false;
+}
+
+/* Is a component of the absolute spelling raw missing now, or a link
+ * now (either may be one a program of the command puts there)? */
+static bool new_or_link_on_way(const char *raw)
+{
+	char pre[CMD_PATH_MAX];
+	size_t l = strlen(raw);
+	struct stat st;
+
+	if (l >= sizeof(pre))
+		return true;
+	for (size_t i = 1; i <= l; i++) {
+		if (i < l && raw[i] != '/')
+			continue;
+		memcpy(pre, raw, i);
+		pre[i] = '\0';
+		if (lstat(pre, &st) < 0 || S_ISLNK(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
 /* cd, pushd, popd: where the shell is afterwards */
 static int do_cd(struct an *an, size_t v, int kind)
 {
@@ -10006,6 +10040,7 @@ static int do_cd(struct an *an, size_t v, int kind)
 	char buf[CMD_PATH_MAX];
 	struct vset nw = {.n = 0, .flags = 0};
 	size_t i = 1;
+	bool placed = false;
 	int got;
 
 	while (i < view->argc && view->argv[i][0] == '-' && view->argv[i][1] &&
@@ -10095,7 +10130,8 @@ static int do_cd(struct an *an, size_t v, int kind)
 		/* SECURITY: into or through a link the command makes, the shell
 		 * is where that link leads: "..", "cd -P ..", "set -P" from there
 		 * are its target's parent, which no name shows */
-		if ((an->nlinks || an->links_lost) && !(vw[i]->flags & MOAT_SHW_EXPAND)) {
+		if ((an->nlinks || an->links_lost || (placed = any_placer(an))) &&
+		    !(vw[i]->flags & MOAT_SHW_EXPAND) && memmem(an->src, an->srclen, "..", 2)) {
 			const struct vset *cw = an->st.cwd;
 			const char *to = view->argv[i];
 			size_t nk = to[0] == '/' ? 1 : cw->n;
@@ -10107,7 +10143,8 @@ static int do_cd(struct an *an, size_t v, int kind)
 				int l = to[0] == '/' ? snprintf(raw, sizeof(raw), "%s", to)
 						     : snprintf(raw, sizeof(raw), "%s/%s", cw->s[k], to);
 
-				if (l < 0 || (size_t)l >= sizeof(raw) || through_made_link(an, raw))
+				if (l < 0 || (size_t)l >= sizeof(raw) || through_made_link(an, raw) ||
+				    (placed && new_or_link_on_way(raw)))
 					nw.flags |= VS_UNKNOWN;
 			}
 		}
@@ -10533,8 +10570,15 @@ static int note_links(struct an *an, size_t v)
 				name = nm;
 				nflags = tdir ? tflags : 0;
 			} else if (form == 0) {
+				const char *lb;
+
 				name = view->argv[ops[nops - 1]];
 				nflags = vw[ops[nops - 1]]->flags;
+				/* ("ln -s x ." makes ./x: "." itself is no link) */
+				lb = strrchr(name, '/');
+				lb = lb ? lb + 1 : name;
+				if (!lb[0] || !strcmp(lb, ".") || !strcmp(lb, ".."))
+					continue;
 			} else {
 				if (no_dir || odd)
 					continue;
@@ -10544,8 +10588,11 @@ static int note_links(struct an *an, size_t v)
 			}
 			for (size_t k = 0; (got = abs_path_k(an, nflags, name, k, nb, sizeof(nb))) != 0;
 			     k++) {
-				if (got < 0)
-					continue; /* the paths there are unknown already */
+				if (got < 0) {
+					/* (its name not known: a link anywhere) */
+					an->links_lost = true;
+					continue;
+				}
 				/* a relative target is relative to the link's directory */
 				known = !(vw[ops[j]]->flags & MOAT_SHW_EXPAND);
 				if (known && t[0] == '/' && moat_path_has_dotdot(t)) {
@@ -10599,11 +10646,21 @@ static int check_shopt(struct an *an, size_t v)
 	const struct moat_cmdview *view = &an->a->views[v];
 	const wref *vw = an->vw[v];
 
-	for (size_t i = 1; i < view->argc; i++)
-		if (!strcmp(view->argv[i], "globskipdots") || (vw[i]->flags & MOAT_SHW_EXPAND))
-			return add_finding(an, v, MOAT_FINDING_ASK, "command:glob-options",
-					   "'%s' changes what a glob may match ('..' among it)",
-					   view->text);
+	bool unset = false, named = false;
+
+	for (size_t i = 1; i < view->argc; i++) {
+		const char *a = view->argv[i];
+
+		if (vw[i]->flags & MOAT_SHW_EXPAND)
+			unset = named = true;
+		else if (a[0] == '-' && strchr(a, 'u'))
+			unset = true;
+		else if (!strcmp(a, "globskipdots"))
+			named = true;
+	}
+	if (unset && named)
+		return add_finding(an, v, MOAT_FINDING_ASK, "command:glob-options",
+				   "'%s' changes what a glob may match ('..' among it)", view->text);
 	return 0;
 }
 

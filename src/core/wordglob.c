@@ -86,8 +86,12 @@ static int expand(struct expansion *x, size_t len, const char *rest, int depth)
 	while ((d = readdir(dir))) {
 		size_t nl;
 
-		/* "." and ".." are never matches (bash 5.2's globskipdots) */
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+		/* SECURITY: "." and ".." match a component spelled with a
+		 * leading dot (".*", ".[.]") in dash, bash before 5.2 and bash
+		 * with globskipdots off, which a nested "sh -c" or "bash +O
+		 * globskipdots -c" runs: read as matches too, more paths checked
+		 * than bash 5.2 opens. Never for "*": no shell matches them. */
+		if ((!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) && comp[0] != '.')
 			continue;
 		if (!x->b->entries) {
 			r = -E2BIG;

@@ -155,7 +155,7 @@ struct carve {
 	struct moat_ll_report *rep; /* what to tell (may be NULL) */
 	/* the descriptors of rules added, closed together (done_close):
 	 * one close_range for a run of them instead of a close each */
-	int done[128];
+	int done[32];
 	size_t ndone;
 };
 
@@ -365,6 +365,10 @@ static int add_tree(int ruleset, int dfd, const char *dirpath, uint64_t access, 
 		if (c->nro && list_is(c->ro, c->nro, child))
 			a &= LL_READ_RIGHTS; /* and below it, carved the same way */
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == EMFILE && c->ndone) {
+			done_close(c); /* (near the limit of open files) */
+			fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
 		if (fd < 0)
 			continue; /* vanished or unreadable: nothing to grant */
 		below = carve_below(c, child);

@@ -609,9 +609,18 @@ each ask " (a cd into or through a link the command makes)" \
 	'ln -s /var/run L && cd -P L/.. && cat etc/shadow' 'ln -s /var/run L && set -P && cd L/.. && cat etc/shadow' \
 	'ln -s /var/run L && cd -P L && cd .. && cat etc/shadow' 'ln -s /var/run L && cd L && cd -P .. && cat etc/shadow' \
 	'ln -s /var/run L && cd L && cat ../etc/shadow' 'ln -s /var/run L && cat ~+/L/../etc/shadow'
-each ask " (globs that may match '..')" 'shopt -u globskipdots; cat /etc/.[.]/etc/shadow' \
+each ask " (a cd through a link another program may make)" \
+	'cp -P /var/run L; cd -P L/..; cat etc/shadow' 'ln /var/run L; cd -P L/..; cat etc/shadow' \
+	'mv X L; cd L; cd -P ..; cat etc/shadow' 'tar xf a.tar; cd L; cd -P ..; cat etc/shadow' \
+	'ln -s /run L$X; cd -P L/..; cat etc/shadow' 'read N <<< L; ln -s /run "$N"; cd -P L/..; cat etc/shadow'
+each deny " (globs that may match '..': read as matches)" 'shopt -u globskipdots; cat /etc/.[.]/etc/shadow' \
 	'shopt -u $O; cat /etc/.*/etc/shadow'
-each allow "" 'ls -d .* && cat README' 'ln -s ../lib/x.so lib2/x.so && cd lib2 && ls' 'shopt -s nullglob; ls *.c'
+each ask " (globs that may match '..')" 'shopt -u globskipdots; cat /srv/*' 'shopt -u $O; ls'
+each deny " (a shell whose globs match '.' and '..')" 'bash +O globskipdots -c "cat /etc/.[.]/etc/shadow"' \
+	'sh -c "cat /etc/.*/shadow"'
+each allow "" 'ls -d .* && cat README' 'ln -s ../lib/x.so lib2/x.so && cd lib2 && ls' 'shopt -s nullglob; ls *.c' \
+	'ln -sf build/compile_commands.json . && cd src && cat main.c' 'shopt -q globskipdots' \
+	'tar xzf pkg.tgz && cd pkg && ls' 'cat .*'
 each allow "" 'cp a b && cat ../x' 'cp ../a .' 'mkdir -p build && cd build && cmake ..' \
 	'cat ../README.md' 'cd .. && ls' 'ls /usr/lib/../bin'
 for c in "git commit -m 'merge fix' && zip -r d.zip $T/lx" "tar tf x.tar && zip -r d.zip $T/lx" \
