@@ -15,6 +15,7 @@
  * says): every line for the user goes to rq->say and into ret. Not
  * thread-safe (src/sandbox/runner.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -202,9 +203,9 @@ static void user_config_dirs(const char *home, char bufs[2][PATH_MAX], const cha
  * log's name in *file: the record of what ran, which a command with the
  * home as its workspace could rewrite. The caller's log (real, as it was
  * opened: a link on its way retargeted since changes nothing), else the
- * configuration's or the default one when its directory exists (moat run
- * writes none; a missing one protected would be a read-only stand-in from
- * its first missing parent down). 0, or -1 when there is none. */
+ * configuration's or the default one, as a real path as far as it exists
+ * (a missing one is made before the run where a writable path holds it:
+ * make_config_dirs). 0, or -1 when there is none. */
 static int audit_dir(const char *opened, const char *audit_log, char dir[PATH_MAX],
 		     char name[NAME_MAX + 1])
 {
@@ -225,7 +226,9 @@ static int audit_dir(const char *opened, const char *audit_log, char dir[PATH_MA
 	*sl = '\0';
 	if (opened)
 		return snprintf(dir, PATH_MAX, "%s", want) < PATH_MAX ? 0 : -1;
-	return moat_fsrec_realpath(want, dir) ? 0 : -1;
+	/* (missing: made before the run where a writable path holds it,
+	 * make_config_dirs, and protected as one that exists) */
+	return real_head(want, dir) < 0 ? -1 : 0;
 }
 
 /* Say each gap of set, as "VERB NAME (SUMMARY). hint: HINT" (hints: the
@@ -628,33 +631,57 @@ static int probe_and_start(struct moat_kfeatures *kf, struct moat_spawn *sp, boo
  * from being created); elsewhere nothing can create it: skipped, and said.
  * Returns 1 when the profile changed and the plan must be built again, 0,
  * or MOAT_RUN_EXIT_SETUP (said) for a read-only path nothing can keep. */
-/* SECURITY: the user's moat configuration directory missing inside a
- * writable path outside the workspace (--rw ~/.config) would be the
- * command's to create, with a configuration the next session loads: it is
- * made first (empty, 0700, its missing parents too), so that it is bound
+/* SECURITY: the user's moat configuration directory (or the audit log's)
+ * missing inside a writable path outside the workspace (--rw ~/.config)
+ * would be the command's to create, with a configuration the next session
+ * loads (or a log it appends to, a link to another file even): it is
+ * made first (empty, 0755, its missing parents too), so that it is bound
  * read-only (carved read-only without a mount namespace) as an existing
  * one is. In the workspace it is a protected name, set aside after the run
  * if the command makes it. */
 static void make_config_dirs(const struct moat_plan *plan)
 {
 	for (size_t i = 0; i < plan->config_dirs.n; i++) {
-		const char *d = plan->config_dirs.v[i];
-		char part[PATH_MAX];
-		struct stat sb;
-		size_t n;
+		const char *d = plan->config_dirs.v[i], *c = d + 1;
+		struct stat sb, pst;
+		int fd;
 
-		if (moat_path_within(d, plan->workspace) || moat_fsrec_lstat(d, &sb) == 0 ||
-		    errno != ENOENT || (n = moat_strlcpy(part, d, sizeof(part))) >= sizeof(part))
+		if (moat_path_within(d, plan->workspace) || d[0] != '/' ||
+		    moat_fsrec_lstat(d, &sb) == 0 || errno != ENOENT)
 			continue;
-		for (size_t j = 1; j <= n; j++) {
-			if (j < n && part[j] != '/')
-				continue;
-			part[j] = '\0';
-			if (mkdir(part, 0700) < 0 && errno != EEXIST)
+		/* component by component from "/", no link followed (the path
+		 * is real up to its first missing part: a link there now is a
+		 * change since, and nothing is made through it); as root for
+		 * another user's home, each new one is that user's, as the
+		 * directory it is made in */
+		if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		while (fd >= 0 && *c) {
+			size_t cl = strcspn(c, "/");
+			char comp[NAME_MAX + 1];
+			int nfd;
+
+			if (!cl || cl > NAME_MAX) {
+				close(fd);
+				fd = -1;
 				break;
-			if (j < n)
-				part[j] = '/';
+			}
+			memcpy(comp, c, cl);
+			comp[cl] = '\0';
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd < 0 && errno == ENOENT && mkdirat(fd, comp, 0755) == 0) {
+				if (geteuid() == 0 && fstat(fd, &pst) == 0 && pst.st_uid != 0)
+					(void)fchownat(fd, comp, pst.st_uid, pst.st_gid,
+						       AT_SYMLINK_NOFOLLOW);
+				nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			}
+			close(fd);
+			fd = nfd;
+			c += cl;
+			c += *c == '/';
 		}
+		if (fd >= 0)
+			close(fd);
 	}
 }
 

@@ -289,6 +289,13 @@ config_checks() {
 	checke "$kind ($who): ... nor \$XDG_CONFIG_HOME/moat below a writable path, its parents missing too" \
 		'[ ! -e "$H/.x/cfg/moat/config.json" ]'
 	rm -rf "$H/.x"
+	# ... nor the audit log's directory, missing below a writable path
+	mkdir -p "$H/.local"
+	[ "$who" = nobody ] && chown -R nobody "$H/.local"
+	m run --fallback warn --rw "$H/.local" -- sh -c "mkdir -p $H/.local/state/moat; echo forged >$H/.local/state/moat/audit.jsonl; ln $H/.local/x $H/.local/state/moat/a2" 2>/dev/null
+	checke "$kind ($who): ... nor the audit log's directory below a writable path, missing before" \
+		'[ -z "$(ls -A "$H/.local/state/moat" 2>/dev/null)" ]'
+	rm -rf "$H/.local"
 }
 
 # per-protection acceptance (sandbox.accept_gaps, --accept-gap) in a kind
