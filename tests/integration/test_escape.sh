@@ -1024,9 +1024,10 @@ while not ns and time.monotonic() < end:
     except OSError:
         time.sleep(0.01)
 peak = scans = errors = seen = 0
-# (1.5 s once the bound is reached, 4 s at most)
+# (1.5 s once the bound is reached, 10 s at most: on a loaded machine
+# the bomb's first forks may come seconds after its namespace)
 start = time.monotonic()
-end = start + 4
+end = start + 10
 while ns and time.monotonic() < end:
     scans += 1
     n = 0
@@ -1044,12 +1045,12 @@ PY
 	spid=$!
 	# (ended once counted, by a TERM to moat: a timeout counted from
 	# moat's start could end it before it ran on a loaded machine)
-	TMO=20 m --pids 300 --timeout 10 -- sh -c "readlink /proc/self/ns/pid > ns3.out; exec $ATTACK forkbomb" >/dev/null 2>&1 &
+	TMO=30 m --pids 300 --timeout 25 -- sh -c "readlink /proc/self/ns/pid > ns3.out; exec $ATTACK forkbomb" >/dev/null 2>&1 &
 	mpid=$!
 	wait "$spid"
 	read -r peak scans errs _ <"$peakf"; rm -f "$peakf"
 	timeout 10 sh -c 'echo alive >/dev/null' || responsive=0
-	pkill -TERM -f -- "--pids 300 --timeout 10 -- sh -c readlink /proc/self/ns/pid > ns3.out"
+	pkill -TERM -f -- "--pids 300 --timeout 25 -- sh -c readlink /proc/self/ns/pid > ns3.out"
 	wait "$mpid"
 	sleep 0.5
 	ns=$(ns_of "$WS/ns3.out")
