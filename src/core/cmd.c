@@ -7210,6 +7210,42 @@ static bool dotdot_unresolved(const struct an *an, const char *path)
 	return false;
 }
 
+static bool view_places(const struct an *an, size_t v)
+{
+	const struct moat_cmdview *e = &an->a->views[v];
+
+	return moat_cmd_places_entries(e->prog, (const char *const *)e->argv, e->argc);
+}
+
+/* Is the directory holding the absolute, normalised path missing now? */
+static bool parent_missing(const char *path)
+{
+	char dir[CMD_PATH_MAX];
+	const char *sl = strrchr(path, '/');
+	struct stat st;
+
+	if (!sl || sl == path || (size_t)(sl - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(sl - path));
+	dir[sl - path] = '\0';
+	return lstat(dir, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+/* parent_missing of path, a relative one read from where the command
+ * starts */
+static bool parent_missing_at(const struct an *an, const char *path)
+{
+	char full[CMD_PATH_MAX];
+
+	if (path[0] == '/')
+		return parent_missing(path);
+	if (path[0] == '~' || !an->cwd0->n || an->cwd0->s[0][0] != '/' ||
+	    (size_t)snprintf(full, sizeof(full), "%s/%s", an->cwd0->s[0], path) >= sizeof(full))
+		return false;
+	moat_cmd_norm_path(full);
+	return parent_missing(full);
+}
+
 static int trees_after(struct an *an)
 {
 	size_t n = an->a->npaths, placers = 0, placer = 0, asked = SIZE_MAX;
@@ -7240,6 +7276,16 @@ static int trees_after(struct an *an)
 			const char *t = pp->text;
 
 			if ((r = add_path(an, v, t, NULL, pp->flags | MOAT_CMD_PATH_UNKNOWN)))
+				break;
+			continue;
+		}
+		/* SECURITY: a path read below a directory that is not there now,
+		 * beside a program that may put one there (tar x, cp -P, unzip,
+		 * git clone): it may come as a link ("tar xf a.tar; cat L/x"
+		 * with L -> /etc in the archive) */
+		if (placers && !(pp->flags & MOAT_CMD_PATH_UNKNOWN) && !view_places(an, v) &&
+		    parent_missing_at(an, at)) {
+			if ((r = add_path(an, v, pp->text, NULL, pp->flags | MOAT_CMD_PATH_UNKNOWN)))
 				break;
 			continue;
 		}
@@ -10130,8 +10176,12 @@ static int do_cd(struct an *an, size_t v, int kind)
 		/* SECURITY: into or through a link the command makes, the shell
 		 * is where that link leads: "..", "cd -P ..", "set -P" from there
 		 * are its target's parent, which no name shows */
-		if ((an->nlinks || an->links_lost || (placed = any_placer(an))) &&
-		    !(vw[i]->flags & MOAT_SHW_EXPAND) && memmem(an->src, an->srclen, "..", 2)) {
+		/* (whatever the spelling of a way back up: "..", a PWD cut,
+		 * dirname) */
+		placed = any_placer(an);
+		if ((an->nlinks || an->links_lost || placed) && (vw[i]->flags & MOAT_SHW_EXPAND))
+			nw.flags |= VS_UNKNOWN;
+		if ((an->nlinks || an->links_lost || placed) && !(vw[i]->flags & MOAT_SHW_EXPAND)) {
 			const struct vset *cw = an->st.cwd;
 			const char *to = view->argv[i];
 			size_t nk = to[0] == '/' ? 1 : cw->n;

@@ -616,6 +616,12 @@ each ask " (a cd through a link another program may make)" \
 each deny " (globs that may match '..': read as matches)" 'shopt -u globskipdots; cat /etc/.[.]/etc/shadow' \
 	'shopt -u $O; cat /etc/.*/etc/shadow'
 each ask " (globs that may match '..')" 'shopt -u globskipdots; cat /srv/*' 'shopt -u $O; ls'
+each ask " (a way back up out of a made link without '..')" \
+	'ln -s /etc/ssl L; cd -P L; cat "${PWD%/*}/shadow"' 'ln -s /etc/ssl L; cd -P L; cd "${PWD%/*}"; cat shadow' \
+	'ln -s /etc/ssl L; D=.; cd -P L/$D$D; cat shadow' 'tar xf a.tar; cd -P L; cat "${PWD%/*}/shadow"'
+each ask " (read below a directory a placer may make, as a link)" 'tar xf a.tar; cat L/shadow' \
+	'cp -P /etc L2; cat L2/shadow' 'unzip a.zip; cat L/shadow'
+each allow "" 'cp a b && cat b' 'cp -r src dst && ls dst' 'tar xzf pkg.tgz && cd pkg && ls' 'cp a b; cd ..'
 each deny " (a shell whose globs match '.' and '..')" 'bash +O globskipdots -c "cat /etc/.[.]/etc/shadow"' \
 	'sh -c "cat /etc/.*/shadow"'
 each allow "" 'ls -d .* && cat README' 'ln -s ../lib/x.so lib2/x.so && cd lib2 && ls' 'shopt -s nullglob; ls *.c' \
