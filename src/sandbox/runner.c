@@ -670,10 +670,11 @@ static void make_config_dirs(const struct moat_plan *plan)
 			comp[cl] = '\0';
 			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (nfd < 0 && errno == ENOENT && mkdirat(fd, comp, 0755) == 0) {
-				if (geteuid() == 0 && fstat(fd, &pst) == 0 && pst.st_uid != 0)
-					(void)fchownat(fd, comp, pst.st_uid, pst.st_gid,
-						       AT_SYMLINK_NOFOLLOW);
-				nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				/* (the new directory opened, then given: never a name
+				 * swapped in between, a hard link to a file of root's) */
+				nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (nfd >= 0 && geteuid() == 0 && fstat(fd, &pst) == 0 && pst.st_uid != 0)
+					(void)fchown(nfd, pst.st_uid, pst.st_gid);
 			}
 			close(fd);
 			fd = nfd;
