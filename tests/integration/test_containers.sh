@@ -163,8 +163,8 @@ carve_limits() {
 		'grep -q readme <<<"$out" && ! grep -q "refusing" <<<"$out"'
 	rm -rf "$WS/w/d"
 	# few descriptors left: the carve closes its own as it goes
-	out=$( (ulimit -n 24; m run --fallback warn -- cat README .env) 2>/dev/null)
-	checke "$kind: the carve works with 24 descriptors allowed ($out)" \
+	out=$( (ulimit -n 48; m run --fallback warn -- cat README .env) 2>/dev/null)
+	checke "$kind: the carve works with 48 descriptors allowed ($out)" \
 		'grep -q readme <<<"$out" && ! grep -q SECRET <<<"$out"'
 	# a crowded directory holding a masked path: that directory only
 	mkdir -p "$WS/w/x"
